@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `make demo`: runs the sample Level Zero workload on the simulated GPU, traces it with
+# `xtrace record`, converts the log to Chrome trace JSON and says how to open it.
+set -euo pipefail
+
+build=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$root" && cd "$build" && pwd)
+out="$root/demo-out"
+mkdir -p "$out"
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "demo: capturing loads BPF programs and needs root; run: sudo make demo" >&2
+  exit 1
+fi
+
+export ZE_ENABLE_ALT_DRIVERS="$build/lib/libxtrace_simze.so"
+echo "demo: tracing build/bin/ze_workload on the simulated GPU ($ZE_ENABLE_ALT_DRIVERS)"
+"$build/bin/xtrace" record -o "$out/demo.capnp" -- \
+  "$build/bin/ze_workload" --iterations 40 --threads 2 --rounds 3
+
+"$build/bin/xtrace" convert "$out/demo.capnp" -o "$out/demo.json"
+
+cat <<MSG
+
+demo: done.
+  event log:   $out/demo.capnp
+  Chrome JSON: $out/demo.json
+Open https://ui.perfetto.dev and drag demo.json onto it (or use "Open trace file");
+chrome://tracing reads it too. Kernel launches appear on the threads that made them.
+MSG

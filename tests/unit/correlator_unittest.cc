@@ -1,0 +1,146 @@
+// Tests for correlate/correlator: kernel naming, process/thread introduction, unnamed kernels.
+#include "correlate/correlator.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace xtrace {
+namespace {
+
+class FakeInspector : public ProcessInspector {
+ public:
+  std::optional<ProcessDetails> Process(uint32_t pid) override {
+    if (pid == 99) return std::nullopt;  // already gone
+    return ProcessDetails{"app" + std::to_string(pid), "app --flag", pid + 1000};
+  }
+  std::optional<std::string> ThreadName(uint32_t, uint32_t tid) override {
+    return "worker-" + std::to_string(tid);
+  }
+};
+
+class CollectingSink : public EventSink {
+ public:
+  void OnEvent(const Event& e) override { events.push_back(e); }
+  std::vector<Event> events;
+  template <typename T>
+  std::vector<T> All() const {
+    std::vector<T> out;
+    for (const auto& e : events)
+      if (auto* p = std::get_if<T>(&e)) out.push_back(*p);
+    return out;
+  }
+};
+
+xt_record_header Header(uint16_t type, uint32_t pid, uint32_t tid, uint64_t t) {
+  xt_record_header h{};
+  h.type = type;
+  h.pid = pid;
+  h.tid = tid;
+  h.start_ns = t;
+  h.end_ns = t + 10;
+  return h;
+}
+
+DecodedRecord Create(uint32_t pid, uint32_t tid, uint64_t kernel, std::string_view name) {
+  return DecodedKernelCreate{Header(XT_REC_KERNEL_CREATE, pid, tid, 1), 0x77, kernel, 0, name};
+}
+
+DecodedRecord Launch(uint32_t pid, uint32_t tid, uint64_t kernel) {
+  DecodedLaunchKernel l{};
+  l.hdr = Header(XT_REC_LAUNCH_KERNEL, pid, tid, 5);
+  l.kernel = kernel;
+  l.group_count[0] = 8;
+  return l;
+}
+
+struct Fixture : ::testing::Test {
+  StringTable strings;
+  CollectingSink sink;
+  FakeInspector inspector;
+  Correlator c{strings, sink, inspector};
+};
+
+TEST_F(Fixture, NamesLaunchesFromCreation) {
+  c.OnRecord(Create(1, 2, 0xabc, "gemm"));
+  c.OnRecord(Launch(1, 2, 0xabc));
+  c.OnRecord(Launch(1, 3, 0xabc));
+  auto launches = sink.All<KernelLaunch>();
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(strings.Get(launches[0].kernel_name), "gemm");
+  EXPECT_TRUE(launches[0].name_known);
+  EXPECT_EQ(launches[1].tid, 3u);
+  EXPECT_EQ(launches[0].group_count[0], 8u);
+  EXPECT_EQ(c.stats().launches, 2u);
+  EXPECT_EQ(c.stats().launches_unnamed, 0u);
+}
+
+TEST_F(Fixture, IntroducesProcessesAndThreadsOnce) {
+  c.OnRecord(Launch(1, 2, 0x1));
+  c.OnRecord(Launch(1, 2, 0x1));
+  c.OnRecord(Launch(1, 3, 0x1));
+  auto procs = sink.All<ProcessInfo>();
+  auto threads = sink.All<ThreadInfo>();
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_EQ(strings.Get(procs[0].comm), "app1");
+  EXPECT_EQ(strings.Get(procs[0].command_line), "app --flag");
+  EXPECT_EQ(procs[0].ns_pid, 1001u);
+  ASSERT_EQ(threads.size(), 2u);
+  EXPECT_EQ(strings.Get(threads[1].name), "worker-3");
+  // The process and thread are announced before the first event that refers to them.
+  EXPECT_TRUE(std::holds_alternative<ProcessInfo>(sink.events[0]));
+  EXPECT_TRUE(std::holds_alternative<ThreadInfo>(sink.events[1]));
+}
+
+TEST_F(Fixture, GoneProcessStillIntroducedByPid) {
+  c.OnRecord(Launch(99, 99, 0x1));
+  auto procs = sink.All<ProcessInfo>();
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_EQ(procs[0].pid, 99u);
+  EXPECT_EQ(procs[0].ns_pid, 99u);
+  EXPECT_EQ(strings.Get(procs[0].comm), "");
+}
+
+TEST_F(Fixture, KernelsCreatedBeforeCaptureAreNamedByHandle) {
+  c.OnRecord(Launch(1, 2, 0xdead));
+  c.OnRecord(Launch(1, 2, 0xdead));
+  c.OnRecord(Launch(1, 2, 0xbeef));
+  auto launches = sink.All<KernelLaunch>();
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_EQ(strings.Get(launches[0].kernel_name), "kernel@0xdead");
+  EXPECT_FALSE(launches[0].name_known);
+  EXPECT_EQ(c.stats().launches_unnamed, 3u);
+  EXPECT_EQ(c.stats().kernels_unnamed, 2u);
+}
+
+TEST_F(Fixture, HandlesAreScopedByProcess) {
+  c.OnRecord(Create(1, 1, 0x10, "a"));
+  c.OnRecord(Create(2, 2, 0x10, "b"));
+  c.OnRecord(Launch(2, 2, 0x10));
+  c.OnRecord(Launch(1, 1, 0x10));
+  auto launches = sink.All<KernelLaunch>();
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(strings.Get(launches[0].kernel_name), "b");
+  EXPECT_EQ(strings.Get(launches[1].kernel_name), "a");
+}
+
+TEST_F(Fixture, ReusedHandleTakesTheNewName) {
+  c.OnRecord(Create(1, 1, 0x10, "first"));
+  c.OnRecord(Create(1, 1, 0x10, "second"));
+  c.OnRecord(Launch(1, 1, 0x10));
+  EXPECT_EQ(strings.Get(sink.All<KernelLaunch>()[0].kernel_name), "second");
+}
+
+TEST_F(Fixture, FailedCreateDoesNotNameAHandle) {
+  DecodedKernelCreate bad{Header(XT_REC_KERNEL_CREATE, 1, 1, 1), 0x77, 0, 0x78000011, "missing"};
+  c.OnRecord(bad);
+  auto creates = sink.All<KernelCreate>();
+  ASSERT_EQ(creates.size(), 1u);
+  EXPECT_EQ(creates[0].result, 0x78000011);
+  EXPECT_EQ(c.stats().failed_calls, 1u);
+  c.OnRecord(Launch(1, 1, 0));
+  EXPECT_FALSE(sink.All<KernelLaunch>()[0].name_known);
+}
+
+}  // namespace
+}  // namespace xtrace

@@ -1,0 +1,56 @@
+// Tests for capture/proc_maps: finding libraries in /proc/PID/maps text.
+#include "capture/proc_maps.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace xtrace {
+namespace {
+
+constexpr const char* kMaps =
+    "55d0c0a00000-55d0c0a01000 r--p 00000000 fe:01 1234 /usr/bin/app\n"
+    "7f1000000000-7f1000010000 r--p 00000000 fe:01 4321 /usr/lib/x86_64-linux-gnu/libze_loader.so.1.8.0\n"
+    "7f1000010000-7f1000030000 r-xp 00010000 fe:01 4321 /usr/lib/x86_64-linux-gnu/libze_loader.so.1.8.0\n"
+    "7f2000000000-7f2000001000 r-xp 00000000 00:2a 999 /opt/my dir/libze_loader.so.1\n"
+    "7f3000000000-7f3000001000 r-xp 00000000 fe:01 777 /usr/lib/libze_loader.so.1 (deleted)\n"
+    "7f4000000000-7f4000001000 r-xp 00000000 fe:01 555 /usr/lib/libnot_ze_loader.so\n"
+    "7f5000000000-7f5000001000 rw-p 00000000 00:00 0 \n"
+    "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]\n";
+
+TEST(ProcMaps, FindsEachLibraryOnceWithHostPath) {
+  auto libs = ParseMappedLibraries(kMaps, 4242, "libze_loader.so");
+  ASSERT_EQ(libs.size(), 2u);
+  EXPECT_EQ(libs[0].path, "/usr/lib/x86_64-linux-gnu/libze_loader.so.1.8.0");
+  EXPECT_EQ(libs[0].host_path, "/proc/4242/root/usr/lib/x86_64-linux-gnu/libze_loader.so.1.8.0");
+  EXPECT_EQ(libs[0].inode, 4321u);
+  EXPECT_EQ(libs[0].dev_major, 0xfeu);
+  EXPECT_EQ(libs[0].dev_minor, 1u);
+  // Paths with spaces survive; the deleted copy and the look-alike name are skipped.
+  EXPECT_EQ(libs[1].path, "/opt/my dir/libze_loader.so.1");
+  EXPECT_EQ(libs[1].dev_major, 0u);
+  EXPECT_EQ(libs[1].dev_minor, 0x2au);
+}
+
+TEST(ProcMaps, EmptyAndGarbageGiveNothing) {
+  EXPECT_TRUE(ParseMappedLibraries("", 1, "libze_loader.so").empty());
+  EXPECT_TRUE(ParseMappedLibraries("not a maps line\n\n", 1, "libze_loader.so").empty());
+}
+
+TEST(ProcMaps, ReadsOwnMaps) {
+  auto libs = FindMappedLibraries(static_cast<uint32_t>(getpid()), "libc.so");
+  ASSERT_TRUE(libs.ok()) << libs.status().message();
+  ASSERT_EQ(libs->size(), 1u);
+  EXPECT_NE(libs->at(0).inode, 0u);
+  EXPECT_TRUE(ProcessAlive(static_cast<uint32_t>(getpid())));
+}
+
+TEST(ProcMaps, GoneProcessIsAnError) {
+  // pid_max is at most 2^22; this pid cannot exist.
+  auto libs = FindMappedLibraries(0x3fffffff, "libc.so");
+  ASSERT_FALSE(libs.ok());
+  EXPECT_NE(libs.status().message().find("is gone"), std::string::npos);
+  EXPECT_FALSE(ProcessAlive(0x3fffffff));
+}
+
+}  // namespace
+}  // namespace xtrace

@@ -1,0 +1,133 @@
+// Tests for decode/record_decoder: raw bytes in, typed records or errors out.
+#include "decode/record_decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace xtrace {
+namespace {
+
+std::vector<std::byte> Bytes(const void* p, size_t n) {
+  std::vector<std::byte> out(n);
+  std::memcpy(out.data(), p, n);
+  return out;
+}
+
+std::vector<std::byte> KernelCreateBytes(const std::string& name, uint32_t claimed_len) {
+  xt_kernel_create rec{};
+  rec.hdr.type = XT_REC_KERNEL_CREATE;
+  rec.hdr.size = static_cast<uint16_t>(sizeof(rec) + name.size());
+  rec.hdr.pid = 10;
+  rec.hdr.tid = 11;
+  rec.hdr.start_ns = 100;
+  rec.hdr.end_ns = 250;
+  rec.module = 0x1000;
+  rec.kernel = 0x2000;
+  rec.result = 0;
+  rec.name_len = claimed_len;
+  auto out = Bytes(&rec, sizeof(rec));
+  for (char c : name) out.push_back(std::byte(c));
+  return out;
+}
+
+TEST(RecordDecoder, DecodesKernelCreateWithName) {
+  const std::string name = "void gemm<float, 4>(float const*, float*)";
+  auto bytes = KernelCreateBytes(name, static_cast<uint32_t>(name.size()));
+  auto r = DecodeRecord(bytes);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& kc = std::get<DecodedKernelCreate>(*r);
+  EXPECT_EQ(kc.hdr.pid, 10u);
+  EXPECT_EQ(kc.hdr.tid, 11u);
+  EXPECT_EQ(kc.hdr.start_ns, 100u);
+  EXPECT_EQ(kc.hdr.end_ns, 250u);
+  EXPECT_EQ(kc.module, 0x1000u);
+  EXPECT_EQ(kc.kernel, 0x2000u);
+  EXPECT_EQ(kc.name, name);
+}
+
+TEST(RecordDecoder, DecodesLaunch) {
+  xt_launch_kernel rec{};
+  rec.hdr.type = XT_REC_LAUNCH_KERNEL;
+  rec.hdr.size = sizeof(rec);
+  rec.hdr.pid = 5;
+  rec.hdr.tid = 6;
+  rec.command_list = 0xaa;
+  rec.kernel = 0xbb;
+  rec.signal_event = 0xcc;
+  rec.group_count[0] = 64;
+  rec.group_count[1] = 2;
+  rec.group_count[2] = 1;
+  rec.num_wait_events = 3;
+  rec.result = 0x78000004;
+  auto bytes = Bytes(&rec, sizeof(rec));
+  auto r = DecodeRecord(bytes);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& l = std::get<DecodedLaunchKernel>(*r);
+  EXPECT_EQ(l.command_list, 0xaau);
+  EXPECT_EQ(l.kernel, 0xbbu);
+  EXPECT_EQ(l.signal_event, 0xccu);
+  EXPECT_EQ(l.group_count[0], 64u);
+  EXPECT_EQ(l.group_count[1], 2u);
+  EXPECT_EQ(l.group_count[2], 1u);
+  EXPECT_EQ(l.num_wait_events, 3u);
+  EXPECT_EQ(l.result, 0x78000004);
+  EXPECT_EQ(HeaderOf(*r).tid, 6u);
+}
+
+TEST(RecordDecoder, RejectsShorterThanHeader) {
+  std::vector<std::byte> bytes(sizeof(xt_record_header) - 1);
+  auto r = DecodeRecord(bytes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("too short"), std::string::npos) << r.status().message();
+}
+
+TEST(RecordDecoder, RejectsSizeFieldLargerThanDelivered) {
+  auto bytes = KernelCreateBytes("abc", 3);
+  bytes.resize(bytes.size() - 2);  // the header still claims the full size
+  auto r = DecodeRecord(bytes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("were delivered"), std::string::npos) << r.status().message();
+}
+
+TEST(RecordDecoder, RejectsNameLongerThanRecord) {
+  auto bytes = KernelCreateBytes("abc", 400);
+  auto r = DecodeRecord(bytes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("name length 400"), std::string::npos) << r.status().message();
+}
+
+TEST(RecordDecoder, RejectsLaunchCutShort) {
+  xt_launch_kernel rec{};
+  rec.hdr.type = XT_REC_LAUNCH_KERNEL;
+  rec.hdr.size = sizeof(xt_record_header) + 4;  // claims less than the fixed part
+  auto bytes = Bytes(&rec, sizeof(rec));
+  auto r = DecodeRecord(bytes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("launch-kernel record too short"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(RecordDecoder, RejectsUnknownType) {
+  xt_record_header hdr{};
+  hdr.type = 999;
+  hdr.size = sizeof(hdr);
+  auto bytes = Bytes(&hdr, sizeof(hdr));
+  auto r = DecodeRecord(bytes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unknown record type 999"), std::string::npos);
+}
+
+TEST(RecordDecoder, IgnoresTrailingPaddingBeyondSize) {
+  // The ring buffer may hand over a few bytes more than the record (alignment).
+  auto bytes = KernelCreateBytes("k", 1);
+  bytes.resize(bytes.size() + 7, std::byte{0x55});
+  auto r = DecodeRecord(bytes);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(std::get<DecodedKernelCreate>(*r).name, "k");
+}
+
+}  // namespace
+}  // namespace xtrace

@@ -1,0 +1,49 @@
+// One capture from start to summary: loads the probes, attaches them to the targets' Level
+// Zero loaders (now, or when they load it later), streams records through decode and
+// correlation into the log, and stops on a signal, a deadline or when every target is gone.
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace xtrace {
+
+struct CaptureOptions {
+  std::vector<uint32_t> pids;        // attach: processes already running
+  std::vector<std::string> command;  // record: a command to launch and trace
+  std::string output_path;
+  std::optional<uint64_t> duration_ns;
+  uint64_t ring_bytes = 16 << 20;
+  int poll_interval_ms = 100;        // ring-buffer poll and maps re-scan period
+  uint64_t flush_interval_ns = 1000000000;  // a killed capture loses at most this much
+  bool quiet = false;
+  bool verbose = false;
+  std::string xtrace_command_line;
+};
+
+struct CaptureReport {
+  uint64_t events = 0;
+  uint64_t launches = 0;
+  uint64_t kernel_creates = 0;
+  uint64_t dropped = 0;
+  uint64_t malformed = 0;
+  uint64_t file_bytes = 0;
+  uint32_t processes_attached = 0;
+  std::optional<int> command_exit_status;  // record: how the command ended
+  std::string summary_text;                // the paragraph printed at the end
+};
+
+// Set from a signal handler to end the capture cleanly.
+extern volatile std::sig_atomic_t g_capture_stop;
+
+// Runs a capture to its end. Progress and the closing summary go to stderr (unless quiet).
+// An error before anything was captured returns a Status; once capturing, problems are
+// reported and everything captured is still written.
+Result<CaptureReport> RunCapture(const CaptureOptions& options);
+
+}  // namespace xtrace

@@ -1,0 +1,179 @@
+// Options of the capture commands, validated before anything is loaded or launched.
+#include "cli/capture_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "capture/capture_session.h"
+#include "cli/args.h"
+
+namespace xtrace {
+namespace {
+
+constexpr const char* kAttachHelp = R"(Usage: xtrace attach --pid PID [options]
+
+Traces Level Zero kernel launches of a process that is already running, without restarting
+it. Capture ends on Ctrl-C (SIGINT) or SIGTERM, after --duration, or when every target has
+exited; a one-paragraph summary follows. A process that has not loaded Level Zero yet is
+watched and traced from the moment it does.
+
+TARGET
+  -p, --pid PID          process to trace (repeatable)
+
+OUTPUT
+  -o, --output FILE      event log to write (default: xtrace-<pid>.capnp)
+  -q, --quiet            no progress or summary on stderr
+
+CAPTURE
+  -d, --duration TIME    stop after TIME (e.g. 10, 30s, 500ms, 5m)
+
+ADVANCED
+      --buffer-size SIZE BPF ring buffer size, a power of two (default 16M); raise it when
+                         the summary reports dropped events
+  -v, --verbose          more detail on stderr
+
+Examples:
+  sudo xtrace attach --pid 4242 -o run.capnp            # until Ctrl-C
+  sudo xtrace attach -p 4242 -p 4243 --duration 30s     # two processes, 30 seconds
+  xtrace convert run.capnp -o run.json                   # then open in ui.perfetto.dev
+
+Capturing needs root (or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE).
+Exit status: 0 on success, 1 on error, 2 on a usage error.
+)";
+
+constexpr const char* kRecordHelp = R"(Usage: xtrace record [options] [--] COMMAND [ARG...]
+
+Launches COMMAND and traces its Level Zero kernel launches from its first call. Capture ends
+when the command exits, on Ctrl-C (which the command receives too), SIGTERM or --duration.
+
+OUTPUT
+  -o, --output FILE      event log to write (default: xtrace-record.capnp)
+  -q, --quiet            no progress or summary on stderr
+
+CAPTURE
+  -d, --duration TIME    stop after TIME (e.g. 10, 30s, 500ms, 5m); the command keeps running
+
+ADVANCED
+      --buffer-size SIZE BPF ring buffer size, a power of two (default 16M)
+  -v, --verbose          more detail on stderr
+
+Examples:
+  sudo xtrace record -o train.capnp -- python train.py --epochs 1
+  sudo ZE_ENABLE_ALT_DRIVERS=$PWD/build/lib/libxtrace_simze.so \
+       xtrace record -- build/bin/ze_workload --iterations 100
+  xtrace convert train.capnp                             # writes train.json
+
+Exit status: 0 on success (whatever the command's own status, which the summary reports),
+1 on error, 2 on a usage error, 127 if COMMAND cannot be run.
+)";
+
+extern "C" void OnStopSignal(int) { g_capture_stop = 1; }
+
+void InstallStopHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: the poll in the capture loop returns at once
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
+int UsageError(const std::string& cmd, const std::string& message) {
+  std::fprintf(stderr, "xtrace %s: %s\nTry 'xtrace %s --help'.\n", cmd.c_str(), message.c_str(),
+               cmd.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int RunCaptureCommand(int argc, char** argv) {
+  const std::string cmd = argv[0];
+  const bool record = cmd == "record";
+  CaptureOptions opt;
+  for (int i = 0; i < argc; ++i) {
+    if (i) opt.xtrace_command_line += ' ';
+    opt.xtrace_command_line += argv[i];
+  }
+  opt.xtrace_command_line = "xtrace " + opt.xtrace_command_line;
+
+  int i = 1;
+  auto value = [&](const std::string& name) -> const char* {
+    if (i + 1 >= argc) return nullptr;
+    (void)name;
+    return argv[++i];
+  };
+  for (; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "-h" || a == "--help") {
+      std::fputs(record ? kRecordHelp : kAttachHelp, stdout);
+      return 0;
+    }
+    if (a == "-q" || a == "--quiet") {
+      opt.quiet = true;
+    } else if (a == "-v" || a == "--verbose") {
+      opt.verbose = true;
+    } else if (a == "-o" || a == "--output") {
+      const char* v = value(a);
+      if (!v) return UsageError(cmd, a + " needs a file name");
+      opt.output_path = v;
+    } else if (a == "-d" || a == "--duration") {
+      const char* v = value(a);
+      if (!v) return UsageError(cmd, a + " needs a time (e.g. 30s)");
+      auto d = ParseDuration(a, v);
+      if (!d.ok()) return UsageError(cmd, d.status().message());
+      opt.duration_ns = *d;
+    } else if (a == "--buffer-size") {
+      const char* v = value(a);
+      if (!v) return UsageError(cmd, a + " needs a size (e.g. 64M)");
+      auto s = ParseSize(a, v);
+      if (!s.ok()) return UsageError(cmd, s.status().message());
+      const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+      if ((*s & (*s - 1)) != 0 || *s < page)
+        return UsageError(cmd, a + ": " + v + " must be a power of two of at least " +
+                                   std::to_string(page) + " bytes (e.g. 16M, 64M)");
+      opt.ring_bytes = *s;
+    } else if (!record && (a == "-p" || a == "--pid")) {
+      const char* v = value(a);
+      if (!v) return UsageError(cmd, a + " needs a process id");
+      auto pid = ParsePid(a, v);
+      if (!pid.ok()) return UsageError(cmd, pid.status().message());
+      opt.pids.push_back(*pid);
+    } else if (!a.empty() && a[0] == '-') {
+      return UsageError(cmd, "unknown option '" + a + "'");
+    } else if (record) {
+      break;  // the command starts here
+    } else {
+      return UsageError(cmd, "unexpected argument '" + a + "' (did you mean --pid " + a + "?)");
+    }
+  }
+  if (record) {
+    for (; i < argc; ++i) opt.command.emplace_back(argv[i]);
+    if (opt.command.empty()) return UsageError(cmd, "no command to run");
+    if (opt.output_path.empty()) opt.output_path = "xtrace-record.capnp";
+  } else {
+    if (i < argc) return UsageError(cmd, "unexpected argument '" + std::string(argv[i]) + "'");
+    if (opt.pids.empty()) return UsageError(cmd, "no target: give --pid PID");
+    if (opt.output_path.empty()) opt.output_path = "xtrace-" + std::to_string(opt.pids[0]) + ".capnp";
+  }
+
+  InstallStopHandlers();
+  auto report = RunCapture(opt);
+  if (!report.ok()) {
+    std::fprintf(stderr, "xtrace %s: %s\n", cmd.c_str(), report.status().message().c_str());
+    return report.status().message().rfind("cannot run", 0) == 0 ? 127 : 1;
+  }
+  if (report->processes_attached == 0) return 1;
+  return 0;
+}
+
+}  // namespace xtrace

@@ -1,0 +1,98 @@
+// Correlation of decoded records into events (kernel naming, process/thread introduction).
+#include "correlate/correlator.h"
+
+#include <cstdio>
+
+namespace xtrace {
+
+Correlator::Correlator(StringTable& strings, EventSink& sink, ProcessInspector& inspector)
+    : strings_(strings), sink_(sink), inspector_(inspector) {}
+
+void Correlator::NoteProcess(uint32_t pid) {
+  if (!processes_.insert(pid).second) return;
+  ++stats_.processes;
+  ProcessInfo info;
+  info.pid = pid;
+  info.ns_pid = pid;
+  if (auto details = inspector_.Process(pid)) {
+    info.comm = strings_.Intern(details->comm);
+    info.command_line = strings_.Intern(details->command_line);
+    info.ns_pid = details->ns_pid;
+  }
+  sink_.OnEvent(info);
+}
+
+void Correlator::SeeThread(uint32_t pid, uint32_t tid) {
+  NoteProcess(pid);
+  const uint64_t key = (uint64_t{pid} << 32) | tid;
+  if (!threads_.insert(key).second) return;
+  ++stats_.threads;
+  ThreadInfo info;
+  info.pid = pid;
+  info.tid = tid;
+  if (auto name = inspector_.ThreadName(pid, tid)) info.name = strings_.Intern(*name);
+  sink_.OnEvent(info);
+}
+
+void Correlator::OnRecord(const DecodedRecord& record) {
+  ++stats_.records;
+  const xt_record_header& hdr = HeaderOf(record);
+  SeeThread(hdr.pid, hdr.tid);
+  std::visit(
+      [this](const auto& r) {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, DecodedKernelCreate>) OnKernelCreate(r);
+        if constexpr (std::is_same_v<T, DecodedLaunchKernel>) OnLaunchKernel(r);
+      },
+      record);
+}
+
+void Correlator::OnKernelCreate(const DecodedKernelCreate& r) {
+  ++stats_.kernel_creates;
+  KernelCreate e;
+  e.pid = r.hdr.pid;
+  e.tid = r.hdr.tid;
+  e.start_ns = r.hdr.start_ns;
+  e.end_ns = r.hdr.end_ns;
+  e.module = r.module;
+  e.kernel = r.kernel;
+  e.name = strings_.Intern(r.name);
+  e.result = r.result;
+  e.name_truncated = (r.hdr.flags & XT_FLAG_TRUNCATED) != 0;
+  if (r.result != 0) ++stats_.failed_calls;
+  // A handle names the kernel from its creation on; a later create reusing the same handle
+  // (after a destroy) renames it.
+  if (r.result == 0 && r.kernel != 0) kernel_names_[{r.hdr.pid, r.kernel}] = e.name;
+  sink_.OnEvent(e);
+}
+
+void Correlator::OnLaunchKernel(const DecodedLaunchKernel& r) {
+  ++stats_.launches;
+  KernelLaunch e;
+  e.pid = r.hdr.pid;
+  e.tid = r.hdr.tid;
+  e.start_ns = r.hdr.start_ns;
+  e.end_ns = r.hdr.end_ns;
+  e.command_list = r.command_list;
+  e.kernel = r.kernel;
+  e.signal_event = r.signal_event;
+  for (int i = 0; i < 3; ++i) e.group_count[i] = r.group_count[i];
+  e.num_wait_events = r.num_wait_events;
+  e.result = r.result;
+  e.group_count_unreadable = (r.hdr.flags & XT_FLAG_ARG_UNREADABLE) != 0;
+  if (r.result != 0) ++stats_.failed_calls;
+  const PidHandle key{r.hdr.pid, r.kernel};
+  if (auto it = kernel_names_.find(key); it != kernel_names_.end()) {
+    e.kernel_name = it->second;
+    e.name_known = true;
+  } else {
+    char name[32];
+    std::snprintf(name, sizeof(name), "kernel@0x%llx", static_cast<unsigned long long>(r.kernel));
+    e.kernel_name = strings_.Intern(name);
+    ++stats_.launches_unnamed;
+    if (unnamed_kernels_.insert(key).second) ++stats_.kernels_unnamed;
+  }
+  sink_.OnEvent(e);
+}
+
+}  // namespace xtrace

@@ -1,0 +1,71 @@
+// Turns decoded records into model events: names kernels from their creation, introduces
+// processes and threads the first time they appear, and keeps the counts the summary reports.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "correlate/process_inspector.h"
+#include "decode/record_decoder.h"
+#include "model/event.h"
+#include "model/string_table.h"
+
+namespace xtrace {
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void OnEvent(const Event& event) = 0;
+};
+
+struct CorrelatorStats {
+  uint64_t records = 0;
+  uint64_t kernel_creates = 0;
+  uint64_t launches = 0;
+  uint64_t launches_unnamed = 0;   // launches of kernels created before capture began
+  uint64_t kernels_unnamed = 0;    // distinct such kernels
+  uint64_t failed_calls = 0;       // calls that returned an error code
+  uint64_t processes = 0;
+  uint64_t threads = 0;
+};
+
+class Correlator {
+ public:
+  Correlator(StringTable& strings, EventSink& sink, ProcessInspector& inspector);
+
+  void OnRecord(const DecodedRecord& record);
+
+  // Announces a process before any record of it (e.g. when a probe attaches), so its name is
+  // read while it is still alive.
+  void NoteProcess(uint32_t pid);
+
+  const CorrelatorStats& stats() const { return stats_; }
+
+ private:
+  struct PidHandle {
+    uint32_t pid;
+    uint64_t handle;
+    bool operator==(const PidHandle&) const = default;
+  };
+  struct PidHandleHash {
+    size_t operator()(const PidHandle& k) const {
+      return std::hash<uint64_t>()(k.handle * 31 + k.pid);
+    }
+  };
+
+  void SeeThread(uint32_t pid, uint32_t tid);
+  void OnKernelCreate(const DecodedKernelCreate& r);
+  void OnLaunchKernel(const DecodedLaunchKernel& r);
+
+  StringTable& strings_;
+  EventSink& sink_;
+  ProcessInspector& inspector_;
+  std::unordered_set<uint32_t> processes_;
+  std::unordered_set<uint64_t> threads_;  // pid << 32 | tid
+  std::unordered_map<PidHandle, StringId, PidHandleHash> kernel_names_;
+  std::unordered_set<PidHandle, PidHandleHash> unnamed_kernels_;
+  CorrelatorStats stats_;
+};
+
+}  // namespace xtrace

@@ -1,0 +1,58 @@
+// /proc readers for process and thread identity.
+#include "correlate/process_inspector.h"
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+namespace xtrace {
+namespace {
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string TrimNewline(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+std::optional<ProcessDetails> ProcfsInspector::Process(uint32_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid);
+  auto comm = ReadFile(dir + "/comm");
+  if (!comm) return std::nullopt;
+  ProcessDetails d;
+  d.comm = TrimNewline(*comm);
+  if (auto cmdline = ReadFile(dir + "/cmdline")) {
+    std::string& c = *cmdline;
+    while (!c.empty() && c.back() == '\0') c.pop_back();
+    for (char& ch : c)
+      if (ch == '\0') ch = ' ';
+    d.command_line = c;
+  }
+  d.ns_pid = pid;
+  if (auto status = ReadFile(dir + "/status")) {
+    // "NSpid:\t4242\t7" — the last field is the pid in the innermost namespace.
+    std::istringstream lines(*status);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("NSpid:", 0) != 0) continue;
+      std::istringstream fields(line.substr(6));
+      for (uint32_t v; fields >> v;) d.ns_pid = v;
+      break;
+    }
+  }
+  return d;
+}
+
+std::optional<std::string> ProcfsInspector::ThreadName(uint32_t pid, uint32_t tid) {
+  auto comm = ReadFile("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+  if (!comm) return std::nullopt;
+  return TrimNewline(*comm);
+}
+
+}  // namespace xtrace

@@ -1,0 +1,32 @@
+// What the correlator learns about processes and threads from outside the record stream
+// (comm, command line, namespace pid). An interface so tests can supply fixed answers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace xtrace {
+
+struct ProcessDetails {
+  std::string comm;
+  std::string command_line;
+  uint32_t ns_pid = 0;  // innermost namespace pid; equals pid outside containers
+};
+
+class ProcessInspector {
+ public:
+  virtual ~ProcessInspector() = default;
+  // nullopt when the process is gone (the caller falls back to what it knows).
+  virtual std::optional<ProcessDetails> Process(uint32_t pid) = 0;
+  virtual std::optional<std::string> ThreadName(uint32_t pid, uint32_t tid) = 0;
+};
+
+// Reads /proc (through the init pid namespace: xtrace runs there or with host pid).
+class ProcfsInspector final : public ProcessInspector {
+ public:
+  std::optional<ProcessDetails> Process(uint32_t pid) override;
+  std::optional<std::string> ThreadName(uint32_t pid, uint32_t tid) override;
+};
+
+}  // namespace xtrace

@@ -1,0 +1,78 @@
+// Record decoding: one switch over the record type, size checks before every read.
+#include "decode/record_decoder.h"
+
+#include <cstring>
+#include <string>
+
+namespace xtrace {
+namespace {
+
+// Records arrive 8-byte aligned from the ring buffer, but tests and salvage paths may hand
+// over any buffer: copy fixed parts out with memcpy rather than casting.
+template <typename T>
+T Load(std::span<const std::byte> data) {
+  T value;
+  std::memcpy(&value, data.data(), sizeof(T));
+  return value;
+}
+
+Status SizeError(const char* what, size_t need, size_t have) {
+  return Status::Error(std::string(what) + " record too short: need " + std::to_string(need) +
+                       " bytes, have " + std::to_string(have));
+}
+
+Result<DecodedRecord> DecodeKernelCreate(std::span<const std::byte> data) {
+  if (data.size() < sizeof(xt_kernel_create))
+    return SizeError("kernel-create", sizeof(xt_kernel_create), data.size());
+  const auto rec = Load<xt_kernel_create>(data);
+  if (rec.name_len > XT_MAX_NAME || sizeof(rec) + rec.name_len > data.size()) {
+    return Status::Error("kernel-create record: name length " + std::to_string(rec.name_len) +
+                         " does not fit the record (" + std::to_string(data.size()) + " bytes)");
+  }
+  const char* name = reinterpret_cast<const char*>(data.data() + sizeof(rec));
+  return DecodedRecord(DecodedKernelCreate{rec.hdr, rec.module, rec.kernel, rec.result,
+                                           std::string_view(name, rec.name_len)});
+}
+
+Result<DecodedRecord> DecodeLaunchKernel(std::span<const std::byte> data) {
+  if (data.size() < sizeof(xt_launch_kernel))
+    return SizeError("launch-kernel", sizeof(xt_launch_kernel), data.size());
+  const auto rec = Load<xt_launch_kernel>(data);
+  DecodedLaunchKernel out{};
+  out.hdr = rec.hdr;
+  out.command_list = rec.command_list;
+  out.kernel = rec.kernel;
+  out.signal_event = rec.signal_event;
+  std::memcpy(out.group_count, rec.group_count, sizeof(out.group_count));
+  out.num_wait_events = rec.num_wait_events;
+  out.result = rec.result;
+  return DecodedRecord(out);
+}
+
+}  // namespace
+
+Result<DecodedRecord> DecodeRecord(std::span<const std::byte> data) {
+  if (data.size() < sizeof(xt_record_header))
+    return SizeError("a", sizeof(xt_record_header), data.size());
+  const auto hdr = Load<xt_record_header>(data);
+  if (hdr.size < sizeof(xt_record_header) || hdr.size > data.size()) {
+    return Status::Error("record of type " + std::to_string(hdr.type) + " says it has " +
+                         std::to_string(hdr.size) + " bytes but " + std::to_string(data.size()) +
+                         " were delivered");
+  }
+  const auto body = data.first(hdr.size);
+  switch (hdr.type) {
+    case XT_REC_KERNEL_CREATE:
+      return DecodeKernelCreate(body);
+    case XT_REC_LAUNCH_KERNEL:
+      return DecodeLaunchKernel(body);
+  }
+  return Status::Error("unknown record type " + std::to_string(hdr.type) + " (" +
+                       std::to_string(hdr.size) + " bytes)");
+}
+
+const xt_record_header& HeaderOf(const DecodedRecord& record) {
+  return std::visit([](const auto& r) -> const xt_record_header& { return r.hdr; }, record);
+}
+
+}  // namespace xtrace

@@ -1,0 +1,62 @@
+// The event model: what capture and correlation produce, what the log stores and what the
+// exporters read. Times are CLOCK_MONOTONIC nanoseconds; names are StringIds into the
+// StringTable that travels with the events.
+#pragma once
+
+#include <cstdint>
+#include <variant>
+
+#include "model/string_table.h"
+
+namespace xtrace {
+
+// A traced process, emitted once when it is first seen (and again if its name changes).
+struct ProcessInfo {
+  uint32_t pid = 0;     // as the init pid namespace sees it
+  uint32_t ns_pid = 0;  // as its own pid namespace sees it (equal to pid outside containers)
+  StringId comm = kEmptyString;
+  StringId command_line = kEmptyString;  // arguments joined with spaces
+};
+
+// A thread's name, emitted once when the thread is first seen.
+struct ThreadInfo {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  StringId name = kEmptyString;
+};
+
+// zeKernelCreate.
+struct KernelCreate {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t module = 0;
+  uint64_t kernel = 0;  // output handle, 0 if the call failed
+  StringId name = kEmptyString;
+  int32_t result = 0;  // ze_result_t
+  bool name_truncated = false;
+};
+
+// zeCommandListAppendLaunchKernel, with the kernel's name resolved by the correlator.
+struct KernelLaunch {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t command_list = 0;
+  uint64_t kernel = 0;
+  uint64_t signal_event = 0;
+  uint32_t group_count[3] = {0, 0, 0};
+  uint32_t num_wait_events = 0;
+  int32_t result = 0;
+  // The kernel's name if its zeKernelCreate was seen; otherwise "kernel@0x<handle>" and
+  // name_known is false (the kernel was created before capture began).
+  StringId kernel_name = kEmptyString;
+  bool name_known = false;
+  bool group_count_unreadable = false;
+};
+
+using Event = std::variant<ProcessInfo, ThreadInfo, KernelCreate, KernelLaunch>;
+
+}  // namespace xtrace
