@@ -1,0 +1,182 @@
+// Model <-> Cap'n Proto translation for the event log; see event_codec.h.
+#include "log/event_codec.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "log/log_format.h"
+
+namespace xtrace::log_codec {
+
+static_assert(kLogFormatVersion == log_schema::FORMAT_VERSION,
+              "log_format.h and xtrace_log.capnp disagree on the format version");
+
+namespace {
+
+// Calls f(start_ns) for events that carry a time.
+template <typename F>
+void WithStart(const Event& event, F&& f) {
+  if (const auto* e = std::get_if<KernelLaunch>(&event)) f(e->start_ns);
+  if (const auto* e = std::get_if<KernelCreate>(&event)) f(e->start_ns);
+}
+
+void EncodeClock(const ClockAnchor& clock, log_schema::ClockAnchor::Builder out) {
+  out.setMonotonicNs(clock.monotonic_ns);
+  out.setMonotonicRawNs(clock.monotonic_raw_ns);
+  out.setRealtimeNs(clock.realtime_ns);
+}
+
+ClockAnchor DecodeClock(log_schema::ClockAnchor::Reader in) {
+  return ClockAnchor{.monotonic_ns = in.getMonotonicNs(),
+                     .monotonic_raw_ns = in.getMonotonicRawNs(),
+                     .realtime_ns = in.getRealtimeNs()};
+}
+
+std::string ToString(capnp::Text::Reader text) { return std::string(text.begin(), text.size()); }
+
+}  // namespace
+
+uint64_t BatchBaseNs(std::span<const Event> events) {
+  uint64_t base = std::numeric_limits<uint64_t>::max();
+  for (const Event& event : events) WithStart(event, [&](uint64_t t) { base = std::min(base, t); });
+  return base == std::numeric_limits<uint64_t>::max() ? 0 : base;
+}
+
+// Offsets and durations use wrapping (mod 2^64) arithmetic so every input round-trips,
+// including an end before its start.
+void EncodeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Builder out) {
+  if (const auto* e = std::get_if<KernelLaunch>(&event)) {
+    auto g = out.initKernelLaunch();
+    g.setPid(e->pid);
+    g.setTid(e->tid);
+    g.setStartOffsetNs(e->start_ns - base_ns);
+    g.setDurationNs(e->end_ns - e->start_ns);
+    g.setKernel(e->kernel);
+    g.setCommandList(e->command_list);
+    g.setSignalEvent(e->signal_event);
+    g.setGroupCountX(e->group_count[0]);
+    g.setGroupCountY(e->group_count[1]);
+    g.setGroupCountZ(e->group_count[2]);
+    g.setKernelName(e->kernel_name);
+    g.setNumWaitEvents(e->num_wait_events);
+    g.setResult(e->result);
+    g.setNameKnown(e->name_known);
+    g.setGroupCountUnreadable(e->group_count_unreadable);
+  } else if (const auto* e = std::get_if<KernelCreate>(&event)) {
+    auto g = out.initKernelCreate();
+    g.setPid(e->pid);
+    g.setTid(e->tid);
+    g.setStartOffsetNs(e->start_ns - base_ns);
+    g.setDurationNs(e->end_ns - e->start_ns);
+    g.setModule(e->module);
+    g.setKernel(e->kernel);
+    g.setName(e->name);
+    g.setResult(e->result);
+    g.setNameTruncated(e->name_truncated);
+  } else if (const auto* e = std::get_if<ProcessInfo>(&event)) {
+    auto g = out.initProcessInfo();
+    g.setPid(e->pid);
+    g.setNsPid(e->ns_pid);
+    g.setComm(e->comm);
+    g.setCommandLine(e->command_line);
+  } else if (const auto* e = std::get_if<ThreadInfo>(&event)) {
+    auto g = out.initThreadInfo();
+    g.setPid(e->pid);
+    g.setTid(e->tid);
+    g.setName(e->name);
+  }
+}
+
+bool DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
+  switch (in.which()) {
+    case log_schema::Event::KERNEL_LAUNCH: {
+      auto g = in.getKernelLaunch();
+      KernelLaunch e;
+      e.pid = g.getPid();
+      e.tid = g.getTid();
+      e.start_ns = base_ns + g.getStartOffsetNs();
+      e.end_ns = e.start_ns + g.getDurationNs();
+      e.command_list = g.getCommandList();
+      e.kernel = g.getKernel();
+      e.signal_event = g.getSignalEvent();
+      e.group_count[0] = g.getGroupCountX();
+      e.group_count[1] = g.getGroupCountY();
+      e.group_count[2] = g.getGroupCountZ();
+      e.num_wait_events = g.getNumWaitEvents();
+      e.result = g.getResult();
+      e.kernel_name = g.getKernelName();
+      e.name_known = g.getNameKnown();
+      e.group_count_unreadable = g.getGroupCountUnreadable();
+      *out = e;
+      return true;
+    }
+    case log_schema::Event::KERNEL_CREATE: {
+      auto g = in.getKernelCreate();
+      KernelCreate e;
+      e.pid = g.getPid();
+      e.tid = g.getTid();
+      e.start_ns = base_ns + g.getStartOffsetNs();
+      e.end_ns = e.start_ns + g.getDurationNs();
+      e.module = g.getModule();
+      e.kernel = g.getKernel();
+      e.name = g.getName();
+      e.result = g.getResult();
+      e.name_truncated = g.getNameTruncated();
+      *out = e;
+      return true;
+    }
+    case log_schema::Event::PROCESS_INFO: {
+      auto g = in.getProcessInfo();
+      *out = ProcessInfo{.pid = g.getPid(),
+                         .ns_pid = g.getNsPid(),
+                         .comm = g.getComm(),
+                         .command_line = g.getCommandLine()};
+      return true;
+    }
+    case log_schema::Event::THREAD_INFO: {
+      auto g = in.getThreadInfo();
+      *out = ThreadInfo{.pid = g.getPid(), .tid = g.getTid(), .name = g.getName()};
+      return true;
+    }
+  }
+  return false;
+}
+
+void EncodeHeader(const LogHeader& header, log_schema::Header::Builder out) {
+  out.setMagic(log_schema::LOG_MAGIC);
+  out.setFormatVersion(header.format_version);
+  out.setXtraceVersion(header.xtrace_version);
+  out.setHost(header.host);
+  out.setKernelRelease(header.kernel_release);
+  out.setBootId(header.boot_id);
+  out.setCommandLine(header.command_line);
+  EncodeClock(header.start_clock, out.initStartClock());
+}
+
+LogHeader DecodeHeader(log_schema::Header::Reader in) {
+  LogHeader header;
+  header.format_version = in.getFormatVersion();
+  header.xtrace_version = ToString(in.getXtraceVersion());
+  header.host = ToString(in.getHost());
+  header.kernel_release = ToString(in.getKernelRelease());
+  header.boot_id = ToString(in.getBootId());
+  header.command_line = ToString(in.getCommandLine());
+  header.start_clock = DecodeClock(in.getStartClock());
+  return header;
+}
+
+void EncodeSummary(const LogSummary& summary, log_schema::Summary::Builder out) {
+  EncodeClock(summary.end_clock, out.initEndClock());
+  out.setEvents(summary.events);
+  out.setDropped(summary.dropped);
+  out.setProcesses(summary.processes);
+}
+
+LogSummary DecodeSummary(log_schema::Summary::Reader in) {
+  return LogSummary{.end_clock = DecodeClock(in.getEndClock()),
+                    .events = in.getEvents(),
+                    .dropped = in.getDropped(),
+                    .processes = in.getProcesses()};
+}
+
+}  // namespace xtrace::log_codec

@@ -1,0 +1,45 @@
+// Translation between the model (model/event.h, model/log_header.h) and the log's Cap'n Proto
+// form (xtrace_log.capnp). Internal to the log library: only the writer and reader use it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "log/xtrace_log.capnp.h"
+#include "model/event.h"
+#include "model/log_header.h"
+
+namespace xtrace::log_codec {
+
+// Times in a batch are stored relative to the batch's earliest start (see Batch.baseNs).
+// Returns 0 when no event in `events` carries a time.
+uint64_t BatchBaseNs(std::span<const Event> events);
+
+void EncodeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Builder out);
+
+// False for an event kind this build does not know (written by a newer xtrace).
+bool DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out);
+
+void EncodeHeader(const LogHeader& header, log_schema::Header::Builder out);
+LogHeader DecodeHeader(log_schema::Header::Reader in);
+
+void EncodeSummary(const LogSummary& summary, log_schema::Summary::Builder out);
+LogSummary DecodeSummary(log_schema::Summary::Reader in);
+
+// Calls `visit(id)` for every string id `event` refers to; writer and reader both check that
+// each id is in the string table, so a bad id is caught where it is made or where it is read.
+template <typename Visitor>
+void ForEachStringId(const Event& event, Visitor&& visit) {
+  if (const auto* e = std::get_if<KernelLaunch>(&event)) {
+    visit(e->kernel_name);
+  } else if (const auto* e = std::get_if<KernelCreate>(&event)) {
+    visit(e->name);
+  } else if (const auto* e = std::get_if<ProcessInfo>(&event)) {
+    visit(e->comm);
+    visit(e->command_line);
+  } else if (const auto* e = std::get_if<ThreadInfo>(&event)) {
+    visit(e->name);
+  }
+}
+
+}  // namespace xtrace::log_codec

@@ -1,0 +1,12 @@
+// Identity of the log format this build writes and reads (the schema is xtrace_log.capnp).
+#pragma once
+
+#include <cstdint>
+
+namespace xtrace {
+
+// Header.formatVersion written by LogWriter; LogReader reads exactly this version. Must equal
+// the schema's `formatVersion` constant (checked at compile time in event_codec.cc).
+inline constexpr uint32_t kLogFormatVersion = 1;
+
+}  // namespace xtrace

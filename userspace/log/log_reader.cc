@@ -1,0 +1,222 @@
+// LogReader: frames come from PackedFrameInput, are decoded with Cap'n Proto's reader under
+// limits, validated as a whole batch, and handed out one event at a time.
+#include "log/log_reader.h"
+
+#include <capnp/message.h>
+#include <kj/exception.h>
+
+#include <vector>
+
+#include "log/event_codec.h"
+#include "log/log_format.h"
+#include "log/packed_frame_input.h"
+
+namespace xtrace {
+namespace {
+
+// Decoding reads each word of a batch once; the traversal limit (Cap'n Proto's defence
+// against messages whose pointers overlap to amplify work) is a multiple of the message
+// size rather than its fixed 64 MiB default, so big batches pass and bogus ones do not.
+constexpr uint64_t kTraversalWordsPerWord = 4;
+constexpr uint64_t kMinTraversalWords = 1024;
+constexpr int kNestingLimit = 16;  // LogFrame -> Batch -> List -> Event: far below this
+
+capnp::ReaderOptions LimitsFor(uint64_t frame_words) {
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords = frame_words * kTraversalWordsPerWord + kMinTraversalWords;
+  options.nestingLimit = kNestingLimit;
+  return options;
+}
+
+std::string KjMessage(const kj::Exception& e) { return e.getDescription().cStr(); }
+
+}  // namespace
+
+struct LogReader::Impl {
+  Impl(std::string path_in, Options options_in, PackedFrameInput input_in)
+      : path(std::move(path_in)), options(options_in), input(std::move(input_in)) {}
+
+  Status ReadHeader();
+  // Reads frames until one yields events, the summary has been read, or the file ends.
+  Status LoadNext();
+  Status LoadBatch(log_schema::Batch::Reader batch_reader, const std::string& where);
+  std::string Where() const {
+    return path + ": batch " + std::to_string(batches_read + 1) + " (at byte " +
+           std::to_string(input.frame_offset()) + ")";
+  }
+
+  std::string path;
+  Options options;
+  PackedFrameInput input;
+  LogHeader header;
+  StringTable strings;
+  std::optional<LogSummary> summary;
+  Status damage;
+  Status error;  // sticky: without salvage, damage fails every later Next
+  bool done = false;
+  std::vector<Event> batch;  // the current batch, decoded and validated
+  size_t next = 0;
+  uint64_t batches_read = 0;
+  uint64_t events_read = 0;
+  uint64_t unknown_events = 0;
+};
+
+Status LogReader::Impl::ReadHeader() {
+  Result<bool> frame = input.ReadFrame();
+  if (!frame.ok()) {
+    if (input.read_failed()) return frame.status().WithContext(path);
+    return Status::Error(path + ": not an xtrace log (" + frame.status().message() + ")");
+  }
+  if (!*frame) return Status::Error(path + ": empty file, not an xtrace log");
+  try {
+    capnp::SegmentArrayMessageReader message(input.segments(), LimitsFor(input.frame_words()));
+    const auto root = message.getRoot<log_schema::LogFrame>();
+    if (root.which() != log_schema::LogFrame::HEADER ||
+        root.getHeader().getMagic() != log_schema::LOG_MAGIC) {
+      return Status::Error(path +
+                           ": not an xtrace log (its first message is not an xtrace header)");
+    }
+    header = log_codec::DecodeHeader(root.getHeader());
+  } catch (const kj::Exception& e) {
+    return Status::Error(path + ": not an xtrace log (" + KjMessage(e) + ")");
+  }
+  if (header.format_version != kLogFormatVersion) {
+    std::string message = path + ": log format version " + std::to_string(header.format_version) +
+                          " is not supported (this xtrace reads version " +
+                          std::to_string(kLogFormatVersion) + ")";
+    if (header.format_version > kLogFormatVersion) {
+      message += "; it was written by xtrace " + header.xtrace_version + ", use that or newer";
+    }
+    return Status::Error(message);
+  }
+  return Status::Ok();
+}
+
+Status LogReader::Impl::LoadNext() {
+  while (true) {
+    if (summary) {
+      // The summary is the last frame; anything after it is damage.
+      const uint64_t at = input.offset();
+      Result<bool> frame = input.ReadFrame();
+      if (frame.ok() && !*frame) {
+        done = true;
+        return Status::Ok();
+      }
+      return Status::Error(path + ": unexpected data after the summary (at byte " +
+                           std::to_string(at) + ")");
+    }
+    Result<bool> frame = input.ReadFrame();
+    if (!frame.ok()) return frame.status().WithContext(Where());
+    if (!*frame) {
+      done = true;  // no summary: the capture was cut short, but everything so far is good
+      return Status::Ok();
+    }
+    try {
+      capnp::SegmentArrayMessageReader message(input.segments(), LimitsFor(input.frame_words()));
+      const auto root = message.getRoot<log_schema::LogFrame>();
+      switch (root.which()) {
+        case log_schema::LogFrame::HEADER:
+          return Status::Error(Where() + ": a second header");
+        case log_schema::LogFrame::SUMMARY:
+          summary = log_codec::DecodeSummary(root.getSummary());
+          continue;
+        case log_schema::LogFrame::BATCH: {
+          if (Status st = LoadBatch(root.getBatch(), Where()); !st.ok()) return st;
+          ++batches_read;
+          if (!batch.empty()) return Status::Ok();
+          continue;
+        }
+      }
+      // A frame kind from a newer xtrace: nothing in it is for us.
+    } catch (const kj::Exception& e) {
+      return Status::Error(Where() + ": corrupt message: " + KjMessage(e));
+    }
+  }
+}
+
+Status LogReader::Impl::LoadBatch(log_schema::Batch::Reader batch_reader,
+                                  const std::string& where) {
+  const uint32_t first_id = batch_reader.getFirstStringId();
+  if (first_id != strings.size()) {
+    return Status::Error(where + ": corrupt string table (its strings start at id " +
+                         std::to_string(first_id) + ", expected " + std::to_string(strings.size()) +
+                         ")");
+  }
+  for (capnp::Text::Reader text : batch_reader.getStrings()) {
+    (void)strings.Insert(strings.size(), std::string_view(text.begin(), text.size()));
+  }
+
+  const uint64_t base_ns = batch_reader.getBaseNs();
+  const auto events = batch_reader.getEvents();
+  batch.clear();
+  batch.reserve(events.size());
+  for (unsigned i = 0; i < events.size(); ++i) {
+    Event event;
+    if (!log_codec::DecodeEvent(events[i], base_ns, &event)) {
+      ++unknown_events;
+      continue;
+    }
+    StringId bad = kEmptyString;
+    log_codec::ForEachStringId(event, [&](StringId id) {
+      if (id >= strings.size()) bad = id;
+    });
+    if (bad != kEmptyString) {
+      batch.clear();
+      return Status::Error(where + ": corrupt string id " + std::to_string(bad) + " in event " +
+                           std::to_string(i) + " (the table has " + std::to_string(strings.size()) +
+                           " strings)");
+    }
+    batch.push_back(event);
+  }
+  next = 0;
+  return Status::Ok();
+}
+
+LogReader::LogReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LogReader::LogReader(LogReader&&) noexcept = default;
+LogReader& LogReader::operator=(LogReader&&) noexcept = default;
+LogReader::~LogReader() = default;
+
+Result<LogReader> LogReader::Open(const std::string& path, Options options) {
+  Result<PackedFrameInput> input = PackedFrameInput::Open(path);
+  if (!input.ok()) return input.status();
+  auto impl = std::make_unique<Impl>(path, options, std::move(*input));
+  if (Status st = impl->ReadHeader(); !st.ok()) return st;
+  return LogReader(std::move(impl));
+}
+
+Result<bool> LogReader::Next(Event* out) {
+  Impl& r = *impl_;
+  if (!r.error.ok()) return r.error;
+  while (r.next == r.batch.size()) {
+    if (r.done) return false;
+    r.batch.clear();
+    r.next = 0;
+    if (Status st = r.LoadNext(); !st.ok()) {
+      r.done = true;
+      r.batch.clear();
+      if (r.options.salvage) {
+        r.damage = st;
+        return false;
+      }
+      r.error = st;
+      return st;
+    }
+  }
+  *out = r.batch[r.next++];
+  ++r.events_read;
+  return true;
+}
+
+const LogHeader& LogReader::header() const { return impl_->header; }
+const StringTable& LogReader::strings() const { return impl_->strings; }
+const std::optional<LogSummary>& LogReader::summary() const { return impl_->summary; }
+const Status& LogReader::damage() const { return impl_->damage; }
+const std::string& LogReader::path() const { return impl_->path; }
+uint64_t LogReader::batches_read() const { return impl_->batches_read; }
+uint64_t LogReader::events_read() const { return impl_->events_read; }
+uint64_t LogReader::unknown_events() const { return impl_->unknown_events; }
+uint64_t LogReader::bytes_read() const { return impl_->input.offset(); }
+std::optional<uint64_t> LogReader::file_size() const { return impl_->input.file_size(); }
+
+}  // namespace xtrace

@@ -1,0 +1,68 @@
+// LogReader: reads an event log written by LogWriter as a stream — one batch in memory at a
+// time plus the string table — and turns damage into a one-line error naming the file, or,
+// with salvage, into a warning after everything readable has been returned.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "model/event.h"
+#include "model/log_header.h"
+#include "model/string_table.h"
+
+namespace xtrace {
+
+struct LogReaderOptions {
+  // On damage (truncation, corruption), stop reading but keep what came before: Next returns
+  // false instead of an error and damage() says what was wrong.
+  bool salvage = false;
+};
+
+class LogReader {
+ public:
+  using Options = LogReaderOptions;
+
+  // Opens `path` and reads its header. Errors: missing/unreadable file, empty file, not an
+  // xtrace log, unsupported format version.
+  static Result<LogReader> Open(const std::string& path, Options options = {});
+
+  LogReader(LogReader&&) noexcept;
+  LogReader& operator=(LogReader&&) noexcept;
+  ~LogReader();
+
+  const LogHeader& header() const;
+
+  // The next event, in the order written. Ok(false) at the end: after the summary, at the end
+  // of a log without one (complete() is then false), or — with salvage — at damage.
+  // Without salvage, damage is an error (and so is every later call).
+  Result<bool> Next(Event* out);
+
+  // Every string the events returned so far refer to (ids are those in the events).
+  const StringTable& strings() const;
+
+  // The summary, once Next has reached it.
+  const std::optional<LogSummary>& summary() const;
+  // True once the summary has been read: the capture ended cleanly. A log read to its end
+  // without a summary was cut short (e.g. the capture was killed).
+  bool complete() const { return summary().has_value(); }
+
+  // With salvage: the damage that stopped reading (ok if none). Names the file and batch.
+  const Status& damage() const;
+
+  const std::string& path() const;
+  uint64_t batches_read() const;
+  uint64_t events_read() const;               // events returned by Next
+  uint64_t unknown_events() const;            // events of kinds newer than this build, skipped
+  uint64_t bytes_read() const;                // file bytes consumed so far (for progress)
+  std::optional<uint64_t> file_size() const;  // when the input is a regular file
+
+ private:
+  struct Impl;
+  explicit LogReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace xtrace

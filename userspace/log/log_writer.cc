@@ -1,0 +1,179 @@
+// LogWriter: serialises batches of model events into packed Cap'n Proto frames.
+#include "log/log_writer.h"
+
+#include <capnp/message.h>
+#include <capnp/serialize-packed.h>
+#include <fcntl.h>
+#include <kj/exception.h>
+#include <kj/io.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "log/event_codec.h"
+#include "log/log_format.h"
+
+namespace xtrace {
+namespace {
+
+// Unpacked words a batch takes, to size the first segment so a batch is one segment (a
+// smaller segment table, and no far pointers). An Event is 10 words (xtrace_log.capnp).
+constexpr size_t kWordsPerEvent = 10;
+constexpr size_t kFrameOverheadWords = 64;
+
+std::string ErrnoText(int err) { return std::strerror(err); }
+
+// Serialises `message` in packed stream framing into one contiguous buffer, so the whole
+// frame reaches the file in one write(2).
+kj::Array<kj::byte> PackFrame(capnp::MessageBuilder& message, size_t size_hint) {
+  kj::VectorOutputStream out(size_hint);
+  capnp::writePackedMessage(out, message);
+  return kj::heapArray<kj::byte>(out.getArray());
+}
+
+}  // namespace
+
+LogWriter::LogWriter(std::string path, UniqueFd fd, Options options)
+    : path_(std::move(path)), fd_(std::move(fd)), options_(options) {
+  if (options_.events_per_batch == 0) options_.events_per_batch = 1;
+  pending_.reserve(options_.events_per_batch);
+}
+
+Result<std::unique_ptr<LogWriter>> LogWriter::Create(const std::string& path,
+                                                     const LogHeader& header, Options options) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) return Status::Error(path + ": cannot create: " + ErrnoText(errno));
+  std::unique_ptr<LogWriter> writer(new LogWriter(path, std::move(fd), options));
+
+  LogHeader stamped = header;
+  stamped.format_version = kLogFormatVersion;
+  try {
+    capnp::MallocMessageBuilder message;
+    log_codec::EncodeHeader(stamped, message.initRoot<log_schema::LogFrame>().initHeader());
+    kj::Array<kj::byte> frame = PackFrame(message, 512);
+    if (Status st = writer->WriteFrame(frame.begin(), frame.size()); !st.ok()) return st;
+  } catch (const kj::Exception& e) {
+    return Status::Error(path + ": encoding the header: " + e.getDescription().cStr());
+  }
+  return writer;
+}
+
+LogWriter::~LogWriter() {
+  // Best effort: an error here has nobody left to report to, and the file stays readable.
+  if (!finished_ && error_.ok()) (void)WriteBatch();
+}
+
+void LogWriter::Append(const Event& event) {
+  if (!error_.ok() || finished_) return;
+  StringId bad = kEmptyString;
+  log_codec::ForEachStringId(event, [&](StringId id) {
+    if (id >= strings_.size()) bad = id;
+  });
+  if (bad != kEmptyString) {
+    error_ = Status::Error(path_ + ": an event refers to string id " + std::to_string(bad) +
+                           ", but the string table has only " + std::to_string(strings_.size()) +
+                           " strings");
+    return;
+  }
+  pending_.push_back(event);
+  if (pending_.size() >= options_.events_per_batch) error_ = WriteBatch();
+}
+
+Status LogWriter::Flush() {
+  if (!error_.ok() || finished_) return error_;
+  error_ = WriteBatch();
+  return error_;
+}
+
+Status LogWriter::Finish(const LogSummary& summary) {
+  if (finished_) return error_;
+  if (Status st = Flush(); !st.ok()) {
+    finished_ = true;
+    return st;
+  }
+  finished_ = true;
+  try {
+    capnp::MallocMessageBuilder message;
+    log_codec::EncodeSummary(summary, message.initRoot<log_schema::LogFrame>().initSummary());
+    kj::Array<kj::byte> frame = PackFrame(message, 256);
+    error_ = WriteFrame(frame.begin(), frame.size());
+  } catch (const kj::Exception& e) {
+    error_ = Status::Error(path_ + ": encoding the summary: " + e.getDescription().cStr());
+  }
+  if (error_.ok() && fd_.Close() != 0) {
+    error_ = Status::Error("closing " + path_ + ": " + ErrnoText(errno));
+  }
+  return error_;
+}
+
+Status LogWriter::WriteBatch() {
+  const StringId new_strings = strings_.size() - strings_written_;
+  if (pending_.empty() && new_strings == 0) return Status::Ok();
+  kj::Array<kj::byte> frame;
+  try {
+    size_t string_bytes = 0;
+    for (StringId id = strings_written_; id < strings_.size(); ++id) {
+      string_bytes += strings_.Get(id).size() + 1;
+    }
+    const size_t words =
+        kFrameOverheadWords + pending_.size() * kWordsPerEvent + new_strings + string_bytes / 8;
+    capnp::MallocMessageBuilder message(words);
+    auto batch = message.initRoot<log_schema::LogFrame>().initBatch();
+
+    batch.setFirstStringId(strings_written_);
+    auto strings = batch.initStrings(new_strings);
+    for (StringId i = 0; i < new_strings; ++i) {
+      const std::string& text = *strings_.Find(strings_written_ + i);
+      strings.set(i, capnp::Text::Reader(text.c_str(), text.size()));
+    }
+
+    const uint64_t base_ns = log_codec::BatchBaseNs(pending_);
+    batch.setBaseNs(base_ns);
+    auto events = batch.initEvents(static_cast<unsigned>(pending_.size()));
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      log_codec::EncodeEvent(pending_[i], base_ns, events[static_cast<unsigned>(i)]);
+    }
+    // Packed output is typically well under half the unpacked size.
+    frame = PackFrame(message, words * sizeof(capnp::word) / 2);
+  } catch (const kj::Exception& e) {
+    return Fail(Status::Error(path_ + ": encoding batch " + std::to_string(batches_written_ + 1) +
+                              ": " + e.getDescription().cStr()));
+  }
+  if (Status st = WriteFrame(frame.begin(), frame.size()); !st.ok()) return st;
+  ++batches_written_;
+  events_written_ += pending_.size();
+  strings_written_ = strings_.size();
+  pending_.clear();
+  return Status::Ok();
+}
+
+Status LogWriter::WriteFrame(const void* data, size_t size) {
+  const auto* p = static_cast<const char*>(data);
+  size_t left = size;
+  // One write(2) normally carries the whole frame; the loop only resumes a short write.
+  while (left > 0) {
+    const ssize_t n = ::write(fd_.get(), p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      // Cut a partly written frame off again so the file still ends on a frame boundary
+      // (with a full disk, every complete batch stays readable without --salvage).
+      if (left != size && ::ftruncate(fd_.get(), static_cast<off_t>(bytes_written_)) == 0) {
+        (void)::lseek(fd_.get(), static_cast<off_t>(bytes_written_), SEEK_SET);
+      }
+      return Fail(Status::Error("writing " + path_ + ": " + ErrnoText(err)));
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  bytes_written_ += size;
+  return Status::Ok();
+}
+
+Status LogWriter::Fail(Status status) {
+  pending_.clear();
+  return status;
+}
+
+}  // namespace xtrace

@@ -1,0 +1,83 @@
+// LogWriter: writes the event log (xtrace_log.capnp) — a header, batches of events with the
+// strings they introduce, and a summary on a clean finish — so that a capture killed at any
+// moment still leaves a file whose complete batches are all readable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/unique_fd.h"
+#include "model/event.h"
+#include "model/log_header.h"
+#include "model/string_table.h"
+
+namespace xtrace {
+
+struct LogWriterOptions {
+  // Events per batch; Append writes a batch when this many are pending. Larger batches pack
+  // a little better; smaller ones lose less on a crash. (How long events may stay pending is
+  // the caller's call: it calls Flush on its own timer.)
+  size_t events_per_batch = 4096;
+};
+
+class LogWriter {
+ public:
+  using Options = LogWriterOptions;
+
+  // Creates (truncates) `path` and writes the header frame. header.format_version is
+  // ignored: the writer stamps its own kLogFormatVersion.
+  static Result<std::unique_ptr<LogWriter>> Create(const std::string& path, const LogHeader& header,
+                                                   Options options = {});
+
+  // Without a Finish, writes what is pending (no summary: readers flag the log incomplete).
+  ~LogWriter();
+  LogWriter(const LogWriter&) = delete;
+  LogWriter& operator=(const LogWriter&) = delete;
+
+  // Intern names here before appending events that refer to them; new strings go out with
+  // the next batch.
+  StringTable& strings() { return strings_; }
+
+  // Buffers `event`; writes a batch when events_per_batch are pending. An event whose string
+  // ids are not in strings() is a caller bug: it is dropped and the error latched. Errors
+  // (also write errors) are returned by the next Flush or Finish; after one, events are
+  // dropped.
+  void Append(const Event& event);
+
+  // Writes pending events and strings as one batch frame with a single write(2). No-op when
+  // nothing is pending. Returns the latched error, if any.
+  Status Flush();
+
+  // Flushes, writes the summary and closes the file. Later calls return the first result.
+  Status Finish(const LogSummary& summary);
+
+  const std::string& path() const { return path_; }
+  uint64_t bytes_written() const { return bytes_written_; }    // bytes in complete frames
+  uint64_t events_written() const { return events_written_; }  // events in written batches
+  uint64_t batches_written() const { return batches_written_; }
+
+ private:
+  LogWriter(std::string path, UniqueFd fd, Options options);
+
+  Status WriteBatch();
+  Status WriteFrame(const void* data, size_t size);
+  Status Fail(Status status);
+
+  std::string path_;
+  UniqueFd fd_;
+  Options options_;
+  StringTable strings_;
+  StringId strings_written_ = 1;  // id 0 ("") is implicit, never written
+  std::vector<Event> pending_;
+  Status error_;
+  bool finished_ = false;
+  uint64_t bytes_written_ = 0;
+  uint64_t events_written_ = 0;
+  uint64_t batches_written_ = 0;
+};
+
+}  // namespace xtrace
