@@ -1,0 +1,344 @@
+// Tests for the log -> Chrome JSON converter (userspace/export/converter.cc): writes a log
+// with LogWriter, converts it, parses the JSON back and checks metadata, events and names.
+#include "export/converter.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "log/log_writer.h"
+#include "log_test_util.h"
+
+namespace xtrace {
+namespace {
+
+using test_util::Contains;
+using test_util::ReadFileBytes;
+using test_util::SampleHeader;
+using test_util::SampleSummary;
+using test_util::ScratchDir;
+using test_util::WriteFileBytes;
+
+constexpr uint32_t kPid = 4242;
+constexpr uint32_t kMainTid = 4242;
+constexpr uint32_t kWorkerTid = 4250;
+
+// A small but complete capture: a process, its threads, a kernel created and launched, a
+// launch of a kernel created before capture began, and a failed launch.
+void WriteSampleCapture(const std::string& path, bool finish, size_t events_per_batch = 4096) {
+  auto writer = LogWriter::Create(path, SampleHeader(), {.events_per_batch = events_per_batch});
+  ASSERT_TRUE(writer.ok());
+  StringTable& s = (*writer)->strings();
+  LogWriter& w = **writer;
+  w.Append(ProcessInfo{.pid = kPid,
+                       .ns_pid = kPid,
+                       .comm = s.Intern("python3"),
+                       .command_line = s.Intern("python3 train.py --fast")});
+  w.Append(ThreadInfo{.pid = kPid, .tid = kMainTid, .name = s.Intern("python3")});
+  w.Append(ThreadInfo{.pid = kPid, .tid = kWorkerTid, .name = s.Intern("ze-worker")});
+
+  KernelCreate create;
+  create.pid = kPid;
+  create.tid = kMainTid;
+  create.start_ns = 5'000'000'000'000;
+  create.end_ns = 5'000'000'012'345;
+  create.module = 0x5555'0000'1000;
+  create.kernel = 0x5555'0000'2000;
+  create.name = s.Intern("gemm_f32");
+  w.Append(create);
+
+  KernelLaunch launch;
+  launch.pid = kPid;
+  launch.tid = kWorkerTid;
+  launch.start_ns = 5'000'000'100'001;
+  launch.end_ns = 5'000'000'103'500;
+  launch.command_list = 0x5555'0000'3000;
+  launch.kernel = 0x5555'0000'2000;
+  launch.signal_event = 0x5555'0000'4000;
+  launch.group_count[0] = 256;
+  launch.group_count[1] = 2;
+  launch.group_count[2] = 1;
+  launch.num_wait_events = 1;
+  launch.kernel_name = create.name;
+  launch.name_known = true;
+  w.Append(launch);
+
+  KernelLaunch unknown = launch;
+  unknown.start_ns = 5'000'000'200'000;
+  unknown.end_ns = 5'000'000'201'000;
+  unknown.kernel = 0x7777;
+  unknown.signal_event = 0;
+  unknown.num_wait_events = 0;
+  unknown.kernel_name = s.Intern("kernel@0x7777");
+  unknown.name_known = false;
+  unknown.group_count_unreadable = true;
+  w.Append(unknown);
+
+  KernelLaunch failed = launch;
+  failed.start_ns = 5'000'000'300'000;
+  failed.end_ns = 5'000'000'300'100;
+  failed.result = 0x78000004;         // ZE_RESULT_ERROR_INVALID_ARGUMENT
+  failed.kernel_name = kEmptyString;  // the correlator gave no name at all
+  w.Append(failed);
+
+  if (finish) {
+    ASSERT_TRUE(w.Finish(SampleSummary()).ok());
+  } else {
+    ASSERT_TRUE(w.Flush().ok());
+  }
+}
+
+nlohmann::json ParseFile(const std::string& path) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(ReadFileBytes(path));
+  } catch (const nlohmann::json::exception& e) {
+    ADD_FAILURE() << path << ": invalid JSON: " << e.what();
+  }
+  return json;
+}
+
+// Events with the given "ph" and "name" (empty name: any).
+std::vector<nlohmann::json> Find(const nlohmann::json& trace, const std::string& ph,
+                                 const std::string& name = "") {
+  std::vector<nlohmann::json> found;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] == ph && (name.empty() || e["name"] == name)) found.push_back(e);
+  }
+  return found;
+}
+
+TEST(ConverterTest, ConvertsMetadataEventsAndNames) {
+  ScratchDir dir;
+  const std::string in = dir.File("run.capnp");
+  const std::string out = dir.File("run.json");
+  WriteSampleCapture(in, /*finish=*/true);
+
+  ConvertStats stats;
+  const Status st = ConvertLogToChromeJson(in, out, {}, &stats);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(stats.events_in, 7u);
+  EXPECT_EQ(stats.events_out, 7u);
+  EXPECT_EQ(stats.batches_in, 1u);
+  EXPECT_EQ(stats.bytes_written, std::filesystem::file_size(out));
+  EXPECT_TRUE(stats.complete);
+  EXPECT_FALSE(stats.salvaged);
+  EXPECT_TRUE(stats.damage.empty());
+
+  const nlohmann::json trace = ParseFile(out);
+  EXPECT_EQ(trace["displayTimeUnit"], "ns");
+
+  const auto processes = Find(trace, "M", "process_name");
+  ASSERT_EQ(processes.size(), 1u);
+  EXPECT_EQ(processes[0]["pid"], kPid);
+  EXPECT_EQ(processes[0]["args"]["name"], "python3");
+  EXPECT_EQ(processes[0]["args"]["command_line"], "python3 train.py --fast");
+
+  const auto threads = Find(trace, "M", "thread_name");
+  ASSERT_EQ(threads.size(), 2u);
+  EXPECT_EQ(threads[1]["pid"], kPid);
+  EXPECT_EQ(threads[1]["tid"], kWorkerTid);
+  EXPECT_EQ(threads[1]["args"]["name"], "ze-worker");
+
+  const auto creates = Find(trace, "X", "zeKernelCreate");
+  ASSERT_EQ(creates.size(), 1u);
+  EXPECT_EQ(creates[0]["cat"], "ze");
+  EXPECT_EQ(creates[0]["tid"], kMainTid);
+  EXPECT_DOUBLE_EQ(creates[0]["ts"].get<double>(), 5'000'000'000.000);
+  EXPECT_DOUBLE_EQ(creates[0]["dur"].get<double>(), 12.345);
+  EXPECT_EQ(creates[0]["args"]["kernel_name"], "gemm_f32");
+  EXPECT_EQ(creates[0]["args"]["module"], "0x555500001000");
+  EXPECT_EQ(creates[0]["args"]["kernel"], "0x555500002000");
+  EXPECT_FALSE(creates[0]["args"].contains("result"));
+
+  const auto launches = Find(trace, "X", "gemm_f32");
+  ASSERT_EQ(launches.size(), 1u);
+  const nlohmann::json& l = launches[0];
+  EXPECT_EQ(l["cat"], "ze");
+  EXPECT_EQ(l["pid"], kPid);
+  EXPECT_EQ(l["tid"], kWorkerTid);
+  EXPECT_DOUBLE_EQ(l["ts"].get<double>(), 5'000'000'100.001);
+  EXPECT_DOUBLE_EQ(l["dur"].get<double>(), 3.499);
+  EXPECT_EQ(l["args"]["group_count_x"], 256);
+  EXPECT_EQ(l["args"]["group_count_y"], 2);
+  EXPECT_EQ(l["args"]["group_count_z"], 1);
+  EXPECT_EQ(l["args"]["kernel"], "0x555500002000");
+  EXPECT_EQ(l["args"]["command_list"], "0x555500003000");
+  EXPECT_EQ(l["args"]["signal_event"], "0x555500004000");
+  EXPECT_EQ(l["args"]["num_wait_events"], 1);
+  EXPECT_FALSE(l["args"].contains("result"));
+  EXPECT_FALSE(l["args"].contains("name_known"));
+  // The exact decimal text, not just a close double.
+  EXPECT_TRUE(Contains(ReadFileBytes(out), "\"ts\":5000000100.001,\"dur\":3.499,"));
+
+  const auto unknown = Find(trace, "X", "kernel@0x7777");
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_EQ(unknown[0]["args"]["name_known"], false);
+  EXPECT_EQ(unknown[0]["args"]["group_count"], "unreadable");
+  EXPECT_FALSE(unknown[0]["args"].contains("group_count_x"));
+  EXPECT_FALSE(unknown[0]["args"].contains("signal_event"));
+
+  // No name at all: named after the handle rather than left blank.
+  const auto failed = Find(trace, "X", "kernel@0x555500002000");
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0]["args"]["result"], 0x78000004);
+
+  const nlohmann::json& other = trace["otherData"];
+  EXPECT_EQ(other["host"], "gpu-node-7");
+  EXPECT_EQ(other["xtrace_version"], "0.1.0-test");
+  EXPECT_EQ(other["kernel_release"], "6.18.0-test");
+  EXPECT_EQ(other["boot_id"], "0f3c1d2e-aaaa-bbbb-cccc-0123456789ab");
+  EXPECT_EQ(other["command_line"], "xtrace record -o run.capnp -- python train.py");
+  EXPECT_EQ(other["clock"], "CLOCK_MONOTONIC");
+  EXPECT_EQ(other["start_realtime_ns"], "1763000000000000789");
+  EXPECT_EQ(other["capture_complete"], "true");
+  EXPECT_EQ(other["dropped_records"], "7");
+  EXPECT_FALSE(other.contains("damage"));
+}
+
+TEST(ConverterTest, NamespacePidIsShownWhenItDiffers) {
+  ScratchDir dir;
+  const std::string in = dir.File("run.capnp");
+  {
+    auto writer = LogWriter::Create(in, SampleHeader());
+    ASSERT_TRUE(writer.ok());
+    StringTable& s = (*writer)->strings();
+    (*writer)->Append(
+        ProcessInfo{.pid = 90001, .ns_pid = 7, .comm = s.Intern("vllm"), .command_line = 0});
+    (*writer)->Append(ProcessInfo{
+        .pid = 90002, .ns_pid = 0, .comm = 0, .command_line = s.Intern("/usr/bin/app -x")});
+    (*writer)->Append(ProcessInfo{.pid = 90003, .ns_pid = 0, .comm = 0, .command_line = 0});
+    ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
+  }
+  const std::string out = dir.File("run.json");
+  ASSERT_TRUE(ConvertLogToChromeJson(in, out, {}, nullptr).ok());
+  const auto processes = Find(ParseFile(out), "M", "process_name");
+  ASSERT_EQ(processes.size(), 2u);  // a process with no name at all gets no metadata
+  EXPECT_EQ(processes[0]["args"]["name"], "vllm (pid 7 in its namespace)");
+  EXPECT_FALSE(processes[0]["args"].contains("command_line"));  // none recorded
+  EXPECT_EQ(processes[1]["args"]["name"], "/usr/bin/app -x");
+}
+
+TEST(ConverterTest, IncompleteLogConvertsWithoutSalvage) {
+  ScratchDir dir;
+  const std::string in = dir.File("killed.capnp");
+  const std::string out = dir.File("killed.json");
+  WriteSampleCapture(in, /*finish=*/false);
+  ConvertStats stats;
+  ASSERT_TRUE(ConvertLogToChromeJson(in, out, {}, &stats).ok());
+  EXPECT_FALSE(stats.complete);
+  EXPECT_FALSE(stats.salvaged);
+  EXPECT_EQ(stats.events_in, 7u);
+  const nlohmann::json trace = ParseFile(out);
+  EXPECT_EQ(trace["otherData"]["capture_complete"], "false");
+  EXPECT_FALSE(trace["otherData"].contains("dropped_records"));
+}
+
+TEST(ConverterTest, TruncatedLogFailsWithoutSalvageAndLeavesNoOutput) {
+  ScratchDir dir;
+  const std::string in = dir.File("run.capnp");
+  WriteSampleCapture(in, /*finish=*/false, /*events_per_batch=*/3);  // batches of 3, 3, 1
+  const std::string bytes = ReadFileBytes(in);
+  WriteFileBytes(in, bytes.substr(0, bytes.size() - 5));  // cut into the last batch
+  const std::string out = dir.File("run.json");
+
+  ConvertStats stats;
+  const Status st = ConvertLogToChromeJson(in, out, {}, &stats);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(Contains(st.message(), in + ": batch 3 (at byte "));
+  EXPECT_TRUE(Contains(st.message(), "truncated message (need "));
+  EXPECT_EQ(stats.damage, st.message());
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(ConverterTest, SalvageConvertsEveryCompleteBatch) {
+  ScratchDir dir;
+  const std::string in = dir.File("run.capnp");
+  WriteSampleCapture(in, /*finish=*/false, /*events_per_batch=*/3);
+  const std::string bytes = ReadFileBytes(in);
+  WriteFileBytes(in, bytes.substr(0, bytes.size() - 5));
+  const std::string out = dir.File("run.json");
+
+  ConvertStats stats;
+  ConvertOptions options;
+  options.salvage = true;
+  const Status st = ConvertLogToChromeJson(in, out, options, &stats);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_TRUE(stats.salvaged);
+  EXPECT_FALSE(stats.complete);
+  EXPECT_EQ(stats.events_in, 6u);  // the two complete batches
+  EXPECT_TRUE(Contains(stats.damage, in + ": batch 3 (at byte "));
+
+  const nlohmann::json trace = ParseFile(out);
+  EXPECT_EQ(Find(trace, "X", "gemm_f32").size(), 1u);
+  EXPECT_EQ(Find(trace, "X", "kernel@0x7777").size(), 1u);
+  EXPECT_TRUE(Find(trace, "X", "kernel@0x555500002000").empty());  // was in batch 3
+  EXPECT_EQ(trace["otherData"]["damage"], stats.damage);
+  EXPECT_EQ(trace["otherData"]["capture_complete"], "false");
+}
+
+TEST(ConverterTest, MissingInputFailsAndCreatesNoOutput) {
+  ScratchDir dir;
+  const std::string in = dir.File("missing.capnp");
+  const std::string out = dir.File("missing.json");
+  const Status st = ConvertLogToChromeJson(in, out, {}, nullptr);
+  EXPECT_EQ(st.message(), in + ": No such file or directory");
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(ConverterTest, UnwritableOutputIsReported) {
+  XTRACE_REQUIRE_DEV_FULL();
+  ScratchDir dir;
+  const std::string in = dir.File("run.capnp");
+  WriteSampleCapture(in, /*finish=*/true);
+  const Status st = ConvertLogToChromeJson(in, "/dev/full", {}, nullptr);
+  EXPECT_EQ(st.message(), "writing /dev/full: No space left on device");
+  // The failed output is a device, not a half-written file: it must not be deleted.
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/full"));
+}
+
+TEST(ConverterTest, WritesToStandardOutput) {
+  ScratchDir dir;
+  const std::string in = dir.File("run.capnp");
+  const std::string captured = dir.File("stdout.json");
+  WriteSampleCapture(in, /*finish=*/true);
+
+  std::fflush(stdout);
+  const int saved = ::dup(STDOUT_FILENO);
+  FILE* file = std::fopen(captured.c_str(), "w");
+  ASSERT_NE(file, nullptr);
+  ::dup2(::fileno(file), STDOUT_FILENO);
+  const Status st = ConvertLogToChromeJson(in, "-", {}, nullptr);
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  std::fclose(file);
+
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(Find(ParseFile(captured), "X", "gemm_f32").size(), 1u);
+}
+
+TEST(ConverterTest, ReportsProgress) {
+  ScratchDir dir;
+  const std::string in = dir.File("run.capnp");
+  WriteSampleCapture(in, /*finish=*/true);
+  uint64_t last_bytes = 0;
+  std::optional<uint64_t> last_total;
+  int calls = 0;
+  ConvertOptions options;
+  options.progress = [&](uint64_t bytes, std::optional<uint64_t> total) {
+    ++calls;
+    last_bytes = bytes;
+    last_total = total;
+  };
+  ASSERT_TRUE(ConvertLogToChromeJson(in, dir.File("run.json"), options, nullptr).ok());
+  EXPECT_GE(calls, 1);
+  EXPECT_EQ(last_total, std::filesystem::file_size(in));
+  EXPECT_EQ(last_bytes, std::filesystem::file_size(in));
+}
+
+}  // namespace
+}  // namespace xtrace

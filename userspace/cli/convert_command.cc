@@ -1,0 +1,188 @@
+// `xtrace convert`: argument parsing, progress and the final report around
+// ConvertLogToChromeJson (export/converter.h), which does the work.
+#include "cli/convert_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "export/converter.h"
+
+namespace xtrace {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+constexpr const char* kHelp = R"(Usage: xtrace convert IN.capnp [-o OUT.json] [--salvage] [-q]
+
+Converts an xtrace event log into Chrome trace JSON, which opens in https://ui.perfetto.dev
+or chrome://tracing. Times are CLOCK_MONOTONIC microseconds with nanosecond decimals.
+
+OUTPUT
+  -o, --output FILE   where to write the JSON; "-" writes to standard output
+                      (default: IN with .capnp replaced by .json)
+  -q, --quiet         no progress and no summary line (errors and warnings still print)
+
+DAMAGED LOGS
+  --salvage           convert everything before the first damage (for example the last batch
+                      of a capture that was killed mid-write) and warn about the damage,
+                      instead of failing. A log that merely lacks its summary (the capture
+                      did not finish cleanly) converts without --salvage, with a warning.
+
+  -h, --help          this help
+
+Exit status: 0 converted (with --salvage also when damage was skipped; a warning says so),
+1 the log could not be converted (one line on stderr says why), 2 bad usage.
+
+Examples:
+  xtrace convert run.capnp                    # writes run.json
+  xtrace convert run.capnp -o /tmp/trace.json
+  xtrace convert killed.capnp --salvage       # keep what a killed capture left
+  xtrace convert run.capnp -o - | gzip > run.json.gz
+)";
+
+struct Arguments {
+  std::string input;
+  std::string output;
+  bool salvage = false;
+  bool quiet = false;
+};
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "xtrace convert: %s\nTry 'xtrace convert --help'.\n", message.c_str());
+  return kExitUsage;
+}
+
+std::string DefaultOutputPath(const std::string& input) {
+  constexpr std::string_view kLogSuffix = ".capnp";
+  if (input.size() > kLogSuffix.size() && input.ends_with(kLogSuffix)) {
+    return input.substr(0, input.size() - kLogSuffix.size()) + ".json";
+  }
+  return input + ".json";
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  char text[32];
+  if (bytes < 1024 * 1024) {
+    std::snprintf(text, sizeof(text), "%.1f KiB", static_cast<double>(bytes) / 1024);
+  } else {
+    std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1024 * 1024));
+  }
+  return text;
+}
+
+// Returns an exit status when parsing decided the outcome (help, usage error).
+std::optional<int> ParseArguments(int argc, char** argv, Arguments* args) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kHelp, stdout);
+      return kExitOk;
+    } else if (arg == "-o" || arg == "--output") {
+      if (i + 1 >= argc) return UsageError(arg + " needs a file name");
+      args->output = argv[++i];
+    } else if (arg.starts_with("--output=")) {
+      args->output = arg.substr(std::strlen("--output="));
+    } else if (arg == "--salvage") {
+      args->salvage = true;
+    } else if (arg == "-q" || arg == "--quiet") {
+      args->quiet = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return UsageError("unknown option '" + arg + "'");
+    } else if (args->input.empty()) {
+      args->input = arg;
+    } else {
+      return UsageError("one input log at a time (got '" + args->input + "' and '" + arg + "')");
+    }
+  }
+  if (args->input.empty()) return UsageError("which log? (xtrace convert IN.capnp)");
+  if (args->output.empty()) args->output = DefaultOutputPath(args->input);
+  if (args->output.empty()) return UsageError("the output file name is empty");
+  if (args->output == args->input) return UsageError("the output would overwrite the input");
+  return std::nullopt;
+}
+
+// A one-line progress display on a terminal, redrawn at most a few times a second.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
+  ~ProgressLine() { Clear(); }
+
+  void Update(uint64_t bytes_read, std::optional<uint64_t> total) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(250)) return;
+    last_ = now;
+    if (total && *total > 0) {
+      std::fprintf(stderr, "\rxtrace convert: %3u%% (%s of %s)\033[K",
+                   static_cast<unsigned>(bytes_read * 100 / *total), HumanBytes(bytes_read).c_str(),
+                   HumanBytes(*total).c_str());
+    } else {
+      std::fprintf(stderr, "\rxtrace convert: %s read\033[K", HumanBytes(bytes_read).c_str());
+    }
+    drawn_ = true;
+  }
+
+  void Clear() {
+    if (drawn_) std::fputs("\r\033[K", stderr);
+    drawn_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+}  // namespace
+
+int RunConvertCommand(int argc, char** argv) {
+  Arguments args;
+  if (std::optional<int> exit_status = ParseArguments(argc, argv, &args)) return *exit_status;
+
+  ProgressLine progress(!args.quiet && ::isatty(STDERR_FILENO));
+  ConvertOptions options;
+  options.salvage = args.salvage;
+  options.progress = [&](uint64_t bytes_read, std::optional<uint64_t> total) {
+    progress.Update(bytes_read, total);
+  };
+
+  const auto start = std::chrono::steady_clock::now();
+  ConvertStats stats;
+  const Status status = ConvertLogToChromeJson(args.input, args.output, options, &stats);
+  progress.Clear();
+  if (!status.ok()) {
+    std::fprintf(stderr, "xtrace convert: %s%s\n", status.message().c_str(),
+                 stats.damage.empty() ? "" : "; --salvage converts the part before it");
+    return kExitError;
+  }
+
+  if (stats.salvaged) {
+    std::fprintf(stderr, "xtrace convert: warning: %s; converted the %llu events before it\n",
+                 stats.damage.c_str(), static_cast<unsigned long long>(stats.events_in));
+  } else if (!stats.complete) {
+    std::fprintf(stderr,
+                 "xtrace convert: warning: %s has no summary: the capture did not finish "
+                 "cleanly; converted the %llu events it holds\n",
+                 args.input.c_str(), static_cast<unsigned long long>(stats.events_in));
+  }
+  if (!args.quiet) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr,
+                 "xtrace convert: %s -> %s: %llu log events, %llu trace events, %s in %.2f s\n",
+                 args.input.c_str(), args.output == "-" ? "standard output" : args.output.c_str(),
+                 static_cast<unsigned long long>(stats.events_in),
+                 static_cast<unsigned long long>(stats.events_out),
+                 HumanBytes(stats.bytes_written).c_str(), seconds);
+  }
+  return kExitOk;
+}
+
+}  // namespace xtrace

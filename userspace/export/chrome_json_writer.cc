@@ -1,0 +1,327 @@
+// ChromeJsonWriter: hand-rolled JSON output; see chrome_json_writer.h for why.
+#include "export/chrome_json_writer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace xtrace {
+namespace {
+
+// Output is written in chunks of about this size: few syscalls, small resident memory.
+constexpr size_t kFlushBytes = 256 * 1024;
+constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
+
+bool IsPlainJsonByte(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
+// Length of the well-formed UTF-8 sequence at the start of `s`, or 0 if there is none; then
+// *invalid_len is how many bytes (the maximal ill-formed prefix, at least 1) one U+FFFD
+// replaces, as Unicode recommends. Ranges are Unicode 15 table 3-7: no overlong forms, no
+// surrogates, nothing above U+10FFFF.
+size_t WellFormedUtf8Length(std::string_view s, size_t* invalid_len) {
+  const auto lead = static_cast<unsigned char>(s[0]);
+  size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    len = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    len = 3;
+    if (lead == 0xE0) lo = 0xA0;
+    if (lead == 0xED) hi = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    len = 4;
+    if (lead == 0xF0) lo = 0x90;
+    if (lead == 0xF4) hi = 0x8F;
+  } else {
+    *invalid_len = 1;
+    return 0;
+  }
+  for (size_t i = 1; i < len; ++i) {
+    const auto c = i < s.size() ? static_cast<unsigned char>(s[i]) : 0;
+    const bool ok = i == 1 ? (c >= lo && c <= hi) : (c >= 0x80 && c <= 0xBF);
+    if (i >= s.size() || !ok) {
+      *invalid_len = i;
+      return 0;
+    }
+  }
+  return len;
+}
+
+void AppendEscapedControl(std::string* out, unsigned char c) {
+  switch (c) {
+    case '\n':
+      out->append("\\n");
+      return;
+    case '\t':
+      out->append("\\t");
+      return;
+    case '\r':
+      out->append("\\r");
+      return;
+    case '\b':
+      out->append("\\b");
+      return;
+    case '\f':
+      out->append("\\f");
+      return;
+    default: {
+      static constexpr char kHex[] = "0123456789abcdef";
+      const char escaped[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+      out->append(escaped, sizeof(escaped));
+    }
+  }
+}
+
+}  // namespace
+
+void ChromeJsonWriter::AppendJsonString(std::string* out, std::string_view text) {
+  out->push_back('"');
+  size_t i = 0;
+  while (i < text.size()) {
+    // Copy the longest run that needs no attention in one append.
+    size_t run = i;
+    while (run < text.size() && IsPlainJsonByte(static_cast<unsigned char>(text[run]))) ++run;
+    out->append(text.data() + i, run - i);
+    i = run;
+    if (i == text.size()) break;
+
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(static_cast<char>(c));
+      ++i;
+    } else if (c < 0x20) {
+      AppendEscapedControl(out, c);
+      ++i;
+    } else {
+      size_t invalid_len = 0;
+      if (const size_t len = WellFormedUtf8Length(text.substr(i), &invalid_len); len > 0) {
+        out->append(text.data() + i, len);
+        i += len;
+      } else {
+        out->append(kReplacementCharacter);
+        i += invalid_len;
+      }
+    }
+  }
+  out->push_back('"');
+}
+
+void ChromeJsonWriter::AppendMicros(std::string* out, uint64_t ns) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), ns / 1000);
+  out->append(digits, end);
+  const auto frac = static_cast<unsigned>(ns % 1000);
+  const char decimals[] = {'.', static_cast<char>('0' + frac / 100),
+                           static_cast<char>('0' + frac / 10 % 10),
+                           static_cast<char>('0' + frac % 10)};
+  out->append(decimals, sizeof(decimals));
+}
+
+ChromeJsonWriter::ChromeJsonWriter(int fd, std::string name) : fd_(fd), name_(std::move(name)) {
+  buffer_.reserve(kFlushBytes + 64 * 1024);
+  buffer_.append("{\"traceEvents\":[\n");
+}
+
+Result<std::unique_ptr<ChromeJsonWriter>> ChromeJsonWriter::Create(const std::string& path) {
+  if (path == "-") return std::make_unique<ChromeJsonWriter>(STDOUT_FILENO, "standard output");
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) return Status::Error(path + ": cannot create: " + std::strerror(errno));
+  struct stat st {};
+  const bool regular = ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode);
+  auto writer = std::make_unique<ChromeJsonWriter>(fd.get(), path);
+  writer->owned_fd_ = std::move(fd);
+  writer->regular_file_ = regular;
+  return writer;
+}
+
+ChromeJsonWriter::~ChromeJsonWriter() = default;
+
+void ChromeJsonWriter::AppendUint(uint64_t v) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), v);
+  buffer_.append(digits, end);
+}
+
+void ChromeJsonWriter::AppendInt(int64_t v) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), v);
+  buffer_.append(digits, end);
+}
+
+void ChromeJsonWriter::BeginEvent(std::string_view ph, uint32_t pid, uint32_t tid) {
+  if (events_ > 0) buffer_.append(",\n");
+  buffer_.append("{\"ph\":\"");
+  buffer_.append(ph);
+  buffer_.append("\",\"pid\":");
+  AppendUint(pid);
+  buffer_.append(",\"tid\":");
+  AppendUint(tid);
+}
+
+void ChromeJsonWriter::EndEvent() {
+  buffer_.push_back('}');
+  ++events_;
+  if (buffer_.size() >= kFlushBytes) FlushBuffer();
+}
+
+void ChromeJsonWriter::AppendArgs(std::span<const TraceArg> args) {
+  buffer_.push_back('{');
+  AppendArgMembers(args);
+  buffer_.push_back('}');
+}
+
+void ChromeJsonWriter::AppendArgMembers(std::span<const TraceArg> args) {
+  bool first = true;
+  for (const TraceArg& arg : args) {
+    if (!first) buffer_.push_back(',');
+    first = false;
+    AppendJsonString(&buffer_, arg.key);
+    buffer_.push_back(':');
+    switch (arg.kind) {
+      case TraceArg::Kind::kInt:
+        AppendInt(arg.int_value);
+        break;
+      case TraceArg::Kind::kUint:
+        AppendUint(arg.uint_value);
+        break;
+      case TraceArg::Kind::kHex: {
+        char digits[24];
+        auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), arg.uint_value, 16);
+        buffer_.append("\"0x");
+        buffer_.append(digits, end);
+        buffer_.push_back('"');
+        break;
+      }
+      case TraceArg::Kind::kString:
+        AppendJsonString(&buffer_, arg.string_value);
+        break;
+      case TraceArg::Kind::kBool:
+        buffer_.append(arg.int_value ? "true" : "false");
+        break;
+    }
+  }
+}
+
+// Metadata events carry no time; viewers key process names by pid alone, so no tid either.
+void ChromeJsonWriter::ProcessName(uint32_t pid, std::string_view name,
+                                   std::span<const TraceArg> args) {
+  if (events_ > 0) buffer_.append(",\n");
+  buffer_.append("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+  AppendUint(pid);
+  buffer_.append(",\"args\":{\"name\":");
+  AppendJsonString(&buffer_, name);
+  if (!args.empty()) {
+    buffer_.push_back(',');
+    AppendArgMembers(args);
+  }
+  buffer_.push_back('}');
+  EndEvent();
+}
+
+void ChromeJsonWriter::ProcessSortIndex(uint32_t pid, int64_t index) {
+  if (events_ > 0) buffer_.append(",\n");
+  buffer_.append("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
+  AppendUint(pid);
+  buffer_.append(",\"args\":{\"sort_index\":");
+  AppendInt(index);
+  buffer_.push_back('}');
+  EndEvent();
+}
+
+void ChromeJsonWriter::ThreadName(uint32_t pid, uint32_t tid, std::string_view name) {
+  BeginEvent("M", pid, tid);
+  buffer_.append(",\"name\":\"thread_name\",\"args\":{\"name\":");
+  AppendJsonString(&buffer_, name);
+  buffer_.push_back('}');
+  EndEvent();
+}
+
+void ChromeJsonWriter::Complete(std::string_view name, std::string_view category, uint32_t pid,
+                                uint32_t tid, uint64_t ts_ns, uint64_t dur_ns,
+                                std::span<const TraceArg> args) {
+  BeginEvent("X", pid, tid);
+  buffer_.append(",\"ts\":");
+  AppendMicros(&buffer_, ts_ns);
+  buffer_.append(",\"dur\":");
+  AppendMicros(&buffer_, dur_ns);
+  buffer_.append(",\"cat\":");
+  AppendJsonString(&buffer_, category);
+  buffer_.append(",\"name\":");
+  AppendJsonString(&buffer_, name);
+  if (!args.empty()) {
+    buffer_.append(",\"args\":");
+    AppendArgs(args);
+  }
+  EndEvent();
+}
+
+void ChromeJsonWriter::Instant(std::string_view name, std::string_view category, uint32_t pid,
+                               uint32_t tid, uint64_t ts_ns, InstantScope scope,
+                               std::span<const TraceArg> args) {
+  BeginEvent("i", pid, tid);
+  buffer_.append(",\"ts\":");
+  AppendMicros(&buffer_, ts_ns);
+  buffer_.append(scope == InstantScope::kThread    ? ",\"s\":\"t\""
+                 : scope == InstantScope::kProcess ? ",\"s\":\"p\""
+                                                   : ",\"s\":\"g\"");
+  buffer_.append(",\"cat\":");
+  AppendJsonString(&buffer_, category);
+  buffer_.append(",\"name\":");
+  AppendJsonString(&buffer_, name);
+  if (!args.empty()) {
+    buffer_.append(",\"args\":");
+    AppendArgs(args);
+  }
+  EndEvent();
+}
+
+void ChromeJsonWriter::Counter(std::string_view name, uint32_t pid, uint64_t ts_ns,
+                               std::span<const TraceArg> series) {
+  if (events_ > 0) buffer_.append(",\n");
+  buffer_.append("{\"ph\":\"C\",\"pid\":");
+  AppendUint(pid);
+  buffer_.append(",\"ts\":");
+  AppendMicros(&buffer_, ts_ns);
+  buffer_.append(",\"name\":");
+  AppendJsonString(&buffer_, name);
+  buffer_.append(",\"args\":");
+  AppendArgs(series);
+  EndEvent();
+}
+
+Status ChromeJsonWriter::Finish(std::span<const TraceArg> other_data) {
+  if (finished_) return error_;
+  finished_ = true;
+  buffer_.append("\n],\"displayTimeUnit\":\"ns\",\"otherData\":");
+  AppendArgs(other_data);
+  buffer_.append("}\n");
+  FlushBuffer();
+  if (error_.ok() && owned_fd_.valid() && owned_fd_.Close() != 0) {
+    error_ = Status::Error("closing " + name_ + ": " + std::strerror(errno));
+  }
+  return error_;
+}
+
+void ChromeJsonWriter::FlushBuffer() {
+  const char* p = buffer_.data();
+  size_t left = error_.ok() ? buffer_.size() : 0;  // after an error, output is dropped
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error_ = Status::Error("writing " + name_ + ": " + std::strerror(n < 0 ? errno : EIO));
+      break;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  bytes_flushed_ += static_cast<uint64_t>(p - buffer_.data());
+  buffer_.clear();
+}
+
+}  // namespace xtrace
