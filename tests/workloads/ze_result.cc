@@ -1,0 +1,94 @@
+// Level Zero result names and the single failure path shared by the test workloads.
+#include "ze_result.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+namespace xtrace::workloads {
+namespace {
+
+const char* g_program = "workload";
+
+}  // namespace
+
+void set_program_name(const char* name) {
+  std::string_view full(name ? name : "");
+  auto slash = full.rfind('/');
+  g_program = (slash == std::string_view::npos) ? name : name + slash + 1;
+}
+
+const char* program_name() { return g_program; }
+
+const char* ze_result_name(ze_result_t result) {
+  switch (result) {
+#define XTRACE_RESULT_CASE(x) \
+  case x:                     \
+    return #x;
+    XTRACE_RESULT_CASE(ZE_RESULT_SUCCESS)
+    XTRACE_RESULT_CASE(ZE_RESULT_NOT_READY)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_DEVICE_LOST)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_MODULE_BUILD_FAILURE)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_MODULE_LINK_FAILURE)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_DEVICE_IN_LOW_POWER_STATE)
+    XTRACE_RESULT_CASE(ZE_RESULT_EXP_ERROR_DEVICE_IS_NOT_VERTEX)
+    XTRACE_RESULT_CASE(ZE_RESULT_EXP_ERROR_VERTEX_IS_NOT_DEVICE)
+    XTRACE_RESULT_CASE(ZE_RESULT_EXP_ERROR_REMOTE_DEVICE)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_NOT_AVAILABLE)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE)
+    XTRACE_RESULT_CASE(ZE_RESULT_WARNING_DROPPED_DATA)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_UNINITIALIZED)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_UNSUPPORTED_VERSION)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_ARGUMENT)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_NULL_HANDLE)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_NULL_POINTER)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_SIZE)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_UNSUPPORTED_SIZE)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_ENUMERATION)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_UNSUPPORTED_IMAGE_FORMAT)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_NATIVE_BINARY)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_GLOBAL_NAME)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_KERNEL_NAME)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_FUNCTION_NAME)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_GLOBAL_WIDTH_DIMENSION)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_KERNEL_ATTRIBUTE_VALUE)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_MODULE_UNLINKED)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_OVERLAPPING_REGIONS)
+    XTRACE_RESULT_CASE(ZE_RESULT_WARNING_ACTION_REQUIRED)
+    XTRACE_RESULT_CASE(ZE_RESULT_ERROR_UNKNOWN)
+#undef XTRACE_RESULT_CASE
+    default:
+      return "unknown";
+  }
+}
+
+void ze_fail(const char* call, ze_result_t result) {
+  // Keep only the function name: the argument list adds noise, not information.
+  std::string_view text(call);
+  auto paren = text.find('(');
+  if (paren != std::string_view::npos) text = text.substr(0, paren);
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %.*s failed: %s (0x%x)\n", g_program, static_cast<int>(text.size()),
+               text.data(), ze_result_name(result), static_cast<unsigned>(result));
+  if (result == ZE_RESULT_ERROR_UNINITIALIZED && text == "zeInit")
+    std::fprintf(stderr,
+                 "%s: hint: no usable Level Zero driver; for the simulated GPU set "
+                 "ZE_ENABLE_ALT_DRIVERS=/abs/path/libxtrace_simze.so\n",
+                 g_program);
+  std::_Exit(1);
+}
+
+}  // namespace xtrace::workloads
