@@ -50,6 +50,20 @@ struct {
 	__type(value, struct xt_inflight);
 } inflight SEC(".maps");
 
+/* Last name reported per thread, keyed by pid_tgid so a reused tid in another process is
+ * a new thread. LRU: exited threads age out. */
+union xt_comm {
+	char c[XT_COMM_LEN];
+	__u64 w[XT_COMM_LEN / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XT_MAX_THREADS);
+	__type(key, __u64);
+	__type(value, union xt_comm);
+} thread_comm SEC(".maps");
+
 /* Scratch space for records with a string tail: too large for the 512-byte BPF stack. */
 struct xt_scratch {
 	__u8 data[XT_MAX_RECORD];
@@ -85,14 +99,46 @@ static __always_inline int xt_traced(__u32 tgid)
 	return bpf_map_lookup_elem(&traced_pids, &tgid) != NULL;
 }
 
-static __always_inline void xt_output(void *rec, __u64 size)
+static __always_inline int xt_output(void *rec, __u64 size)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&events, rec, size, flags))
+	if (bpf_ringbuf_output(&events, rec, size, flags)) {
 		xt_count(XT_CNT_DROPPED);
+		return -1;
+	}
+	return 0;
+}
+
+/* Reports the current thread's name if it is new or changed since its last record. Called
+ * before a record is emitted, so user space always knows a thread's name before its events.
+ * Costs a comm read and one map lookup per call when nothing changed. */
+static __always_inline void xt_note_thread(__u64 now)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	union xt_comm cur = {};
+	union xt_comm *known;
+	struct xt_thread_name rec = {};
+	struct task_struct *task;
+
+	bpf_get_current_comm(cur.c, sizeof(cur.c));
+	known = bpf_map_lookup_elem(&thread_comm, &id);
+	if (known && known->w[0] == cur.w[0] && known->w[1] == cur.w[1])
+		return;
+	rec.hdr.type = XT_REC_THREAD_NAME;
+	rec.hdr.size = sizeof(rec);
+	rec.hdr.pid = id >> 32;
+	rec.hdr.tid = (__u32)id;
+	rec.hdr.start_ns = now;
+	rec.hdr.end_ns = now;
+	__builtin_memcpy(rec.comm, cur.c, sizeof(rec.comm));
+	task = (struct task_struct *)bpf_get_current_task();
+	BPF_CORE_READ_STR_INTO(&rec.process_comm, task, group_leader, comm);
+	/* Remember the name only once it reached user space, so a drop is retried next call. */
+	if (xt_output(&rec, sizeof(rec)) == 0)
+		bpf_map_update_elem(&thread_comm, &id, &cur, BPF_ANY);
 }
 
 static __always_inline __u64 xt_inflight_key(__u32 fn, __u32 tid)
@@ -123,6 +169,7 @@ static __always_inline void xt_fill_header(struct xt_record_header *hdr, __u16 t
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
+	xt_note_thread(now);
 	hdr->type = type;
 	hdr->size = size;
 	hdr->flags = in->flags;

@@ -10,6 +10,7 @@ packages=(
   capnproto libcapnp-dev          # event log schema compiler and runtime
   libze1 libze-dev                # the real Level Zero loader and its headers
   libgtest-dev libgmock-dev       # unit and integration tests
+  nlohmann-json3-dev              # tests parse the Chrome JSON back
   python3                         # JSON checks in tests
 )
 

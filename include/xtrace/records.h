@@ -22,12 +22,19 @@
 /* Pending entries kept per thread while a probed call runs (entry/return pairing). */
 #define XT_MAX_INFLIGHT 16384
 
+/* Threads whose current name BPF remembers (to report renames). */
+#define XT_MAX_THREADS 65536
+
+/* Length of a task's comm, NUL included (TASK_COMM_LEN). */
+#define XT_COMM_LEN 16
+
 /* Processes traced at once (BPF-side pid filter). */
 #define XT_MAX_TRACED_PROCS 4096
 
 enum xt_record_type {
 	XT_REC_KERNEL_CREATE = 1, /* zeKernelCreate, entry + return */
 	XT_REC_LAUNCH_KERNEL = 2, /* zeCommandListAppendLaunchKernel, entry + return */
+	XT_REC_THREAD_NAME = 3,   /* before a thread's first record, and after it renames itself */
 };
 
 enum xt_record_flags {
@@ -67,6 +74,15 @@ struct xt_launch_kernel {
 	__u32 num_wait_events;
 	__s32 result;
 	__u32 reserved;
+};
+
+/* A thread's name as the kernel has it when the thread makes a traced call. Emitted by BPF,
+ * not read from /proc later, because short-lived threads are gone by the time user space
+ * would look. start_ns = end_ns = the time the name was seen. */
+struct xt_thread_name {
+	struct xt_record_header hdr;
+	char comm[XT_COMM_LEN];
+	char process_comm[XT_COMM_LEN]; /* the thread group leader's */
 };
 
 /* Counters kept by BPF in a per-CPU array, indexed by this enum. */

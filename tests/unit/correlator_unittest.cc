@@ -14,9 +14,6 @@ class FakeInspector : public ProcessInspector {
     if (pid == 99) return std::nullopt;  // already gone
     return ProcessDetails{"app" + std::to_string(pid), "app --flag", pid + 1000};
   }
-  std::optional<std::string> ThreadName(uint32_t, uint32_t tid) override {
-    return "worker-" + std::to_string(tid);
-  }
 };
 
 class CollectingSink : public EventSink {
@@ -44,6 +41,11 @@ xt_record_header Header(uint16_t type, uint32_t pid, uint32_t tid, uint64_t t) {
 
 DecodedRecord Create(uint32_t pid, uint32_t tid, uint64_t kernel, std::string_view name) {
   return DecodedKernelCreate{Header(XT_REC_KERNEL_CREATE, pid, tid, 1), 0x77, kernel, 0, name};
+}
+
+DecodedRecord Name(uint32_t pid, uint32_t tid, std::string_view comm,
+                   std::string_view leader = "leader") {
+  return DecodedThreadName{Header(XT_REC_THREAD_NAME, pid, tid, 0), comm, leader};
 }
 
 DecodedRecord Launch(uint32_t pid, uint32_t tid, uint64_t kernel) {
@@ -76,8 +78,10 @@ TEST_F(Fixture, NamesLaunchesFromCreation) {
 }
 
 TEST_F(Fixture, IntroducesProcessesAndThreadsOnce) {
+  c.OnRecord(Name(1, 2, "worker-2"));
   c.OnRecord(Launch(1, 2, 0x1));
   c.OnRecord(Launch(1, 2, 0x1));
+  c.OnRecord(Name(1, 3, "worker-3"));
   c.OnRecord(Launch(1, 3, 0x1));
   auto procs = sink.All<ProcessInfo>();
   auto threads = sink.All<ThreadInfo>();
@@ -87,18 +91,40 @@ TEST_F(Fixture, IntroducesProcessesAndThreadsOnce) {
   EXPECT_EQ(procs[0].ns_pid, 1001u);
   ASSERT_EQ(threads.size(), 2u);
   EXPECT_EQ(strings.Get(threads[1].name), "worker-3");
+  EXPECT_EQ(c.stats().threads, 2u);
   // The process and thread are announced before the first event that refers to them.
   EXPECT_TRUE(std::holds_alternative<ProcessInfo>(sink.events[0]));
   EXPECT_TRUE(std::holds_alternative<ThreadInfo>(sink.events[1]));
 }
 
-TEST_F(Fixture, GoneProcessStillIntroducedByPid) {
-  c.OnRecord(Launch(99, 99, 0x1));
+TEST_F(Fixture, RenamedThreadIsAnnouncedAgainSameNameIsNot) {
+  c.OnRecord(Name(1, 2, "python"));
+  c.OnRecord(Name(1, 2, "python"));
+  c.OnRecord(Name(1, 2, "dataloader"));
+  auto threads = sink.All<ThreadInfo>();
+  ASSERT_EQ(threads.size(), 2u);
+  EXPECT_EQ(strings.Get(threads[0].name), "python");
+  EXPECT_EQ(strings.Get(threads[1].name), "dataloader");
+  EXPECT_EQ(c.stats().threads, 1u);
+}
+
+TEST_F(Fixture, GoneProcessIsNamedByItsLeaderComm) {
+  c.OnRecord(Name(99, 100, "worker", "trainer"));
+  c.OnRecord(Launch(99, 100, 0x1));
   auto procs = sink.All<ProcessInfo>();
   ASSERT_EQ(procs.size(), 1u);
   EXPECT_EQ(procs[0].pid, 99u);
   EXPECT_EQ(procs[0].ns_pid, 99u);
+  EXPECT_EQ(strings.Get(procs[0].comm), "trainer");
+}
+
+TEST_F(Fixture, GoneProcessWithoutNameRecordIsStillIntroduced) {
+  c.OnRecord(Launch(99, 99, 0x1));
+  auto procs = sink.All<ProcessInfo>();
+  ASSERT_EQ(procs.size(), 1u);
   EXPECT_EQ(strings.Get(procs[0].comm), "");
+  EXPECT_EQ(sink.All<ThreadInfo>().size(), 0u);
+  EXPECT_EQ(c.stats().threads, 1u);
 }
 
 TEST_F(Fixture, KernelsCreatedBeforeCaptureAreNamedByHandle) {

@@ -77,6 +77,29 @@ TEST(RecordDecoder, DecodesLaunch) {
   EXPECT_EQ(HeaderOf(*r).tid, 6u);
 }
 
+TEST(RecordDecoder, DecodesThreadNameWithFullAndShortComms) {
+  xt_thread_name rec{};
+  rec.hdr.type = XT_REC_THREAD_NAME;
+  rec.hdr.size = sizeof(rec);
+  rec.hdr.tid = 77;
+  std::memcpy(rec.comm, "0123456789abcdef", XT_COMM_LEN);  // fills the field: no NUL
+  std::memcpy(rec.process_comm, "python3", 8);
+  auto bytes = Bytes(&rec, sizeof(rec));
+  auto r = DecodeRecord(bytes);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& t = std::get<DecodedThreadName>(*r);
+  EXPECT_EQ(t.hdr.tid, 77u);
+  EXPECT_EQ(t.comm, "0123456789abcdef");
+  EXPECT_EQ(t.process_comm, "python3");
+
+  bytes.resize(sizeof(xt_record_header) + 8);
+  rec.hdr.size = static_cast<uint16_t>(bytes.size());
+  std::memcpy(bytes.data(), &rec.hdr, sizeof(rec.hdr));
+  auto short_rec = DecodeRecord(bytes);
+  ASSERT_FALSE(short_rec.ok());
+  EXPECT_NE(short_rec.status().message().find("thread-name record too short"), std::string::npos);
+}
+
 TEST(RecordDecoder, RejectsShorterThanHeader) {
   std::vector<std::byte> bytes(sizeof(xt_record_header) - 1);
   auto r = DecodeRecord(bytes);

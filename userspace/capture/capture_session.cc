@@ -66,6 +66,7 @@ struct Target {
   explicit Target(uint32_t p) : pid(p) {}
   uint32_t pid = 0;
   bool is_child = false;        // launched by `record`: reaped by us
+  bool held = false;            // launched but not yet exec'd: /proc still shows xtrace
   bool gone = false;
   bool ever_attached = false;
   std::vector<MappedLibrary> attached;  // loader files probed in this process
@@ -206,7 +207,7 @@ void Session::Attach(Target& target, const MappedLibrary& lib) {
   target.attached.push_back(lib);
   if (!target.ever_attached) {
     target.ever_attached = true;
-    correlator_->NoteProcess(target.pid);
+    if (!target.held) correlator_->NoteProcess(target.pid);
     Say("attached to pid " + std::to_string(target.pid) + " (" + lib.path + ")");
   }
 }
@@ -275,6 +276,7 @@ Result<CaptureReport> Session::Run() {
     launched = *spawned;
     Target t(static_cast<uint32_t>(launched->pid));
     t.is_child = true;
+    t.held = true;
     if (auto lib = ResolveLoaderForExec()) {
       Attach(t, *lib);
     } else {
@@ -283,6 +285,8 @@ Result<CaptureReport> Session::Run() {
     }
     targets_.push_back(std::move(t));
     if (Status st = ReleaseHeld(*launched, opt_.command[0]); !st.ok()) return st;
+    targets_.back().held = false;
+    if (targets_.back().ever_attached) correlator_->NoteProcess(targets_.back().pid);
   }
 
   ScanTargets();

@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -120,10 +121,16 @@ int ZeProbes::OnSample(void* ctx, void* data, size_t size) {
 
 Result<int> ZeProbes::Poll(int timeout_ms, const RecordCallback& callback) {
   callback_ = &callback;
-  const int n = ring_buffer__poll(ring_.get(), timeout_ms);
+  int n = ring_buffer__poll(ring_.get(), timeout_ms);
+  // Records written with BPF_RB_NO_WAKEUP never make epoll report the ring ready, so poll
+  // alone would leave them until the wakeup threshold: consume on every timeout too.
+  if (n >= 0 || n == -EINTR) {
+    const int more = ring_buffer__consume(ring_.get());
+    n = more < 0 ? more : std::max(n, 0) + more;
+  }
   callback_ = nullptr;
-  if (n < 0 && n != -EINTR) return Status::Error("reading ring buffer: " + ErrnoText(n));
-  return n < 0 ? 0 : n;
+  if (n < 0) return Status::Error("reading ring buffer: " + ErrnoText(n));
+  return n;
 }
 
 Result<int> ZeProbes::Drain(const RecordCallback& callback) {

@@ -8,12 +8,13 @@ namespace xtrace {
 Correlator::Correlator(StringTable& strings, EventSink& sink, ProcessInspector& inspector)
     : strings_(strings), sink_(sink), inspector_(inspector) {}
 
-void Correlator::NoteProcess(uint32_t pid) {
+void Correlator::NoteProcess(uint32_t pid, std::string_view fallback_comm) {
   if (!processes_.insert(pid).second) return;
   ++stats_.processes;
   ProcessInfo info;
   info.pid = pid;
   info.ns_pid = pid;
+  info.comm = strings_.Intern(fallback_comm);
   if (auto details = inspector_.Process(pid)) {
     info.comm = strings_.Intern(details->comm);
     info.command_line = strings_.Intern(details->command_line);
@@ -24,25 +25,31 @@ void Correlator::NoteProcess(uint32_t pid) {
 
 void Correlator::SeeThread(uint32_t pid, uint32_t tid) {
   NoteProcess(pid);
-  const uint64_t key = (uint64_t{pid} << 32) | tid;
-  if (!threads_.insert(key).second) return;
-  ++stats_.threads;
-  ThreadInfo info;
-  info.pid = pid;
-  info.tid = tid;
-  if (auto name = inspector_.ThreadName(pid, tid)) info.name = strings_.Intern(*name);
-  sink_.OnEvent(info);
+  if (threads_.try_emplace((uint64_t{pid} << 32) | tid, kEmptyString).second) ++stats_.threads;
+}
+
+void Correlator::OnThreadName(const DecodedThreadName& r) {
+  NoteProcess(r.hdr.pid, r.process_comm);
+  const StringId name = strings_.Intern(r.comm);
+  auto [it, added] = threads_.try_emplace((uint64_t{r.hdr.pid} << 32) | r.hdr.tid, name);
+  if (added) ++stats_.threads;
+  else if (it->second == name) return;  // already known under this name
+  it->second = name;
+  sink_.OnEvent(ThreadInfo{r.hdr.pid, r.hdr.tid, name});
 }
 
 void Correlator::OnRecord(const DecodedRecord& record) {
   ++stats_.records;
-  const xt_record_header& hdr = HeaderOf(record);
-  SeeThread(hdr.pid, hdr.tid);
   std::visit(
       [this](const auto& r) {
         using T = std::decay_t<decltype(r)>;
-        if constexpr (std::is_same_v<T, DecodedKernelCreate>) OnKernelCreate(r);
-        if constexpr (std::is_same_v<T, DecodedLaunchKernel>) OnLaunchKernel(r);
+        if constexpr (std::is_same_v<T, DecodedThreadName>) {
+          OnThreadName(r);
+        } else {
+          SeeThread(r.hdr.pid, r.hdr.tid);
+          if constexpr (std::is_same_v<T, DecodedKernelCreate>) OnKernelCreate(r);
+          if constexpr (std::is_same_v<T, DecodedLaunchKernel>) OnLaunchKernel(r);
+        }
       },
       record);
 }

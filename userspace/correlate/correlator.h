@@ -37,8 +37,8 @@ class Correlator {
   void OnRecord(const DecodedRecord& record);
 
   // Announces a process before any record of it (e.g. when a probe attaches), so its name is
-  // read while it is still alive.
-  void NoteProcess(uint32_t pid);
+  // read while it is still alive. `fallback_comm` names it if it is already gone.
+  void NoteProcess(uint32_t pid, std::string_view fallback_comm = {});
 
   const CorrelatorStats& stats() const { return stats_; }
 
@@ -57,12 +57,13 @@ class Correlator {
   void SeeThread(uint32_t pid, uint32_t tid);
   void OnKernelCreate(const DecodedKernelCreate& r);
   void OnLaunchKernel(const DecodedLaunchKernel& r);
+  void OnThreadName(const DecodedThreadName& r);
 
   StringTable& strings_;
   EventSink& sink_;
   ProcessInspector& inspector_;
   std::unordered_set<uint32_t> processes_;
-  std::unordered_set<uint64_t> threads_;  // pid << 32 | tid
+  std::unordered_map<uint64_t, StringId> threads_;  // pid << 32 | tid -> name
   std::unordered_map<PidHandle, StringId, PidHandleHash> kernel_names_;
   std::unordered_set<PidHandle, PidHandleHash> unnamed_kernels_;
   CorrelatorStats stats_;

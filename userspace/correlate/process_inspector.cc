@@ -49,10 +49,4 @@ std::optional<ProcessDetails> ProcfsInspector::Process(uint32_t pid) {
   return d;
 }
 
-std::optional<std::string> ProcfsInspector::ThreadName(uint32_t pid, uint32_t tid) {
-  auto comm = ReadFile("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
-  if (!comm) return std::nullopt;
-  return TrimNewline(*comm);
-}
-
 }  // namespace xtrace

@@ -1,5 +1,5 @@
-// What the correlator learns about processes and threads from outside the record stream
-// (comm, command line, namespace pid). An interface so tests can supply fixed answers.
+// What the correlator learns about a process from outside the record stream (comm,
+// command line, namespace pid). Thread names come from BPF records instead. An interface so tests can supply fixed answers.
 #pragma once
 
 #include <cstdint>
@@ -19,14 +19,12 @@ class ProcessInspector {
   virtual ~ProcessInspector() = default;
   // nullopt when the process is gone (the caller falls back to what it knows).
   virtual std::optional<ProcessDetails> Process(uint32_t pid) = 0;
-  virtual std::optional<std::string> ThreadName(uint32_t pid, uint32_t tid) = 0;
 };
 
 // Reads /proc (through the init pid namespace: xtrace runs there or with host pid).
 class ProcfsInspector final : public ProcessInspector {
  public:
   std::optional<ProcessDetails> Process(uint32_t pid) override;
-  std::optional<std::string> ThreadName(uint32_t pid, uint32_t tid) override;
 };
 
 }  // namespace xtrace

@@ -1,6 +1,7 @@
 // Record decoding: one switch over the record type, size checks before every read.
 #include "decode/record_decoder.h"
 
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -49,6 +50,21 @@ Result<DecodedRecord> DecodeLaunchKernel(std::span<const std::byte> data) {
   return DecodedRecord(out);
 }
 
+// A comm field: up to XT_COMM_LEN bytes, NUL-terminated unless it fills the field.
+std::string_view CommField(const std::byte* field) {
+  const char* p = reinterpret_cast<const char*>(field);
+  return std::string_view(p, strnlen(p, XT_COMM_LEN));
+}
+
+Result<DecodedRecord> DecodeThreadName(std::span<const std::byte> data) {
+  if (data.size() < sizeof(xt_thread_name))
+    return SizeError("thread-name", sizeof(xt_thread_name), data.size());
+  const auto hdr = Load<xt_record_header>(data);
+  const std::byte* base = data.data();
+  return DecodedRecord(DecodedThreadName{hdr, CommField(base + offsetof(xt_thread_name, comm)),
+                                         CommField(base + offsetof(xt_thread_name, process_comm))});
+}
+
 }  // namespace
 
 Result<DecodedRecord> DecodeRecord(std::span<const std::byte> data) {
@@ -66,6 +82,8 @@ Result<DecodedRecord> DecodeRecord(std::span<const std::byte> data) {
       return DecodeKernelCreate(body);
     case XT_REC_LAUNCH_KERNEL:
       return DecodeLaunchKernel(body);
+    case XT_REC_THREAD_NAME:
+      return DecodeThreadName(body);
   }
   return Status::Error("unknown record type " + std::to_string(hdr.type) + " (" +
                        std::to_string(hdr.size) + " bytes)");

@@ -31,7 +31,13 @@ struct DecodedLaunchKernel {
   int32_t result;
 };
 
-using DecodedRecord = std::variant<DecodedKernelCreate, DecodedLaunchKernel>;
+struct DecodedThreadName {
+  xt_record_header hdr;
+  std::string_view comm;          // points into the decoded buffer
+  std::string_view process_comm;  // likewise
+};
+
+using DecodedRecord = std::variant<DecodedKernelCreate, DecodedLaunchKernel, DecodedThreadName>;
 
 // Decodes one record. A short, oversized or unknown record yields an error naming the type
 // and the sizes involved; it never reads past `data`.

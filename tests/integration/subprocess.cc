@@ -1,0 +1,131 @@
+// Subprocess handling for integration tests.
+#include "subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace xtrace::testing {
+
+Subprocess::Subprocess(const std::vector<std::string>& argv,
+                       const std::vector<std::string>& extra_env) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe failed");
+  pid_ = fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    setpgid(0, 0);  // own group: a test's Ctrl-C never reaches it, and it can be killed whole
+    for (const auto& kv : extra_env) putenv(const_cast<char*>(kv.c_str()));
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  out_.fd = out[0];
+  err_.fd = err[0];
+}
+
+Subprocess::~Subprocess() {
+  if (!reaped_ && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  if (out_.fd >= 0) close(out_.fd);
+  if (err_.fd >= 0) close(err_.fd);
+}
+
+void Subprocess::Pump(std::chrono::milliseconds timeout) {
+  pollfd fds[2] = {{out_.fd, POLLIN, 0}, {err_.fd, POLLIN, 0}};
+  if (poll(fds, 2, static_cast<int>(timeout.count())) <= 0) return;
+  Stream* streams[2] = {&out_, &err_};
+  for (int i = 0; i < 2; ++i) {
+    if (!(fds[i].revents & (POLLIN | POLLHUP))) continue;
+    char buf[4096];
+    const ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+    if (n > 0) {
+      streams[i]->text.append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      close(streams[i]->fd);
+      streams[i]->fd = -1;
+    }
+  }
+}
+
+std::optional<std::string> Subprocess::WaitLine(Stream& s, const std::string& needle,
+                                                std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    size_t eol;
+    while ((eol = s.text.find('\n', s.scanned)) != std::string::npos) {
+      std::string line = s.text.substr(s.scanned, eol - s.scanned);
+      s.scanned = eol + 1;
+      if (line.find(needle) != std::string::npos) return line;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline || (out_.fd < 0 && err_.fd < 0)) return std::nullopt;
+    Pump(std::min(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now),
+                  std::chrono::milliseconds(50)));
+  }
+}
+
+std::optional<std::string> Subprocess::WaitStdout(const std::string& needle,
+                                                  std::chrono::milliseconds timeout) {
+  return WaitLine(out_, needle, timeout);
+}
+
+std::optional<std::string> Subprocess::WaitStderr(const std::string& needle,
+                                                  std::chrono::milliseconds timeout) {
+  return WaitLine(err_, needle, timeout);
+}
+
+void Subprocess::Signal(int sig) {
+  if (!reaped_) kill(pid_, sig);
+}
+
+std::optional<int> Subprocess::Wait(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!reaped_) {
+    int status = 0;
+    const pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      reaped_ = true;
+      status_ = status;
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    Pump(std::chrono::milliseconds(20));
+  }
+  // Collect what is left in the pipes (grandchildren may hold them open: bounded wait).
+  const auto drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while ((out_.fd >= 0 || err_.fd >= 0) && std::chrono::steady_clock::now() < drain_deadline)
+    Pump(std::chrono::milliseconds(50));
+  return status_;
+}
+
+int RunResult::exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+
+RunResult RunCommand(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
+              std::chrono::milliseconds timeout) {
+  Subprocess p(argv, extra_env);
+  RunResult r;
+  auto st = p.Wait(timeout);
+  r.status = st ? *st : -1;
+  r.out = p.stdout_text();
+  r.err = p.stderr_text();
+  return r;
+}
+
+}  // namespace xtrace::testing

@@ -1,0 +1,62 @@
+// A child process for integration tests: argv + extra environment, stdout/stderr piped and
+// read line by line with timeouts, killed on destruction so a failed test leaves nothing behind.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xtrace::testing {
+
+class Subprocess {
+ public:
+  Subprocess(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {});
+  ~Subprocess();
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  pid_t pid() const { return pid_; }
+
+  // Waits for a line on stdout (or stderr) containing `needle`; returns the line, or nullopt
+  // on timeout or end of output. Lines read on the way are kept in stdout_text()/stderr_text().
+  std::optional<std::string> WaitStdout(const std::string& needle, std::chrono::milliseconds timeout);
+  std::optional<std::string> WaitStderr(const std::string& needle, std::chrono::milliseconds timeout);
+
+  void Signal(int sig);
+
+  // Waits for exit (reading the pipes meanwhile); returns the wait status or nullopt on timeout.
+  std::optional<int> Wait(std::chrono::milliseconds timeout);
+
+  const std::string& stdout_text() const { return out_.text; }
+  const std::string& stderr_text() const { return err_.text; }
+
+ private:
+  struct Stream {
+    int fd = -1;
+    std::string text;      // everything read so far
+    size_t scanned = 0;    // lines before this offset were already offered to a waiter
+  };
+  // Reads whatever is available on both pipes, waiting at most `timeout`.
+  void Pump(std::chrono::milliseconds timeout);
+  std::optional<std::string> WaitLine(Stream& s, const std::string& needle,
+                                      std::chrono::milliseconds timeout);
+
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int status_ = 0;
+  Stream out_, err_;
+};
+
+// Runs to completion and returns (wait status, stdout, stderr).
+struct RunResult {
+  int status = -1;
+  std::string out, err;
+  int exit_code() const;
+};
+RunResult RunCommand(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {},
+              std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+}  // namespace xtrace::testing
