@@ -1,0 +1,33 @@
+// Simulator configuration: every XTRACE_SIMZE_* environment variable, read once.
+// Tests configure the simulated GPU per process through the environment, like a real driver's knobs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace simze {
+
+// Which kernel-driver exec ioctl stands in for a submission (see kmd_stub.h).
+enum class DrmFlavor { kNone, kI915, kXe };
+
+struct Config {
+  std::string device_name = "xtrace simulated GPU (Xe-HPC)";
+  uint32_t device_count = 1;
+  uint64_t timer_hz = 19'200'000;
+  // Nonzero by default so that nothing can mistake device ticks for host nanoseconds.
+  int64_t clock_offset_ticks = 1'234'567'890'123;
+  // Clock origin in CLOCK_MONOTONIC_RAW ns. 0 (boot) gives every process the same device
+  // clock, as one physical GPU has; tests may pin it to a chosen instant instead.
+  uint64_t clock_origin_raw_ns = 0;
+  bool clock_origin_at_init = false;
+  double drift_ppm = 0.0;
+  uint64_t default_kernel_ns = 20'000;
+  double copy_gbps = 20.0;  // simulated copy bandwidth, GB/s; 0 = as fast as memcpy
+  DrmFlavor drm = DrmFlavor::kI915;
+  std::string ground_truth_path;  // empty: no ground truth
+};
+
+// Parsed from the environment on first call; invalid values are reported on stderr and ignored.
+const Config& config();
+
+}  // namespace simze
