@@ -16,9 +16,10 @@
 #include <memory>
 #include <sstream>
 
+#include "capture/capture_maps.h"
 #include "capture/host_info.h"
+#include "capture/probe_source.h"
 #include "capture/proc_maps.h"
-#include "capture/ze_probes.h"
 #include "correlate/correlator.h"
 #include "correlate/process_inspector.h"
 #include "decode/record_decoder.h"
@@ -29,9 +30,6 @@ namespace xtrace {
 volatile std::sig_atomic_t g_capture_stop = 0;
 
 namespace {
-
-constexpr std::string_view kLoaderPrefix = "libze_loader.so";
-constexpr const char* kLoaderSoname = "libze_loader.so.1";
 
 uint64_t MonotonicNs() {
   timespec ts{};
@@ -69,50 +67,7 @@ struct Target {
   bool held = false;            // launched but not yet exec'd: /proc still shows xtrace
   bool gone = false;
   bool ever_attached = false;
-  std::vector<MappedLibrary> attached;  // loader files probed in this process
 };
-
-// Where the dynamic linker will find the loader for a command we launch: LD_LIBRARY_PATH,
-// then the linker cache, then the default directories. Probing it before exec means the
-// first Level Zero call of the command is already captured.
-std::optional<MappedLibrary> ResolveLoaderForExec() {
-  std::vector<std::string> dirs;
-  if (const char* llp = std::getenv("LD_LIBRARY_PATH")) {
-    std::stringstream ss(llp);
-    for (std::string d; std::getline(ss, d, ':');)
-      if (!d.empty()) dirs.push_back(d);
-  }
-  if (FILE* p = popen("/sbin/ldconfig -p 2>/dev/null", "r")) {
-    char line[4096];
-    while (std::fgets(line, sizeof(line), p)) {
-      std::string l(line);
-      if (l.find(kLoaderSoname) == std::string::npos) continue;
-      const size_t arrow = l.find("=> ");
-      if (arrow == std::string::npos) continue;
-      std::string path = l.substr(arrow + 3);
-      while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
-      dirs.push_back(path.substr(0, path.rfind('/')));
-    }
-    pclose(p);
-  }
-  for (const char* d : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
-                        "/usr/lib64", "/lib", "/usr/lib"})
-    dirs.push_back(d);
-  for (const auto& dir : dirs) {
-    const std::string path = dir + "/" + kLoaderSoname;
-    char real[PATH_MAX];
-    struct stat st{};
-    if (!realpath(path.c_str(), real) || stat(real, &st) != 0) continue;
-    MappedLibrary lib;
-    lib.path = real;
-    lib.host_path = real;
-    lib.inode = st.st_ino;
-    lib.dev_major = major(st.st_dev);
-    lib.dev_minor = minor(st.st_dev);
-    return lib;
-  }
-  return std::nullopt;
-}
 
 // A command started held at a gate: it execs only once the probes are in place.
 struct LaunchedCommand {
@@ -173,14 +128,17 @@ class Session {
   void Say(const std::string& line) const {
     if (!opt_.quiet) std::fprintf(stderr, "xtrace: %s\n", line.c_str());
   }
-  void Attach(Target& target, const MappedLibrary& lib);
+  void MarkAttached(Target& target);
   void ScanTargets();
+  void TargetGone(Target& target);
   bool AllTargetsGone() const;
+  std::string WaitsFor() const;
   void OnRecord(std::span<const std::byte> data);
   std::string Summarize(const CaptureReport& report, double seconds) const;
 
   const CaptureOptions& opt_;
-  std::unique_ptr<ZeProbes> probes_;
+  std::unique_ptr<CaptureMaps> maps_;
+  std::vector<std::unique_ptr<ProbeSource>> sources_;
   std::unique_ptr<LogWriter> writer_;
   std::unique_ptr<LogSink> sink_;
   std::unique_ptr<Correlator> correlator_;
@@ -191,25 +149,16 @@ class Session {
   std::optional<int> child_status_;
 };
 
-void Session::Attach(Target& target, const MappedLibrary& lib) {
-  for (const auto& a : target.attached)
-    if (a.SameFile(lib)) return;
-  std::vector<std::string> skipped;
-  Status st = probes_->AttachLibrary(static_cast<int>(target.pid), lib, &skipped);
-  if (!st.ok()) {
-    Say("pid " + std::to_string(target.pid) + ": " + st.message());
-    target.attached.push_back(lib);  // do not retry the same file every poll
-    return;
-  }
-  for (const auto& s : skipped)
-    Say("pid " + std::to_string(target.pid) + ": " + lib.path + " does not export " + s +
-        "; that call is not traced");
-  target.attached.push_back(lib);
-  if (!target.ever_attached) {
-    target.ever_attached = true;
-    if (!target.held) correlator_->NoteProcess(target.pid);
-    Say("attached to pid " + std::to_string(target.pid) + " (" + lib.path + ")");
-  }
+void Session::MarkAttached(Target& target) {
+  if (target.ever_attached) return;
+  target.ever_attached = true;
+  if (!target.held) correlator_->NoteProcess(target.pid);
+}
+
+void Session::TargetGone(Target& target) {
+  target.gone = true;
+  for (auto& source : sources_) source->OnProcessExit(target.pid);
+  maps_->ForgetPid(target.pid);
 }
 
 void Session::ScanTargets() {
@@ -218,20 +167,22 @@ void Session::ScanTargets() {
     if (t.is_child) {
       int status = 0;
       if (waitpid(static_cast<pid_t>(t.pid), &status, WNOHANG) == static_cast<pid_t>(t.pid)) {
-        t.gone = true;
         child_status_ = status;
+        TargetGone(t);
         continue;
       }
     } else if (!ProcessAlive(t.pid)) {
-      t.gone = true;
+      TargetGone(t);
       continue;
     }
-    auto libs = FindMappedLibraries(t.pid, kLoaderPrefix);
-    if (!libs.ok()) {
-      if (!ProcessAlive(t.pid)) t.gone = true;
+    auto files = FindMappedLibraries(t.pid, "");
+    if (!files.ok()) {
+      if (!ProcessAlive(t.pid)) TargetGone(t);
       continue;
     }
-    for (const auto& lib : *libs) Attach(t, lib);
+    bool attached = false;
+    for (auto& source : sources_) attached = source->OnProcessMaps(t.pid, *files) || attached;
+    if (attached) MarkAttached(t);
   }
 }
 
@@ -239,6 +190,16 @@ bool Session::AllTargetsGone() const {
   for (const auto& t : targets_)
     if (!t.gone) return false;
   return true;
+}
+
+std::string Session::WaitsFor() const {
+  std::string what;
+  for (const auto& source : sources_) {
+    if (source->waits_for().empty()) continue;
+    if (!what.empty()) what += " or ";
+    what += source->waits_for();
+  }
+  return what;
 }
 
 void Session::OnRecord(std::span<const std::byte> data) {
@@ -251,16 +212,20 @@ void Session::OnRecord(std::span<const std::byte> data) {
 }
 
 Result<CaptureReport> Session::Run() {
-  ZeProbesOptions popt;
-  popt.ring_bytes = opt_.ring_bytes;
-  auto probes = ZeProbes::Load(popt);
-  if (!probes.ok()) return probes.status();
-  probes_ = std::move(*probes);
-
   for (uint32_t pid : opt_.pids) {
     if (!ProcessAlive(pid)) return Status::Error("no running process with pid " + std::to_string(pid));
     targets_.emplace_back(pid);
   }
+
+  auto maps = CaptureMaps::Create(opt_.ring_bytes);
+  if (!maps.ok()) return maps.status();
+  maps_ = std::move(*maps);
+  auto sources =
+      LoadProbeSources(SourceContext{*maps_, opt_, [this](const std::string& l) { Say(l); }});
+  if (!sources.ok()) return sources.status();
+  sources_ = std::move(*sources);
+  for (const auto& t : targets_)
+    if (Status st = maps_->TracePid(t.pid); !st.ok()) return st;
 
   LogHeader header = MakeLogHeader(opt_.xtrace_command_line);
   auto writer = LogWriter::Create(opt_.output_path, header);
@@ -277,12 +242,9 @@ Result<CaptureReport> Session::Run() {
     Target t(static_cast<uint32_t>(launched->pid));
     t.is_child = true;
     t.held = true;
-    if (auto lib = ResolveLoaderForExec()) {
-      Attach(t, *lib);
-    } else {
-      Say("no " + std::string(kLoaderSoname) +
-          " found on the library path; watching the command for one it loads itself");
-    }
+    if (Status st = maps_->TracePid(t.pid); !st.ok()) return st;
+    for (auto& source : sources_)
+      if (source->BeforeExec(t.pid)) MarkAttached(t);
     targets_.push_back(std::move(t));
     if (Status st = ReleaseHeld(*launched, opt_.command[0]); !st.ok()) return st;
     targets_.back().held = false;
@@ -292,9 +254,8 @@ Result<CaptureReport> Session::Run() {
   ScanTargets();
   for (const auto& t : targets_) {
     if (!t.ever_attached && !t.gone)
-      Say("pid " + std::to_string(t.pid) +
-          " has not loaded Level Zero (" + std::string(kLoaderPrefix) +
-          "*) yet; waiting for it to (Ctrl-C to stop)");
+      Say("pid " + std::to_string(t.pid) + " has not loaded " + WaitsFor() +
+          " yet; waiting for it to (Ctrl-C to stop)");
   }
 
   const uint64_t start = MonotonicNs();
@@ -304,7 +265,7 @@ Result<CaptureReport> Session::Run() {
   Status read_error;
 
   while (!g_capture_stop) {
-    auto n = probes_->Poll(opt_.poll_interval_ms, on_record);
+    auto n = maps_->Poll(opt_.poll_interval_ms, on_record);
     if (!n.ok()) {
       read_error = n.status();
       break;
@@ -323,16 +284,15 @@ Result<CaptureReport> Session::Run() {
   }
 
   // Everything the probes wrote before we stopped is still in the ring.
-  (void)probes_->Drain(on_record);
-  const Counters counters = probes_->ReadCounters();
+  (void)maps_->Drain(on_record);
+  const Counters counters = maps_->ReadCounters();
   const double seconds = (MonotonicNs() - start) / 1e9;
 
   // A launched command that is still running when the capture ends keeps running.
   for (auto& t : targets_) {
     if (!t.ever_attached)
       Say("pid " + std::to_string(t.pid) + (t.gone ? " exited" : " is still running") +
-          " and never loaded Level Zero (" + std::string(kLoaderPrefix) +
-          "*): nothing was captured from it");
+          " and never loaded " + WaitsFor() + ": nothing was captured from it");
   }
 
   LogSummary summary;

@@ -1,0 +1,22 @@
+// libbpf link ownership and uprobe attachment.
+#include "capture/bpf_link.h"
+
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+
+#include "capture/capture_maps.h"
+
+namespace xtrace {
+
+void BpfLinkDeleter::operator()(bpf_link* link) const { bpf_link__destroy(link); }
+
+Result<BpfLink> AttachUprobe(bpf_program* prog, int pid, const std::string& path,
+                             const std::string& symbol, bool retprobe) {
+  LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .func_name = symbol.c_str());
+  bpf_link* link = bpf_program__attach_uprobe_opts(prog, pid, path.c_str(), 0, &opts);
+  if (!link) return Status::Error(symbol + ": " + BpfErrorText(errno));
+  return BpfLink(link);
+}
+
+}  // namespace xtrace

@@ -1,0 +1,24 @@
+// RAII ownership of libbpf links, and a uprobe helper every library-probing source uses.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+
+struct bpf_link;
+struct bpf_program;
+
+namespace xtrace {
+
+struct BpfLinkDeleter {
+  void operator()(bpf_link* link) const;
+};
+using BpfLink = std::unique_ptr<bpf_link, BpfLinkDeleter>;
+
+// Attaches `prog` to `symbol` in the ELF file at `path` for process `pid` (-1: every process
+// that maps it), on return if `retprobe`.
+Result<BpfLink> AttachUprobe(bpf_program* prog, int pid, const std::string& path,
+                             const std::string& symbol, bool retprobe);
+
+}  // namespace xtrace

@@ -1,0 +1,120 @@
+// Shared maps: creation, sharing with probe objects, ring reading, counters.
+#include "capture/capture_maps.h"
+
+#include <bpf/libbpf.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "shared_maps.skel.h"
+
+namespace xtrace {
+
+std::string BpfErrorText(int err) { return std::strerror(err < 0 ? -err : err); }
+
+void CaptureMaps::SkeletonDeleter::operator()(::shared_maps* skel) const {
+  shared_maps__destroy(skel);
+}
+void CaptureMaps::RingDeleter::operator()(ring_buffer* ring) const { ring_buffer__free(ring); }
+
+CaptureMaps::~CaptureMaps() {
+  ring_.reset();
+  skel_.reset();
+}
+
+Result<std::unique_ptr<CaptureMaps>> CaptureMaps::Create(uint64_t ring_bytes) {
+  std::unique_ptr<CaptureMaps> self(new CaptureMaps());
+  self->ring_bytes_ = ring_bytes;
+  self->skel_.reset(shared_maps__open());
+  if (!self->skel_) return Status::Error("opening BPF maps object: " + BpfErrorText(errno));
+  auto* skel = self->skel_.get();
+  if (int err = bpf_map__set_max_entries(skel->maps.events, static_cast<__u32>(ring_bytes)))
+    return Status::Error("sizing ring buffer to " + std::to_string(ring_bytes) +
+                         " bytes: " + BpfErrorText(err));
+  if (int err = shared_maps__load(skel)) {
+    std::string hint;
+    if (err == -EPERM || errno == EPERM)
+      hint = " (capturing needs root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE)";
+    return Status::Error("creating BPF maps: " + BpfErrorText(err) + hint);
+  }
+  self->ring_.reset(ring_buffer__new(bpf_map__fd(skel->maps.events), &CaptureMaps::OnSample,
+                                     self.get(), nullptr));
+  if (!self->ring_) return Status::Error("creating ring buffer reader: " + BpfErrorText(errno));
+  return self;
+}
+
+Status CaptureMaps::Share(bpf_object* obj) const {
+  const std::pair<const char*, bpf_map*> shared[] = {
+      {"events", skel_->maps.events},
+      {"counters", skel_->maps.counters},
+      {"traced_pids", skel_->maps.traced_pids},
+      {"thread_comm", skel_->maps.thread_comm},
+  };
+  for (const auto& [name, ours] : shared) {
+    bpf_map* theirs = bpf_object__find_map_by_name(obj, name);
+    if (!theirs) continue;  // an object need not use every shared map
+    if (int err = bpf_map__reuse_fd(theirs, bpf_map__fd(ours)))
+      return Status::Error(std::string("sharing map ") + name + ": " + BpfErrorText(err));
+  }
+  return Status::Ok();
+}
+
+Status CaptureMaps::TracePid(uint32_t pid) {
+  const __u8 one = 1;
+  if (bpf_map__update_elem(skel_->maps.traced_pids, &pid, sizeof(pid), &one, sizeof(one),
+                           BPF_ANY))
+    return Status::Error("adding pid " + std::to_string(pid) + " to the filter: " +
+                         BpfErrorText(errno));
+  return Status::Ok();
+}
+
+void CaptureMaps::ForgetPid(uint32_t pid) {
+  bpf_map__delete_elem(skel_->maps.traced_pids, &pid, sizeof(pid), 0);
+}
+
+int CaptureMaps::OnSample(void* ctx, void* data, size_t size) {
+  auto* self = static_cast<CaptureMaps*>(ctx);
+  (*self->callback_)(std::span<const std::byte>(static_cast<const std::byte*>(data), size));
+  return 0;
+}
+
+Result<int> CaptureMaps::Poll(int timeout_ms, const RecordCallback& callback) {
+  callback_ = &callback;
+  int n = ring_buffer__poll(ring_.get(), timeout_ms);
+  // Records written with BPF_RB_NO_WAKEUP never make epoll report the ring ready, so poll
+  // alone would leave them until the wakeup threshold: consume on every timeout too.
+  if (n >= 0 || n == -EINTR) {
+    const int more = ring_buffer__consume(ring_.get());
+    n = more < 0 ? more : std::max(n, 0) + more;
+  }
+  callback_ = nullptr;
+  if (n < 0) return Status::Error("reading ring buffer: " + BpfErrorText(n));
+  return n;
+}
+
+Result<int> CaptureMaps::Drain(const RecordCallback& callback) {
+  callback_ = &callback;
+  const int n = ring_buffer__consume(ring_.get());
+  callback_ = nullptr;
+  if (n < 0) return Status::Error("draining ring buffer: " + BpfErrorText(n));
+  return n;
+}
+
+Counters CaptureMaps::ReadCounters() const {
+  Counters total{};
+  const int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return total;
+  std::vector<__u64> per_cpu(static_cast<size_t>(ncpu));
+  for (__u32 i = 0; i < XT_CNT_MAX; ++i) {
+    if (bpf_map__lookup_elem(skel_->maps.counters, &i, sizeof(i), per_cpu.data(),
+                             per_cpu.size() * sizeof(__u64), 0))
+      continue;
+    for (__u64 v : per_cpu) total[i] += v;
+  }
+  return total;
+}
+
+}  // namespace xtrace

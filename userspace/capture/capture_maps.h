@@ -1,0 +1,72 @@
+// The BPF maps all probe sources share: the records ring buffer (and its reader), the drop
+// counters, the traced-process filter and the thread-name cache. Probe objects are pointed at
+// these maps between their open and load, so every source writes one stream.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "base/status.h"
+#include "xtrace/records.h"
+
+struct shared_maps;  // generated skeleton (build/bpf/shared_maps.skel.h)
+struct ring_buffer;  // libbpf
+struct bpf_object;   // libbpf
+
+namespace xtrace {
+
+using RecordCallback = std::function<void(std::span<const std::byte>)>;
+using Counters = std::array<uint64_t, XT_CNT_MAX>;
+
+class CaptureMaps {
+ public:
+  // ring_bytes: a power of two, a multiple of the page size.
+  static Result<std::unique_ptr<CaptureMaps>> Create(uint64_t ring_bytes);
+  ~CaptureMaps();
+  CaptureMaps(const CaptureMaps&) = delete;
+  CaptureMaps& operator=(const CaptureMaps&) = delete;
+
+  // Makes `obj`'s maps of the shared names use these maps. Call between open and load.
+  Status Share(bpf_object* obj) const;
+
+  // The traced-process filter every probe program checks.
+  Status TracePid(uint32_t pid);
+  void ForgetPid(uint32_t pid);
+
+  // Waits up to `timeout_ms`, then passes every pending record to `callback`. (Probes write
+  // without wakeups below a fill threshold, so this mostly returns on the timeout.)
+  Result<int> Poll(int timeout_ms, const RecordCallback& callback);
+  // Passes every pending record to `callback` without waiting.
+  Result<int> Drain(const RecordCallback& callback);
+
+  // Sums the per-CPU counters (enum xt_counter).
+  Counters ReadCounters() const;
+
+  uint64_t ring_bytes() const { return ring_bytes_; }
+  // Pending bytes at which a probe wakes the reader (rodata of every probe object).
+  uint64_t wakeup_bytes() const { return ring_bytes_ / 4; }
+
+ private:
+  CaptureMaps() = default;
+  static int OnSample(void* ctx, void* data, size_t size);
+
+  struct SkeletonDeleter {
+    void operator()(::shared_maps* skel) const;
+  };
+  struct RingDeleter {
+    void operator()(ring_buffer* ring) const;
+  };
+
+  std::unique_ptr<::shared_maps, SkeletonDeleter> skel_;
+  std::unique_ptr<ring_buffer, RingDeleter> ring_;
+  uint64_t ring_bytes_ = 0;
+  const RecordCallback* callback_ = nullptr;  // valid only during Poll/Drain
+};
+
+// libbpf's errno-style codes as text.
+std::string BpfErrorText(int err);
+
+}  // namespace xtrace
