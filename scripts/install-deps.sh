@@ -12,15 +12,40 @@ packages=(
   libgtest-dev libgmock-dev       # unit and integration tests
   nlohmann-json3-dev              # tests parse the Chrome JSON back
   python3                         # JSON checks in tests
+  nodejs npm                      # runs the Chrome trace consumer in tests (below)
 )
+
+# The Chrome DevTools trace engine, an independent consumer of Chrome trace JSON that the
+# integration tests load xtrace's output with. Pinned; installed outside the repo.
+trace_engine_version=0.0.65
+test_tools=/opt/xtrace/test-tools
+
+install_trace_engine() {
+  local pkg="$test_tools/node_modules/@paulirish/trace_engine/package.json"
+  if [[ -f "$pkg" ]] && grep -q "\"version\": \"$trace_engine_version\"" "$pkg"; then
+    return 0
+  fi
+  echo "install-deps: installing the Chrome trace engine $trace_engine_version (npm) into $test_tools"
+  mkdir -p "$test_tools"
+  npm install --prefix "$test_tools" --no-audit --no-fund --silent \
+    "@paulirish/trace_engine@$trace_engine_version" >>/tmp/xtrace-install-deps.log 2>&1 || {
+    echo "install-deps: npm install failed; see /tmp/xtrace-install-deps.log" >&2
+    exit 1
+  }
+}
 
 missing=()
 for p in "${packages[@]}"; do
+  # A Node.js from another packaging (e.g. a vendor repack) serves as well as Debian's.
+  if [[ "$p" == nodejs || "$p" == npm ]] && command -v "${p/nodejs/node}" >/dev/null; then
+    continue
+  fi
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   [[ "$status" == "install ok installed" ]] || missing+=("$p")
 done
 
 if ((${#missing[@]} == 0)); then
+  [[ $(id -u) -ne 0 ]] || install_trace_engine
   exit 0
 fi
 
@@ -41,4 +66,5 @@ if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/xtrace
     exit 1
   }
 fi
+install_trace_engine
 echo "install-deps: done"

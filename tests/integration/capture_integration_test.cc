@@ -321,6 +321,23 @@ TEST_F(CaptureIntegrationTest, RecordThenConvertGivesPerfettoReadyJson) {
     total += n;
   }
   EXPECT_EQ(total, 15);
+
+  // An independent consumer of the format, the Chrome DevTools trace engine, must see the
+  // same process and thread, named, with every event on it.
+  if (!std::filesystem::exists(CHROME_TRACE_ENGINE)) {
+    if (getenv("CI")) FAIL() << CHROME_TRACE_ENGINE << " missing: scripts/install-deps.sh installs it";
+    GTEST_SKIP() << "Chrome trace engine not installed (scripts/install-deps.sh installs it)";
+  }
+  auto consumer = RunCommand({"/usr/bin/env", "node", CHROME_CONSUMER_SCRIPT, CHROME_TRACE_ENGINE,
+                              json_path});
+  ASSERT_EQ(consumer.exit_code(), 0) << consumer.err;
+  auto seen = nlohmann::json::parse(consumer.out);
+  ASSERT_EQ(seen["processes"].size(), 1u) << consumer.out;
+  const auto& threads = seen["processes"][0]["threads"];
+  ASSERT_EQ(threads.size(), 1u) << consumer.out;
+  EXPECT_EQ(threads[0]["name"], "xt-worker-0") << consumer.out;
+  // 15 launches plus the 6 kernel creations of that thread.
+  EXPECT_EQ(threads[0]["entries"], 21) << consumer.out;
 }
 
 TEST_F(CaptureIntegrationTest, BadTargetsGiveClearErrors) {
