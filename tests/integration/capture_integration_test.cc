@@ -340,6 +340,46 @@ TEST_F(CaptureIntegrationTest, RecordThenConvertGivesPerfettoReadyJson) {
   EXPECT_EQ(threads[0]["entries"], 21) << consumer.out;
 }
 
+TEST_F(CaptureIntegrationTest, DropsAreCountedAndReportedNeverSilent) {
+  // A 4 KiB ring holds ~50 records. Stopping the collector (SIGSTOP) while the workload keeps
+  // launching overflows it for certain; the drops must be counted, reported while running
+  // and at the end, and written to the log's summary.
+  const std::string out = Path("drops.capnp");
+  Subprocess workload({kWorkload, "--duration", "60", "--threads", "2", "--iterations", "20"},
+                      {kSimDriver});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u);
+  Subprocess xtrace(
+      {kXtrace, "attach", "--pid", std::to_string(pid), "--buffer-size", "4096", "-o", out});
+  ASSERT_TRUE(xtrace.WaitStderr("attached", 30s)) << xtrace.stderr_text();
+  workload.WaitStdout("round", 30s);  // launching for sure
+  xtrace.Signal(SIGSTOP);
+  std::this_thread::sleep_for(1500ms);
+  xtrace.Signal(SIGCONT);
+  ASSERT_TRUE(xtrace.WaitStderr("events dropped in the last second", 30s))
+      << xtrace.stderr_text();
+  xtrace.Signal(SIGINT);
+  ASSERT_TRUE(xtrace.Wait(30s).has_value());
+  EXPECT_NE(xtrace.stderr_text().find("events dropped; raise --buffer-size (now 4.0 KiB)"),
+            std::string::npos)
+      << xtrace.stderr_text();
+
+  auto reader = LogReader::Open(out);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  Event e;
+  for (;;) {
+    auto more = reader->Next(&e);
+    ASSERT_TRUE(more.ok()) << more.status().message();
+    if (!*more) break;
+  }
+  ASSERT_TRUE(reader->summary().has_value());
+  const uint64_t dropped = reader->summary()->dropped;
+  EXPECT_GT(dropped, 0u);
+  EXPECT_NE(xtrace.stderr_text().find(" " + std::to_string(dropped) + " events dropped; raise"),
+            std::string::npos)
+      << "summary line and log disagree on " << dropped << " drops:\n" << xtrace.stderr_text();
+}
+
 TEST_F(CaptureIntegrationTest, BadTargetsGiveClearErrors) {
   auto missing = RunCommand({kXtrace, "record", "-o", Path("x.capnp"), "--", "/nonexistent/program"});
   EXPECT_EQ(missing.exit_code(), 127);

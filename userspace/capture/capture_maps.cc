@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -14,6 +16,21 @@
 namespace xtrace {
 
 std::string BpfErrorText(int err) { return std::strerror(err < 0 ? -err : err); }
+
+namespace {
+
+int PrintLibbpfVerbose(enum libbpf_print_level level, const char* format, va_list args) {
+  if (level == LIBBPF_DEBUG) return 0;
+  return std::vfprintf(stderr, format, args);
+}
+
+int PrintLibbpfQuiet(enum libbpf_print_level, const char*, va_list) { return 0; }
+
+}  // namespace
+
+void SetLibbpfVerbosity(bool verbose) {
+  libbpf_set_print(verbose ? PrintLibbpfVerbose : PrintLibbpfQuiet);
+}
 
 void CaptureMaps::SkeletonDeleter::operator()(::shared_maps* skel) const {
   shared_maps__destroy(skel);

@@ -66,6 +66,11 @@ class CaptureMaps {
   const RecordCallback* callback_ = nullptr;  // valid only during Poll/Drain
 };
 
+// Routes libbpf's own messages: with `verbose`, warnings and info go to stderr prefixed
+// "libbpf: "; otherwise they are dropped, since every failure that matters is reported by
+// xtrace itself in its own words.
+void SetLibbpfVerbosity(bool verbose);
+
 // libbpf's errno-style codes as text.
 std::string BpfErrorText(int err);
 

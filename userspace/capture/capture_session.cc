@@ -134,6 +134,7 @@ class Session {
   bool AllTargetsGone() const;
   std::string WaitsFor() const;
   void OnRecord(std::span<const std::byte> data);
+  void ReportProgress(uint64_t elapsed_ns);
   std::string Summarize(const CaptureReport& report, double seconds) const;
 
   const CaptureOptions& opt_;
@@ -147,7 +148,30 @@ class Session {
   uint64_t malformed_ = 0;
   std::string first_malformed_;
   std::optional<int> child_status_;
+  uint64_t drops_reported_ = 0;
+  bool progress_shown_ = false;  // a status line is on the terminal, to be overwritten
 };
+
+// Once a second: drops as soon as they happen (whatever the output), and on a terminal a
+// status line rewritten in place, so a long capture shows it is alive.
+void Session::ReportProgress(uint64_t elapsed_ns) {
+  if (opt_.quiet) return;
+  const uint64_t dropped = maps_->ReadCounters()[XT_CNT_DROPPED];
+  if (dropped > drops_reported_) {
+    if (progress_shown_) std::fputc('\n', stderr);
+    progress_shown_ = false;
+    Say(std::to_string(dropped - drops_reported_) + " events dropped in the last second (" +
+        std::to_string(dropped) + " in all); raise --buffer-size (now " +
+        HumanBytes(opt_.ring_bytes) + ")");
+    drops_reported_ = dropped;
+  }
+  if (!isatty(STDERR_FILENO)) return;
+  std::fprintf(stderr, "\rxtrace: %.0f s, %llu events, %s written, %llu dropped ",
+               elapsed_ns / 1e9, static_cast<unsigned long long>(sink_->events()),
+               HumanBytes(writer_->bytes_written()).c_str(),
+               static_cast<unsigned long long>(dropped));
+  progress_shown_ = true;
+}
 
 void Session::MarkAttached(Target& target) {
   if (target.ever_attached) return;
@@ -217,6 +241,7 @@ Result<CaptureReport> Session::Run() {
     targets_.emplace_back(pid);
   }
 
+  SetLibbpfVerbosity(opt_.verbose);
   auto maps = CaptureMaps::Create(opt_.ring_bytes);
   if (!maps.ok()) return maps.status();
   maps_ = std::move(*maps);
@@ -277,12 +302,14 @@ Result<CaptureReport> Session::Run() {
         break;
       }
       last_flush = now;
+      ReportProgress(now - start);
     }
     if (now >= deadline) break;
     ScanTargets();
     if (AllTargetsGone()) break;
   }
 
+  if (progress_shown_) std::fputc('\n', stderr);
   // Everything the probes wrote before we stopped is still in the ring.
   (void)maps_->Drain(on_record);
   const Counters counters = maps_->ReadCounters();
