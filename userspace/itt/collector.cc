@@ -1,0 +1,140 @@
+// libxtrace_itt.so, xtrace's ITT collector. A process started with
+// INTEL_LIBITTNOTIFY64=<path of this library> routes the ITT calls of every library in it
+// (oneDNN primitives, TBB algorithms, PyTorch ranges, its own labels) here. Each call only
+// hands its arguments to the probe site; an attached capture records them there, and with
+// no capture attached a begin/end pair costs a few ns more than running without a collector.
+//
+// How clients load it (the ITT "static part" compiled into each client library): on its
+// first ITT call the client reads INTEL_LIBITTNOTIFY64 once, dlopens the library it names,
+// and, because this library exports __itt_api_init, calls it with the client's API list; the
+// collector fills the function pointers it implements. Every other pointer is set to the
+// entry's null function: the client's own fallback where it has one (domain and string-handle
+// creation, pause/resume), otherwise nullptr, which makes the client skip the call entirely.
+//
+// Observed with Debian bookworm's clients (libdnnl2 2.6.3, libtbb12 2021.8):
+//   - without INTEL_LIBITTNOTIFY64 neither library calls anything: labels need the variable
+//     in the environment when the process starts (see `xtrace env`);
+//   - each client library initialises its own API list, so __itt_api_init runs once per
+//     client (libtbb even twice: libtbb and libtbbmalloc each carry a static part); handles
+//     are shared by name across all of them;
+//   - oneDNN creates domain "dnnl::primitive::execute" and, for every primitive execution,
+//     __itt_task_begin/end named after the primitive kind ("convolution", "reorder",
+//     "eltwise", "matmul", ...) on the calling thread, and again on each OpenMP worker
+//     that runs part of it;
+//   - TBB creates domains "tbb", "tbb.flow", "tbb.algorithm", one task
+//     ("tbb_parallel_for", "tbb_parallel_reduce", ...) per algorithm call on the calling
+//     thread, __itt_task_group for its contexts, and names its workers with
+//     __itt_thread_set_name("TBB Worker Thread").
+#include <cstring>
+
+#include "itt/handle_registry.h"
+#include "itt/itt_abi.h"
+#include "itt/probe_site.h"
+#include "xtrace/records.h"
+
+namespace xtrace::itt {
+namespace {
+
+// The ITT entry points this collector implements. Signatures are ITT's (ittnotify.h).
+
+Domain* DomainCreate(const char* name) { return Handles().DomainNamed(name); }
+
+StringHandle* StringHandleCreate(const char* name) { return Handles().StringNamed(name); }
+
+void TaskBegin(const Domain* domain, Id id, Id /*parent*/, StringHandle* name) {
+  xtrace_itt_probe(XT_ITT_TASK_BEGIN, domain, name, id.d1, id.d2, 0);
+}
+
+void TaskBeginFn(const Domain* domain, Id id, Id /*parent*/, void* fn) {
+  xtrace_itt_probe(XT_ITT_TASK_BEGIN_FN, domain, nullptr, id.d1, id.d2,
+                   reinterpret_cast<uintptr_t>(fn));
+}
+
+void TaskEnd(const Domain* domain) { xtrace_itt_probe(XT_ITT_TASK_END, domain, nullptr, 0, 0, 0); }
+
+void TaskBeginOverlapped(const Domain* domain, Id id, Id /*parent*/, StringHandle* name) {
+  xtrace_itt_probe(XT_ITT_TASK_BEGIN_OVERLAPPED, domain, name, id.d1, id.d2, 0);
+}
+
+void TaskEndOverlapped(const Domain* domain, Id id) {
+  xtrace_itt_probe(XT_ITT_TASK_END_OVERLAPPED, domain, nullptr, id.d1, id.d2, 0);
+}
+
+void RegionBegin(const Domain* domain, Id id, Id /*parent*/, StringHandle* name) {
+  xtrace_itt_probe(XT_ITT_REGION_BEGIN, domain, name, id.d1, id.d2, 0);
+}
+
+void RegionEnd(const Domain* domain, Id id) {
+  xtrace_itt_probe(XT_ITT_REGION_END, domain, nullptr, id.d1, id.d2, 0);
+}
+
+void FrameBegin(const Domain* domain, Id* id) {
+  xtrace_itt_probe(XT_ITT_FRAME_BEGIN, domain, nullptr, id ? id->d1 : 0, id ? id->d2 : 0, 0);
+}
+
+void FrameEnd(const Domain* domain, Id* id) {
+  xtrace_itt_probe(XT_ITT_FRAME_END, domain, nullptr, id ? id->d1 : 0, id ? id->d2 : 0, 0);
+}
+
+void Marker(const Domain* domain, Id id, StringHandle* name, int scope) {
+  xtrace_itt_probe(XT_ITT_MARKER, domain, name, id.d1, id.d2, static_cast<uint64_t>(scope));
+}
+
+void ThreadSetName(const char* name) {
+  xtrace_itt_probe(XT_ITT_THREAD_NAME, nullptr, name, 0, 0, 0);
+}
+
+void Pause() { xtrace_itt_probe(XT_ITT_PAUSE, nullptr, nullptr, 0, 0, 0); }
+void Resume() { xtrace_itt_probe(XT_ITT_RESUME, nullptr, nullptr, 0, 0, 0); }
+void Detach() { xtrace_itt_probe(XT_ITT_DETACH, nullptr, nullptr, 0, 0, 0); }
+
+struct Implemented {
+  const char* name;
+  void* function;
+};
+
+template <typename F>
+void* Fn(F* f) {
+  return reinterpret_cast<void*>(f);
+}
+
+const Implemented kImplemented[] = {
+    {"__itt_domain_create", Fn(DomainCreate)},
+    {"__itt_string_handle_create", Fn(StringHandleCreate)},
+    {"__itt_task_begin", Fn(TaskBegin)},
+    {"__itt_task_begin_fn", Fn(TaskBeginFn)},
+    {"__itt_task_end", Fn(TaskEnd)},
+    {"__itt_task_begin_overlapped", Fn(TaskBeginOverlapped)},
+    {"__itt_task_end_overlapped", Fn(TaskEndOverlapped)},
+    {"__itt_region_begin", Fn(RegionBegin)},
+    {"__itt_region_end", Fn(RegionEnd)},
+    {"__itt_frame_begin_v3", Fn(FrameBegin)},
+    {"__itt_frame_end_v3", Fn(FrameEnd)},
+    {"__itt_marker", Fn(Marker)},
+    {"__itt_thread_set_name", Fn(ThreadSetName)},
+    {"__itt_pause", Fn(Pause)},
+    {"__itt_resume", Fn(Resume)},
+    {"__itt_detach", Fn(Detach)},
+};
+
+void* ImplementationOf(const char* name) {
+  for (const Implemented& entry : kImplemented)
+    if (std::strcmp(entry.name, name) == 0) return entry.function;
+  return nullptr;
+}
+
+}  // namespace
+}  // namespace xtrace::itt
+
+// Called by each client's static part with its descriptor. Pointers are filled whatever
+// groups the client asked for: a client that names fewer groups may still call the others,
+// and a pointer left unfilled would drop those calls for the life of the process.
+extern "C" __attribute__((visibility("default"))) void __itt_api_init(xtrace::itt::Global* global,
+                                                                      int /*init_groups*/) {
+  if (!global) return;
+  for (xtrace::itt::ApiInfo* api = global->api_list_ptr; api && api->name; ++api) {
+    if (!api->func_ptr) continue;
+    void* implementation = xtrace::itt::ImplementationOf(api->name);
+    *api->func_ptr = implementation ? implementation : api->null_func;
+  }
+}
