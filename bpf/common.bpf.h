@@ -34,6 +34,16 @@ struct {
 	__type(value, __u8);
 } traced_pids SEC(".maps");
 
+/* Collection state per process (tgid -> enum xt_collection_state): paused by --start-paused
+ * or __itt_pause, resumed by __itt_resume, ended for good by __itt_detach. Absent means
+ * collecting. Checked by every program through xt_traced, so pause applies to every source. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XT_MAX_TRACED_PROCS);
+	__type(key, __u32);
+	__type(value, __u32);
+} collection_state SEC(".maps");
+
 /* Per-thread state between a probed function's entry and its return, keyed by
  * (function << 32 | tid). LRU: a thread that dies inside a call must not leak its slot. */
 struct xt_inflight {
@@ -92,11 +102,30 @@ static __always_inline void xt_count(__u32 which)
 		*v += 1;
 }
 
-static __always_inline int xt_traced(__u32 tgid)
+/* True when `tgid` passes the process filter (whatever its collection state). */
+static __always_inline int xt_selected(__u32 tgid)
 {
 	if (!filter_by_pid)
 		return 1;
 	return bpf_map_lookup_elem(&traced_pids, &tgid) != NULL;
+}
+
+/* True unless `tgid`'s collection is paused or detached; a skipped hit is counted. */
+static __always_inline int xt_collecting(__u32 tgid)
+{
+	__u32 *state = bpf_map_lookup_elem(&collection_state, &tgid);
+
+	if (state && *state != XT_COLLECT_ON) {
+		xt_count(XT_CNT_PAUSED);
+		return 0;
+	}
+	return 1;
+}
+
+/* Whether a probe hit in `tgid` is recorded: every program asks this first. */
+static __always_inline int xt_traced(__u32 tgid)
+{
+	return xt_selected(tgid) && xt_collecting(tgid);
 }
 
 static __always_inline int xt_output(void *rec, __u64 size)

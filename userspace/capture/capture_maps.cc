@@ -69,6 +69,7 @@ Status CaptureMaps::Share(bpf_object* obj) const {
       {"counters", skel_->maps.counters},
       {"traced_pids", skel_->maps.traced_pids},
       {"thread_comm", skel_->maps.thread_comm},
+      {"collection_state", skel_->maps.collection_state},
   };
   for (const auto& [name, ours] : shared) {
     bpf_map* theirs = bpf_object__find_map_by_name(obj, name);
@@ -90,6 +91,15 @@ Status CaptureMaps::TracePid(uint32_t pid) {
 
 void CaptureMaps::ForgetPid(uint32_t pid) {
   bpf_map__delete_elem(skel_->maps.traced_pids, &pid, sizeof(pid), 0);
+  bpf_map__delete_elem(skel_->maps.collection_state, &pid, sizeof(pid), 0);
+}
+
+Status CaptureMaps::SetCollectionState(uint32_t pid, uint32_t state) {
+  if (bpf_map__update_elem(skel_->maps.collection_state, &pid, sizeof(pid), &state,
+                           sizeof(state), BPF_ANY))
+    return Status::Error("setting the collection state of pid " + std::to_string(pid) + ": " +
+                         BpfErrorText(errno));
+  return Status::Ok();
 }
 
 int CaptureMaps::OnSample(void* ctx, void* data, size_t size) {

@@ -34,7 +34,12 @@ class CaptureMaps {
 
   // The traced-process filter every probe program checks.
   Status TracePid(uint32_t pid);
-  void ForgetPid(uint32_t pid);
+  void ForgetPid(uint32_t pid);  // also forgets its collection state
+
+  // The per-process collection state every probe program checks (enum xt_collection_state):
+  // --start-paused sets XT_COLLECT_PAUSED before the target runs; the target's own
+  // __itt_pause/__itt_resume/__itt_detach change it from BPF.
+  Status SetCollectionState(uint32_t pid, uint32_t state);
 
   // Waits up to `timeout_ms`, then passes every pending record to `callback`. (Probes write
   // without wakeups below a fill threshold, so this mostly returns on the timeout.)
