@@ -6,7 +6,12 @@
 namespace xtrace {
 
 Correlator::Correlator(StringTable& strings, EventSink& sink, ProcessInspector& inspector)
-    : strings_(strings), sink_(sink), inspector_(inspector) {}
+    : strings_(strings),
+      sink_(sink),
+      inspector_(inspector),
+      itt_(strings, sink, [this](uint32_t pid, uint32_t tid, std::string_view name) {
+        NameThread(pid, tid, strings_.Intern(name));
+      }) {}
 
 void Correlator::NoteProcess(uint32_t pid, std::string_view fallback_comm) {
   if (!processes_.insert(pid).second) return;
@@ -30,12 +35,15 @@ void Correlator::SeeThread(uint32_t pid, uint32_t tid) {
 
 void Correlator::OnThreadName(const DecodedThreadName& r) {
   NoteProcess(r.hdr.pid, r.process_comm);
-  const StringId name = strings_.Intern(r.comm);
-  auto [it, added] = threads_.try_emplace((uint64_t{r.hdr.pid} << 32) | r.hdr.tid, name);
+  NameThread(r.hdr.pid, r.hdr.tid, strings_.Intern(r.comm));
+}
+
+void Correlator::NameThread(uint32_t pid, uint32_t tid, StringId name) {
+  auto [it, added] = threads_.try_emplace((uint64_t{pid} << 32) | tid, name);
   if (added) ++stats_.threads;
   else if (it->second == name) return;  // already known under this name
   it->second = name;
-  sink_.OnEvent(ThreadInfo{r.hdr.pid, r.hdr.tid, name});
+  sink_.OnEvent(ThreadInfo{pid, tid, name});
 }
 
 void Correlator::OnRecord(const DecodedRecord& record) {
@@ -49,6 +57,9 @@ void Correlator::OnRecord(const DecodedRecord& record) {
           SeeThread(r.hdr.pid, r.hdr.tid);
           if constexpr (std::is_same_v<T, DecodedKernelCreate>) OnKernelCreate(r);
           if constexpr (std::is_same_v<T, DecodedLaunchKernel>) OnLaunchKernel(r);
+          if constexpr (std::is_same_v<T, DecodedIttName>) itt_.OnName(r);
+          if constexpr (std::is_same_v<T, DecodedIttEvent>) itt_.OnEvent(r);
+          if constexpr (std::is_same_v<T, DecodedIttState>) itt_.OnState(r);
         }
       },
       record);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "correlate/itt_correlator.h"
 #include "correlate/process_inspector.h"
 #include "decode/record_decoder.h"
 #include "model/event.h"
@@ -40,7 +41,14 @@ class Correlator {
   // read while it is still alive. `fallback_comm` names it if it is already gone.
   void NoteProcess(uint32_t pid, std::string_view fallback_comm = {});
 
+  // The capture begins `pid` paused (--start-paused): recorded as a collection change.
+  void NoteStartPaused(uint32_t pid, uint64_t ts_ns) { itt_.NoteStartPaused(pid, ts_ns); }
+
+  // The capture ended at `end_ns`: spans still open are emitted as unfinished.
+  void Finish(uint64_t end_ns) { itt_.Finish(end_ns); }
+
   const CorrelatorStats& stats() const { return stats_; }
+  const IttStats& itt_stats() const { return itt_.stats(); }
 
  private:
   struct PidHandle {
@@ -58,6 +66,8 @@ class Correlator {
   void OnKernelCreate(const DecodedKernelCreate& r);
   void OnLaunchKernel(const DecodedLaunchKernel& r);
   void OnThreadName(const DecodedThreadName& r);
+  // Names a thread (from the kernel's comm, or the program's own __itt_thread_set_name).
+  void NameThread(uint32_t pid, uint32_t tid, StringId name);
 
   StringTable& strings_;
   EventSink& sink_;
@@ -67,6 +77,7 @@ class Correlator {
   std::unordered_map<PidHandle, StringId, PidHandleHash> kernel_names_;
   std::unordered_set<PidHandle, PidHandleHash> unnamed_kernels_;
   CorrelatorStats stats_;
+  IttCorrelator itt_;
 };
 
 }  // namespace xtrace

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace xtrace {
 namespace {
@@ -65,6 +66,12 @@ Result<DecodedRecord> DecodeThreadName(std::span<const std::byte> data) {
                                          CommField(base + offsetof(xt_thread_name, process_comm))});
 }
 
+template <typename T>
+Result<DecodedRecord> Wrap(Result<T> decoded) {
+  if (!decoded.ok()) return decoded.status();
+  return DecodedRecord(std::move(*decoded));
+}
+
 }  // namespace
 
 Result<DecodedRecord> DecodeRecord(std::span<const std::byte> data) {
@@ -84,6 +91,12 @@ Result<DecodedRecord> DecodeRecord(std::span<const std::byte> data) {
       return DecodeLaunchKernel(body);
     case XT_REC_THREAD_NAME:
       return DecodeThreadName(body);
+    case XT_REC_ITT_NAME:
+      return Wrap(DecodeIttName(body));
+    case XT_REC_ITT_EVENT:
+      return Wrap(DecodeIttEvent(body));
+    case XT_REC_ITT_STATE:
+      return Wrap(DecodeIttState(body));
   }
   return Status::Error("unknown record type " + std::to_string(hdr.type) + " (" +
                        std::to_string(hdr.size) + " bytes)");

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "base/status.h"
+#include "decode/itt_records.h"
 #include "xtrace/records.h"
 
 namespace xtrace {
@@ -37,7 +38,8 @@ struct DecodedThreadName {
   std::string_view process_comm;  // likewise
 };
 
-using DecodedRecord = std::variant<DecodedKernelCreate, DecodedLaunchKernel, DecodedThreadName>;
+using DecodedRecord = std::variant<DecodedKernelCreate, DecodedLaunchKernel, DecodedThreadName,
+                                   DecodedIttName, DecodedIttEvent, DecodedIttState>;
 
 // Decodes one record. A short, oversized or unknown record yields an error naming the type
 // and the sizes involved; it never reads past `data`.

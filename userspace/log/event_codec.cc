@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "log/itt_event_codec.h"
 #include "log/log_format.h"
 
 namespace xtrace::log_codec {
@@ -18,6 +19,9 @@ template <typename F>
 void WithStart(const Event& event, F&& f) {
   if (const auto* e = std::get_if<KernelLaunch>(&event)) f(e->start_ns);
   if (const auto* e = std::get_if<KernelCreate>(&event)) f(e->start_ns);
+  if (const auto* e = std::get_if<IttTask>(&event)) f(e->start_ns);
+  if (const auto* e = std::get_if<IttMarker>(&event)) f(e->ts_ns);
+  if (const auto* e = std::get_if<CollectionChange>(&event)) f(e->ts_ns);
 }
 
 void EncodeClock(const ClockAnchor& clock, log_schema::ClockAnchor::Builder out) {
@@ -84,6 +88,12 @@ void EncodeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Builde
     g.setPid(e->pid);
     g.setTid(e->tid);
     g.setName(e->name);
+  } else if (const auto* e = std::get_if<IttTask>(&event)) {
+    EncodeIttTask(*e, base_ns, out.initIttTask());
+  } else if (const auto* e = std::get_if<IttMarker>(&event)) {
+    EncodeIttMarker(*e, base_ns, out.initIttMarker());
+  } else if (const auto* e = std::get_if<CollectionChange>(&event)) {
+    EncodeCollectionChange(*e, base_ns, out.initCollectionChange());
   }
 }
 
@@ -138,6 +148,15 @@ bool DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
       *out = ThreadInfo{.pid = g.getPid(), .tid = g.getTid(), .name = g.getName()};
       return true;
     }
+    case log_schema::Event::ITT_TASK:
+      *out = DecodeIttTask(in.getIttTask(), base_ns);
+      return true;
+    case log_schema::Event::ITT_MARKER:
+      *out = DecodeIttMarker(in.getIttMarker(), base_ns);
+      return true;
+    case log_schema::Event::COLLECTION_CHANGE:
+      *out = DecodeCollectionChange(in.getCollectionChange(), base_ns);
+      return true;
   }
   return false;
 }

@@ -39,6 +39,12 @@ void ForEachStringId(const Event& event, Visitor&& visit) {
     visit(e->command_line);
   } else if (const auto* e = std::get_if<ThreadInfo>(&event)) {
     visit(e->name);
+  } else if (const auto* e = std::get_if<IttTask>(&event)) {
+    visit(e->domain);
+    visit(e->name);
+  } else if (const auto* e = std::get_if<IttMarker>(&event)) {
+    visit(e->domain);
+    visit(e->name);
   }
 }
 

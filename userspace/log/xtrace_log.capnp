@@ -126,7 +126,66 @@ struct Event {
       tid @29 :UInt32;
       name @30 :UInt32;             # string id
     }
+    ittTask :group {
+      # An ITT task, overlapped task, region or frame, or a PyTorch range: a begin paired
+      # with its end by the correlator (userspace/model/itt_event.h).
+      pid @31 :UInt32;
+      tid @32 :UInt32;              # the thread that began it
+      startOffsetNs @33 :UInt64;
+      durationNs @34 :UInt64;
+      domain @35 :UInt32;           # string id: the ITT domain ("PyTorch" for its ranges)
+      name @36 :UInt32;             # string id; empty when beginMissing
+      kind @37 :IttTaskKind;
+      id @38 :UInt64;               # __itt_id.d1 of id-paired kinds
+      endTid @39 :UInt32;           # the thread that ended it
+      unfinished @40 :Bool;         # no end seen: it ends where capture or collection ended
+      beginMissing @41 :Bool;       # an end that matched no begin (at startOffsetNs)
+      closedByOuter @42 :Bool;      # never ended itself; closed with an enclosing task
+    }
+    ittMarker :group {
+      # __itt_marker or a PyTorch itt_mark: a point in time.
+      pid @43 :UInt32;
+      tid @44 :UInt32;
+      startOffsetNs @45 :UInt64;
+      domain @46 :UInt32;           # string id
+      name @47 :UInt32;             # string id
+      scope @48 :IttMarkerScope;
+    }
+    collectionChange :group {
+      # A process's collection paused, resumed or ended (every source obeys it).
+      pid @49 :UInt32;
+      tid @50 :UInt32;              # the thread that called __itt_pause etc. (0 if none)
+      startOffsetNs @51 :UInt64;
+      state @52 :CollectionState;   # the state from this time on
+      cause @53 :CollectionCause;
+    }
   }
+}
+
+enum IttTaskKind {
+  task @0;            # __itt_task_begin/end or a PyTorch range: nests on its thread
+  overlappedTask @1;  # __itt_task_begin/end_overlapped, paired by id
+  region @2;          # __itt_region_begin/end, paired by id
+  frame @3;           # __itt_frame_begin_v3/end_v3, paired by id
+}
+
+enum IttMarkerScope {
+  unknown @0;
+  global @1;
+  process @2;
+  thread @3;
+  task @4;
+}
+
+enum CollectionState {
+  collecting @0;
+  paused @1;
+  detached @2;        # __itt_detach: nothing more is recorded for the process
+}
+
+enum CollectionCause {
+  ittCall @0;         # the process called __itt_pause/__itt_resume/__itt_detach
+  startPaused @1;     # the capture was started with --start-paused
 }
 
 # Written when the capture ended cleanly; a log without it was cut short.

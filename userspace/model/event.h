@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <variant>
 
+#include "model/itt_event.h"
 #include "model/string_table.h"
 
 namespace xtrace {
@@ -57,6 +58,7 @@ struct KernelLaunch {
   bool group_count_unreadable = false;
 };
 
-using Event = std::variant<ProcessInfo, ThreadInfo, KernelCreate, KernelLaunch>;
+using Event = std::variant<ProcessInfo, ThreadInfo, KernelCreate, KernelLaunch, IttTask, IttMarker,
+                           CollectionChange>;
 
 }  // namespace xtrace

@@ -1,0 +1,100 @@
+// Turns ITT records into model events: resolves handles to the names sent with them, pairs
+// task begins with ends on each thread (and id-keyed kinds by id), and turns collection
+// changes into events. Unbalanced input is kept and counted, never allowed to disturb
+// other threads or processes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "decode/itt_records.h"
+#include "model/event.h"
+#include "model/string_table.h"
+
+namespace xtrace {
+
+class EventSink;
+
+struct IttStats {
+  uint64_t tasks = 0;               // spans emitted (every kind, unbalanced ones included)
+  uint64_t markers = 0;
+  uint64_t unfinished = 0;          // begins never ended before the capture or collection ended
+  uint64_t ends_without_begin = 0;  // ends that matched no open begin
+  uint64_t closed_by_outer = 0;     // tasks closed because an enclosing task ended first
+  uint64_t unknown_handles = 0;     // events naming a handle whose text never arrived
+  uint64_t too_deep = 0;            // begins ignored beyond the open-span limits
+  uint64_t pauses = 0;
+  uint64_t resumes = 0;
+  uint64_t detaches = 0;
+};
+
+class IttCorrelator {
+ public:
+  // Open spans kept per thread, and id-keyed spans kept per capture: beyond these a program
+  // that begins without ever ending would grow memory without bound.
+  static constexpr size_t kMaxOpenPerThread = 1024;
+  static constexpr size_t kMaxOpenKeyed = 65536;
+
+  using RenameThread = std::function<void(uint32_t pid, uint32_t tid, std::string_view name)>;
+
+  IttCorrelator(StringTable& strings, EventSink& sink, RenameThread rename_thread);
+
+  void OnName(const DecodedIttName& r);
+  void OnEvent(const DecodedIttEvent& r);
+  void OnState(const DecodedIttState& r);
+
+  // The capture starts `pid` paused (--start-paused).
+  void NoteStartPaused(uint32_t pid, uint64_t ts_ns);
+
+  // Ends every open span at `end_ns`, marked unfinished (the capture is over).
+  void Finish(uint64_t end_ns);
+
+  const IttStats& stats() const { return stats_; }
+
+ private:
+  struct Open {
+    uint64_t start_ns;
+    uint64_t domain_key;  // the domain handle (0: PyTorch's implicit domain)
+    uint32_t tid;
+    StringId domain;
+    StringId name;
+  };
+  struct ThreadStack {
+    std::vector<Open> open;
+    uint32_t ignored = 0;  // begins past kMaxOpenPerThread still waiting for their ends
+  };
+  using KeyedKey = std::tuple<uint32_t /*pid*/, IttTaskKind, uint64_t /*domain*/,
+                              uint64_t /*id d1*/, uint64_t /*id d2*/>;
+
+  StringId HandleName(uint32_t pid, uint32_t kind, uint64_t handle);
+  StringId DomainOf(const DecodedIttEvent& r, uint64_t* domain_key);
+  StringId NameOf(const DecodedIttEvent& r);
+  void BeginTask(const DecodedIttEvent& r);
+  void EndTask(const DecodedIttEvent& r);
+  void BeginKeyed(const DecodedIttEvent& r, IttTaskKind kind);
+  void EndKeyed(const DecodedIttEvent& r, IttTaskKind kind);
+  void Marker(const DecodedIttEvent& r);
+  void EndWithoutBegin(const DecodedIttEvent& r, IttTaskKind kind, StringId domain);
+  void Emit(uint32_t pid, const Open& open, uint32_t end_tid, uint64_t end_ns, IttTaskKind kind,
+            uint64_t id, bool unfinished, bool closed_by_outer);
+  // Ends `pid`'s open spans at `end_ns` as unfinished (its collection stopped).
+  void CloseProcess(uint32_t pid, uint64_t end_ns);
+
+  StringTable& strings_;
+  EventSink& sink_;
+  RenameThread rename_thread_;
+  StringId pytorch_domain_;
+  // (pid, kind, handle) -> text sent for it.
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, StringId> names_;
+  std::unordered_map<uint64_t, ThreadStack> threads_;  // pid << 32 | tid
+  std::map<KeyedKey, std::vector<Open>> keyed_;
+  size_t keyed_open_ = 0;
+  IttStats stats_;
+};
+
+}  // namespace xtrace
