@@ -260,6 +260,27 @@ void ChromeJsonWriter::Complete(std::string_view name, std::string_view category
   EndEvent();
 }
 
+void ChromeJsonWriter::AsyncSpan(std::string_view name, std::string_view category, uint32_t pid,
+                                 uint32_t tid, uint64_t id, uint64_t ts_ns, uint64_t dur_ns,
+                                 std::span<const TraceArg> args) {
+  for (const bool begin : {true, false}) {
+    BeginEvent(begin ? "b" : "e", pid, tid);
+    buffer_.append(",\"ts\":");
+    AppendMicros(&buffer_, begin ? ts_ns : ts_ns + dur_ns);
+    buffer_.append(",\"id\":\"");
+    AppendUint(id);
+    buffer_.append("\",\"cat\":");
+    AppendJsonString(&buffer_, category);
+    buffer_.append(",\"name\":");
+    AppendJsonString(&buffer_, name);
+    if (begin && !args.empty()) {
+      buffer_.append(",\"args\":");
+      AppendArgs(args);
+    }
+    EndEvent();
+  }
+}
+
 void ChromeJsonWriter::Instant(std::string_view name, std::string_view category, uint32_t pid,
                                uint32_t tid, uint64_t ts_ns, InstantScope scope,
                                std::span<const TraceArg> args) {

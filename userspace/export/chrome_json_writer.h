@@ -55,6 +55,13 @@ class ChromeJsonWriter {
   void Complete(std::string_view name, std::string_view category, uint32_t pid, uint32_t tid,
                 uint64_t ts_ns, uint64_t dur_ns, std::span<const TraceArg> args = {});
 
+  // A nestable async span: a "b" event at ts_ns and an "e" event at ts_ns + dur_ns with the
+  // same category, name and id (written as a string). Viewers give such spans tracks of their
+  // own, so spans that overlap without nesting stay readable. `id` must be unique per span.
+  void AsyncSpan(std::string_view name, std::string_view category, uint32_t pid, uint32_t tid,
+                 uint64_t id, uint64_t ts_ns, uint64_t dur_ns,
+                 std::span<const TraceArg> args = {});
+
   // A point in time ("ph":"i") on a thread, process or globally.
   enum class InstantScope { kThread, kProcess, kGlobal };
   void Instant(std::string_view name, std::string_view category, uint32_t pid, uint32_t tid,

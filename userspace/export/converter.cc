@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "export/chrome_json_writer.h"
+#include "export/itt_converter.h"
 #include "log/log_reader.h"
 
 namespace xtrace {
@@ -35,7 +36,11 @@ uint64_t Duration(uint64_t start_ns, uint64_t end_ns) {
 class EventConverter {
  public:
   EventConverter(const StringTable& strings, ChromeJsonWriter& out)
-      : strings_(strings), out_(out) {}
+      : strings_(strings), out_(out), itt_(strings, out) {}
+
+  void operator()(const IttTask& e) { itt_.Write(e); }
+  void operator()(const IttMarker& e) { itt_.Write(e); }
+  void operator()(const CollectionChange& e) { itt_.Write(e); }
 
   void operator()(const ProcessInfo& e) {
     // Viewers show the pid next to the name already; the namespace pid is the one people
@@ -96,6 +101,7 @@ class EventConverter {
   const StringTable& strings_;
   ChromeJsonWriter& out_;
   std::vector<TraceArg> args_;  // reused: no allocation per event
+  IttEventWriter itt_;
 };
 
 // "otherData": what the log says about the capture. Values are strings, as the format's

@@ -1,0 +1,32 @@
+// Chrome JSON for the ITT events: tasks as complete events on their thread (so they nest
+// around the Level Zero calls they enclose), id-paired spans as async spans on tracks of
+// their own, markers and collection changes as instant events; the domain is the category.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "export/chrome_json_writer.h"
+#include "model/itt_event.h"
+#include "model/string_table.h"
+
+namespace xtrace {
+
+class IttEventWriter {
+ public:
+  IttEventWriter(const StringTable& strings, ChromeJsonWriter& out) : strings_(strings), out_(out) {}
+
+  void Write(const IttTask& e);
+  void Write(const IttMarker& e);
+  void Write(const CollectionChange& e);
+
+ private:
+  std::string_view Category(StringId domain) const;
+
+  const StringTable& strings_;
+  ChromeJsonWriter& out_;
+  std::vector<TraceArg> args_;  // reused: no allocation per event
+  uint64_t next_async_id_ = 1;
+};
+
+}  // namespace xtrace
