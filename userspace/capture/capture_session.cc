@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "capture/capture_maps.h"
+#include "capture/itt_summary.h"
 #include "capture/host_info.h"
 #include "capture/probe_source.h"
 #include "capture/proc_maps.h"
@@ -66,6 +67,7 @@ struct Target {
   bool is_child = false;        // launched by `record`: reaped by us
   bool held = false;            // launched but not yet exec'd: /proc still shows xtrace
   bool gone = false;
+  bool detached = false;        // called __itt_detach: its probes are released, it runs on
   bool ever_attached = false;
 };
 
@@ -131,6 +133,8 @@ class Session {
   void MarkAttached(Target& target);
   void ScanTargets();
   void TargetGone(Target& target);
+  void DetachTargets();
+  Status TraceTarget(uint32_t pid);
   bool AllTargetsGone() const;
   std::string WaitsFor() const;
   void OnRecord(std::span<const std::byte> data);
@@ -150,6 +154,8 @@ class Session {
   std::optional<int> child_status_;
   uint64_t drops_reported_ = 0;
   bool progress_shown_ = false;  // a status line is on the terminal, to be overwritten
+  std::vector<uint32_t> detach_requests_;  // pids whose __itt_detach was just seen
+  RecordCallback on_record_;
 };
 
 // Once a second: drops as soon as they happen (whatever the output), and on a terminal a
@@ -180,14 +186,45 @@ void Session::MarkAttached(Target& target) {
 }
 
 void Session::TargetGone(Target& target) {
+  // Its last records are in the ring already: take them before closing what it left open.
+  (void)maps_->Drain(on_record_);
   target.gone = true;
   for (auto& source : sources_) source->OnProcessExit(target.pid);
   maps_->ForgetPid(target.pid);
 }
 
+// A target that called __itt_detach is done: BPF already records nothing more of it (its
+// state stays detached); its probes are released and it is no longer scanned.
+void Session::DetachTargets() {
+  for (uint32_t pid : detach_requests_) {
+    for (auto& t : targets_) {
+      if (t.pid != pid || t.gone || t.detached) continue;
+      t.detached = true;
+      for (auto& source : sources_) source->OnProcessExit(pid);
+      Say("pid " + std::to_string(pid) + " detached itself (__itt_detach); its capture ended");
+    }
+  }
+  detach_requests_.clear();
+}
+
+// Adds `pid` to the BPF filter, paused first when the capture starts paused.
+Status Session::TraceTarget(uint32_t pid) {
+  if (opt_.start_paused) {
+    if (Status st = maps_->SetCollectionState(pid, XT_COLLECT_PAUSED); !st.ok()) return st;
+    Say("pid " + std::to_string(pid) + " starts paused: nothing is recorded until it calls __itt_resume");
+  }
+  return maps_->TracePid(pid);
+}
+
 void Session::ScanTargets() {
   for (auto& t : targets_) {
     if (t.gone) continue;
+    if (t.is_child && t.detached) {
+      int status = 0;
+      if (waitpid(static_cast<pid_t>(t.pid), &status, WNOHANG) == static_cast<pid_t>(t.pid))
+        child_status_ = status;
+    }
+    if (t.detached) continue;
     if (t.is_child) {
       int status = 0;
       if (waitpid(static_cast<pid_t>(t.pid), &status, WNOHANG) == static_cast<pid_t>(t.pid)) {
@@ -212,7 +249,7 @@ void Session::ScanTargets() {
 
 bool Session::AllTargetsGone() const {
   for (const auto& t : targets_)
-    if (!t.gone) return false;
+    if (!t.gone && !t.detached) return false;
   return true;
 }
 
@@ -233,6 +270,9 @@ void Session::OnRecord(std::span<const std::byte> data) {
     return;
   }
   correlator_->OnRecord(*decoded);
+  if (const auto* state = std::get_if<DecodedIttState>(&*decoded);
+      state && state->state == XT_COLLECT_DETACHED)
+    detach_requests_.push_back(state->hdr.pid);
 }
 
 Result<CaptureReport> Session::Run() {
@@ -250,7 +290,7 @@ Result<CaptureReport> Session::Run() {
   if (!sources.ok()) return sources.status();
   sources_ = std::move(*sources);
   for (const auto& t : targets_)
-    if (Status st = maps_->TracePid(t.pid); !st.ok()) return st;
+    if (Status st = TraceTarget(t.pid); !st.ok()) return st;
 
   LogHeader header = MakeLogHeader(opt_.xtrace_command_line);
   auto writer = LogWriter::Create(opt_.output_path, header);
@@ -258,6 +298,9 @@ Result<CaptureReport> Session::Run() {
   writer_ = std::move(*writer);
   sink_ = std::make_unique<LogSink>(*writer_);
   correlator_ = std::make_unique<Correlator>(writer_->strings(), *sink_, inspector_);
+  on_record_ = [this](std::span<const std::byte> d) { OnRecord(d); };
+  if (opt_.start_paused)
+    for (const auto& t : targets_) correlator_->NoteStartPaused(t.pid, MonotonicNs());
 
   std::optional<LaunchedCommand> launched;
   if (!opt_.command.empty()) {
@@ -267,7 +310,8 @@ Result<CaptureReport> Session::Run() {
     Target t(static_cast<uint32_t>(launched->pid));
     t.is_child = true;
     t.held = true;
-    if (Status st = maps_->TracePid(t.pid); !st.ok()) return st;
+    if (Status st = TraceTarget(t.pid); !st.ok()) return st;
+    if (opt_.start_paused) correlator_->NoteStartPaused(t.pid, MonotonicNs());
     for (auto& source : sources_)
       if (source->BeforeExec(t.pid)) MarkAttached(t);
     targets_.push_back(std::move(t));
@@ -286,7 +330,7 @@ Result<CaptureReport> Session::Run() {
   const uint64_t start = MonotonicNs();
   const uint64_t deadline = opt_.duration_ns ? start + *opt_.duration_ns : UINT64_MAX;
   uint64_t last_flush = start;
-  const RecordCallback on_record = [this](std::span<const std::byte> d) { OnRecord(d); };
+  const RecordCallback& on_record = on_record_;
   Status read_error;
 
   while (!g_capture_stop) {
@@ -305,6 +349,7 @@ Result<CaptureReport> Session::Run() {
       ReportProgress(now - start);
     }
     if (now >= deadline) break;
+    DetachTargets();
     ScanTargets();
     if (AllTargetsGone()) break;
   }
@@ -313,7 +358,9 @@ Result<CaptureReport> Session::Run() {
   // Everything the probes wrote before we stopped is still in the ring.
   (void)maps_->Drain(on_record);
   const Counters counters = maps_->ReadCounters();
-  const double seconds = (MonotonicNs() - start) / 1e9;
+  const uint64_t end = MonotonicNs();
+  const double seconds = (end - start) / 1e9;
+  correlator_->Finish(end);
 
   // A launched command that is still running when the capture ends keeps running.
   for (auto& t : targets_) {
@@ -334,12 +381,15 @@ Result<CaptureReport> Session::Run() {
   report.events = sink_->events();
   report.launches = cs.launches;
   report.kernel_creates = cs.kernel_creates;
+  report.itt_tasks = correlator_->itt_stats().tasks;
+  report.itt_markers = correlator_->itt_stats().markers;
   report.dropped = counters[XT_CNT_DROPPED];
   report.malformed = malformed_;
   report.file_bytes = writer_->bytes_written();
   for (const auto& t : targets_) report.processes_attached += t.ever_attached ? 1 : 0;
   if (child_status_) report.command_exit_status = *child_status_;
-  report.summary_text = Summarize(report, seconds);
+  report.summary_text = Summarize(report, seconds) + SummarizeItt(correlator_->itt_stats(),
+                                                                  counters[XT_CNT_PAUSED]);
   if (!opt_.quiet) std::fprintf(stderr, "%s\n", report.summary_text.c_str());
   if (!read_error.ok()) return read_error.WithContext("capture stopped early");
   if (!finish.ok()) return finish;

@@ -21,6 +21,9 @@ struct CaptureOptions {
   uint64_t ring_bytes = 16 << 20;
   int poll_interval_ms = 100;        // ring-buffer poll and maps re-scan period
   uint64_t flush_interval_ns = 1000000000;  // a killed capture loses at most this much
+  // Every target starts paused: nothing is recorded until it calls __itt_resume (VTune's
+  // "start paused"); __itt_pause pauses again, __itt_detach ends its capture.
+  bool start_paused = false;
   bool quiet = false;
   bool verbose = false;
   std::string xtrace_command_line;
@@ -30,6 +33,8 @@ struct CaptureReport {
   uint64_t events = 0;
   uint64_t launches = 0;
   uint64_t kernel_creates = 0;
+  uint64_t itt_tasks = 0;     // ITT spans (tasks, regions, frames, PyTorch ranges)
+  uint64_t itt_markers = 0;
   uint64_t dropped = 0;
   uint64_t malformed = 0;
   uint64_t file_bytes = 0;

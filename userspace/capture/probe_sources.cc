@@ -1,4 +1,5 @@
 // The registry of probe sources: each capture loads every source this build knows.
+#include "capture/itt_source.h"
 #include "capture/probe_source.h"
 #include "capture/ze_source.h"
 
@@ -8,6 +9,7 @@ Result<std::vector<std::unique_ptr<ProbeSource>>> LoadProbeSources(const SourceC
   using Loader = Result<std::unique_ptr<ProbeSource>> (*)(const SourceContext&);
   static constexpr Loader kLoaders[] = {
       &ZeSource::Load,
+      &IttSource::Load,
   };
   std::vector<std::unique_ptr<ProbeSource>> sources;
   std::string errors;

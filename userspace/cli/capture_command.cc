@@ -31,6 +31,12 @@ OUTPUT
 
 CAPTURE
   -d, --duration TIME    stop after TIME (e.g. 10, 30s, 500ms, 5m)
+      --start-paused     record nothing until the process calls __itt_resume (VTune's "start
+                         paused"); __itt_pause pauses again, __itt_detach ends its capture
+
+ITT labels (oneDNN primitives, TBB algorithms, __itt_* calls) are captured from processes
+started with xtrace's collector in INTEL_LIBITTNOTIFY64 (see 'xtrace env'); PyTorch's
+emit_itt() ranges need nothing.
 
 ADVANCED
       --buffer-size SIZE BPF ring buffer size, a power of two (default 16M); raise it when
@@ -57,6 +63,11 @@ OUTPUT
 
 CAPTURE
   -d, --duration TIME    stop after TIME (e.g. 10, 30s, 500ms, 5m); the command keeps running
+      --start-paused     record nothing until the command calls __itt_resume; __itt_pause
+                         pauses again, __itt_detach ends its capture
+
+With INTEL_LIBITTNOTIFY64 pointing at xtrace's collector (see 'xtrace env'), the command's ITT
+labels (oneDNN primitives, TBB algorithms, __itt_* calls) are captured from its first call.
 
 ADVANCED
       --buffer-size SIZE BPF ring buffer size, a power of two (default 16M)
@@ -66,6 +77,8 @@ Examples:
   sudo xtrace record -o train.capnp -- python train.py --epochs 1
   sudo ZE_ENABLE_ALT_DRIVERS=$PWD/build/lib/libxtrace_simze.so \
        xtrace record -- build/bin/ze_workload --iterations 100
+  sudo INTEL_LIBITTNOTIFY64=$PWD/build/lib/libxtrace_itt.so \
+       xtrace record --start-paused -- ./app          # only what app resumes
   xtrace convert train.capnp                             # writes train.json
 
 Exit status: 0 on success (whatever the command's own status, which the summary reports),
@@ -126,6 +139,8 @@ int RunCaptureCommand(int argc, char** argv) {
       const char* v = value(a);
       if (!v) return UsageError(cmd, a + " needs a file name");
       opt.output_path = v;
+    } else if (a == "--start-paused") {
+      opt.start_paused = true;
     } else if (a == "-d" || a == "--duration") {
       const char* v = value(a);
       if (!v) return UsageError(cmd, a + " needs a time (e.g. 30s)");

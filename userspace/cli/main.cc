@@ -6,10 +6,12 @@
 #include "base/version.h"
 #include "cli/capture_command.h"
 #include "cli/convert_command.h"
+#include "cli/env_command.h"
 
 namespace {
 
-constexpr const char* kHelp = R"(xtrace — trace Intel GPU (Level Zero) workloads from outside the process, with eBPF
+constexpr const char* kHelp = R"(xtrace — trace Intel GPU (Level Zero) workloads and their ITT labels from outside the process,
+with eBPF
 
 Usage: xtrace COMMAND [options]
 
@@ -17,6 +19,7 @@ Commands:
   attach    trace a running process:          sudo xtrace attach --pid 4242 -o run.capnp
   record    launch a command and trace it:     sudo xtrace record -o run.capnp -- ./app
   convert   event log -> Chrome trace JSON:    xtrace convert run.capnp -o run.json
+  env       lines that load the ITT collector:  xtrace env --shell
   version   print the version
 
 'xtrace COMMAND --help' describes each command. Open the JSON in https://ui.perfetto.dev
@@ -34,6 +37,7 @@ int main(int argc, char** argv) {
   const std::string cmd = argv[1];
   if (cmd == "attach" || cmd == "record") return xtrace::RunCaptureCommand(argc - 1, argv + 1);
   if (cmd == "convert") return xtrace::RunConvertCommand(argc - 1, argv + 1);
+  if (cmd == "env") return xtrace::RunEnvCommand(argc - 1, argv + 1);
   if (cmd == "version" || cmd == "--version") {
     std::printf("xtrace %s\n", xtrace::kXtraceVersion);
     return 0;

@@ -1,0 +1,19 @@
+// Which functions an ELF shared object exports, read from its dynamic symbol table, so a
+// source can tell whether a mapped library is worth probing before asking libbpf to attach.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace xtrace {
+
+// For each of `symbols`, whether the file at `path` defines it in .dynsym. A file that is
+// not ELF (or not readable) is an error naming the file.
+Result<std::vector<bool>> ElfExports(const std::string& path,
+                                     std::span<const std::string_view> symbols);
+
+}  // namespace xtrace

@@ -1,0 +1,228 @@
+// Loading the ITT BPF programs and attaching them to the collector and to PyTorch.
+#include "capture/itt_source.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+#include "capture/capture_session.h"
+#include "capture/elf_symbols.h"
+#include "capture/library_resolver.h"
+#include "itt_probes.skel.h"
+
+namespace xtrace {
+namespace {
+
+constexpr std::string_view kCollectorPrefix = "libxtrace_itt.so";
+constexpr const char* kCollectorVariable = "INTEL_LIBITTNOTIFY64";
+
+// torch::profiler::itt_range_push(const char*), itt_range_pop(), itt_mark(const char*).
+constexpr const char* kTorchPush = "_ZN5torch8profiler14itt_range_pushEPKc";
+constexpr const char* kTorchPop = "_ZN5torch8profiler13itt_range_popEv";
+constexpr const char* kTorchMark = "_ZN5torch8profiler8itt_markEPKc";
+
+std::string_view BaseName(std::string_view path) { return path.substr(path.rfind('/') + 1); }
+
+// Only shared objects can export PyTorch's functions; data files, fonts and the like that a
+// process maps are never opened.
+bool MayBeSharedObject(std::string_view path) {
+  return BaseName(path).find(".so") != std::string_view::npos;
+}
+
+// A variable of /proc/PID/environ (the environment the process started with, which is what
+// the ITT static part reads), or nullopt.
+std::optional<std::string> EnvironmentOf(uint32_t pid, std::string_view variable) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  if (!in) return std::nullopt;
+  const std::string text(std::istreambuf_iterator<char>(in), {});
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\0', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view entry(text.data() + pos, end - pos);
+    if (entry.size() > variable.size() && entry.substr(0, variable.size()) == variable &&
+        entry[variable.size()] == '=')
+      return std::string(entry.substr(variable.size() + 1));
+    pos = end + 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool IsIttCollectorPath(std::string_view path) {
+  return BaseName(path).rfind(kCollectorPrefix, 0) == 0;
+}
+
+void IttSource::SkeletonDeleter::operator()(::itt_probes* skel) const { itt_probes__destroy(skel); }
+
+IttSource::~IttSource() {
+  processes_.clear();  // links before the programs they refer to
+  skel_.reset();
+}
+
+Result<std::unique_ptr<ProbeSource>> IttSource::Load(const SourceContext& ctx) {
+  std::unique_ptr<IttSource> self(new IttSource(ctx));
+  self->skel_.reset(itt_probes__open());
+  if (!self->skel_) return Status::Error("opening ITT BPF object: " + BpfErrorText(errno));
+  auto* skel = self->skel_.get();
+  skel->rodata->filter_by_pid = 1;
+  skel->rodata->wakeup_bytes = ctx.maps.wakeup_bytes();
+  if (Status st = ctx.maps.Share(skel->obj); !st.ok()) return st;
+  if (int err = itt_probes__load(skel))
+    return Status::Error("loading ITT BPF programs: " + BpfErrorText(err));
+  return std::unique_ptr<ProbeSource>(std::move(self));
+}
+
+void IttSource::ForgetHandles(uint32_t pid) {
+  struct Key {
+    uint64_t handle;
+    uint32_t tgid;
+    uint32_t kind;
+  };
+  const int fd = bpf_map__fd(skel_->maps.itt_handles);
+  std::vector<Key> doomed;
+  Key key{}, next{};
+  for (void* prev = nullptr; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
+    if (next.tgid == pid) doomed.push_back(next);
+    key = next;
+  }
+  for (const Key& k : doomed) bpf_map_delete_elem(fd, &k);
+}
+
+bool IttSource::AttachCollector(uint32_t pid, const MappedLibrary& lib) {
+  Process& proc = processes_[pid];
+  if (proc.collector) return true;
+  ForgetHandles(pid);
+  auto link = AttachUprobe(skel_->progs.itt_probe, static_cast<int>(pid), lib.host_path,
+                           XT_ITT_PROBE_SYMBOL, false);
+  if (!link.ok()) {
+    ctx_.say("pid " + std::to_string(pid) + ": " + lib.path + ": cannot probe " +
+             link.status().message() + "; its ITT labels are not traced");
+    return false;
+  }
+  proc.links.push_back(std::move(*link));
+  proc.collector = true;
+  ctx_.say("attached to pid " + std::to_string(pid) + " (ITT collector " + lib.path + ")");
+  return true;
+}
+
+const IttSource::TorchExports& IttSource::PytorchExportsOf(const MappedLibrary& lib) {
+  const FileKey key{lib.dev_major, lib.dev_minor, lib.inode};
+  if (auto it = torch_exports_.find(key); it != torch_exports_.end()) return it->second;
+  static constexpr std::array<std::string_view, 3> kSymbols = {kTorchPush, kTorchPop, kTorchMark};
+  TorchExports exports;
+  // A file that cannot be read as ELF exports nothing we could probe anyway.
+  if (auto found = ElfExports(lib.host_path, kSymbols); found.ok())
+    exports = TorchExports{(*found)[0], (*found)[1], (*found)[2]};
+  return torch_exports_.emplace(key, exports).first->second;
+}
+
+bool IttSource::CollectorExpected(uint32_t pid, Process& proc) {
+  if (proc.collector) return true;
+  if (!proc.collector_in_environment) {
+    const auto value = EnvironmentOf(pid, kCollectorVariable);
+    proc.collector_in_environment = value && IsIttCollectorPath(*value);
+  }
+  return *proc.collector_in_environment;
+}
+
+void IttSource::AttachPytorch(uint32_t pid, const MappedLibrary& lib, const TorchExports& exports) {
+  struct Probe {
+    bool exported;
+    const char* symbol;
+    bpf_program* program;
+    const char* what;
+  };
+  const Probe probes[] = {
+      {exports.push, kTorchPush, skel_->progs.torch_range_push, "itt_range_push"},
+      {exports.pop, kTorchPop, skel_->progs.torch_range_pop, "itt_range_pop"},
+      {exports.mark, kTorchMark, skel_->progs.torch_mark, "itt_mark"},
+  };
+  Process& proc = processes_[pid];
+  std::string skipped;
+  size_t attached = 0;
+  for (const Probe& p : probes) {
+    if (!p.exported) {
+      skipped += std::string(skipped.empty() ? "" : ", ") + p.what + " (not exported)";
+      continue;
+    }
+    auto link = AttachUprobe(p.program, static_cast<int>(pid), lib.host_path, p.symbol, false);
+    if (!link.ok()) {
+      skipped += std::string(skipped.empty() ? "" : ", ") + p.what + " (" +
+                 link.status().message() + ")";
+      continue;
+    }
+    proc.links.push_back(std::move(*link));
+    ++attached;
+  }
+  const std::string where = "pid " + std::to_string(pid) + " (PyTorch ITT ranges in " + lib.path;
+  if (attached > 0) ctx_.say("attached to " + where + ")");
+  if (!skipped.empty())
+    ctx_.say(where + "): skipped " + skipped + "; the rest is traced");
+}
+
+bool IttSource::BeforeExec(uint32_t pid) {
+  const char* value = std::getenv(kCollectorVariable);
+  if (!value || !*value) {
+    if (ctx_.options.verbose)
+      ctx_.say(std::string(kCollectorVariable) +
+               " is not set: ITT labels (oneDNN, TBB, __itt_*) cannot be traced; see 'xtrace env'");
+    return false;
+  }
+  auto lib = LibraryAtPath(value);
+  if (!lib) {
+    ctx_.say(std::string(kCollectorVariable) + "=" + value +
+             " does not exist: the command's ITT labels cannot be traced");
+    return false;
+  }
+  static constexpr std::array<std::string_view, 1> kSite = {XT_ITT_PROBE_SYMBOL};
+  auto exports = ElfExports(lib->host_path, kSite);
+  if (!exports.ok() || !(*exports)[0]) {
+    ctx_.say(std::string(kCollectorVariable) + " names " + value +
+             ", not xtrace's ITT collector: ITT calls go there (PyTorch ranges are still probed)");
+    return false;
+  }
+  Process& proc = processes_[pid];
+  proc.files.insert({lib->dev_major, lib->dev_minor, lib->inode});
+  proc.collector_in_environment = true;
+  return AttachCollector(pid, *lib);
+}
+
+bool IttSource::OnProcessMaps(uint32_t pid, const std::vector<MappedLibrary>& files) {
+  Process& proc = processes_[pid];
+  for (const MappedLibrary& f : files) {
+    if (!proc.files.insert({f.dev_major, f.dev_minor, f.inode}).second) continue;
+    if (IsIttCollectorPath(f.path)) {
+      AttachCollector(pid, f);
+      continue;
+    }
+    if (!MayBeSharedObject(f.path)) continue;
+    const TorchExports& exports = PytorchExportsOf(f);
+    if (!exports.any()) continue;
+    if (CollectorExpected(pid, proc)) {
+      ctx_.say("pid " + std::to_string(pid) + ": PyTorch ITT ranges of " + f.path +
+               " reach xtrace through its ITT collector; not probing them twice");
+      continue;
+    }
+    AttachPytorch(pid, f, exports);
+  }
+  return !proc.links.empty();
+}
+
+void IttSource::OnProcessExit(uint32_t pid) {
+  processes_.erase(pid);
+  ForgetHandles(pid);
+}
+
+size_t IttSource::link_count() const {
+  size_t n = 0;
+  for (const auto& [pid, p] : processes_) n += p.links.size();
+  return n;
+}
+
+}  // namespace xtrace

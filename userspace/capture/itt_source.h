@@ -1,0 +1,73 @@
+// The ITT source: a uprobe on libxtrace_itt.so's probe site in each process that loaded the
+// collector (every ITT call of oneDNN, TBB, PyTorch or the program itself), and uprobes on
+// PyTorch's torch::profiler::itt_range_push/itt_range_pop/itt_mark in any mapped library that
+// exports them (emit_itt() ranges without a collector).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "capture/bpf_link.h"
+#include "capture/probe_source.h"
+
+struct itt_probes;  // generated skeleton (build/bpf/itt_probes.skel.h)
+
+namespace xtrace {
+
+class IttSource final : public ProbeSource {
+ public:
+  static Result<std::unique_ptr<ProbeSource>> Load(const SourceContext& ctx);
+  ~IttSource() override;
+
+  std::string_view name() const override { return "ITT"; }
+  std::string_view waits_for() const override {
+    return "the ITT collector (libxtrace_itt.so) or PyTorch ITT ranges";
+  }
+  bool BeforeExec(uint32_t pid) override;
+  bool OnProcessMaps(uint32_t pid, const std::vector<MappedLibrary>& files) override;
+  void OnProcessExit(uint32_t pid) override;
+  size_t link_count() const override;
+
+ private:
+  using FileKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // dev major, minor, inode
+  // Which of the three PyTorch range functions a file exports (push, pop, mark).
+  struct TorchExports {
+    bool any() const { return push || pop || mark; }
+    bool push = false, pop = false, mark = false;
+  };
+  struct Process {
+    std::set<FileKey> files;  // mapped files already considered (attached or not)
+    std::vector<BpfLink> links;
+    bool collector = false;   // the collector's site is probed
+    std::optional<bool> collector_in_environment;
+  };
+
+  explicit IttSource(const SourceContext& ctx) : ctx_(ctx) {}
+  bool AttachCollector(uint32_t pid, const MappedLibrary& lib);
+  void AttachPytorch(uint32_t pid, const MappedLibrary& lib, const TorchExports& exports);
+  const TorchExports& PytorchExportsOf(const MappedLibrary& lib);
+  // True when PyTorch's ITT calls in `pid` go through xtrace's collector (so probing
+  // libtorch as well would record every range twice).
+  bool CollectorExpected(uint32_t pid, Process& proc);
+  // Drops BPF's memory of which handle texts `pid` already sent (the pid may be reused).
+  void ForgetHandles(uint32_t pid);
+
+  struct SkeletonDeleter {
+    void operator()(::itt_probes* skel) const;
+  };
+
+  SourceContext ctx_;
+  std::unique_ptr<::itt_probes, SkeletonDeleter> skel_;
+  std::map<uint32_t, Process> processes_;
+  std::map<FileKey, TorchExports> torch_exports_;  // per file, across processes
+};
+
+// True when the file's base name says it is xtrace's ITT collector.
+bool IsIttCollectorPath(std::string_view path);
+
+}  // namespace xtrace

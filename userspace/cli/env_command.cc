@@ -1,0 +1,184 @@
+// `xtrace env`: locating the collector and printing the lines that load it.
+#include "cli/env_command.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "capture/elf_symbols.h"
+#include "capture/library_resolver.h"
+#include "xtrace/records.h"
+
+namespace xtrace {
+namespace {
+
+constexpr const char* kHelp = R"help(Usage: xtrace env [--shell | --systemd | --docker | --kubernetes] [--collector PATH]
+
+Prints what to add so that processes start with xtrace's ITT collector loaded
+(INTEL_LIBITTNOTIFY64=<path of libxtrace_itt.so>). ITT clients read the variable once, when
+the process starts: set it where your workloads are launched, then 'xtrace attach' or
+'xtrace record' captures their ITT labels (oneDNN primitives, TBB algorithms, __itt_* calls).
+With no capture attached the collector costs a few ns per ITT call, so it can stay set.
+
+OUTPUT (default: all, each under a comment saying where it goes)
+      --shell            the export line only, e.g. eval "$(xtrace env --shell)"
+      --systemd          the Environment= line for a unit's [Service] section
+      --docker           docker/podman run options (bind-mounts the collector read-only)
+      --kubernetes       pod spec fragments (env, volumeMounts, volumes)
+
+ADVANCED
+      --collector PATH   use this collector instead of the one installed with xtrace
+
+Examples:
+  eval "$(xtrace env --shell)"; python train.py &       # then: sudo xtrace attach -p $!
+  sudo systemctl edit inference.service                 # paste the --systemd line
+)help";
+
+// Where the collector is bind-mounted inside containers (the host path may not exist there).
+constexpr const char* kContainerPath = "/opt/xtrace/libxtrace_itt.so";
+
+// True when `path` needs quoting in a shell word or a systemd assignment.
+bool NeedsQuotes(const std::string& path) {
+  for (char ch : path)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && !std::strchr("/._+-", ch)) return true;
+  return false;
+}
+
+std::string ShellWord(const std::string& path) {
+  if (!NeedsQuotes(path)) return path;
+  std::string quoted = "'";
+  for (char ch : path) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return quoted + "'";
+}
+
+std::string Shell(const std::string& c) { return "export INTEL_LIBITTNOTIFY64=" + ShellWord(c) + "\n"; }
+std::string Systemd(const std::string& c) {
+  const std::string assignment = "INTEL_LIBITTNOTIFY64=" + c;
+  return "Environment=" + (NeedsQuotes(c) ? "\"" + assignment + "\"" : assignment) + "\n";
+}
+std::string Docker(const std::string& c) {
+  return std::string("-v ") + c + ":" + kContainerPath + ":ro -e INTEL_LIBITTNOTIFY64=" +
+         kContainerPath + "\n";
+}
+std::string Kubernetes(const std::string& c) {
+  return std::string(
+             "# container:\n"
+             "    env:\n"
+             "    - name: INTEL_LIBITTNOTIFY64\n"
+             "      value: ") + kContainerPath + "\n" +
+         "    volumeMounts:\n"
+         "    - name: xtrace-itt\n"
+         "      mountPath: " + kContainerPath + "\n" +
+         "      readOnly: true\n"
+         "# pod:\n"
+         "  volumes:\n"
+         "  - name: xtrace-itt\n"
+         "    hostPath:\n"
+         "      path: " + c + "\n" +
+         "      type: File\n";
+}
+
+Status CheckCollector(const std::string& path) {
+  static constexpr std::array<std::string_view, 1> kSite = {XT_ITT_PROBE_SYMBOL};
+  auto exports = ElfExports(path, kSite);
+  if (!exports.ok()) return exports.status();
+  if (!(*exports)[0]) return Status::Error(path + " is not xtrace's ITT collector (no " XT_ITT_PROBE_SYMBOL ")");
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string EnvText(const std::string& collector, EnvFormat format) {
+  switch (format) {
+    case EnvFormat::kShell: return Shell(collector);
+    case EnvFormat::kSystemd: return Systemd(collector);
+    case EnvFormat::kDocker: return Docker(collector);
+    case EnvFormat::kKubernetes: return Kubernetes(collector);
+    case EnvFormat::kAll: break;
+  }
+  return "# Shell (~/.profile, a job script, or before the command):\n" + Shell(collector) +
+         "\n# systemd unit, [Service] section (systemctl edit UNIT):\n" + Systemd(collector) +
+         "\n# Container: docker/podman run options (the collector is bind-mounted read-only):\n" +
+         Docker(collector) + "\n# Kubernetes pod spec:\n" + Kubernetes(collector);
+}
+
+Result<std::string> FindCollector() {
+  char exe[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return Status::Error(std::string("reading /proc/self/exe: ") + std::strerror(errno));
+  exe[n] = '\0';
+  std::string dir(exe);
+  dir.erase(dir.rfind('/'));
+  const std::string candidates[] = {
+      dir + "/../lib/libxtrace_itt.so",
+      dir + "/../" XTRACE_INSTALL_LIBDIR "/libxtrace_itt.so",
+  };
+  for (const std::string& candidate : candidates) {
+    if (auto lib = LibraryAtPath(candidate)) {
+      if (Status st = CheckCollector(lib->path); !st.ok()) return st;
+      return lib->path;
+    }
+  }
+  return Status::Error("no libxtrace_itt.so next to " + std::string(exe) + " (looked in " +
+                       candidates[0] + " and " + candidates[1] + "); give --collector PATH");
+}
+
+int RunEnvCommand(int argc, char** argv) {
+  EnvFormat format = EnvFormat::kAll;
+  std::string collector;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(kHelp, stdout);
+      return 0;
+    }
+    EnvFormat chosen = EnvFormat::kAll;
+    if (a == "--shell") chosen = EnvFormat::kShell;
+    else if (a == "--systemd") chosen = EnvFormat::kSystemd;
+    else if (a == "--docker") chosen = EnvFormat::kDocker;
+    else if (a == "--kubernetes") chosen = EnvFormat::kKubernetes;
+    else if (a == "--collector" && i + 1 < argc) {
+      collector = argv[++i];
+      continue;
+    } else {
+      std::fprintf(stderr, "xtrace env: %s\nTry 'xtrace env --help'.\n",
+                   a == "--collector" ? "--collector needs a path"
+                                      : ("unknown option '" + a + "'").c_str());
+      return 2;
+    }
+    if (format != EnvFormat::kAll) {
+      std::fprintf(stderr, "xtrace env: choose one of --shell, --systemd, --docker, --kubernetes\n");
+      return 2;
+    }
+    format = chosen;
+  }
+  if (collector.empty()) {
+    auto found = FindCollector();
+    if (!found.ok()) {
+      std::fprintf(stderr, "xtrace env: %s\n", found.status().message().c_str());
+      return 1;
+    }
+    collector = *found;
+  } else {
+    auto lib = LibraryAtPath(collector);
+    if (!lib) {
+      std::fprintf(stderr, "xtrace env: --collector %s: no such file\n", collector.c_str());
+      return 1;
+    }
+    if (Status st = CheckCollector(lib->path); !st.ok()) {
+      std::fprintf(stderr, "xtrace env: --collector: %s\n", st.message().c_str());
+      return 1;
+    }
+    collector = lib->path;  // absolute: the variable is read from any working directory
+  }
+  std::fputs(EnvText(collector, format).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace xtrace
