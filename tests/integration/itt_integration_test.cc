@@ -1,0 +1,514 @@
+// Integration tests of ITT capture: real BPF on xtrace's collector loaded by real ITT clients
+// (Debian's oneDNN and TBB, and our own labelled program), on PyTorch's range functions in a
+// stand-in library, and pause/resume/detach across sources. Captures are compared with what
+// the workloads say they did. Needs root; skips with the reason elsewhere, fails under CI.
+#include <fcntl.h>
+#include <gelf.h>
+#include <gtest/gtest.h>
+#include <libelf.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "log/log_reader.h"
+#include "xtrace/records.h"
+#include "subprocess.h"
+
+namespace xtrace {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::RunCommand;
+using testing::Subprocess;
+
+const std::string kXtrace = XTRACE_BIN;
+const std::string kCollector = ITT_COLLECTOR_LIB;
+const std::string kWithCollector = "INTEL_LIBITTNOTIFY64=" ITT_COLLECTOR_LIB;
+const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
+
+// A capture with its names resolved.
+struct Span {
+  IttTask task;
+  std::string domain, name;
+};
+struct Mark {
+  IttMarker marker;
+  std::string domain, name;
+};
+struct IttCapture {
+  std::vector<Span> tasks;
+  std::vector<Mark> markers;
+  std::vector<CollectionChange> changes;
+  std::vector<KernelLaunch> launches;
+  std::vector<std::string> launch_names;
+  std::map<uint32_t, std::string> thread_names;  // last name per tid
+  bool complete = false;
+};
+
+IttCapture ReadIttCapture(const std::string& path) {
+  IttCapture c;
+  auto reader = LogReader::Open(path);
+  EXPECT_TRUE(reader.ok()) << reader.status().message();
+  if (!reader.ok()) return c;
+  Event e;
+  for (;;) {
+    auto more = reader->Next(&e);
+    EXPECT_TRUE(more.ok()) << more.status().message();
+    if (!more.ok() || !*more) break;
+    const StringTable& s = reader->strings();
+    if (auto* t = std::get_if<IttTask>(&e)) {
+      c.tasks.push_back({*t, std::string(s.Get(t->domain)), std::string(s.Get(t->name))});
+    } else if (auto* m = std::get_if<IttMarker>(&e)) {
+      c.markers.push_back({*m, std::string(s.Get(m->domain)), std::string(s.Get(m->name))});
+    } else if (auto* ch = std::get_if<CollectionChange>(&e)) {
+      c.changes.push_back(*ch);
+    } else if (auto* l = std::get_if<KernelLaunch>(&e)) {
+      c.launches.push_back(*l);
+      c.launch_names.emplace_back(s.Get(l->kernel_name));
+    } else if (auto* th = std::get_if<ThreadInfo>(&e)) {
+      c.thread_names[th->tid] = std::string(s.Get(th->name));
+    }
+  }
+  c.complete = reader->complete();
+  return c;
+}
+
+std::string KindText(IttTaskKind kind) {
+  switch (kind) {
+    case IttTaskKind::kTask: return "task";
+    case IttTaskKind::kOverlappedTask: return "overlapped_task";
+    case IttTaskKind::kRegion: return "region";
+    case IttTaskKind::kFrame: return "frame";
+  }
+  return "?";
+}
+
+// The capture as itt_workload logs itself: "<tid>\t<kind>\t<domain>\t<name>".
+std::vector<std::string> AsLabelLines(const IttCapture& c) {
+  std::vector<std::string> lines;
+  for (const Span& s : c.tasks)
+    lines.push_back(std::to_string(s.task.tid) + '\t' + KindText(s.task.kind) + '\t' + s.domain +
+                    '\t' + s.name);
+  for (const Mark& m : c.markers)
+    lines.push_back(std::to_string(m.marker.tid) + "\tmarker\t" + m.domain + '\t' + m.name);
+  for (size_t i = 0; i < c.launches.size(); ++i)
+    lines.push_back(std::to_string(c.launches[i].tid) + "\tlaunch\tze\t" + c.launch_names[i]);
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// A workload log ("<round>\t<rest>"), keeping the lines of `rounds` (all if empty) without
+// their round.
+std::vector<std::string> LogLines(const std::string& path, const std::set<int>& rounds = {}) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string l; std::getline(in, l);) {
+    const size_t tab = l.find('\t');
+    if (!rounds.empty() && !rounds.count(std::stoi(l.substr(0, tab)))) continue;
+    lines.push_back(l.substr(tab + 1));
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+uint32_t PidFromReadyLine(const std::optional<std::string>& line) {
+  if (!line) return 0;
+  return static_cast<uint32_t>(std::stoul(line->substr(line->find(' ') + 1)));
+}
+
+bool Encloses(const IttTask& outer, uint64_t start, uint64_t end) {
+  return outer.start_ns <= start && end <= outer.end_ns;
+}
+
+size_t CountLinesWith(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
+  return n;
+}
+
+// Where xtrace_itt_probe sits in the collector file (its symbol value).
+uint64_t ProbeSiteValue() {
+  elf_version(EV_CURRENT);
+  const int fd = open(kCollector.c_str(), O_RDONLY | O_CLOEXEC);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  uint64_t value = 0;
+  for (Elf_Scn* scn = nullptr; elf && (scn = elf_nextscn(elf, scn)) != nullptr;) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    for (size_t i = 0; data && i < shdr.sh_size / shdr.sh_entsize; ++i) {
+      GElf_Sym sym;
+      gelf_getsym(data, static_cast<int>(i), &sym);
+      const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+      if (name && std::strcmp(name, "xtrace_itt_probe") == 0) value = sym.st_value;
+    }
+  }
+  if (elf) elf_end(elf);
+  close(fd);
+  return value;
+}
+
+// The first byte of the probe site as the running process `pid` has it now.
+int LiveSiteByte(uint32_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  uint64_t base = 0;
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("libxtrace_itt.so") == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string range, perms, offset;
+    fields >> range >> perms >> offset;
+    if (std::stoull(offset, nullptr, 16) == 0) {
+      base = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
+      break;
+    }
+  }
+  if (!base) return -1;
+  std::ifstream mem("/proc/" + std::to_string(pid) + "/mem", std::ios::binary);
+  mem.seekg(static_cast<std::streamoff>(base + ProbeSiteValue()));
+  char byte = 0;
+  if (!mem.read(&byte, 1)) return -1;
+  return static_cast<unsigned char>(byte);
+}
+
+bool MapsContain(uint32_t pid, const std::string& needle) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  const std::string text(std::istreambuf_iterator<char>(maps), {});
+  return text.find(needle) != std::string::npos;
+}
+
+class IttIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) {
+      if (getenv("CI")) FAIL() << "ITT capture tests need root (BPF), and CI must run them";
+      GTEST_SKIP() << "ITT capture tests load BPF programs and need root; run as root";
+    }
+    char tmpl[] = "/tmp/xtrace-itt-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    if (!dir_.empty() && !HasFailure()) std::filesystem::remove_all(dir_);
+    else if (!dir_.empty()) std::fprintf(stderr, "test files kept in %s\n", dir_.c_str());
+  }
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+
+  std::string dir_;
+};
+
+TEST_F(IttIntegrationTest, OwnLabelsFromSeveralThreadsRoundTripExactlyAroundTheirLaunches) {
+  const std::string log = Path("labels.tsv"), out = Path("own.capnp"), json = Path("own.json");
+  auto r = RunCommand({kXtrace, "record", "-o", out, "--", ITT_WORKLOAD_BIN, "--ze", "--threads",
+                       "3", "--iterations", "4", "--log", log},
+                      {kSimDriver, kWithCollector}, 120s);
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  // 3 threads x 4 iterations x (step, inner, region, 2 overlapped, frame) and one marker each.
+  EXPECT_NE(r.err.find("ITT: 72 tasks and 12 markers."), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Unbalanced"), std::string::npos) << r.err;
+
+  const IttCapture c = ReadIttCapture(out);
+  ASSERT_TRUE(c.complete);
+  const auto expected = LogLines(log);
+  ASSERT_EQ(expected.size(), 3u * 4u * 8u);
+  EXPECT_EQ(AsLabelLines(c), expected);
+
+  std::set<std::string> worker_names;
+  for (const Span& s : c.tasks) {
+    EXPECT_FALSE(s.task.unfinished || s.task.begin_missing || s.task.closed_by_outer) << s.name;
+    EXPECT_LE(s.task.start_ns, s.task.end_ns);
+    worker_names.insert(c.thread_names.at(s.task.tid));
+  }
+  // Names set with __itt_thread_set_name, longer than a kernel comm can hold.
+  EXPECT_EQ(worker_names,
+            (std::set<std::string>{"xt-itt-labeller-0", "xt-itt-labeller-1", "xt-itt-labeller-2"}));
+
+  // Each launch inside an "xt.inner" task of its thread, each of those inside an "xt.step".
+  auto enclosed_by = [&](const std::string& name, uint32_t tid, uint64_t start, uint64_t end) {
+    return std::any_of(c.tasks.begin(), c.tasks.end(), [&](const Span& s) {
+      return s.name == name && s.task.tid == tid && Encloses(s.task, start, end);
+    });
+  };
+  ASSERT_EQ(c.launches.size(), 12u);
+  for (const KernelLaunch& l : c.launches)
+    EXPECT_TRUE(enclosed_by("xt.inner", l.tid, l.start_ns, l.end_ns)) << l.start_ns;
+  for (const Span& s : c.tasks) {
+    if (s.name == "xt.inner") {
+      EXPECT_TRUE(enclosed_by("xt.step", s.task.tid, s.task.start_ns, s.task.end_ns));
+    }
+  }
+
+  // The same in Chrome JSON: complete events on the thread's track, nesting by time.
+  auto conv = RunCommand({kXtrace, "convert", out, "-o", json});
+  ASSERT_EQ(conv.exit_code(), 0) << conv.err;
+  std::ifstream in(json);
+  const auto trace = nlohmann::json::parse(in);
+  std::vector<nlohmann::json> inner, launches, marks;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string name = e.value("name", "");
+    if (name == "xt.inner") inner.push_back(e);
+    if (name == "xt_scale_f32") launches.push_back(e);
+    if (name == "xt.mark") marks.push_back(e);
+  }
+  ASSERT_EQ(inner.size(), 12u);
+  ASSERT_EQ(launches.size(), 12u);
+  ASSERT_EQ(marks.size(), 12u);
+  for (const auto& e : inner) {
+    EXPECT_EQ(e["ph"], "X");
+    EXPECT_EQ(e["cat"], "xt.app");
+  }
+  for (const auto& m : marks) {
+    EXPECT_EQ(m["ph"], "i");
+    EXPECT_EQ(m["s"], "t");
+  }
+  for (const auto& l : launches) {
+    const bool nested = std::any_of(inner.begin(), inner.end(), [&](const nlohmann::json& t) {
+      return t["tid"] == l["tid"] && t["ts"].get<double>() <= l["ts"].get<double>() &&
+             l["ts"].get<double>() + l["dur"].get<double>() <=
+                 t["ts"].get<double>() + t["dur"].get<double>();
+    });
+    EXPECT_TRUE(nested) << l.dump();
+  }
+}
+
+TEST_F(IttIntegrationTest, AttachFindsTheCollectorInARunningProcessAndTheKernelOptimizesItsSite) {
+  const std::string log = Path("labels.tsv"), out = Path("attach.capnp");
+  Subprocess workload({ITT_WORKLOAD_BIN, "--wait-for-signal", "--threads", "2", "--iterations",
+                       "3", "--log", log},
+                      {kWithCollector});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << workload.stderr_text();
+  ASSERT_EQ(LiveSiteByte(pid), 0x0f) << "the site should be an untouched NOP before attach";
+
+  Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "-o", out});
+  ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(pid) + " (ITT collector", 30s))
+      << xtrace.stderr_text();
+  workload.Signal(SIGUSR1);
+  ASSERT_TRUE(workload.WaitStdout("round 1", 60s)) << workload.stderr_text();
+
+  // After its first hit the kernel replaced the NOP with a call into its uprobe trampoline:
+  // the site costs a syscall per hit, not a trap (DESIGN.md costs; uprobe optimization).
+  EXPECT_EQ(LiveSiteByte(pid), 0xe8) << "the uprobe on the NOP site was not optimized";
+  EXPECT_TRUE(MapsContain(pid, "[uprobes-trampoline]"));
+
+  xtrace.Signal(SIGINT);
+  auto status = xtrace.Wait(30s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
+  workload.Signal(SIGTERM);
+  workload.Wait(30s);
+
+  const IttCapture c = ReadIttCapture(out);
+  EXPECT_EQ(AsLabelLines(c), LogLines(log));
+  EXPECT_EQ(c.tasks.size(), 2u * 3u * 6u);
+}
+
+TEST_F(IttIntegrationTest, StartPausedRecordsOnlyTheResumedWindowsOfEverySource) {
+  const std::string log = Path("labels.tsv"), out = Path("paused.capnp");
+  // Rounds 1, 3 and 5 run paused, before a resume, after a pause, and after detach.
+  auto r = RunCommand({kXtrace, "record", "--start-paused", "-o", out, "--", ITT_WORKLOAD_BIN,
+                       "--ze", "--threads", "2", "--iterations", "2", "--script",
+                       "run,resume,run,pause,run,resume,run,detach,run", "--log", log},
+                      {kSimDriver, kWithCollector}, 120s);
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  EXPECT_NE(r.err.find("starts paused"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("detached itself (__itt_detach)"), std::string::npos) << r.err;
+
+  const IttCapture c = ReadIttCapture(out);
+  const uint32_t pid = c.changes.empty() ? 0 : c.changes[0].pid;
+  ASSERT_EQ(c.changes.size(), 5u);
+  const CollectionState expected_states[] = {CollectionState::kPaused, CollectionState::kCollecting,
+                                             CollectionState::kPaused, CollectionState::kCollecting,
+                                             CollectionState::kDetached};
+  for (size_t i = 0; i < c.changes.size(); ++i) {
+    EXPECT_EQ(c.changes[i].state, expected_states[i]) << i;
+    EXPECT_EQ(c.changes[i].cause, i == 0 ? CollectionCause::kStartPaused : CollectionCause::kIttCall);
+    EXPECT_EQ(c.changes[i].pid, pid);
+    if (i > 0) {
+      EXPECT_EQ(c.changes[i].tid, pid) << "called from the main thread";
+      EXPECT_GT(c.changes[i].ts_ns, c.changes[i - 1].ts_ns);
+    }
+  }
+
+  // ITT labels: exactly rounds 2 and 4, and all of them inside the two resumed windows.
+  std::vector<std::string> expected_labels, captured_labels;
+  for (const std::string& l : LogLines(log, {2, 4}))
+    if (l.find("\tlaunch\t") == std::string::npos) expected_labels.push_back(l);
+  for (const std::string& l : AsLabelLines(c))
+    if (l.find("\tlaunch\t") == std::string::npos) captured_labels.push_back(l);
+  ASSERT_EQ(expected_labels.size(), 2u * 2u * 2u * 7u);
+  EXPECT_EQ(captured_labels, expected_labels);
+  auto in_window = [&](uint64_t t) {
+    return (c.changes[1].ts_ns < t && t < c.changes[2].ts_ns) ||
+           (c.changes[3].ts_ns < t && t < c.changes[4].ts_ns);
+  };
+  for (const Span& s : c.tasks) {
+    EXPECT_TRUE(in_window(s.task.start_ns) && in_window(s.task.end_ns)) << s.name;
+    EXPECT_FALSE(s.task.unfinished || s.task.begin_missing) << s.name;
+  }
+
+  // Level Zero obeys the same state: the launches of rounds 2 and 4 only, per thread. (Their
+  // kernels were created while paused, so they are named by handle.)
+  std::map<uint32_t, int> expected_launches, captured_launches;
+  for (const std::string& l : LogLines(log, {2, 4}))
+    if (l.find("\tlaunch\t") != std::string::npos) ++expected_launches[std::stoul(l)];
+  for (const KernelLaunch& l : c.launches) {
+    ++captured_launches[l.tid];
+    EXPECT_TRUE(in_window(l.start_ns));
+  }
+  EXPECT_EQ(captured_launches, expected_launches);
+  EXPECT_EQ(c.launches.size(), 8u);
+}
+
+TEST_F(IttIntegrationTest, OneDnnPrimitivesOnTheCallingThreadAndItsOpenMpWorkers) {
+  const std::string out = Path("dnnl.capnp");
+  auto r = RunCommand({kXtrace, "record", "-o", out, "--", DNNL_WORKLOAD_BIN, "--iterations", "4"},
+                      {kWithCollector, "OMP_NUM_THREADS=2"}, 120s);
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  const IttCapture c = ReadIttCapture(out);
+  ASSERT_FALSE(c.tasks.empty()) << r.err;
+  const uint32_t pid = c.tasks[0].task.pid;
+  const std::set<std::string> kinds = {"convolution", "eltwise", "reorder", "matmul"};
+
+  std::map<std::string, int> on_caller;
+  std::vector<const Span*> on_workers;
+  for (const Span& s : c.tasks) {
+    EXPECT_EQ(s.domain, "dnnl::primitive::execute");
+    EXPECT_TRUE(kinds.count(s.name)) << s.name;
+    EXPECT_FALSE(s.task.unfinished || s.task.begin_missing || s.task.closed_by_outer) << s.name;
+    if (s.task.tid == pid) ++on_caller[s.name];
+    else on_workers.push_back(&s);
+  }
+  // One task per execution on the thread that executed it.
+  EXPECT_EQ(on_caller, (std::map<std::string, int>{
+                           {"convolution", 4}, {"eltwise", 4}, {"reorder", 4}, {"matmul", 4}}));
+  // Its OpenMP worker ran its share of each primitive inside that primitive's execution.
+  std::set<std::string> worker_kinds;
+  for (const Span* w : on_workers) {
+    worker_kinds.insert(w->name);
+    const bool inside = std::any_of(c.tasks.begin(), c.tasks.end(), [&](const Span& s) {
+      return s.task.tid == pid && s.name == w->name && Encloses(s.task, w->task.start_ns, w->task.end_ns);
+    });
+    EXPECT_TRUE(inside) << w->name << " on tid " << w->task.tid;
+  }
+  EXPECT_EQ(worker_kinds, kinds);
+}
+
+TEST_F(IttIntegrationTest, TbbAlgorithmsAppearAsTasksInDomainTbb) {
+  const std::string out = Path("tbb.capnp");
+  auto r = RunCommand({kXtrace, "record", "-o", out, "--", TBB_WORKLOAD_BIN, "--iterations", "3"},
+                      {kWithCollector}, 120s);
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  const IttCapture c = ReadIttCapture(out);
+  ASSERT_FALSE(c.tasks.empty()) << r.err;
+  const uint32_t pid = c.tasks[0].task.pid;
+  std::map<std::string, int> on_caller;
+  for (const Span& s : c.tasks) {
+    EXPECT_EQ(s.domain, "tbb");
+    if (s.task.tid == pid) ++on_caller[s.name];
+  }
+  EXPECT_EQ(on_caller,
+            (std::map<std::string, int>{{"tbb_parallel_for", 3}, {"tbb_parallel_reduce", 3}}));
+  if (std::thread::hardware_concurrency() >= 2) {
+    const bool named = std::any_of(c.thread_names.begin(), c.thread_names.end(),
+                                   [](const auto& t) { return t.second == "TBB Worker Thread"; });
+    EXPECT_TRUE(named) << "TBB names its workers through __itt_thread_set_name";
+  }
+}
+
+// torch_range_workload's log as capture lines, names cut where BPF cuts them.
+std::vector<std::string> RangeLogLines(const std::string& path) {
+  std::vector<std::string> lines;
+  for (const std::string& l : LogLines(path)) {
+    // "<tid>\t<kind>\t<name>" -> "<tid>\t<kind>\tPyTorch\t<name>"
+    const size_t second = l.find('\t', l.find('\t') + 1);
+    std::string name = l.substr(second + 1);
+    if (name.size() > XT_MAX_ITT_NAME - 1) name.resize(XT_MAX_ITT_NAME - 1);
+    lines.push_back(l.substr(0, second) + "\tPyTorch\t" + name);
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+TEST_F(IttIntegrationTest, PytorchRangesOfARunningProcessNeedNoCollector) {
+  const std::string log = Path("ranges.tsv"), out = Path("torch.capnp");
+  Subprocess workload({TORCH_WORKLOAD_BIN, "--library", TORCH_STANDIN_LIB, "--wait-for-signal",
+                       "--threads", "2", "--iterations", "3", "--log", log});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << workload.stderr_text();
+  Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "-o", out});
+  ASSERT_TRUE(xtrace.WaitStderr("PyTorch ITT ranges in", 30s)) << xtrace.stderr_text();
+  workload.Signal(SIGUSR1);
+  ASSERT_TRUE(workload.WaitStdout("round 1", 60s)) << workload.stderr_text();
+  xtrace.Signal(SIGINT);
+  auto status = xtrace.Wait(30s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
+  workload.Signal(SIGTERM);
+  workload.Wait(30s);
+
+  const IttCapture c = ReadIttCapture(out);
+  const auto expected = RangeLogLines(log);
+  ASSERT_EQ(expected.size(), 2u * 3u * 9u);
+  EXPECT_EQ(AsLabelLines(c), expected);
+  for (const Span& s : c.tasks) {
+    EXPECT_FALSE(s.task.unfinished || s.task.begin_missing || s.task.closed_by_outer) << s.name;
+    if (s.name == "aten::addmm") {
+      const bool nested = std::any_of(c.tasks.begin(), c.tasks.end(), [&](const Span& o) {
+        return o.name == "aten::linear" && o.task.tid == s.task.tid &&
+               Encloses(o.task, s.task.start_ns, s.task.end_ns);
+      });
+      EXPECT_TRUE(nested);
+    }
+  }
+}
+
+TEST_F(IttIntegrationTest, AMissingPytorchFunctionIsSkippedWithOneLine) {
+  const std::string log = Path("ranges.tsv"), out = Path("nomark.capnp");
+  Subprocess xtrace({kXtrace, "record", "-o", out, "--", TORCH_WORKLOAD_BIN, "--library",
+                     TORCH_STANDIN_NOMARK_LIB, "--wait-for-signal", "--log", log});
+  const uint32_t pid = PidFromReadyLine(xtrace.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << xtrace.stderr_text();
+  ASSERT_TRUE(xtrace.WaitStderr("PyTorch ITT ranges in", 30s)) << xtrace.stderr_text();
+  kill(static_cast<pid_t>(pid), SIGUSR1);
+  ASSERT_TRUE(xtrace.WaitStdout("round 1", 60s)) << xtrace.stderr_text();
+  kill(static_cast<pid_t>(pid), SIGTERM);
+  auto status = xtrace.Wait(60s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
+  EXPECT_EQ(CountLinesWith(xtrace.stderr_text(), "skipped itt_mark (not exported)"), 1u)
+      << xtrace.stderr_text();
+  const IttCapture c = ReadIttCapture(out);
+  EXPECT_EQ(AsLabelLines(c), RangeLogLines(log));
+  EXPECT_TRUE(c.markers.empty());
+}
+
+TEST_F(IttIntegrationTest, PytorchIsNotProbedTwiceWhenTheCollectorCarriesItsRanges) {
+  const std::string out = Path("both.capnp");
+  Subprocess xtrace({kXtrace, "record", "-o", out, "--", TORCH_WORKLOAD_BIN, "--library",
+                     TORCH_STANDIN_LIB, "--wait-for-signal"},
+                    {kWithCollector});
+  const uint32_t pid = PidFromReadyLine(xtrace.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << xtrace.stderr_text();
+  ASSERT_TRUE(xtrace.WaitStderr("not probing them twice", 30s)) << xtrace.stderr_text();
+  kill(static_cast<pid_t>(pid), SIGUSR1);
+  ASSERT_TRUE(xtrace.WaitStdout("round 1", 60s)) << xtrace.stderr_text();
+  kill(static_cast<pid_t>(pid), SIGTERM);
+  auto status = xtrace.Wait(60s);
+  ASSERT_TRUE(status.has_value()) << xtrace.stderr_text();
+  // The stand-in does not forward to ITT as libtorch does: with its probes left out, nothing.
+  EXPECT_TRUE(ReadIttCapture(out).tasks.empty());
+}
+
+}  // namespace
+}  // namespace xtrace
