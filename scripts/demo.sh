@@ -21,11 +21,19 @@ echo "demo: tracing build/bin/ze_workload on the simulated GPU ($ZE_ENABLE_ALT_D
 
 "$build/bin/xtrace" convert "$out/demo.capnp" -o "$out/demo.json"
 
+# ITT labels: a program started with xtrace's collector labels its launches with tasks.
+echo "demo: tracing build/bin/itt_workload: ITT tasks around its launches ($(
+  "$build/bin/xtrace" env --shell | tr -d '\n'))"
+INTEL_LIBITTNOTIFY64="$build/lib/libxtrace_itt.so" "$build/bin/xtrace" record \
+  -o "$out/demo-itt.capnp" -- "$build/bin/itt_workload" --ze --threads 2 --iterations 20
+"$build/bin/xtrace" convert "$out/demo-itt.capnp" -o "$out/demo-itt.json"
+
 cat <<MSG
 
 demo: done.
   event log:   $out/demo.capnp
   Chrome JSON: $out/demo.json
+  with ITT:    $out/demo-itt.json (tasks "xt.step"/"xt.inner" enclose each launch)
 Open https://ui.perfetto.dev and drag demo.json onto it (or use "Open trace file");
 chrome://tracing reads it too. Kernel launches appear on the threads that made them.
 MSG

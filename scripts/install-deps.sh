@@ -9,6 +9,7 @@ packages=(
   bpftool libbpf-dev libelf-dev zlib1g-dev linux-libc-dev
   capnproto libcapnp-dev          # event log schema compiler and runtime
   libze1 libze-dev                # the real Level Zero loader and its headers
+  libdnnl-dev libtbb-dev          # real ITT clients (oneDNN, TBB) for the ITT tests
   libgtest-dev libgmock-dev       # unit and integration tests
   nlohmann-json3-dev              # tests parse the Chrome JSON back
   python3                         # JSON checks in tests

@@ -284,6 +284,58 @@ TEST_F(IttIntegrationTest, OwnLabelsFromSeveralThreadsRoundTripExactlyAroundThei
   }
 }
 
+TEST_F(IttIntegrationTest, UnbalancedLabelsAreKeptFlaggedAndLeaveOtherThreadsExact) {
+  const std::string log = Path("labels.tsv"), out = Path("unbalanced.capnp");
+  auto r = RunCommand({kXtrace, "record", "-o", out, "--", ITT_WORKLOAD_BIN, "--threads", "2",
+                       "--iterations", "2", "--script", "run,unbalanced,run", "--log", log},
+                      {kWithCollector}, 120s);
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  EXPECT_NE(r.err.find("Unbalanced ITT input, kept and flagged in the trace: 2 never ended"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("2 ended without a begin"), std::string::npos) << r.err;
+
+  const IttCapture c = ReadIttCapture(out);
+  IttCapture balanced = c, misuse = c;
+  balanced.tasks.clear();
+  misuse.tasks.clear();
+  const uint32_t pid = c.tasks.empty() ? 0 : c.tasks[0].task.pid;
+  for (const Span& s : c.tasks) {
+    const bool flagged = s.task.unfinished || s.task.begin_missing || s.task.closed_by_outer;
+    (flagged ? misuse : balanced).tasks.push_back(s);
+  }
+  // The workers' labels, before and after the misuse, are exactly what they logged.
+  EXPECT_EQ(AsLabelLines(balanced), LogLines(log));
+  ASSERT_EQ(misuse.tasks.size(), 4u);
+  std::map<std::string, int> what;
+  for (const Span& s : misuse.tasks) {
+    EXPECT_EQ(s.domain, "xt.app");
+    if (s.task.begin_missing) {
+      ++what[s.task.tid == pid ? "end without begin on main" : "end without begin on helper"];
+      EXPECT_EQ(s.task.start_ns, s.task.end_ns);
+    }
+    if (s.task.unfinished) {
+      EXPECT_EQ(s.task.tid, pid);
+      ++what["unfinished " + s.name];
+    }
+  }
+  EXPECT_EQ(what, (std::map<std::string, int>{{"end without begin on helper", 1},
+                                              {"end without begin on main", 1},
+                                              {"unfinished xt.crossed", 1},
+                                              {"unfinished xt.open", 1}}));
+  // And the trace still converts, with the unmatched ends shown as instants.
+  auto conv = RunCommand({kXtrace, "convert", out, "-o", Path("unbalanced.json")});
+  ASSERT_EQ(conv.exit_code(), 0) << conv.err;
+  std::ifstream in(Path("unbalanced.json"));
+  const auto trace = nlohmann::json::parse(in);
+  int unmatched = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("name", "") != "end without begin") continue;
+    ++unmatched;
+    EXPECT_EQ(e["ph"], "i");
+  }
+  EXPECT_EQ(unmatched, 2);
+}
+
 TEST_F(IttIntegrationTest, AttachFindsTheCollectorInARunningProcessAndTheKernelOptimizesItsSite) {
   const std::string log = Path("labels.tsv"), out = Path("attach.capnp");
   Subprocess workload({ITT_WORKLOAD_BIN, "--wait-for-signal", "--threads", "2", "--iterations",

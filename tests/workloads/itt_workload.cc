@@ -50,14 +50,18 @@ Options:
   --threads T        worker threads (default 2, 1..64)
   --iterations N     iterations per thread per round (default 3, 1..100000)
   --script STEPS     comma-separated steps run in order by the main thread: run (one round),
-                     pause (__itt_pause), resume (__itt_resume), detach (__itt_detach);
-                     default "run"
+                     pause (__itt_pause), resume (__itt_resume), detach (__itt_detach),
+                     unbalanced (see below); default "run"
   --wait-for-signal  print "ready <pid>", then run one round per SIGUSR1 until SIGTERM
   --ze               launch xt_scale_f32 through Level Zero inside every "xt.inner" task
   --log FILE         append "<round>\t<tid>\t<kind>\t<domain>\t<name>" for every label
                      completed (kind: task, marker, region, overlapped_task, frame) and every
                      launch (kind launch, domain ze, name the kernel)
   --help             this text
+
+The unbalanced step misuses ITT on purpose, in domain "xt.app", while no round runs: the main
+thread ends a task it never began; begins "xt.crossed", which a helper thread then ends (an
+end on a thread with nothing open); and begins "xt.open", never ended. None of it is logged.
 
 Output on stdout, one line each, flushed: "ready <pid>" (--wait-for-signal), "round <k>"
 after round k (from 1), "<step> done" after pause/resume/detach, "exit rounds=<r>".
@@ -78,8 +82,10 @@ std::vector<std::string> SplitSteps(std::string_view text) {
     size_t comma = text.find(',', pos);
     if (comma == std::string_view::npos) comma = text.size();
     const std::string step(text.substr(pos, comma - pos));
-    if (step != "run" && step != "pause" && step != "resume" && step != "detach")
-      usage_error("--script: unknown step \"" + step + "\" (run, pause, resume, detach)");
+    if (step != "run" && step != "pause" && step != "resume" && step != "detach" &&
+        step != "unbalanced")
+      usage_error("--script: unknown step \"" + step +
+                  "\" (run, pause, resume, detach, unbalanced)");
     steps.push_back(step);
     pos = comma + 1;
   }
@@ -322,6 +328,15 @@ class Workers {
   bool stopping_ = false;
 };
 
+// The "unbalanced" step (see kHelp).
+void MisuseItt(const Labels& l) {
+  itt::TaskEnd(l.app);
+  itt::StringHandle* crossed = itt::StringHandleCreate("xt.crossed");
+  itt::TaskBegin(l.app, crossed);
+  std::thread([&] { itt::TaskEnd(l.app); }).join();
+  itt::TaskBegin(l.app, itt::StringHandleCreate("xt.open"));
+}
+
 int Main(int argc, char** argv) {
   set_program_name("itt_workload");
   block_control_signals();
@@ -353,6 +368,7 @@ int Main(int argc, char** argv) {
       if (step == "pause") itt::Pause();
       if (step == "resume") itt::Resume();
       if (step == "detach") itt::Detach();
+      if (step == "unbalanced") MisuseItt(labels);
       std::printf("%s done\n", step.c_str());
       std::fflush(stdout);
     }

@@ -23,8 +23,8 @@
 //     that runs part of it;
 //   - TBB creates domains "tbb", "tbb.flow", "tbb.algorithm", one task
 //     ("tbb_parallel_for", "tbb_parallel_reduce", ...) per algorithm call on the calling
-//     thread, __itt_task_group for its contexts, and names its workers with
-//     __itt_thread_set_name("TBB Worker Thread").
+//     thread and one on each worker that joins in, __itt_task_group for its contexts, and
+//     names its workers with __itt_thread_set_name("TBB Worker Thread").
 #include <cstring>
 
 #include "itt/handle_registry.h"
