@@ -188,6 +188,7 @@ void Session::MarkAttached(Target& target) {
 void Session::TargetGone(Target& target) {
   // Its last records are in the ring already: take them before closing what it left open.
   (void)maps_->Drain(on_record_);
+  correlator_->ProcessEnded(target.pid, MonotonicNs());
   target.gone = true;
   for (auto& source : sources_) source->OnProcessExit(target.pid);
   maps_->ForgetPid(target.pid);

@@ -15,7 +15,7 @@ std::string SummarizeItt(const IttStats& s, uint64_t paused_hits) {
     out << " Unbalanced ITT input, kept and flagged in the trace:";
     const char* sep = " ";
     if (s.unfinished) {
-      out << sep << s.unfinished << " never ended (cut where collection ended)";
+      out << sep << s.unfinished << " never ended (cut where the process or its collection ended)";
       sep = ", ";
     }
     if (s.ends_without_begin) {

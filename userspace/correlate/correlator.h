@@ -47,6 +47,9 @@ class Correlator {
   // The capture ended at `end_ns`: spans still open are emitted as unfinished.
   void Finish(uint64_t end_ns) { itt_.Finish(end_ns); }
 
+  // `pid` exited (seen at `ts_ns`): its spans still open end there, as unfinished.
+  void ProcessEnded(uint32_t pid, uint64_t ts_ns) { itt_.CloseProcess(pid, ts_ns); }
+
   const CorrelatorStats& stats() const { return stats_; }
   const IttStats& itt_stats() const { return itt_.stats(); }
 

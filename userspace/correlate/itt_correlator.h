@@ -54,6 +54,9 @@ class IttCorrelator {
   // Ends every open span at `end_ns`, marked unfinished (the capture is over).
   void Finish(uint64_t end_ns);
 
+  // Ends `pid`'s open spans at `end_ns` as unfinished (its collection stopped, or it exited).
+  void CloseProcess(uint32_t pid, uint64_t end_ns);
+
   const IttStats& stats() const { return stats_; }
 
  private:
@@ -82,9 +85,6 @@ class IttCorrelator {
   void EndWithoutBegin(const DecodedIttEvent& r, IttTaskKind kind, StringId domain);
   void Emit(uint32_t pid, const Open& open, uint32_t end_tid, uint64_t end_ns, IttTaskKind kind,
             uint64_t id, bool unfinished, bool closed_by_outer);
-  // Ends `pid`'s open spans at `end_ns` as unfinished (its collection stopped).
-  void CloseProcess(uint32_t pid, uint64_t end_ns);
-
   StringTable& strings_;
   EventSink& sink_;
   RenameThread rename_thread_;

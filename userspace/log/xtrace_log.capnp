@@ -138,7 +138,8 @@ struct Event {
       kind @37 :IttTaskKind;
       id @38 :UInt64;               # __itt_id.d1 of id-paired kinds
       endTid @39 :UInt32;           # the thread that ended it
-      unfinished @40 :Bool;         # no end seen: it ends where capture or collection ended
+      unfinished @40 :Bool;         # no end seen: it ends where the capture, collection or
+                                    # process ended
       beginMissing @41 :Bool;       # an end that matched no begin (at startOffsetNs)
       closedByOuter @42 :Bool;      # never ended itself; closed with an enclosing task
     }

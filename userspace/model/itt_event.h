@@ -27,8 +27,8 @@ struct IttTask {
   IttTaskKind kind = IttTaskKind::kTask;
   uint64_t id = 0;  // __itt_id.d1 for id-paired kinds
   // Unbalanced input, kept rather than dropped so the timeline shows it:
-  bool unfinished = false;       // no end was seen: end_ns is when the capture (or the
-                                 // process's collection) ended
+  bool unfinished = false;       // no end was seen: end_ns is when the capture, the
+                                 // process's collection or the process itself ended
   bool begin_missing = false;    // an end with no begin (begun before the capture or a pause,
                                  // or on another thread): start_ns == end_ns, name unknown
   bool closed_by_outer = false;  // never ended itself: closed when an enclosing task of its
