@@ -282,6 +282,26 @@ TEST_F(IttIntegrationTest, OwnLabelsFromSeveralThreadsRoundTripExactlyAroundThei
     });
     EXPECT_TRUE(nested) << l.dump();
   }
+
+  // An independent consumer of the format, the Chrome DevTools trace engine, must see every
+  // labelled thread, named, with its tasks, launches and kernel creation on it.
+  if (!std::filesystem::exists(CHROME_TRACE_ENGINE)) {
+    if (getenv("CI")) FAIL() << CHROME_TRACE_ENGINE << " missing: scripts/install-deps.sh installs it";
+    GTEST_SKIP() << "Chrome trace engine not installed (scripts/install-deps.sh installs it)";
+  }
+  auto consumer = RunCommand({"/usr/bin/env", "node", CHROME_CONSUMER_SCRIPT, CHROME_TRACE_ENGINE,
+                              json});
+  ASSERT_EQ(consumer.exit_code(), 0) << consumer.err;
+  const auto seen = nlohmann::json::parse(consumer.out);
+  ASSERT_EQ(seen["processes"].size(), 1u) << consumer.out;
+  std::map<std::string, int> entries_by_thread;
+  for (const auto& t : seen["processes"][0]["threads"])
+    entries_by_thread[t["name"].get<std::string>()] = t["entries"].get<int>();
+  // Per thread: 4 x ("xt.step", "xt.inner", launch) and one zeKernelCreate.
+  EXPECT_EQ(entries_by_thread, (std::map<std::string, int>{{"xt-itt-labeller-0", 13},
+                                                           {"xt-itt-labeller-1", 13},
+                                                           {"xt-itt-labeller-2", 13}}))
+      << consumer.out;
 }
 
 TEST_F(IttIntegrationTest, UnbalancedLabelsAreKeptFlaggedAndLeaveOtherThreadsExact) {
