@@ -129,5 +129,28 @@ TEST(IttCollector, ProbeSiteIsAFiveByteNopAtTheStartOfAnAlignedExportedFunction)
   close(fd);
 }
 
+// Loaded into any process or container image: it must need nothing but the C library.
+TEST(IttCollector, NeedsOnlyTheCLibrary) {
+  ASSERT_NE(elf_version(EV_CURRENT), EV_NONE);
+  const int fd = open(kCollector, O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  ASSERT_NE(elf, nullptr);
+  std::vector<std::string> needed;
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn)) != nullptr;) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    for (size_t i = 0; data && i < shdr.sh_size / shdr.sh_entsize; ++i) {
+      GElf_Dyn dyn;
+      gelf_getdyn(data, static_cast<int>(i), &dyn);
+      if (dyn.d_tag == DT_NEEDED) needed.emplace_back(elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val));
+    }
+  }
+  elf_end(elf);
+  close(fd);
+  EXPECT_EQ(needed, std::vector<std::string>{"libc.so.6"});
+}
+
 }  // namespace
 }  // namespace xtrace

@@ -104,7 +104,8 @@ std::string EnvText(const std::string& collector, EnvFormat format) {
   }
   return "# Shell (~/.profile, a job script, or before the command):\n" + Shell(collector) +
          "\n# systemd unit, [Service] section (systemctl edit UNIT):\n" + Systemd(collector) +
-         "\n# Container: docker/podman run options (the collector is bind-mounted read-only):\n" +
+         "\n# Container: docker/podman run options (the collector, bind-mounted read-only, needs\n"
+         "# nothing in the image but glibc):\n" +
          Docker(collector) + "\n# Kubernetes pod spec:\n" + Kubernetes(collector);
 }
 

@@ -1,34 +1,131 @@
 // Creation and lookup of ITT domains and string handles.
 #include "itt/handle_registry.h"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace xtrace::itt {
+namespace {
+
+// FNV-1a: short names, no need for more.
+uint64_t HashOf(const char* name) {
+  uint64_t h = 14695981039346656037ull;
+  for (const unsigned char* p = reinterpret_cast<const unsigned char*>(name); *p; ++p)
+    h = (h ^ *p) * 1099511628211ull;
+  return h;
+}
+
+// Holds the registry's mutex for a scope.
+class Locked {
+ public:
+  explicit Locked(pthread_mutex_t* mutex) : mutex_(mutex) { pthread_mutex_lock(mutex_); }
+  ~Locked() { pthread_mutex_unlock(mutex_); }
+  Locked(const Locked&) = delete;
+  Locked& operator=(const Locked&) = delete;
+
+ private:
+  pthread_mutex_t* mutex_;
+};
+
+}  // namespace
+
+const char* DomainName(const Domain* d) { return d->nameA; }
+const char* StringHandleText(const StringHandle* s) { return s->strA; }
+
+template <typename Handle, const char* (*NameOf)(const Handle*)>
+Handle* NameIndex<Handle, NameOf>::Find(const char* name, uint64_t hash) const {
+  if (capacity_ == 0) return nullptr;
+  for (size_t i = hash & (capacity_ - 1);; i = (i + 1) & (capacity_ - 1)) {
+    if (!slots_[i]) return nullptr;
+    if (hashes_[i] == hash && std::strcmp(NameOf(slots_[i]), name) == 0) return slots_[i];
+  }
+}
+
+template <typename Handle, const char* (*NameOf)(const Handle*)>
+bool NameIndex<Handle, NameOf>::Grow() {
+  const size_t capacity = capacity_ ? capacity_ * 2 : 64;
+  auto** slots = static_cast<Handle**>(std::calloc(capacity, sizeof(Handle*)));
+  auto* hashes = static_cast<uint64_t*>(std::calloc(capacity, sizeof(uint64_t)));
+  if (!slots || !hashes) {
+    std::free(slots);
+    std::free(hashes);
+    return false;
+  }
+  for (size_t i = 0; i < capacity_; ++i) {
+    if (!slots_[i]) continue;
+    size_t j = hashes_[i] & (capacity - 1);
+    while (slots[j]) j = (j + 1) & (capacity - 1);
+    slots[j] = slots_[i];
+    hashes[j] = hashes_[i];
+  }
+  std::free(slots_);
+  std::free(hashes_);
+  slots_ = slots;
+  hashes_ = hashes;
+  capacity_ = capacity;
+  return true;
+}
+
+template <typename Handle, const char* (*NameOf)(const Handle*)>
+bool NameIndex<Handle, NameOf>::Add(Handle* handle, uint64_t hash) {
+  if (2 * (size_ + 1) > capacity_ && !Grow()) return false;
+  size_t i = hash & (capacity_ - 1);
+  while (slots_[i]) i = (i + 1) & (capacity_ - 1);
+  slots_[i] = handle;
+  hashes_[i] = hash;
+  ++size_;
+  return true;
+}
 
 Domain* HandleRegistry::DomainNamed(const char* name) {
   if (!name) return nullptr;
-  std::lock_guard lock(mutex_);
-  if (auto it = domains_.find(name); it != domains_.end()) return it->second;
-  auto* domain = new Domain{};
+  const uint64_t hash = HashOf(name);
+  Locked lock(&mutex_);
+  if (Domain* known = domains_.Find(name, hash)) return known;
+  auto* domain = static_cast<Domain*>(std::calloc(1, sizeof(Domain)));
+  char* copy = strdup(name);
+  if (!domain || !copy) {
+    std::free(domain);
+    std::free(copy);
+    return nullptr;
+  }
   domain->flags = 1;  // enabled: clients skip every call on a domain whose flags are 0
-  domain->nameA = strdup(name);
-  domains_.emplace(domain->nameA, domain);
+  domain->nameA = copy;
+  if (!domains_.Add(domain, hash)) {
+    std::free(domain);
+    std::free(copy);
+    return nullptr;
+  }
   return domain;
 }
 
 StringHandle* HandleRegistry::StringNamed(const char* name) {
   if (!name) return nullptr;
-  std::lock_guard lock(mutex_);
-  if (auto it = strings_.find(name); it != strings_.end()) return it->second;
-  auto* handle = new StringHandle{};
-  handle->strA = strdup(name);
-  strings_.emplace(handle->strA, handle);
+  const uint64_t hash = HashOf(name);
+  Locked lock(&mutex_);
+  if (StringHandle* known = strings_.Find(name, hash)) return known;
+  auto* handle = static_cast<StringHandle*>(std::calloc(1, sizeof(StringHandle)));
+  char* copy = strdup(name);
+  if (!handle || !copy) {
+    std::free(handle);
+    std::free(copy);
+    return nullptr;
+  }
+  handle->strA = copy;
+  if (!strings_.Add(handle, hash)) {
+    std::free(handle);
+    std::free(copy);
+    return nullptr;
+  }
   return handle;
 }
 
-HandleRegistry& Handles() {
-  static auto* registry = new HandleRegistry();
-  return *registry;
-}
+namespace {
+// Constant-initialized and trivially destructible: usable from any constructor or atexit
+// handler of any client, with no guard variable and no destructor ordering.
+constinit HandleRegistry registry;
+}  // namespace
+
+HandleRegistry& Handles() { return registry; }
 
 }  // namespace xtrace::itt

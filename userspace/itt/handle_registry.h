@@ -1,29 +1,53 @@
 // The domains and string handles the collector gives out: one per distinct name for the life
 // of the process, shared by every ITT client library in it. Clients keep handles in globals
 // and use them until exit, so they are never freed.
+//
+// Written with the C library only (calloc, a pthread mutex, a small open-addressing table):
+// the collector is loaded into arbitrary programs and containers, so it depends on libc alone.
 #pragma once
 
-#include <mutex>
-#include <string_view>
-#include <unordered_map>
+#include <pthread.h>
+
+#include <cstddef>
+#include <cstdint>
 
 #include "itt/itt_abi.h"
 
 namespace xtrace::itt {
 
+// Handles by name: open addressing on the name's hash, doubled at half load. `Handle` is
+// Domain or StringHandle; `NameOf` reads the name a handle keeps.
+template <typename Handle, const char* (*NameOf)(const Handle*)>
+class NameIndex {
+ public:
+  Handle* Find(const char* name, uint64_t hash) const;
+  // Adds `handle` (whose name is not in the index). False if memory ran out.
+  bool Add(Handle* handle, uint64_t hash);
+
+ private:
+  bool Grow();
+
+  Handle** slots_ = nullptr;
+  uint64_t* hashes_ = nullptr;
+  size_t capacity_ = 0;  // a power of two, or 0
+  size_t size_ = 0;
+};
+
+const char* DomainName(const Domain* d);
+const char* StringHandleText(const StringHandle* s);
+
 class HandleRegistry {
  public:
-  // The handle for `name`, created on first use; nullptr for a null name. Thread-safe.
-  // PyTorch asks for a string handle on every range push, so a known name costs one hash
-  // lookup and no allocation.
+  // The handle for `name`, created on first use; nullptr for a null name (or if memory ran
+  // out). Thread-safe. PyTorch asks for a string handle on every range push, so a known name
+  // costs one hash and one lookup, no allocation.
   Domain* DomainNamed(const char* name);
   StringHandle* StringNamed(const char* name);
 
  private:
-  std::mutex mutex_;
-  // Keys view the handle's own copy of its name.
-  std::unordered_map<std::string_view, Domain*> domains_;
-  std::unordered_map<std::string_view, StringHandle*> strings_;
+  pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;
+  NameIndex<Domain, DomainName> domains_;
+  NameIndex<StringHandle, StringHandleText> strings_;
 };
 
 // The process's registry (never destroyed: clients may create handles from atexit handlers).
