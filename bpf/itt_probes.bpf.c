@@ -9,10 +9,6 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* __itt_domain: nameA at 8; __itt_string_handle: strA at 0 (userspace/itt/itt_abi.h). */
-#define ITT_DOMAIN_NAME_OFFSET 8
-#define ITT_STRING_TEXT_OFFSET 0
-
 /* Handles remembered per process: far more than the few hundred names a framework uses. */
 #define ITT_MAX_HANDLES 65536
 
@@ -90,7 +86,7 @@ static __always_inline int itt_send_name(__u64 handle, __u32 kind, const char *t
 static __always_inline void itt_note_handle(__u32 tgid, __u64 handle, __u32 kind, __u64 now)
 {
 	struct itt_handle_key key = {.handle = handle, .tgid = tgid, .kind = kind};
-	__u64 offset = kind == XT_ITT_NAME_DOMAIN ? ITT_DOMAIN_NAME_OFFSET : ITT_STRING_TEXT_OFFSET;
+	__u64 offset = kind == XT_ITT_NAME_DOMAIN ? XT_ITT_DOMAIN_NAME_OFFSET : XT_ITT_STRING_TEXT_OFFSET;
 	const char *text = NULL;
 	__u32 flags = 0;
 	__u8 one = 1;

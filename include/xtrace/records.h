@@ -106,6 +106,11 @@ enum xt_counter {
  * turns each call into records. */
 #define XT_ITT_PROBE_SYMBOL "xtrace_itt_probe"
 
+/* Where the BPF program finds a handle's text: __itt_domain.nameA, __itt_string_handle.strA
+ * (x86-64; checked against the collector's view in userspace/itt/itt_abi.h). */
+#define XT_ITT_DOMAIN_NAME_OFFSET 8
+#define XT_ITT_STRING_TEXT_OFFSET 0
+
 /* Longest ITT name copied (domains, string handles, thread names, PyTorch ranges); longer
  * ones are cut and flagged XT_FLAG_TRUNCATED. Operator names are far shorter. */
 #define XT_MAX_ITT_NAME 512

@@ -5,6 +5,8 @@
 
 #include <cstddef>
 
+#include "xtrace/records.h"
+
 namespace xtrace::itt {
 
 // One entry of the client's API list (__itt_api_info); the list ends at name == nullptr.
@@ -76,8 +78,8 @@ static_assert(offsetof(Domain, nameA) == 8);
 static_assert(offsetof(StringHandle, strA) == 0);
 static_assert(sizeof(Id) == 24);
 
-// Offsets the BPF side reads the names at (it cannot include this C++ header).
-inline constexpr size_t kDomainNameOffset = offsetof(Domain, nameA);
-inline constexpr size_t kStringHandleTextOffset = offsetof(StringHandle, strA);
+// The BPF program reads names at these offsets (xtrace/records.h).
+static_assert(offsetof(Domain, nameA) == XT_ITT_DOMAIN_NAME_OFFSET);
+static_assert(offsetof(StringHandle, strA) == XT_ITT_STRING_TEXT_OFFSET);
 
 }  // namespace xtrace::itt
