@@ -39,6 +39,9 @@ enum xt_record_type {
 	XT_REC_ITT_NAME = 64,     /* an ITT handle's text, the first time a process uses the handle */
 	XT_REC_ITT_EVENT = 65,    /* one ITT call or PyTorch range push/pop/mark */
 	XT_REC_ITT_STATE = 66,    /* __itt_pause/__itt_resume/__itt_detach changed collection */
+	/* DRM: 80-95 */
+	XT_REC_DRM_IOCTL = 80,    /* ioctl(2) with a DRM command, entry + exit (drm_records.h) */
+	XT_REC_DRM_FENCE = 81,    /* a fence made by a traced DRM ioctl signaled (drm_records.h) */
 };
 
 enum xt_record_flags {
@@ -95,6 +98,9 @@ enum xt_counter {
 	XT_CNT_INFLIGHT_FULL = 1, /* entry could not be remembered: the pairing map was full */
 	XT_CNT_ORPHAN_RETURN = 2, /* return seen without its entry (probe attached mid-call) */
 	XT_CNT_PAUSED = 5,        /* a probe fired in a process whose collection was paused */
+	XT_CNT_DRM_UNPAIRED_EXIT = 6, /* a DRM ioctl returned that began before capture (or whose
+				       * entry was evicted): not recorded */
+	XT_CNT_DRM_FENCE_UNWATCHED = 7, /* a fence from a traced DRM ioctl could not be remembered */
 	XT_CNT_MAX = 8,
 };
 

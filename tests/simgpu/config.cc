@@ -89,6 +89,7 @@ Config load() {
   if (const char* v = std::getenv("XTRACE_SIMZE_GROUND_TRUTH"); v != nullptr) {
     c.ground_truth_path = v;
   }
+  if (const char* v = std::getenv("XTRACE_SIMZE_KMD_LOG"); v != nullptr) c.kmd_log_path = v;
   return c;
 }
 

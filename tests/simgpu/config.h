@@ -25,6 +25,7 @@ struct Config {
   double copy_gbps = 20.0;  // simulated copy bandwidth, GB/s; 0 = as fast as memcpy
   DrmFlavor drm = DrmFlavor::kI915;
   std::string ground_truth_path;  // empty: no ground truth
+  std::string kmd_log_path;       // empty: exec ioctls are not logged (kmd_log.h)
 };
 
 // Parsed from the environment on first call; invalid values are reported on stderr and ignored.

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "capture/capture_maps.h"
+#include "capture/drm_summary.h"
 #include "capture/itt_summary.h"
 #include "capture/host_info.h"
 #include "capture/probe_source.h"
@@ -131,6 +132,10 @@ class Session {
     if (!opt_.quiet) std::fprintf(stderr, "xtrace: %s\n", line.c_str());
   }
   void MarkAttached(Target& target);
+  // Whether `source` having a probe in a process counts as "attached" for messages and the
+  // exit status: sources that need a library do; one that needs nothing (DRM) does only
+  // when it is all there is (--drm-only), or every target would be "attached" at once.
+  bool AnnouncesAttach(const ProbeSource& source) const;
   void ScanTargets();
   void TargetGone(Target& target);
   void DetachTargets();
@@ -156,6 +161,7 @@ class Session {
   bool progress_shown_ = false;  // a status line is on the terminal, to be overwritten
   std::vector<uint32_t> detach_requests_;  // pids whose __itt_detach was just seen
   RecordCallback on_record_;
+  Counters counters_{};
 };
 
 // Once a second: drops as soon as they happen (whatever the output), and on a terminal a
@@ -183,6 +189,13 @@ void Session::MarkAttached(Target& target) {
   if (target.ever_attached) return;
   target.ever_attached = true;
   if (!target.held) correlator_->NoteProcess(target.pid);
+}
+
+bool Session::AnnouncesAttach(const ProbeSource& source) const {
+  if (!source.waits_for().empty()) return true;
+  for (const auto& s : sources_)
+    if (!s->waits_for().empty()) return false;
+  return true;
 }
 
 void Session::TargetGone(Target& target) {
@@ -243,7 +256,8 @@ void Session::ScanTargets() {
       continue;
     }
     bool attached = false;
-    for (auto& source : sources_) attached = source->OnProcessMaps(t.pid, *files) || attached;
+    for (auto& source : sources_)
+      attached = (source->OnProcessMaps(t.pid, *files) && AnnouncesAttach(*source)) || attached;
     if (attached) MarkAttached(t);
   }
 }
@@ -302,6 +316,8 @@ Result<CaptureReport> Session::Run() {
   on_record_ = [this](std::span<const std::byte> d) { OnRecord(d); };
   if (opt_.start_paused)
     for (const auto& t : targets_) correlator_->NoteStartPaused(t.pid, MonotonicNs());
+  // With nothing recording host API calls there is no call to attribute an ioctl to.
+  correlator_->drm().set_link_host_calls(opt_.drm != DrmCapture::kOnly);
 
   std::optional<LaunchedCommand> launched;
   if (!opt_.command.empty()) {
@@ -314,7 +330,7 @@ Result<CaptureReport> Session::Run() {
     if (Status st = TraceTarget(t.pid); !st.ok()) return st;
     if (opt_.start_paused) correlator_->NoteStartPaused(t.pid, MonotonicNs());
     for (auto& source : sources_)
-      if (source->BeforeExec(t.pid)) MarkAttached(t);
+      if (source->BeforeExec(t.pid) && AnnouncesAttach(*source)) MarkAttached(t);
     targets_.push_back(std::move(t));
     if (Status st = ReleaseHeld(*launched, opt_.command[0]); !st.ok()) return st;
     targets_.back().held = false;
@@ -358,16 +374,20 @@ Result<CaptureReport> Session::Run() {
   if (progress_shown_) std::fputc('\n', stderr);
   // Everything the probes wrote before we stopped is still in the ring.
   (void)maps_->Drain(on_record);
-  const Counters counters = maps_->ReadCounters();
+  counters_ = maps_->ReadCounters();
+  const Counters& counters = counters_;
   const uint64_t end = MonotonicNs();
   const double seconds = (end - start) / 1e9;
   correlator_->Finish(end);
 
   // A launched command that is still running when the capture ends keeps running.
   for (auto& t : targets_) {
-    if (!t.ever_attached)
-      Say("pid " + std::to_string(t.pid) + (t.gone ? " exited" : " is still running") +
-          " and never loaded " + WaitsFor() + ": nothing was captured from it");
+    if (t.ever_attached) continue;
+    const bool seen = correlator_->SawProcess(t.pid);
+    Say("pid " + std::to_string(t.pid) + (t.gone ? " exited" : " is still running") +
+        " and never loaded " + WaitsFor() +
+        (seen ? ": only its kernel-driver (DRM) calls were captured"
+              : ": nothing was captured from it"));
   }
 
   LogSummary summary;
@@ -387,7 +407,8 @@ Result<CaptureReport> Session::Run() {
   report.dropped = counters[XT_CNT_DROPPED];
   report.malformed = malformed_;
   report.file_bytes = writer_->bytes_written();
-  for (const auto& t : targets_) report.processes_attached += t.ever_attached ? 1 : 0;
+  for (const auto& t : targets_)
+    report.processes_attached += t.ever_attached || correlator_->SawProcess(t.pid) ? 1 : 0;
   if (child_status_) report.command_exit_status = *child_status_;
   report.summary_text = Summarize(report, seconds) + SummarizeItt(correlator_->itt_stats(),
                                                                   counters[XT_CNT_PAUSED]);
@@ -421,6 +442,7 @@ std::string Session::Summarize(const CaptureReport& r, double seconds) const {
     if (WIFEXITED(*child_status_)) s << " The command exited with status " << WEXITSTATUS(*child_status_) << ".";
     else if (WIFSIGNALED(*child_status_)) s << " The command was killed by signal " << WTERMSIG(*child_status_) << ".";
   }
+  s << DrmSummary(correlator_->drm(), counters_);
   return s.str();
 }
 

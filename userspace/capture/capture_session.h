@@ -13,6 +13,13 @@
 
 namespace xtrace {
 
+// Whether the kernel-driver view (DRM ioctls and fences) is captured, and with what.
+enum class DrmCapture {
+  kAlongside,  // with every other source (default)
+  kOff,        // --no-drm
+  kOnly,       // --drm-only: for programs that never use Level Zero (OpenCL, media, ...)
+};
+
 struct CaptureOptions {
   std::vector<uint32_t> pids;        // attach: processes already running
   std::vector<std::string> command;  // record: a command to launch and trace
@@ -24,6 +31,7 @@ struct CaptureOptions {
   // Every target starts paused: nothing is recorded until it calls __itt_resume (VTune's
   // "start paused"); __itt_pause pauses again, __itt_detach ends its capture.
   bool start_paused = false;
+  DrmCapture drm = DrmCapture::kAlongside;
   bool quiet = false;
   bool verbose = false;
   std::string xtrace_command_line;

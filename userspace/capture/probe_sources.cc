@@ -1,4 +1,7 @@
-// The registry of probe sources: each capture loads every source this build knows.
+// The registry of probe sources: each capture loads every source this build knows that its
+// options select.
+#include "capture/capture_session.h"
+#include "capture/drm_source.h"
 #include "capture/itt_source.h"
 #include "capture/probe_source.h"
 #include "capture/ze_source.h"
@@ -7,14 +10,22 @@ namespace xtrace {
 
 Result<std::vector<std::unique_ptr<ProbeSource>>> LoadProbeSources(const SourceContext& ctx) {
   using Loader = Result<std::unique_ptr<ProbeSource>> (*)(const SourceContext&);
-  static constexpr Loader kLoaders[] = {
-      &ZeSource::Load,
-      &IttSource::Load,
+  struct Entry {
+    Loader load;
+    bool kernel_driver;  // the DRM view, which --no-drm and --drm-only select
+  };
+  static constexpr Entry kEntries[] = {
+      {&ZeSource::Load, false},
+      {&IttSource::Load, false},
+      {&DrmSource::Load, true},
   };
   std::vector<std::unique_ptr<ProbeSource>> sources;
   std::string errors;
-  for (Loader load : kLoaders) {
-    auto source = load(ctx);
+  for (const Entry& entry : kEntries) {
+    if (entry.kernel_driver ? ctx.options.drm == DrmCapture::kOff
+                            : ctx.options.drm == DrmCapture::kOnly)
+      continue;
+    auto source = entry.load(ctx);
     if (!source.ok()) {
       ctx.say(source.status().message() + "; continuing without it");
       errors += (errors.empty() ? "" : "; ") + source.status().message();

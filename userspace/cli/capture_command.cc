@@ -18,9 +18,10 @@ namespace {
 constexpr const char* kAttachHelp = R"(Usage: xtrace attach --pid PID [options]
 
 Traces Level Zero kernel launches of a process that is already running, without restarting
-it. Capture ends on Ctrl-C (SIGINT) or SIGTERM, after --duration, or when every target has
-exited; a one-paragraph summary follows. A process that has not loaded Level Zero yet is
-watched and traced from the moment it does.
+it, and the DRM ioctls (i915, xe) it makes to the GPU kernel driver. Capture ends on Ctrl-C
+(SIGINT) or SIGTERM, after --duration, or when every target has exited; a one-paragraph
+summary follows. A process that has not loaded Level Zero yet is watched and traced from the
+moment it does.
 
 TARGET
   -p, --pid PID          process to trace (repeatable)
@@ -31,6 +32,9 @@ OUTPUT
 
 CAPTURE
   -d, --duration TIME    stop after TIME (e.g. 10, 30s, 500ms, 5m)
+      --no-drm           leave out the kernel-driver view (DRM ioctls and fences)
+      --drm-only         capture only the kernel-driver view, e.g. of a program that
+                         never uses Level Zero (OpenCL, media)
       --start-paused     record nothing until the process calls __itt_resume (VTune's "start
                          paused"); __itt_pause pauses again, __itt_detach ends its capture
 
@@ -46,6 +50,7 @@ ADVANCED
 Examples:
   sudo xtrace attach --pid 4242 -o run.capnp            # until Ctrl-C
   sudo xtrace attach -p 4242 -p 4243 --duration 30s     # two processes, 30 seconds
+  sudo xtrace attach -p 4242 --drm-only                  # its GPU driver calls alone
   xtrace convert run.capnp -o run.json                   # then open in ui.perfetto.dev
 
 Capturing needs root (or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE).
@@ -54,8 +59,9 @@ Exit status: 0 on success, 1 on error, 2 on a usage error.
 
 constexpr const char* kRecordHelp = R"(Usage: xtrace record [options] [--] COMMAND [ARG...]
 
-Launches COMMAND and traces its Level Zero kernel launches from its first call. Capture ends
-when the command exits, on Ctrl-C (which the command receives too), SIGTERM or --duration.
+Launches COMMAND and traces its Level Zero kernel launches and its DRM ioctls (i915, xe) from
+its first call. Capture ends when the command exits, on Ctrl-C (which the command receives
+too), SIGTERM or --duration.
 
 OUTPUT
   -o, --output FILE      event log to write (default: xtrace-record.capnp)
@@ -63,6 +69,9 @@ OUTPUT
 
 CAPTURE
   -d, --duration TIME    stop after TIME (e.g. 10, 30s, 500ms, 5m); the command keeps running
+      --no-drm           leave out the kernel-driver view (DRM ioctls and fences)
+      --drm-only         capture only the kernel-driver view, e.g. of a program that
+                         never uses Level Zero (OpenCL, media)
       --start-paused     record nothing until the command calls __itt_resume; __itt_pause
                          pauses again, __itt_detach ends its capture
 
@@ -79,6 +88,7 @@ Examples:
        xtrace record -- build/bin/ze_workload --iterations 100
   sudo INTEL_LIBITTNOTIFY64=$PWD/build/lib/libxtrace_itt.so \
        xtrace record --start-paused -- ./app          # only what app resumes
+  sudo xtrace record --drm-only -o media.capnp -- ffmpeg -hwaccel vaapi -i in.mp4 out.mp4
   xtrace convert train.capnp                             # writes train.json
 
 Exit status: 0 on success (whatever the command's own status, which the summary reports),
@@ -135,6 +145,11 @@ int RunCaptureCommand(int argc, char** argv) {
       opt.quiet = true;
     } else if (a == "-v" || a == "--verbose") {
       opt.verbose = true;
+    } else if (a == "--no-drm" || a == "--drm-only") {
+      const DrmCapture want = a == "--no-drm" ? DrmCapture::kOff : DrmCapture::kOnly;
+      if (opt.drm != DrmCapture::kAlongside && opt.drm != want)
+        return UsageError(cmd, "--no-drm and --drm-only exclude each other");
+      opt.drm = want;
     } else if (a == "-o" || a == "--output") {
       const char* v = value(a);
       if (!v) return UsageError(cmd, a + " needs a file name");

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "correlate/host_api_calls.h"
+
 namespace xtrace {
 
 Correlator::Correlator(StringTable& strings, EventSink& sink, ProcessInspector& inspector)
@@ -11,7 +13,8 @@ Correlator::Correlator(StringTable& strings, EventSink& sink, ProcessInspector& 
       inspector_(inspector),
       itt_(strings, sink, [this](uint32_t pid, uint32_t tid, std::string_view name) {
         NameThread(pid, tid, strings_.Intern(name));
-      }) {}
+      }),
+      drm_(strings, sink, inspector) {}
 
 void Correlator::NoteProcess(uint32_t pid, std::string_view fallback_comm) {
   if (!processes_.insert(pid).second) return;
@@ -60,9 +63,14 @@ void Correlator::OnRecord(const DecodedRecord& record) {
           if constexpr (std::is_same_v<T, DecodedIttName>) itt_.OnName(r);
           if constexpr (std::is_same_v<T, DecodedIttEvent>) itt_.OnEvent(r);
           if constexpr (std::is_same_v<T, DecodedIttState>) itt_.OnState(r);
+          if constexpr (std::is_same_v<T, DecodedDrmIoctl>) drm_.OnIoctl(r);
+          if constexpr (std::is_same_v<T, DecodedDrmFence>) drm_.OnFence(r);
         }
       },
       record);
+  const xt_record_header& hdr = HeaderOf(record);
+  if (IsHostApiCall(hdr.type)) drm_.OnHostCall(hdr, HostApiCallName(hdr.type));
+  drm_.AdvanceTo(hdr.end_ns);
 }
 
 void Correlator::OnKernelCreate(const DecodedKernelCreate& r) {

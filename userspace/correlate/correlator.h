@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "correlate/drm_correlator.h"
 #include "correlate/itt_correlator.h"
 #include "correlate/process_inspector.h"
 #include "decode/record_decoder.h"
@@ -44,14 +45,25 @@ class Correlator {
   // The capture begins `pid` paused (--start-paused): recorded as a collection change.
   void NoteStartPaused(uint32_t pid, uint64_t ts_ns) { itt_.NoteStartPaused(pid, ts_ns); }
 
-  // The capture ended at `end_ns`: spans still open are emitted as unfinished.
-  void Finish(uint64_t end_ns) { itt_.Finish(end_ns); }
+  // The capture ended at `end_ns`: spans still open are emitted as unfinished, and events
+  // still waiting for what may follow them are written.
+  void Finish(uint64_t end_ns) {
+    itt_.Finish(end_ns);
+    drm_.Flush();
+  }
 
   // `pid` exited (seen at `ts_ns`): its spans still open end there, as unfinished.
   void ProcessEnded(uint32_t pid, uint64_t ts_ns) { itt_.CloseProcess(pid, ts_ns); }
 
   const CorrelatorStats& stats() const { return stats_; }
   const IttStats& itt_stats() const { return itt_.stats(); }
+
+  // Whether any record of `pid` has been seen (or the process was announced).
+  bool SawProcess(uint32_t pid) const { return processes_.count(pid) != 0; }
+
+  // The kernel-driver (DRM) part: its settings, counts and per-device summary.
+  DrmCorrelator& drm() { return drm_; }
+  const DrmCorrelator& drm() const { return drm_; }
 
  private:
   struct PidHandle {
@@ -81,6 +93,7 @@ class Correlator {
   std::unordered_set<PidHandle, PidHandleHash> unnamed_kernels_;
   CorrelatorStats stats_;
   IttCorrelator itt_;
+  DrmCorrelator drm_;
 };
 
 }  // namespace xtrace

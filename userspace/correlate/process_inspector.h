@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "correlate/drm_device.h"
+
 namespace xtrace {
 
 struct ProcessDetails {
@@ -19,12 +21,23 @@ class ProcessInspector {
   virtual ~ProcessInspector() = default;
   // nullopt when the process is gone (the caller falls back to what it knows).
   virtual std::optional<ProcessDetails> Process(uint32_t pid) = 0;
+  // What file descriptor `fd` of `pid` is (for DRM ioctls), given what the probe saw of it
+  // at the call; kind kUnknown when it cannot be told.
+  virtual FdDevice Fd(uint32_t pid, uint32_t fd, const FdFileAtCall& at_call) {
+    (void)pid;
+    (void)fd;
+    (void)at_call;
+    return {};
+  }
 };
 
 // Reads /proc (through the init pid namespace: xtrace runs there or with host pid).
 class ProcfsInspector final : public ProcessInspector {
  public:
   std::optional<ProcessDetails> Process(uint32_t pid) override;
+  FdDevice Fd(uint32_t pid, uint32_t fd, const FdFileAtCall& at_call) override {
+    return ResolveFdDevice("/proc", "/sys", pid, fd, at_call);
+  }
 };
 
 }  // namespace xtrace

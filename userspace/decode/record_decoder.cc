@@ -72,6 +72,30 @@ Result<DecodedRecord> Wrap(Result<T> decoded) {
   return DecodedRecord(std::move(*decoded));
 }
 
+Result<DecodedRecord> DecodeDrmIoctl(std::span<const std::byte> data) {
+  if (data.size() < sizeof(xt_drm_ioctl))
+    return SizeError("drm-ioctl", sizeof(xt_drm_ioctl), data.size());
+  const auto rec = Load<xt_drm_ioctl>(data);
+  if (rec.in_len > XT_DRM_MAX_ARG || rec.out_len > XT_DRM_MAX_ARG ||
+      sizeof(rec) + rec.in_len + rec.out_len > data.size()) {
+    return Status::Error("drm-ioctl record: argument bytes (" + std::to_string(rec.in_len) +
+                         " in, " + std::to_string(rec.out_len) + " out) do not fit the record (" +
+                         std::to_string(data.size()) + " bytes)");
+  }
+  const auto tail = data.subspan(sizeof(rec));
+  return DecodedRecord(DecodedDrmIoctl{rec.hdr, rec.ret, rec.arg, rec.fd, rec.cmd, rec.rdev,
+                                       rec.mode, tail.first(rec.in_len),
+                                       tail.subspan(rec.in_len, rec.out_len)});
+}
+
+Result<DecodedRecord> DecodeDrmFence(std::span<const std::byte> data) {
+  if (data.size() < sizeof(xt_drm_fence))
+    return SizeError("drm-fence", sizeof(xt_drm_fence), data.size());
+  const auto rec = Load<xt_drm_fence>(data);
+  return DecodedRecord(
+      DecodedDrmFence{rec.hdr, rec.ioctl_start_ns, rec.context, rec.seqno, rec.source});
+}
+
 }  // namespace
 
 Result<DecodedRecord> DecodeRecord(std::span<const std::byte> data) {
@@ -97,6 +121,10 @@ Result<DecodedRecord> DecodeRecord(std::span<const std::byte> data) {
       return Wrap(DecodeIttEvent(body));
     case XT_REC_ITT_STATE:
       return Wrap(DecodeIttState(body));
+    case XT_REC_DRM_IOCTL:
+      return DecodeDrmIoctl(body);
+    case XT_REC_DRM_FENCE:
+      return DecodeDrmFence(body);
   }
   return Status::Error("unknown record type " + std::to_string(hdr.type) + " (" +
                        std::to_string(hdr.size) + " bytes)");

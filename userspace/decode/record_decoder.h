@@ -10,6 +10,7 @@
 
 #include "base/status.h"
 #include "decode/itt_records.h"
+#include "xtrace/drm_records.h"
 #include "xtrace/records.h"
 
 namespace xtrace {
@@ -38,8 +39,30 @@ struct DecodedThreadName {
   std::string_view process_comm;  // likewise
 };
 
+// ioctl(2) with a DRM command; the argument bytes point into the decoded buffer.
+struct DecodedDrmIoctl {
+  xt_record_header hdr;
+  int64_t result;
+  uint64_t arg;
+  uint32_t fd;
+  uint32_t cmd;
+  uint32_t rdev;  // kernel encoding; see XT_KDEV_MAJOR/MINOR
+  uint16_t mode;  // 0: the fd was not found
+  std::span<const std::byte> in;   // the struct as passed in (empty: none or unreadable)
+  std::span<const std::byte> out;  // the struct as written back (empty: none, or the call failed)
+};
+
+struct DecodedDrmFence {
+  xt_record_header hdr;
+  uint64_t ioctl_start_ns;
+  uint64_t context;
+  uint64_t seqno;
+  uint32_t source;  // enum xt_fence_source
+};
+
 using DecodedRecord = std::variant<DecodedKernelCreate, DecodedLaunchKernel, DecodedThreadName,
-                                   DecodedIttName, DecodedIttEvent, DecodedIttState>;
+                                   DecodedIttName, DecodedIttEvent, DecodedIttState,
+                                   DecodedDrmIoctl, DecodedDrmFence>;
 
 // Decodes one record. A short, oversized or unknown record yields an error naming the type
 // and the sizes involved; it never reads past `data`.

@@ -301,6 +301,35 @@ void ChromeJsonWriter::Instant(std::string_view name, std::string_view category,
   EndEvent();
 }
 
+void ChromeJsonWriter::FlowStart(std::string_view name, std::string_view category, uint32_t pid,
+                                 uint32_t tid, uint64_t ts_ns, uint64_t id) {
+  BeginEvent("s", pid, tid);
+  buffer_.append(",\"ts\":");
+  AppendMicros(&buffer_, ts_ns);
+  buffer_.append(",\"cat\":");
+  AppendJsonString(&buffer_, category);
+  buffer_.append(",\"name\":");
+  AppendJsonString(&buffer_, name);
+  buffer_.append(",\"id\":");
+  AppendUint(id);
+  EndEvent();
+}
+
+void ChromeJsonWriter::FlowEnd(std::string_view name, std::string_view category, uint32_t pid,
+                               uint32_t tid, uint64_t ts_ns, uint64_t id) {
+  BeginEvent("f", pid, tid);
+  buffer_.append(",\"ts\":");
+  AppendMicros(&buffer_, ts_ns);
+  buffer_.append(",\"cat\":");
+  AppendJsonString(&buffer_, category);
+  buffer_.append(",\"name\":");
+  AppendJsonString(&buffer_, name);
+  buffer_.append(",\"id\":");
+  AppendUint(id);
+  buffer_.append(",\"bp\":\"e\"");
+  EndEvent();
+}
+
 void ChromeJsonWriter::Counter(std::string_view name, uint32_t pid, uint64_t ts_ns,
                                std::span<const TraceArg> series) {
   if (events_ > 0) buffer_.append(",\n");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "export/chrome_json_writer.h"
+#include "export/driver_track_writer.h"
 #include "export/itt_converter.h"
 #include "log/log_reader.h"
 
@@ -36,7 +37,7 @@ uint64_t Duration(uint64_t start_ns, uint64_t end_ns) {
 class EventConverter {
  public:
   EventConverter(const StringTable& strings, ChromeJsonWriter& out)
-      : strings_(strings), out_(out), itt_(strings, out) {}
+      : strings_(strings), out_(out), itt_(strings, out), driver_(strings, out) {}
 
   void operator()(const IttTask& e) { itt_.Write(e); }
   void operator()(const IttMarker& e) { itt_.Write(e); }
@@ -97,9 +98,14 @@ class EventConverter {
                   args_);
   }
 
+  void operator()(const DrmFile& e) { driver_.Write(e); }
+  void operator()(const DrmIoctl& e) { driver_.Write(e); }
+  void operator()(const DrmFenceSignal& e) { driver_.Write(e); }
+
  private:
   const StringTable& strings_;
   ChromeJsonWriter& out_;
+  DriverTrackWriter driver_;
   std::vector<TraceArg> args_;  // reused: no allocation per event
   IttEventWriter itt_;
 };

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "log/drm_event_codec.h"
 #include "log/itt_event_codec.h"
 #include "log/log_format.h"
 
@@ -22,6 +23,8 @@ void WithStart(const Event& event, F&& f) {
   if (const auto* e = std::get_if<IttTask>(&event)) f(e->start_ns);
   if (const auto* e = std::get_if<IttMarker>(&event)) f(e->ts_ns);
   if (const auto* e = std::get_if<CollectionChange>(&event)) f(e->ts_ns);
+  if (const auto* e = std::get_if<DrmIoctl>(&event)) f(e->start_ns);
+  if (const auto* e = std::get_if<DrmFenceSignal>(&event)) f(e->created_ns);
 }
 
 void EncodeClock(const ClockAnchor& clock, log_schema::ClockAnchor::Builder out) {
@@ -94,6 +97,12 @@ void EncodeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Builde
     EncodeIttMarker(*e, base_ns, out.initIttMarker());
   } else if (const auto* e = std::get_if<CollectionChange>(&event)) {
     EncodeCollectionChange(*e, base_ns, out.initCollectionChange());
+  } else if (const auto* e = std::get_if<DrmFile>(&event)) {
+    EncodeDrmFile(*e, out);
+  } else if (const auto* e = std::get_if<DrmIoctl>(&event)) {
+    EncodeDrmIoctl(*e, base_ns, out);
+  } else if (const auto* e = std::get_if<DrmFenceSignal>(&event)) {
+    EncodeDrmFenceSignal(*e, base_ns, out);
   }
 }
 
@@ -157,6 +166,10 @@ bool DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
     case log_schema::Event::COLLECTION_CHANGE:
       *out = DecodeCollectionChange(in.getCollectionChange(), base_ns);
       return true;
+    case log_schema::Event::DRM_FILE:
+    case log_schema::Event::DRM_IOCTL:
+    case log_schema::Event::DRM_FENCE_SIGNAL:
+      return DecodeDrmEvent(in, base_ns, out);
   }
   return false;
 }

@@ -45,6 +45,14 @@ void ForEachStringId(const Event& event, Visitor&& visit) {
   } else if (const auto* e = std::get_if<IttMarker>(&event)) {
     visit(e->domain);
     visit(e->name);
+  } else if (const auto* e = std::get_if<DrmFile>(&event)) {
+    visit(e->path);
+    visit(e->driver);
+  } else if (const auto* e = std::get_if<DrmIoctl>(&event)) {
+    visit(e->name);
+    visit(e->cause);
+  } else if (const auto* e = std::get_if<DrmFenceSignal>(&event)) {
+    visit(e->source);
   }
 }
 

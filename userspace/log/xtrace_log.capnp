@@ -160,6 +160,44 @@ struct Event {
       state @52 :CollectionState;   # the state from this time on
       cause @53 :CollectionCause;
     }
+    drmFile :group {
+      # What an fd of a traced process is, written before its first DRM ioctl.
+      pid @54 :UInt32;
+      fd @55 :UInt32;
+      kind @56 :DrmNodeKind;
+      path @57 :UInt32;             # string id; what /proc/PID/fd/FD linked to
+      major @58 :UInt32;            # device numbers, 0 for what is not a device
+      minor @59 :UInt32;
+      driver @60 :UInt32;           # string id; kernel driver of a DRM node (i915, xe, ...)
+    }
+    drmIoctl :group {
+      # ioctl(2) with a DRM command, syscall entry to exit.
+      pid @61 :UInt32;
+      tid @62 :UInt32;
+      startOffsetNs @63 :UInt64;
+      durationNs @64 :UInt64;
+      fd @65 :UInt32;
+      cmd @66 :UInt32;              # command number as passed, size bits included
+      result @67 :Int64;            # syscall return: >= 0, or -errno
+      name @68 :UInt32;             # string id, e.g. DRM_IOCTL_I915_GEM_EXECBUFFER2
+      arg @69 :UInt64;              # argument pointer
+      argUnreadable @70 :Bool;      # the argument struct could not be read (NULL, unmapped)
+      cause @71 :UInt32;            # string id of the host API call (same thread) it ran
+                                    # inside, e.g. zeCommandListAppendLaunchKernel; 0: none
+      causeLeadNs @72 :UInt64;      # how long before this ioctl that call started
+      args @73 :DrmIoctlArgs;       # decoded argument struct; null: not decoded
+    }
+    drmFenceSignal :group {
+      # A fence created inside a traced DRM ioctl signaled: that GPU work completed.
+      pid @74 :UInt32;
+      tid @75 :UInt32;              # the thread whose ioctl created the fence
+      startOffsetNs @76 :UInt64;    # fence created
+      durationNs @77 :UInt64;       # created to signaled
+      ioctlLeadNs @78 :UInt64;      # how long before its creation that ioctl started
+      context @79 :UInt64;          # dma_fence timeline
+      seqno @80 :UInt64;
+      source @81 :UInt32;           # string id of the tracepoint that saw the signal
+    }
   }
 }
 
@@ -187,6 +225,94 @@ enum CollectionState {
 enum CollectionCause {
   ittCall @0;         # the process called __itt_pause/__itt_resume/__itt_detach
   startPaused @1;     # the capture was started with --start-paused
+}
+
+# Decoded argument struct of a DRM ioctl (Event.drmIoctl.args). A struct of its own, not a
+# union inside the group: this Cap'n Proto version cannot lay out a union nested in a group of
+# a union. Fields the kernel writes back are 0 when the call failed.
+struct DrmIoctlArgs {
+  union {
+    none @0 :Void;
+    i915Execbuffer :group {
+      flags @1 :UInt64;
+      contextId @2 :UInt32;
+      engine @3 :UInt32;       # flags & I915_EXEC_RING_MASK
+      bufferCount @4 :UInt32;
+      batchStartOffset @5 :UInt32;
+      batchLen @6 :UInt32;
+    }
+    i915GemCreate :group {
+      size @7 :UInt64;
+      handle @8 :UInt32;
+      flags @9 :UInt32;
+      extended @10 :Bool;       # GEM_CREATE_EXT
+    }
+    i915MmapOffset :group {
+      offset @11 :UInt64;
+      flags @12 :UInt64;
+      handle @13 :UInt32;
+    }
+    i915GemWait :group {
+      timeoutNs @14 :Int64;
+      handle @15 :UInt32;
+      flags @16 :UInt32;
+    }
+    i915ContextCreate :group {
+      contextId @17 :UInt32;
+      flags @18 :UInt32;
+    }
+    xeExec :group {
+      address @19 :UInt64;
+      execQueueId @20 :UInt32;
+      numSyncs @21 :UInt32;
+      numBatchBuffer @22 :UInt32;
+    }
+    xeVmBind :group {
+      objOffset @23 :UInt64;
+      range @24 :UInt64;
+      addr @25 :UInt64;
+      vmId @26 :UInt32;
+      execQueueId @27 :UInt32;
+      numBinds @28 :UInt32;
+      numSyncs @29 :UInt32;
+      op @30 :UInt32;           # the bind below, when numBinds is 1
+      obj @31 :UInt32;
+      bindFlags @32 :UInt32;
+    }
+    xeGemCreate :group {
+      size @33 :UInt64;
+      placement @34 :UInt32;
+      flags @35 :UInt32;
+      vmId @36 :UInt32;
+      handle @37 :UInt32;
+      cpuCaching @38 :UInt32;
+    }
+    xeExecQueueCreate :group {
+      width @39 :UInt32;
+      numPlacements @40 :UInt32;
+      vmId @41 :UInt32;
+      flags @42 :UInt32;
+      execQueueId @43 :UInt32;
+    }
+    xeWaitUserFence :group {
+      addr @44 :UInt64;
+      value @45 :UInt64;
+      mask @46 :UInt64;
+      timeoutNs @47 :Int64;
+      op @48 :UInt32;
+      flags @49 :UInt32;
+      execQueueId @50 :UInt32;
+    }
+  }
+}
+
+# What a file descriptor was found to be (model/drm_event.h DrmNodeKind).
+enum DrmNodeKind {
+  unknown @0;    # could not be looked at (closed, or the process was gone)
+  notDrm @1;     # not a DRM device
+  primary @2;    # /dev/dri/cardN
+  render @3;     # /dev/dri/renderDN
+  otherDrm @4;   # another DRM minor
 }
 
 # Written when the capture ended cleanly; a log without it was cut short.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <variant>
 
+#include "model/drm_event.h"
 #include "model/itt_event.h"
 #include "model/string_table.h"
 
@@ -59,6 +60,6 @@ struct KernelLaunch {
 };
 
 using Event = std::variant<ProcessInfo, ThreadInfo, KernelCreate, KernelLaunch, IttTask, IttMarker,
-                           CollectionChange>;
+                           CollectionChange, DrmFile, DrmIoctl, DrmFenceSignal>;
 
 }  // namespace xtrace

@@ -1,0 +1,50 @@
+// The DRM source: ioctl(2) calls with DRM commands made by traced processes, from the syscall
+// tracepoints, plus — where the kernel has them — fence tracepoints that say when the work a
+// submission handed to the driver completed. Needs no library in the target: a process is
+// traced from the moment it is a target, whatever API (Level Zero, OpenCL, media) it uses.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "capture/bpf_link.h"
+#include "capture/probe_source.h"
+
+struct drm_ioctl;  // generated skeletons (build/bpf/drm_*.skel.h)
+struct drm_fence;
+
+namespace xtrace {
+
+class DrmSource final : public ProbeSource {
+ public:
+  static Result<std::unique_ptr<ProbeSource>> Load(const SourceContext& ctx);
+  ~DrmSource() override;
+
+  std::string_view name() const override { return "DRM"; }
+  std::string_view waits_for() const override { return {}; }
+  // The tracepoints are attached once for every process; the traced-process filter, which
+  // the capture fills before the command execs, selects the targets.
+  bool BeforeExec(uint32_t) override { return true; }
+  bool OnProcessMaps(uint32_t, const std::vector<MappedLibrary>&) override { return true; }
+  size_t link_count() const override { return links_.size(); }
+
+ private:
+  explicit DrmSource(const SourceContext& ctx) : ctx_(ctx) {}
+  Status LoadIoctlProbes();
+  // Optional: every problem is said in one line and leaves the ioctl probes working.
+  void LoadCompletionProbes();
+
+  struct IoctlSkeletonDeleter {
+    void operator()(::drm_ioctl* skel) const;
+  };
+  struct FenceSkeletonDeleter {
+    void operator()(::drm_fence* skel) const;
+  };
+
+  SourceContext ctx_;
+  std::unique_ptr<::drm_ioctl, IoctlSkeletonDeleter> ioctl_skel_;
+  std::unique_ptr<::drm_fence, FenceSkeletonDeleter> fence_skel_;
+  std::vector<BpfLink> links_;
+};
+
+}  // namespace xtrace

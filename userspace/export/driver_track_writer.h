@@ -1,0 +1,48 @@
+// Writes the kernel-driver (DRM) view into Chrome JSON: per process a "driver" track with one
+// slice per DRM ioctl, named by its command, with the device and decoded arguments; flow
+// arrows from the host API call that issued an ioctl to it; and a "GPU fences" track with
+// each fence from creation to signal. Ioctls of several threads may overlap, which one track
+// cannot show, so a track grows lanes ("driver", "driver 2", ...) as needed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "export/chrome_json_writer.h"
+#include "model/drm_event.h"
+#include "model/string_table.h"
+
+namespace xtrace {
+
+class DriverTrackWriter {
+ public:
+  // Synthetic thread ids of the lanes: above any real tid (PID_MAX_LIMIT is 2^22), so they
+  // never collide with a thread of the process.
+  static constexpr uint32_t kDriverLaneTid = 0x7fff0000;
+  static constexpr uint32_t kFenceLaneTid = 0x7ffe0000;
+
+  DriverTrackWriter(const StringTable& strings, ChromeJsonWriter& out);
+
+  void Write(const DrmFile& e);
+  void Write(const DrmIoctl& e);
+  void Write(const DrmFenceSignal& e);
+
+ private:
+  struct Track {
+    std::vector<uint64_t> lane_busy_until;  // end of the last slice placed in each lane
+  };
+  // A lane of `pid`'s track (driver or fences) free over [start, end]; names it when new.
+  uint32_t PlaceInLane(uint32_t pid, bool fences, uint64_t start, uint64_t end);
+
+  const StringTable& strings_;
+  ChromeJsonWriter& out_;
+  std::map<std::pair<uint32_t, uint32_t>, std::string> device_by_fd_;  // (pid, fd) -> label
+  std::map<std::pair<uint32_t, bool>, Track> tracks_;  // (pid, fences?) -> lanes
+  uint64_t next_flow_id_ = 1;
+  std::vector<TraceArg> args_;  // reused: no allocation per event
+};
+
+}  // namespace xtrace
