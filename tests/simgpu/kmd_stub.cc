@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "config.h"
+#include "device_clock.h"
+#include "kmd_log.h"
 
 #if __has_include(<drm/i915_drm.h>)
 #include <drm/i915_drm.h>
@@ -84,14 +86,18 @@ void kmd_submit(KmdContext& ctx, uint32_t num_command_lists, size_t num_commands
     eb.flags = (ctx.engine == EngineClass::kCopy ? kI915ExecBlt : kI915ExecRender) |
                kI915ExecNoReloc | kI915ExecHandleLut;
     eb.rsvd1 = ctx.id;
+    const uint64_t before = mono_now_ns();
     (void)ioctl(stand_in_fd(), kI915GemExecbuffer2, &eb);
+    kmd_log_i915(stand_in_fd(), before, mono_now_ns(), eb);
   } else {
     XeExec exec{};
     exec.exec_queue_id = ctx.id;
     exec.num_syncs = 0;
     exec.address = kBatchGpuBase + uint64_t{ctx.id} * kRingSize + start;
     exec.num_batch_buffer = 1;
+    const uint64_t before = mono_now_ns();
     (void)ioctl(stand_in_fd(), kXeExec, &exec);
+    kmd_log_xe(stand_in_fd(), before, mono_now_ns(), exec);
   }
   errno = saved_errno;
 }
