@@ -3,7 +3,6 @@
 // ioctl log (i915 and xe flavours) and drm_ioctls' own log. Needs root; skips with the reason
 // elsewhere, fails under CI.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -17,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -49,7 +49,7 @@ struct Capture {
   std::vector<std::string> ioctl_names;   // parallel to ioctls
   std::vector<std::string> ioctl_causes;  // parallel to ioctls
   std::vector<DrmFile> files;
-  std::vector<std::string> file_paths;    // parallel to files
+  std::vector<std::string> file_paths;  // parallel to files
   std::vector<HostCall> calls;
   uint64_t launches = 0;
   bool complete = false;
@@ -99,10 +99,10 @@ std::string Format(const char* format, ...) {
 struct CanonicalFields {
   std::string operator()(const std::monostate&) const { return "-"; }
   std::string operator()(const I915ExecbufferArgs& a) const {
-    return Format("context_id=%u engine=%u buffer_count=%u batch_start_offset=%u batch_len=%u"
-                  " flags=0x%" PRIx64,
-                  a.context_id, a.engine, a.buffer_count, a.batch_start_offset, a.batch_len,
-                  a.flags);
+    return Format(
+        "context_id=%u engine=%u buffer_count=%u batch_start_offset=%u batch_len=%u"
+        " flags=0x%" PRIx64,
+        a.context_id, a.engine, a.buffer_count, a.batch_start_offset, a.batch_len, a.flags);
   }
   std::string operator()(const I915GemCreateArgs& a) const {
     return a.extended ? Format("size=%" PRIu64 " flags=0x%x", a.size, a.flags)
@@ -122,10 +122,11 @@ struct CanonicalFields {
                   a.exec_queue_id, a.num_syncs, a.address, a.num_batch_buffer);
   }
   std::string operator()(const XeVmBindArgs& a) const {
-    return Format("vm_id=%u exec_queue_id=%u num_binds=%u num_syncs=%u op=%u obj=%u"
-                  " obj_offset=0x%" PRIx64 " range=%" PRIu64 " addr=0x%" PRIx64,
-                  a.vm_id, a.exec_queue_id, a.num_binds, a.num_syncs, a.op, a.obj, a.obj_offset,
-                  a.range, a.addr);
+    return Format(
+        "vm_id=%u exec_queue_id=%u num_binds=%u num_syncs=%u op=%u obj=%u"
+        " obj_offset=0x%" PRIx64 " range=%" PRIu64 " addr=0x%" PRIx64,
+        a.vm_id, a.exec_queue_id, a.num_binds, a.num_syncs, a.op, a.obj, a.obj_offset, a.range,
+        a.addr);
   }
   std::string operator()(const XeGemCreateArgs& a) const {
     return Format("size=%" PRIu64 " placement=0x%x flags=0x%x vm_id=%u cpu_caching=%u", a.size,
@@ -184,8 +185,10 @@ class DrmIntegrationTest : public ::testing::Test {
     dir_ = tmpl;
   }
   void TearDown() override {
-    if (!dir_.empty() && !HasFailure()) std::filesystem::remove_all(dir_);
-    else if (!dir_.empty()) std::fprintf(stderr, "test files kept in %s\n", dir_.c_str());
+    if (!dir_.empty() && !HasFailure())
+      std::filesystem::remove_all(dir_);
+    else if (!dir_.empty())
+      std::fprintf(stderr, "test files kept in %s\n", dir_.c_str());
   }
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
 
@@ -204,10 +207,10 @@ TEST_P(SimulatedGpuDrmTest, EverySubmissionOnceDecodedAndLinkedToItsCall) {
   const std::string flavour = GetParam();
   const std::string kmd_log = Path("kmd.tsv"), out = Path("run.capnp"), json = Path("run.json");
   constexpr int kThreads = 2, kIterations = 3;
-  auto r = RunCommand({kXtrace, "record", "-o", out, "--", kWorkload, "--iterations",
-                       std::to_string(kIterations), "--threads", std::to_string(kThreads)},
-                      {kSimDriver, "XTRACE_SIMZE_DRM=" + flavour, "XTRACE_SIMZE_KMD_LOG=" + kmd_log},
-                      120s);
+  auto r = RunCommand(
+      {kXtrace, "record", "-o", out, "--", kWorkload, "--iterations", std::to_string(kIterations),
+       "--threads", std::to_string(kThreads)},
+      {kSimDriver, "XTRACE_SIMZE_DRM=" + flavour, "XTRACE_SIMZE_KMD_LOG=" + kmd_log}, 120s);
   ASSERT_EQ(r.exit_code(), 0) << r.err;
   EXPECT_NE(r.err.find("xtrace: DRM /dev/null (not a DRM device): "), std::string::npos) << r.err;
 
@@ -413,9 +416,9 @@ TEST_F(DrmIntegrationTest, AttachToARunningProgramWithoutLevelZero) {
 
 TEST_F(DrmIntegrationTest, NoDrmLeavesTheDriverViewOut) {
   const std::string out = Path("nodrm.capnp");
-  auto r = RunCommand({kXtrace, "record", "--no-drm", "-o", out, "--", kWorkload, "--iterations",
-                       "2"},
-                      {kSimDriver, "XTRACE_SIMZE_DRM=i915"}, 120s);
+  auto r =
+      RunCommand({kXtrace, "record", "--no-drm", "-o", out, "--", kWorkload, "--iterations", "2"},
+                 {kSimDriver, "XTRACE_SIMZE_DRM=i915"}, 120s);
   ASSERT_EQ(r.exit_code(), 0) << r.err;
   EXPECT_EQ(r.err.find("DRM"), std::string::npos) << r.err;
   Capture c = ReadCapture(out);

@@ -54,8 +54,8 @@ void kmd_log_xe(int fd, uint64_t before_ns, uint64_t after_ns, const XeExec& exe
   const int n = std::snprintf(line, sizeof line,
                               "xe\t%d\t%ld\t%" PRIu64 "\t%" PRIu64 "\t0x%lx\t%d\t%" PRIu32
                               "\t%" PRIu32 "\t0x%" PRIx64 "\t%u\n",
-                              static_cast<int>(getpid()), thread_id(), before_ns, after_ns,
-                              kXeExec, fd, exec.exec_queue_id, exec.num_syncs, exec.address,
+                              static_cast<int>(getpid()), thread_id(), before_ns, after_ns, kXeExec,
+                              fd, exec.exec_queue_id, exec.num_syncs, exec.address,
                               static_cast<unsigned>(exec.num_batch_buffer));
   write_line(line, n);
 }

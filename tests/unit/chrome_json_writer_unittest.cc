@@ -221,6 +221,28 @@ TEST(ChromeJsonWriterTest, InstantAndCounterEvents) {
   EXPECT_EQ(events[3]["args"]["delta"], -1);
 }
 
+TEST(ChromeJsonWriterTest, FlowEventsShareNameCategoryAndIdAndTheEndBindsToItsSlice) {
+  const nlohmann::json json = Parse(WriteTrace([&](ChromeJsonWriter& w) {
+    w.FlowStart("zeCommandQueueExecuteCommandLists", "drm", 1, 2, 5'250, 7);
+    w.FlowEnd("zeCommandQueueExecuteCommandLists", "drm", 1, 0x7fff0000, 5'500, 7);
+  }));
+  const nlohmann::json& events = json["traceEvents"];
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["ph"], "s");
+  EXPECT_EQ(events[0]["tid"], 2);
+  EXPECT_DOUBLE_EQ(events[0]["ts"].get<double>(), 5.25);
+  EXPECT_FALSE(events[0].contains("bp"));
+  EXPECT_EQ(events[1]["ph"], "f");
+  EXPECT_EQ(events[1]["tid"], 0x7fff0000);
+  EXPECT_EQ(events[1]["bp"], "e");
+  for (const auto& e : events) {
+    EXPECT_EQ(e["id"], 7);
+    EXPECT_EQ(e["cat"], "drm");
+    EXPECT_EQ(e["name"], "zeCommandQueueExecuteCommandLists");
+    EXPECT_EQ(e["pid"], 1);
+  }
+}
+
 TEST(ChromeJsonWriterTest, OtherDataComesFromFinish) {
   const std::array other = {TraceArg::String("host", "node-1"), TraceArg::String("dropped", "0")};
   const nlohmann::json json = Parse(WriteTrace([](ChromeJsonWriter&) {}, other));

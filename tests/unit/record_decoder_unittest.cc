@@ -154,3 +154,87 @@ TEST(RecordDecoder, IgnoresTrailingPaddingBeyondSize) {
 
 }  // namespace
 }  // namespace xtrace
+
+namespace xtrace {
+namespace {
+
+// A DRM ioctl record with `in` and `out` argument bytes; `claimed_in` overrides in_len.
+std::vector<std::byte> DrmIoctlBytes(const std::string& in, const std::string& out,
+                                     int claimed_in = -1) {
+  xt_drm_ioctl rec{};
+  rec.hdr.type = XT_REC_DRM_IOCTL;
+  rec.hdr.size = static_cast<uint16_t>(sizeof(rec) + in.size() + out.size());
+  rec.hdr.flags = XT_FLAG_ARG_UNREADABLE;
+  rec.hdr.pid = 10;
+  rec.hdr.tid = 12;
+  rec.hdr.start_ns = 1000;
+  rec.hdr.end_ns = 1500;
+  rec.ret = -25;
+  rec.arg = 0x7ffd'0000'1000;
+  rec.fd = 5;
+  rec.cmd = 0xC010645B;
+  rec.rdev = (226u << 20) | 128;
+  rec.mode = 0x21b6;
+  rec.in_len = static_cast<uint16_t>(claimed_in < 0 ? in.size() : claimed_in);
+  rec.out_len = static_cast<uint16_t>(out.size());
+  auto bytes = Bytes(&rec, sizeof(rec));
+  for (char c : in + out) bytes.push_back(std::byte(c));
+  return bytes;
+}
+
+TEST(RecordDecoder, DecodesDrmIoctlWithArgumentBytes) {
+  const std::string in = "0123456789abcdef", out = "ABCDEFGHIJKLMNOP";
+  const auto bytes = DrmIoctlBytes(in, out);
+  auto r = DecodeRecord(bytes);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& d = std::get<DecodedDrmIoctl>(*r);
+  EXPECT_EQ(d.hdr.flags, XT_FLAG_ARG_UNREADABLE);
+  EXPECT_EQ(d.result, -25);
+  EXPECT_EQ(d.arg, 0x7ffd'0000'1000u);
+  EXPECT_EQ(d.fd, 5u);
+  EXPECT_EQ(d.cmd, 0xC010645Bu);
+  EXPECT_EQ(XT_KDEV_MAJOR(d.rdev), 226u);
+  EXPECT_EQ(XT_KDEV_MINOR(d.rdev), 128u);
+  EXPECT_EQ(d.mode, 0x21b6);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(d.in.data()), d.in.size()), in);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(d.out.data()), d.out.size()), out);
+}
+
+TEST(RecordDecoder, RejectsDrmIoctlWhoseArgumentBytesDoNotFit) {
+  const auto bytes = DrmIoctlBytes("0123", "", 200);
+  auto r = DecodeRecord(bytes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("drm-ioctl record: argument bytes (200 in, 0 out)"),
+            std::string::npos)
+      << r.status().message();
+  auto cut = DrmIoctlBytes("", "");
+  cut.resize(sizeof(xt_drm_ioctl) - 4);
+  reinterpret_cast<xt_record_header*>(cut.data())->size = static_cast<uint16_t>(cut.size());
+  EXPECT_FALSE(DecodeRecord(cut).ok());
+}
+
+TEST(RecordDecoder, DecodesDrmFence) {
+  xt_drm_fence rec{};
+  rec.hdr.type = XT_REC_DRM_FENCE;
+  rec.hdr.size = sizeof(rec);
+  rec.hdr.pid = 10;
+  rec.hdr.tid = 12;
+  rec.hdr.start_ns = 2000;
+  rec.hdr.end_ns = 9000;
+  rec.ioctl_start_ns = 1900;
+  rec.context = 44;
+  rec.seqno = 7;
+  rec.source = XT_FENCE_SRC_DMA_FENCE;
+  const auto bytes = Bytes(&rec, sizeof(rec));
+  auto r = DecodeRecord(bytes);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& f = std::get<DecodedDrmFence>(*r);
+  EXPECT_EQ(f.ioctl_start_ns, 1900u);
+  EXPECT_EQ(f.context, 44u);
+  EXPECT_EQ(f.seqno, 7u);
+  EXPECT_EQ(f.source, static_cast<uint32_t>(XT_FENCE_SRC_DMA_FENCE));
+  EXPECT_EQ(f.hdr.end_ns, 9000u);
+}
+
+}  // namespace
+}  // namespace xtrace

@@ -3,11 +3,11 @@
 // not DRM, and DRM commands with NULL and unmapped argument pointers. Its fd is /dev/null,
 // so the kernel answers ENOTTY; what a tracer sees at the syscall is what a real driver
 // would have passed. It logs every DRM ioctl it issues, for tests to compare against.
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <fcntl.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -49,16 +49,32 @@ Exit status: 0, or 2 on a usage error.
 )";
 
 // uapi layouts (i915_drm.h, xe_drm.h, drm.h), which Debian's kernel headers do not ship.
-struct I915GemCreate { uint64_t size; uint32_t handle, pad; };
-struct I915GemCreateExt { uint64_t size; uint32_t handle, flags; uint64_t extensions; };
-struct I915MmapOffset { uint32_t handle, pad; uint64_t offset, flags, extensions; };
-struct I915ContextCreateExt { uint32_t ctx_id, flags; uint64_t extensions; };
+struct I915GemCreate {
+  uint64_t size;
+  uint32_t handle, pad;
+};
+struct I915GemCreateExt {
+  uint64_t size;
+  uint32_t handle, flags;
+  uint64_t extensions;
+};
+struct I915MmapOffset {
+  uint32_t handle, pad;
+  uint64_t offset, flags, extensions;
+};
+struct I915ContextCreateExt {
+  uint32_t ctx_id, flags;
+  uint64_t extensions;
+};
 struct I915Execbuffer2 {
   uint64_t buffers_ptr;
   uint32_t buffer_count, batch_start_offset, batch_len, dr1, dr4, num_cliprects;
   uint64_t cliprects_ptr, flags, rsvd1, rsvd2;
 };
-struct I915GemWait { uint32_t bo_handle, flags; int64_t timeout_ns; };
+struct I915GemWait {
+  uint32_t bo_handle, flags;
+  int64_t timeout_ns;
+};
 struct XeGemCreate {
   uint64_t extensions, size;
   uint32_t placement, flags, vm_id, handle;
@@ -102,8 +118,15 @@ struct XeWaitUserFence {
   uint32_t exec_queue_id, pad2;
   uint64_t reserved[2];
 };
-struct DrmVersion { int major, minor, patch; size_t name_len; char* name; size_t date_len;
-                    char* date; size_t desc_len; char* desc; };
+struct DrmVersion {
+  int major, minor, patch;
+  size_t name_len;
+  char* name;
+  size_t date_len;
+  char* date;
+  size_t desc_len;
+  char* desc;
+};
 
 // The command numbers encode the struct sizes: a layout slip fails to compile.
 constexpr unsigned long Size(unsigned long cmd) { return (cmd >> 16) & 0x3fff; }
@@ -183,12 +206,11 @@ uint64_t IssueRound(int fd, IoctlLog& log, uint32_t k, void* unmapped) {
 
   I915GemCreate create{.size = 4096ull * (k + 1), .handle = 0, .pad = 0};
   drm(kI915GemCreate, &create, Fields("size=%" PRIu64, create.size));
-  I915GemCreateExt create_ext{.size = 65536ull * (k + 1), .handle = 0, .flags = k & 1,
-                              .extensions = 0};
+  I915GemCreateExt create_ext{
+      .size = 65536ull * (k + 1), .handle = 0, .flags = k & 1, .extensions = 0};
   drm(kI915GemCreateExt, &create_ext,
       Fields("size=%" PRIu64 " flags=0x%x", create_ext.size, create_ext.flags));
-  I915MmapOffset mmap_offset{.handle = 40 + k, .pad = 0, .offset = 0, .flags = 3,
-                             .extensions = 0};
+  I915MmapOffset mmap_offset{.handle = 40 + k, .pad = 0, .offset = 0, .flags = 3, .extensions = 0};
   drm(kI915MmapOffset, &mmap_offset,
       Fields("handle=%u flags=%" PRIu64, mmap_offset.handle, mmap_offset.flags));
   I915ContextCreateExt context{.ctx_id = 0, .flags = 2, .extensions = 0};
@@ -202,11 +224,11 @@ uint64_t IssueRound(int fd, IoctlLog& log, uint32_t k, void* unmapped) {
   eb.batch_len = 64 * (k + 1) + 8;
   eb.flags = 1 | (1u << 11) | (1u << 17);  // RENDER | NO_RELOC | FENCE_OUT
   eb.rsvd1 = 100 + k;
-  const std::string eb_fields =
-      Fields("context_id=%" PRIu64 " engine=%" PRIu64 " buffer_count=%u batch_start_offset=%u"
-             " batch_len=%u flags=0x%" PRIx64,
-             eb.rsvd1, eb.flags & 0x3f, eb.buffer_count, eb.batch_start_offset, eb.batch_len,
-             eb.flags);
+  const std::string eb_fields = Fields("context_id=%" PRIu64 " engine=%" PRIu64
+                                       " buffer_count=%u batch_start_offset=%u"
+                                       " batch_len=%u flags=0x%" PRIx64,
+                                       eb.rsvd1, eb.flags & 0x3f, eb.buffer_count,
+                                       eb.batch_start_offset, eb.batch_len, eb.flags);
   drm(kI915Execbuffer2, &eb, eb_fields);
   eb.flags = 3;  // BLT
   drm(kI915Execbuffer2Wr, &eb,
@@ -224,8 +246,8 @@ uint64_t IssueRound(int fd, IoctlLog& log, uint32_t k, void* unmapped) {
   xe_create.vm_id = 9;
   xe_create.cpu_caching = 2;
   drm(kXeGemCreate, &xe_create,
-      Fields("size=%" PRIu64 " placement=0x%x flags=0x%x vm_id=%u cpu_caching=%u",
-             xe_create.size, xe_create.placement, xe_create.flags, xe_create.vm_id,
+      Fields("size=%" PRIu64 " placement=0x%x flags=0x%x vm_id=%u cpu_caching=%u", xe_create.size,
+             xe_create.placement, xe_create.flags, xe_create.vm_id,
              static_cast<unsigned>(xe_create.cpu_caching)));
   XeExecQueueCreate queue{};
   queue.width = 1;

@@ -15,8 +15,8 @@ namespace {
 
 // A family of completion tracepoints that exist together (or not at all) in a kernel.
 struct CompletionSource {
-  const char* what;          // for messages
-  const char* without_it;    // what the trace lacks when it is missing
+  const char* what;        // for messages
+  const char* without_it;  // what the trace lacks when it is missing
   struct Tracepoint {
     const char* name;
     bpf_program* (*program)(const ::drm_fence*);
@@ -106,8 +106,8 @@ void DrmSource::LoadCompletionProbes() {
   skel->rodata->wakeup_bytes = ctx_.maps.wakeup_bytes();
   Status st = ctx_.maps.Share(skel->obj);
   if (st.ok()) {
-    if (int err = bpf_map__reuse_fd(skel->maps.drm_pending,
-                                    bpf_map__fd(ioctl_skel_->maps.drm_pending)))
+    if (int err =
+            bpf_map__reuse_fd(skel->maps.drm_pending, bpf_map__fd(ioctl_skel_->maps.drm_pending)))
       st = Status::Error("sharing the pending-ioctl map: " + BpfErrorText(err));
   }
   if (st.ok()) {

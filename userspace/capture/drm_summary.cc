@@ -22,11 +22,11 @@ std::string DrmSummary(const DrmCorrelator& drm, const Counters& counters) {
       << Plural(d.waits, "wait", "waits") << "; " << Plural(d.ioctls, "ioctl", "ioctls")
       << " in all.";
   }
-  if (drm.fences()) s << "\nxtrace: " << Plural(drm.fences(), "GPU fence", "GPU fences") << " signaled.";
+  if (drm.fences())
+    s << "\nxtrace: " << Plural(drm.fences(), "GPU fence", "GPU fences") << " signaled.";
   if (const uint64_t n = counters[XT_CNT_DRM_UNPAIRED_EXIT])
     s << "\nxtrace: " << Plural(n, "DRM ioctl was", "DRM ioctls were")
-      << " already running when the capture began and " << (n == 1 ? "is" : "are")
-      << " not shown.";
+      << " already running when the capture began and " << (n == 1 ? "is" : "are") << " not shown.";
   if (const uint64_t n = counters[XT_CNT_DRM_FENCE_UNWATCHED])
     s << "\nxtrace: " << Plural(n, "GPU fence", "GPU fences")
       << " could not be followed (too many in flight).";

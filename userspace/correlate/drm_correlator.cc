@@ -39,8 +39,8 @@ const DrmCorrelator::File& DrmCorrelator::FileOf(const DecodedDrmIoctl& r) {
   const uint32_t pid = r.hdr.pid, fd = r.fd;
   const FileKey key{pid, fd, r.rdev, r.mode};
   if (auto it = files_.find(key); it != files_.end()) return it->second;
-  const FdDevice dev = inspector_.Fd(
-      pid, fd, FdFileAtCall{r.mode, XT_KDEV_MAJOR(r.rdev), XT_KDEV_MINOR(r.rdev)});
+  const FdDevice dev =
+      inspector_.Fd(pid, fd, FdFileAtCall{r.mode, XT_KDEV_MAJOR(r.rdev), XT_KDEV_MINOR(r.rdev)});
   const std::string label = DeviceLabel(dev);
   auto [dit, added] = device_index_.try_emplace(label, devices_.size());
   if (added) devices_.push_back(DrmDeviceStats{.device = label});

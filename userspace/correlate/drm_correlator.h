@@ -24,7 +24,7 @@ class EventSink;
 
 // What the summary says per device.
 struct DrmDeviceStats {
-  std::string device;            // "/dev/dri/renderD128 (i915)", "/dev/null (not a DRM device)"
+  std::string device;  // "/dev/dri/renderD128 (i915)", "/dev/null (not a DRM device)"
   uint64_t ioctls = 0;
   uint64_t submissions = 0;
   uint64_t linked_submissions = 0;  // submissions attributed to the API call that made them
@@ -64,7 +64,7 @@ class DrmCorrelator {
  private:
   struct Held {
     DrmIoctl event;
-    size_t device;     // index into devices_
+    size_t device;  // index into devices_
     bool submission;
   };
   struct File {
@@ -88,7 +88,7 @@ class DrmCorrelator {
   ProcessInspector& inspector_;
   bool link_host_calls_ = true;
   std::map<FileKey, File> files_;
-  std::map<std::string, size_t> device_index_;      // label -> devices_ index
+  std::map<std::string, size_t> device_index_;  // label -> devices_ index
   std::vector<DrmDeviceStats> devices_;
   std::unordered_map<uint64_t, std::deque<Held>> held_;  // (pid << 32 | tid) -> oldest first
   uint64_t latest_ns_ = 0;

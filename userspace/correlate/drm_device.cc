@@ -36,8 +36,8 @@ DrmNodeKind DrmMinorKind(uint32_t minor) {
   return DrmNodeKind::kOtherDrm;
 }
 
-FdDevice ResolveFdDevice(const std::string& proc_root, const std::string& sysfs_root,
-                         uint32_t pid, uint32_t fd, const FdFileAtCall& at_call) {
+FdDevice ResolveFdDevice(const std::string& proc_root, const std::string& sysfs_root, uint32_t pid,
+                         uint32_t fd, const FdFileAtCall& at_call) {
   const std::string link = proc_root + "/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
   struct stat st {};
   const bool in_proc = ::stat(link.c_str(), &st) == 0;
@@ -58,9 +58,9 @@ FdDevice ResolveFdDevice(const std::string& proc_root, const std::string& sysfs_
   const bool is_device = S_ISCHR(mode);
   if (!is_device) dev.major = dev.minor = 0;
   // The path in /proc is the one the process used, but only if the fd still holds that file.
-  const bool same_file = in_proc && (st.st_mode & S_IFMT) == (mode & S_IFMT) &&
-                         (!is_device || (major(st.st_rdev) == dev.major &&
-                                         minor(st.st_rdev) == dev.minor));
+  const bool same_file =
+      in_proc && (st.st_mode & S_IFMT) == (mode & S_IFMT) &&
+      (!is_device || (major(st.st_rdev) == dev.major && minor(st.st_rdev) == dev.minor));
   if (same_file) dev.path = ReadLink(link);
   if (dev.path.empty() && is_device) dev.path = DeviceNodePath(sysfs_root, dev.major, dev.minor);
   if (!is_device || dev.major != kDrmMajor) {
@@ -69,8 +69,8 @@ FdDevice ResolveFdDevice(const std::string& proc_root, const std::string& sysfs_
   }
   dev.kind = DrmMinorKind(dev.minor);
   // .../device is the GPU (a PCI device); its driver link names the driver.
-  const std::string driver = ReadLink(CharDeviceDir(sysfs_root, dev.major, dev.minor) +
-                                      "/device/driver");
+  const std::string driver =
+      ReadLink(CharDeviceDir(sysfs_root, dev.major, dev.minor) + "/device/driver");
   dev.driver = driver.substr(driver.rfind('/') + 1);
   return dev;
 }

@@ -34,8 +34,8 @@ struct FdDevice {
 // `sysfs_root` (normally /sys: its node name and, for DRM, its driver). Without the probe's
 // view (mode 0), /proc alone decides. The fd is stat'ed through the /proc link itself, so a
 // device inside another mount namespace (a container) is still the right one.
-FdDevice ResolveFdDevice(const std::string& proc_root, const std::string& sysfs_root,
-                         uint32_t pid, uint32_t fd, const FdFileAtCall& at_call);
+FdDevice ResolveFdDevice(const std::string& proc_root, const std::string& sysfs_root, uint32_t pid,
+                         uint32_t fd, const FdFileAtCall& at_call);
 
 // The kind of a DRM minor: 0-63 primary (cardN), 128-191 render (renderDN), others.
 DrmNodeKind DrmMinorKind(uint32_t minor);

@@ -156,11 +156,11 @@ std::optional<DrmIoctlArgs> XeWaitUserFence(const Call& c) {
 
 struct Command {
   Driver driver;
-  uint32_t nr;               // within 'd'
+  uint32_t nr;  // within 'd'
   const char* name;
-  Decoder decode;            // nullptr: named only
+  Decoder decode;  // nullptr: named only
   DrmCallClass call_class;
-  uint32_t full_cmd;         // the uapi's complete number, for fds of unknown driver; 0: none
+  uint32_t full_cmd;  // the uapi's complete number, for fds of unknown driver; 0: none
 };
 
 // Driver-specific commands this decoder decodes or names (numbers: DRM_COMMAND_BASE + nr).
@@ -174,8 +174,8 @@ constexpr Command kDriverCommands[] = {
     {Driver::kI915, 0x56, "DRM_IOCTL_I915_GEM_UNPIN", nullptr, DrmCallClass::kOther, 0},
     {Driver::kI915, 0x57, "DRM_IOCTL_I915_GEM_BUSY", nullptr, DrmCallClass::kOther, 0},
     {Driver::kI915, 0x58, "DRM_IOCTL_I915_GEM_THROTTLE", nullptr, DrmCallClass::kOther, 0},
-    {Driver::kI915, 0x5b, "DRM_IOCTL_I915_GEM_CREATE", &I915GemCreate,
-     DrmCallClass::kBufferCreate, 0xC010645B},
+    {Driver::kI915, 0x5b, "DRM_IOCTL_I915_GEM_CREATE", &I915GemCreate, DrmCallClass::kBufferCreate,
+     0xC010645B},
     {Driver::kI915, 0x5c, "DRM_IOCTL_I915_GEM_PREAD", nullptr, DrmCallClass::kOther, 0},
     {Driver::kI915, 0x5d, "DRM_IOCTL_I915_GEM_PWRITE", nullptr, DrmCallClass::kOther, 0},
     {Driver::kI915, 0x5e, "DRM_IOCTL_I915_GEM_MMAP", nullptr, DrmCallClass::kOther, 0},
@@ -191,8 +191,7 @@ constexpr Command kDriverCommands[] = {
      DrmCallClass::kSubmission, 0x40406469},
     {Driver::kI915, 0x69, "DRM_IOCTL_I915_GEM_EXECBUFFER2_WR", &I915Execbuffer,
      DrmCallClass::kSubmission, 0xC0406469},
-    {Driver::kI915, 0x6c, "DRM_IOCTL_I915_GEM_WAIT", &I915GemWait, DrmCallClass::kWait,
-     0xC010646C},
+    {Driver::kI915, 0x6c, "DRM_IOCTL_I915_GEM_WAIT", &I915GemWait, DrmCallClass::kWait, 0xC010646C},
     {Driver::kI915, 0x6d, "DRM_IOCTL_I915_GEM_CONTEXT_CREATE", &I915ContextCreate,
      DrmCallClass::kOther, 0xC008646D},
     {Driver::kI915, 0x6d, "DRM_IOCTL_I915_GEM_CONTEXT_CREATE_EXT", &I915ContextCreate,
@@ -368,9 +367,9 @@ DrmCallInfo DecodeDrmCall(std::string_view driver, uint32_t cmd, std::span<const
   }
   const Command* c = FindDriverCommand(DriverNamed(driver), cmd);
   if (!c) {
-    info.name = Unnamed(driver.empty() ? std::string("DRM_IOCTL_DRIVER_")
-                                       : "DRM_IOCTL_" + UpperCase(driver) + "_",
-                        nr - kDriverBase);
+    info.name = Unnamed(
+        driver.empty() ? std::string("DRM_IOCTL_DRIVER_") : "DRM_IOCTL_" + UpperCase(driver) + "_",
+        nr - kDriverBase);
     return info;
   }
   info.name = c->name;

@@ -40,7 +40,7 @@ class DriverTrackWriter {
   const StringTable& strings_;
   ChromeJsonWriter& out_;
   std::map<std::pair<uint32_t, uint32_t>, std::string> device_by_fd_;  // (pid, fd) -> label
-  std::map<std::pair<uint32_t, bool>, Track> tracks_;  // (pid, fences?) -> lanes
+  std::map<std::pair<uint32_t, bool>, Track> tracks_;                  // (pid, fences?) -> lanes
   uint64_t next_flow_id_ = 1;
   std::vector<TraceArg> args_;  // reused: no allocation per event
 };
