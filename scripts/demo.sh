@@ -35,5 +35,7 @@ demo: done.
   Chrome JSON: $out/demo.json
   with ITT:    $out/demo-itt.json (tasks "xt.step"/"xt.inner" enclose each launch)
 Open https://ui.perfetto.dev and drag demo.json onto it (or use "Open trace file");
-chrome://tracing reads it too. Kernel launches appear on the threads that made them.
+chrome://tracing reads it too. Kernel launches appear on the threads that made them; the
+kernel-driver (DRM) ioctls each submission issued appear on the process's "driver" track,
+with an arrow from the Level Zero call that issued them.
 MSG

@@ -305,7 +305,7 @@ TEST_F(CaptureIntegrationTest, RecordThenConvertGivesPerfettoReadyJson) {
     if (ev["ph"] == "M" && ev["name"] == "thread_name" &&
         ev["args"]["name"].get<std::string>().rfind("xt-worker-", 0) == 0)
       thread_named = true;
-    if (ev["ph"] == "X" && ev["name"] != "zeKernelCreate") {
+    if (ev["ph"] == "X" && ev.value("cat", "") == "ze" && ev["name"] != "zeKernelCreate") {
       ++launches_by_name[ev["name"].get<std::string>()];
       EXPECT_TRUE(ev.contains("ts") && ev.contains("dur"));
       EXPECT_TRUE(ev["args"].contains("group_count") || ev["args"].contains("groups_x") ||
