@@ -333,11 +333,14 @@ TEST_F(CaptureIntegrationTest, RecordThenConvertGivesPerfettoReadyJson) {
   ASSERT_EQ(consumer.exit_code(), 0) << consumer.err;
   auto seen = nlohmann::json::parse(consumer.out);
   ASSERT_EQ(seen["processes"].size(), 1u) << consumer.out;
+  // The worker thread (the process's other tracks, such as its DRM driver track, are not
+  // this test's concern).
   const auto& threads = seen["processes"][0]["threads"];
-  ASSERT_EQ(threads.size(), 1u) << consumer.out;
-  EXPECT_EQ(threads[0]["name"], "xt-worker-0") << consumer.out;
+  const auto worker = std::find_if(threads.begin(), threads.end(),
+                                   [](const auto& t) { return t["name"] == "xt-worker-0"; });
+  ASSERT_NE(worker, threads.end()) << consumer.out;
   // 15 launches plus the 6 kernel creations of that thread.
-  EXPECT_EQ(threads[0]["entries"], 21) << consumer.out;
+  EXPECT_EQ((*worker)["entries"], 21) << consumer.out;
 }
 
 TEST_F(CaptureIntegrationTest, DropsAreCountedAndReportedNeverSilent) {

@@ -326,6 +326,23 @@ TEST_P(SimulatedGpuDrmTest, EverySubmissionOnceDecodedAndLinkedToItsCall) {
     end_ids.insert(f["id"].get<uint64_t>());
   }
   EXPECT_EQ(start_ids, end_ids);
+
+  // An independent consumer of the format, the Chrome DevTools trace engine, sees the driver
+  // track as a named thread of the process holding every ioctl.
+  if (!std::filesystem::exists(CHROME_TRACE_ENGINE)) {
+    if (getenv("CI")) FAIL() << CHROME_TRACE_ENGINE << " missing: scripts/install-deps.sh installs it";
+    GTEST_SKIP() << "Chrome trace engine not installed (scripts/install-deps.sh installs it)";
+  }
+  auto consumer =
+      RunCommand({"/usr/bin/env", "node", CHROME_CONSUMER_SCRIPT, CHROME_TRACE_ENGINE, json});
+  ASSERT_EQ(consumer.exit_code(), 0) << consumer.err;
+  const auto seen = nlohmann::json::parse(consumer.out);
+  ASSERT_EQ(seen["processes"].size(), 1u) << consumer.out;
+  size_t on_driver_tracks = 0;
+  for (const auto& t : seen["processes"][0]["threads"])
+    if (t["name"].is_string() && t["name"].get<std::string>().rfind("driver", 0) == 0)
+      on_driver_tracks += t["entries"].get<size_t>();
+  EXPECT_EQ(on_driver_tracks, c.ioctls.size()) << consumer.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Flavours, SimulatedGpuDrmTest, ::testing::Values("i915", "xe"),

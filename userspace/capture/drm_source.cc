@@ -37,19 +37,6 @@ const CompletionSource kCompletionSources[] = {
        [](const ::drm_fence* s) { return s->progs.drm_i915_request_retire; }}}},
 };
 
-// libbpf prints a warning of its own for every failed attach. A missing optional tracepoint
-// is expected and reported in one line of ours, so libbpf is silenced while we try.
-class QuietLibbpf {
- public:
-  QuietLibbpf() : previous_(libbpf_set_print(nullptr)) {}
-  ~QuietLibbpf() { libbpf_set_print(previous_); }
-  QuietLibbpf(const QuietLibbpf&) = delete;
-  QuietLibbpf& operator=(const QuietLibbpf&) = delete;
-
- private:
-  libbpf_print_fn_t previous_;
-};
-
 }  // namespace
 
 void DrmSource::IoctlSkeletonDeleter::operator()(::drm_ioctl* skel) const {
@@ -123,11 +110,7 @@ void DrmSource::LoadCompletionProbes() {
     std::vector<BpfLink> attached;
     std::string missing;
     for (const auto& tp : source.tracepoints) {
-      bpf_link* link;
-      {
-        QuietLibbpf quiet;
-        link = bpf_program__attach_raw_tracepoint(tp.program(skel), tp.name);
-      }
+      bpf_link* link = bpf_program__attach_raw_tracepoint(tp.program(skel), tp.name);
       if (!link) {
         missing = std::string(tp.name) + ": " + BpfErrorText(errno);
         break;
