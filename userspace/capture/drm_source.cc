@@ -59,6 +59,12 @@ Result<std::unique_ptr<ProbeSource>> DrmSource::Load(const SourceContext& ctx) {
   return std::unique_ptr<ProbeSource>(std::move(self));
 }
 
+bool DrmSource::Trace(uint32_t pid) {
+  if (announced_.insert(pid).second)
+    ctx_.say("tracing the DRM ioctls of pid " + std::to_string(pid));
+  return true;
+}
+
 Status DrmSource::LoadIoctlProbes() {
   ioctl_skel_.reset(drm_ioctl__open());
   if (!ioctl_skel_) return Status::Error("opening DRM ioctl BPF object: " + BpfErrorText(errno));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "capture/bpf_link.h"
@@ -24,12 +25,17 @@ class DrmSource final : public ProbeSource {
   std::string_view waits_for() const override { return {}; }
   // The tracepoints are attached once for every process; the traced-process filter, which
   // the capture fills before the command execs, selects the targets.
-  bool BeforeExec(uint32_t) override { return true; }
-  bool OnProcessMaps(uint32_t, const std::vector<MappedLibrary>&) override { return true; }
+  bool BeforeExec(uint32_t pid) override { return Trace(pid); }
+  bool OnProcessMaps(uint32_t pid, const std::vector<MappedLibrary>&) override {
+    return Trace(pid);
+  }
+  void OnProcessExit(uint32_t pid) override { announced_.erase(pid); }
   size_t link_count() const override { return links_.size(); }
 
  private:
   explicit DrmSource(const SourceContext& ctx) : ctx_(ctx) {}
+  // Says once per process that its DRM ioctls are traced; always true.
+  bool Trace(uint32_t pid);
   Status LoadIoctlProbes();
   // Optional: every problem is said in one line and leaves the ioctl probes working.
   void LoadCompletionProbes();
@@ -45,6 +51,7 @@ class DrmSource final : public ProbeSource {
   std::unique_ptr<::drm_ioctl, IoctlSkeletonDeleter> ioctl_skel_;
   std::unique_ptr<::drm_fence, FenceSkeletonDeleter> fence_skel_;
   std::vector<BpfLink> links_;
+  std::set<uint32_t> announced_;
 };
 
 }  // namespace xtrace
