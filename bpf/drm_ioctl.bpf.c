@@ -121,7 +121,8 @@ int BPF_PROG(drm_sys_exit, struct pt_regs *regs, long ret)
 		in_len = XT_DRM_MAX_ARG;
 	if (in_len > 0 && bpf_probe_read_kernel(buf->data + sizeof(*rec), in_len, p->in))
 		in_len = 0;
-	if (ret == 0) {
+	/* The kernel writes the struct back only when the call succeeds. */
+	if (ret >= 0) {
 		out_len = xt_drm_copy_len(p->cmd, XT_IOC_READ);
 		if (out_len > XT_DRM_MAX_ARG)
 			out_len = 0;

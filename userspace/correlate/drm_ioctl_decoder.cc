@@ -378,7 +378,7 @@ DrmCallInfo DecodeDrmCall(std::string_view driver, uint32_t cmd, std::span<const
     const Call call{StructBytes(in), StructBytes(out)};
     if (auto args = c->decode(call)) info.args = std::move(*args);
   }
-  if (c->call_class == DrmCallClass::kBufferCreate && result == 0) {
+  if (c->call_class == DrmCallClass::kBufferCreate && result >= 0) {
     if (const auto* a = std::get_if<I915GemCreateArgs>(&info.args)) info.bytes_created = a->size;
     if (const auto* a = std::get_if<XeGemCreateArgs>(&info.args)) info.bytes_created = a->size;
   }
