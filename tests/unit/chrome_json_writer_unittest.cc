@@ -223,8 +223,10 @@ TEST(ChromeJsonWriterTest, InstantAndCounterEvents) {
 
 TEST(ChromeJsonWriterTest, FlowEventsShareNameCategoryAndIdAndTheEndBindsToItsSlice) {
   const nlohmann::json json = Parse(WriteTrace([&](ChromeJsonWriter& w) {
-    w.FlowStart("zeCommandQueueExecuteCommandLists", "drm", 1, 2, 5'250, 7);
-    w.FlowEnd("zeCommandQueueExecuteCommandLists", "drm", 1, 0x7fff0000, 5'500, 7);
+    w.Flow(ChromeJsonWriter::FlowPhase::kStart, "zeCommandQueueExecuteCommandLists", "drm", 1, 2,
+           5'250, 7);
+    w.Flow(ChromeJsonWriter::FlowPhase::kEnd, "zeCommandQueueExecuteCommandLists", "drm", 1,
+           0x7fff0000, 5'500, 7);
   }));
   const nlohmann::json& events = json["traceEvents"];
   ASSERT_EQ(events.size(), 2u);

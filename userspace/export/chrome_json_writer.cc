@@ -301,32 +301,20 @@ void ChromeJsonWriter::Instant(std::string_view name, std::string_view category,
   EndEvent();
 }
 
-void ChromeJsonWriter::FlowStart(std::string_view name, std::string_view category, uint32_t pid,
-                                 uint32_t tid, uint64_t ts_ns, uint64_t id) {
-  BeginEvent("s", pid, tid);
+void ChromeJsonWriter::Flow(FlowPhase phase, std::string_view name, std::string_view category,
+                            uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t id) {
+  BeginEvent(phase == FlowPhase::kStart ? "s" : "f", pid, tid);
   buffer_.append(",\"ts\":");
   AppendMicros(&buffer_, ts_ns);
+  buffer_.append(",\"id\":");
+  AppendUint(id);
+  // "bp":"e": bind to the enclosing slice, not the next one to begin (the format's default
+  // for flow ends).
+  if (phase == FlowPhase::kEnd) buffer_.append(",\"bp\":\"e\"");
   buffer_.append(",\"cat\":");
   AppendJsonString(&buffer_, category);
   buffer_.append(",\"name\":");
   AppendJsonString(&buffer_, name);
-  buffer_.append(",\"id\":");
-  AppendUint(id);
-  EndEvent();
-}
-
-void ChromeJsonWriter::FlowEnd(std::string_view name, std::string_view category, uint32_t pid,
-                               uint32_t tid, uint64_t ts_ns, uint64_t id) {
-  BeginEvent("f", pid, tid);
-  buffer_.append(",\"ts\":");
-  AppendMicros(&buffer_, ts_ns);
-  buffer_.append(",\"cat\":");
-  AppendJsonString(&buffer_, category);
-  buffer_.append(",\"name\":");
-  AppendJsonString(&buffer_, name);
-  buffer_.append(",\"id\":");
-  AppendUint(id);
-  buffer_.append(",\"bp\":\"e\"");
   EndEvent();
 }
 

@@ -67,13 +67,11 @@ class ChromeJsonWriter {
   void Instant(std::string_view name, std::string_view category, uint32_t pid, uint32_t tid,
                uint64_t ts_ns, InstantScope scope, std::span<const TraceArg> args = {});
 
-  // One arrow between slices ("ph":"s" then "ph":"f"); both ends share name, category and
-  // id. The start binds to the slice enclosing (pid, tid, ts); the end, written with
-  // "bp":"e", to the slice enclosing its point too (not to the next slice to begin).
-  void FlowStart(std::string_view name, std::string_view category, uint32_t pid, uint32_t tid,
-                 uint64_t ts_ns, uint64_t id);
-  void FlowEnd(std::string_view name, std::string_view category, uint32_t pid, uint32_t tid,
-               uint64_t ts_ns, uint64_t id);
+  // One end of a flow arrow ("ph":"s" starts it, "ph":"f" ends it; the two share `id`). Each
+  // end attaches to the slice enclosing `ts_ns` on its thread.
+  enum class FlowPhase { kStart, kEnd };
+  void Flow(FlowPhase phase, std::string_view name, std::string_view category, uint32_t pid,
+            uint32_t tid, uint64_t ts_ns, uint64_t id);
 
   // A sample of one or more counter series ("ph":"C"); each arg is a series.
   void Counter(std::string_view name, uint32_t pid, uint64_t ts_ns,

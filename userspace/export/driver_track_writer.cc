@@ -156,8 +156,10 @@ void DriverTrackWriter::Write(const DrmIoctl& e) {
   // The arrow starts inside the API call on the calling thread (the ioctl began after the
   // call did) and ends inside this slice, clear of its edges so the binding is unambiguous.
   const uint64_t id = next_flow_id_++;
-  out_.FlowStart(cause, kDrmCategory, e.pid, e.tid, e.start_ns, id);
-  out_.FlowEnd(cause, kDrmCategory, e.pid, lane, e.start_ns + (end - e.start_ns) / 2, id);
+  out_.Flow(ChromeJsonWriter::FlowPhase::kStart, cause, kDrmCategory, e.pid, e.tid, e.start_ns,
+            id);
+  out_.Flow(ChromeJsonWriter::FlowPhase::kEnd, cause, kDrmCategory, e.pid, lane,
+            e.start_ns + (end - e.start_ns) / 2, id);
 }
 
 void DriverTrackWriter::Write(const DrmFenceSignal& e) {
