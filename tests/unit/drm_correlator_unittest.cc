@@ -101,7 +101,7 @@ TEST_F(DrmCorrelatorTest, AnIoctlInsideACallOnItsThreadIsAttributedToIt) {
     EXPECT_EQ(d.cause_start_ns, 1'000'000u);
     EXPECT_EQ(Str(d.name), "DRM_IOCTL_XE_EXEC");
   }
-  correlator.Flush();  // thread 12 had no call
+  correlator.Finish(2'000'000);  // thread 12 had no call
   ioctls = sink.All<DrmIoctl>();
   ASSERT_EQ(ioctls.size(), 3u);
   EXPECT_EQ(ioctls[2].tid, 12u);
@@ -208,7 +208,7 @@ TEST_F(DrmCorrelatorTest, PerDeviceCountsOfSubmissionsBytesAndWaits) {
                                       kCharDevice,
                                       create,
                                       {}});
-  correlator.Flush();
+  correlator.Finish(10'000);
   const auto& stats = correlator.drm().device_stats();
   ASSERT_EQ(stats.size(), 2u);
   EXPECT_EQ(stats[0].device, "/dev/dri/renderD128 (xe)");

@@ -105,9 +105,9 @@ class EventConverter {
  private:
   const StringTable& strings_;
   ChromeJsonWriter& out_;
-  DriverTrackWriter driver_;
   std::vector<TraceArg> args_;  // reused: no allocation per event
   IttEventWriter itt_;
+  DriverTrackWriter driver_;
 };
 
 // "otherData": what the log says about the capture. Values are strings, as the format's
