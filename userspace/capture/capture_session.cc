@@ -212,9 +212,12 @@ void Session::TargetGone(Target& target) {
 void Session::DetachTargets() {
   for (uint32_t pid : detach_requests_) {
     for (auto& t : targets_) {
-      if (t.pid != pid || t.gone || t.detached) continue;
+      if (t.pid != pid || t.detached) continue;
       t.detached = true;
-      for (auto& source : sources_) source->OnProcessExit(pid);
+      // Its detach can be read from the ring only as it exits (the drain in TargetGone):
+      // it still detached, and says so, but its probes are already released.
+      if (!t.gone)
+        for (auto& source : sources_) source->OnProcessExit(pid);
       Say("pid " + std::to_string(pid) + " detached itself (__itt_detach); its capture ended");
     }
   }
@@ -374,6 +377,7 @@ Result<CaptureReport> Session::Run() {
   if (progress_shown_) std::fputc('\n', stderr);
   // Everything the probes wrote before we stopped is still in the ring.
   (void)maps_->Drain(on_record);
+  DetachTargets();  // a detach read in these last records is reported too
   counters_ = maps_->ReadCounters();
   const Counters& counters = counters_;
   const uint64_t end = MonotonicNs();
