@@ -6,10 +6,25 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-enum xt_ze_fn {
+/* Pairing keys of the dedicated programs (the generic ones pair by enum xt_ze_fn in their
+ * own map). The three launch variants share one key: a thread is in one loader call at a time. */
+enum xt_ze_dedicated_fn {
 	FN_KERNEL_CREATE = 1,
 	FN_APPEND_LAUNCH_KERNEL = 2,
 };
+
+/* A generic call between entry and return: its arguments as passed. */
+struct ze_call_state {
+	__u64 start_ns;
+	__u64 arg[XT_ZE_CALL_ARGS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XT_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct ze_call_state);
+} ze_calls SEC(".maps");
 
 /* ze_kernel_desc_t: stype@0, pNext@8, flags@16, pKernelName@24 (ze_api.h). */
 #define ZE_KERNEL_DESC_NAME_OFFSET 24
@@ -116,7 +131,10 @@ int BPF_KPROBE(ze_append_launch_kernel_entry, void *cmdlist, void *kernel, const
 	in->arg[1] = (__u64)kernel;
 	in->arg[2] = (__u64)signal_event;
 	in->arg[3] = num_wait_events;
-	if (bpf_probe_read_user(in->group_count, sizeof(in->group_count), groups))
+	/* An indirect launch's group counts are in device memory, written by the GPU: not ours
+	 * to read, and not known yet anyway. */
+	if (bpf_get_attach_cookie(ctx) != XT_LAUNCH_INDIRECT &&
+	    bpf_probe_read_user(in->group_count, sizeof(in->group_count), groups))
 		in->flags |= XT_FLAG_ARG_UNREADABLE;
 	return 0;
 }
@@ -139,8 +157,152 @@ int BPF_KRETPROBE(ze_append_launch_kernel_return, long ret)
 	rec.group_count[1] = in->group_count[1];
 	rec.group_count[2] = in->group_count[2];
 	rec.result = (__s32)ret;
+	rec.kind = (__u32)bpf_get_attach_cookie(ctx);
 	xt_fill_header(&rec.hdr, XT_REC_LAUNCH_KERNEL, sizeof(rec), in, now);
 	xt_output(&rec, sizeof(rec));
 	xt_forget(FN_APPEND_LAUNCH_KERNEL);
+	return 0;
+}
+
+/* Generic calls: one entry and one return program for every function recorded as
+ * struct xt_ze_call; the uprobe's cookie says which function it is and what to copy (layout
+ * in records.h). The entry only saves the argument registers (and up to two stack arguments);
+ * all pointer reads happen at return, when inputs are still valid and outputs are written. */
+static __always_inline __u64 ze_call_key(__u32 fn)
+{
+	return xt_inflight_key(fn, (__u32)bpf_get_current_pid_tgid());
+}
+
+SEC("uprobe")
+int BPF_KPROBE(ze_call_entry)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 key = ze_call_key(XT_ZE_COOKIE_FN(cookie));
+	struct ze_call_state st = {};
+	__u32 stack_count;
+
+	if (!xt_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	st.start_ns = bpf_ktime_get_ns();
+	st.arg[0] = PT_REGS_PARM1(ctx);
+	st.arg[1] = PT_REGS_PARM2(ctx);
+	st.arg[2] = PT_REGS_PARM3(ctx);
+	st.arg[3] = PT_REGS_PARM4(ctx);
+	st.arg[4] = PT_REGS_PARM5(ctx);
+	st.arg[5] = ctx->r9; /* libbpf 1.1's bpf_tracing.h has no PT_REGS_PARM6 (x86-64: r9) */
+	stack_count = XT_ZE_COOKIE_STACK_COUNT(cookie);
+	if (stack_count) {
+		/* At entry the return address is at sp; argument n (n >= 6) at sp + 8 * (n - 5). */
+		__u64 at = PT_REGS_SP(ctx) + 8 * (XT_ZE_COOKIE_STACK_FIRST(cookie) - 5);
+		bpf_probe_read_user(&st.arg[6], stack_count > 1 ? 16 : 8, (void *)at);
+	}
+	if (bpf_map_update_elem(&ze_calls, &key, &st, BPF_ANY))
+		xt_count(XT_CNT_INFLIGHT_FULL);
+	return 0;
+}
+
+/* One of the cookie's reads into `dst` (XT_ZE_READ_MAX bytes). A null pointer is not an
+ * error: Level Zero's count/array idiom passes one to ask for the count only. */
+static __always_inline void ze_read(__u32 spec, const struct ze_call_state *st, __s32 result,
+				    __u64 *dst, __u32 *flags)
+{
+	__u32 size = XT_ZE_READ_SIZE(spec);
+	__u64 ptr;
+
+	if (size == 0 || (XT_ZE_READ_OUTPUT(spec) && result != 0))
+		return;
+	if (size > XT_ZE_READ_MAX)
+		size = XT_ZE_READ_MAX;
+	ptr = st->arg[XT_ZE_READ_ARG(spec)];
+	if (!ptr)
+		return;
+	if (bpf_probe_read_user(dst, size, (void *)(ptr + XT_ZE_READ_OFFSET(spec))))
+		*flags |= XT_FLAG_ARG_UNREADABLE;
+}
+
+static __always_inline void ze_fill_header(struct xt_record_header *hdr, __u16 type, __u16 size,
+					   __u64 start_ns, __u32 flags, __u64 now)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	xt_note_thread(now);
+	hdr->type = type;
+	hdr->size = size;
+	hdr->flags = flags;
+	hdr->pid = id >> 32;
+	hdr->tid = (__u32)id;
+	hdr->start_ns = start_ns;
+	hdr->end_ns = now;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(ze_call_return, long ret)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 fn = XT_ZE_COOKIE_FN(cookie);
+	__u64 key = ze_call_key(fn);
+	__u64 now = bpf_ktime_get_ns();
+	struct ze_call_state *st = bpf_map_lookup_elem(&ze_calls, &key);
+	struct xt_ze_call rec = {};
+	__u32 flags = 0;
+
+	if (!st) {
+		if (xt_traced(bpf_get_current_pid_tgid() >> 32))
+			xt_count(XT_CNT_ORPHAN_RETURN);
+		return 0;
+	}
+	rec.fn = fn;
+	rec.result = (__s32)ret;
+	__builtin_memcpy(rec.arg, st->arg, sizeof(rec.arg));
+	ze_read(XT_ZE_COOKIE_READ(cookie, 0), st, rec.result, &rec.data[0], &flags);
+	ze_read(XT_ZE_COOKIE_READ(cookie, 1), st, rec.result, &rec.data[4], &flags);
+	ze_fill_header(&rec.hdr, XT_REC_ZE_CALL, sizeof(rec), st->start_ns, flags, now);
+	xt_output(&rec, sizeof(rec));
+	bpf_map_delete_elem(&ze_calls, &key);
+	return 0;
+}
+
+/* zeCommandQueueExecuteCommandLists: entry is ze_call_entry; the return copies the list
+ * handles, the one variable-length argument a profiler needs whole. */
+SEC("uretprobe")
+int BPF_KRETPROBE(ze_execute_return, long ret)
+{
+	__u64 key = ze_call_key(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS);
+	__u64 now = bpf_ktime_get_ns();
+	struct ze_call_state *st = bpf_map_lookup_elem(&ze_calls, &key);
+	struct xt_ze_execute *rec;
+	struct xt_scratch *buf;
+	__u32 zero = 0, flags = 0, n, copy, bytes;
+
+	if (!st) {
+		if (xt_traced(bpf_get_current_pid_tgid() >> 32))
+			xt_count(XT_CNT_ORPHAN_RETURN);
+		return 0;
+	}
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!buf)
+		goto out;
+	rec = (struct xt_ze_execute *)buf->data;
+	rec->queue = st->arg[0];
+	n = (__u32)st->arg[1];
+	rec->num_lists = n;
+	rec->fence = st->arg[3];
+	rec->result = (__s32)ret;
+	copy = n;
+	if (copy > XT_MAX_EXEC_LISTS) {
+		copy = XT_MAX_EXEC_LISTS;
+		flags |= XT_FLAG_TRUNCATED;
+	}
+	/* The mask changes nothing (copy <= XT_MAX_EXEC_LISTS) but gives the verifier a bound
+	 * the compiler cannot reorder away. */
+	bytes = (copy * 8) & (2 * XT_MAX_EXEC_LISTS * 8 - 1);
+	if (bytes && bpf_probe_read_user(buf->data + sizeof(*rec), bytes, (void *)st->arg[2])) {
+		flags |= XT_FLAG_ARG_UNREADABLE;
+		bytes = 0;
+	}
+	ze_fill_header(&rec->hdr, XT_REC_ZE_EXECUTE, sizeof(*rec) + bytes, st->start_ns, flags, now);
+	xt_output(rec, sizeof(*rec) + bytes);
+out:
+	bpf_map_delete_elem(&ze_calls, &key);
 	return 0;
 }

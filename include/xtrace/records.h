@@ -35,6 +35,9 @@ enum xt_record_type {
 	XT_REC_KERNEL_CREATE = 1, /* zeKernelCreate, entry + return */
 	XT_REC_LAUNCH_KERNEL = 2, /* zeCommandListAppendLaunchKernel, entry + return */
 	XT_REC_THREAD_NAME = 3,   /* before a thread's first record, and after it renames itself */
+	/* Level Zero (16-63) */
+	XT_REC_ZE_CALL = 16,      /* any other probed Level Zero call: struct xt_ze_call */
+	XT_REC_ZE_EXECUTE = 17,   /* zeCommandQueueExecuteCommandLists: struct xt_ze_execute */
 	/* ITT: 64-79 */
 	XT_REC_ITT_NAME = 64,     /* an ITT handle's text, the first time a process uses the handle */
 	XT_REC_ITT_EVENT = 65,    /* one ITT call or PyTorch range push/pop/mark */
@@ -70,8 +73,17 @@ struct xt_kernel_create {
 	/* char name[name_len]; */
 };
 
+/* Which append produced an xt_launch_kernel: the three share their first six parameters. */
+enum xt_launch_kind {
+	XT_LAUNCH_PLAIN = 0,       /* zeCommandListAppendLaunchKernel */
+	XT_LAUNCH_COOPERATIVE = 1, /* zeCommandListAppendLaunchCooperativeKernel */
+	XT_LAUNCH_INDIRECT = 2,    /* zeCommandListAppendLaunchKernelIndirect: the group counts live
+				    * in device memory and are read by the GPU, so none are copied */
+};
+
 /* zeCommandListAppendLaunchKernel(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent,
- *                                 numWaitEvents, phWaitEvents) */
+ *                                 numWaitEvents, phWaitEvents), and its cooperative and
+ * indirect variants (kind). */
 struct xt_launch_kernel {
 	struct xt_record_header hdr;
 	__u64 command_list;
@@ -80,7 +92,109 @@ struct xt_launch_kernel {
 	__u32 group_count[3];
 	__u32 num_wait_events;
 	__s32 result;
-	__u32 reserved;
+	__u32 kind; /* enum xt_launch_kind */
+};
+
+/* Level Zero calls recorded as struct xt_ze_call. The numbers are stored in the event log:
+ * append only, never renumber (userspace/model/ze_api.cc describes each). */
+enum xt_ze_fn {
+	XT_ZE_INIT = 1,
+	XT_ZE_DRIVER_GET = 2,
+	XT_ZE_DEVICE_GET = 3,
+	XT_ZE_DEVICE_GET_GLOBAL_TIMESTAMPS = 4,
+	XT_ZE_CONTEXT_CREATE = 5,
+	XT_ZE_CONTEXT_DESTROY = 6,
+	XT_ZE_MEM_ALLOC_DEVICE = 7,
+	XT_ZE_MEM_ALLOC_HOST = 8,
+	XT_ZE_MEM_ALLOC_SHARED = 9,
+	XT_ZE_MEM_FREE = 10,
+	XT_ZE_MODULE_CREATE = 11,
+	XT_ZE_MODULE_DESTROY = 12,
+	XT_ZE_KERNEL_DESTROY = 13,
+	XT_ZE_COMMAND_QUEUE_CREATE = 14,
+	XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS = 15, /* as struct xt_ze_execute */
+	XT_ZE_COMMAND_QUEUE_SYNCHRONIZE = 16,
+	XT_ZE_COMMAND_QUEUE_DESTROY = 17,
+	XT_ZE_COMMAND_LIST_CREATE = 18,
+	XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE = 19,
+	XT_ZE_COMMAND_LIST_CLOSE = 20,
+	XT_ZE_COMMAND_LIST_RESET = 21,
+	XT_ZE_COMMAND_LIST_DESTROY = 22,
+	XT_ZE_APPEND_MEMORY_COPY = 23,
+	XT_ZE_APPEND_MEMORY_COPY_REGION = 24,
+	XT_ZE_APPEND_MEMORY_FILL = 25,
+	XT_ZE_APPEND_MEMORY_PREFETCH = 26,
+	XT_ZE_APPEND_BARRIER = 27,
+	XT_ZE_APPEND_MEMORY_RANGES_BARRIER = 28,
+	XT_ZE_APPEND_SIGNAL_EVENT = 29,
+	XT_ZE_APPEND_WAIT_ON_EVENTS = 30,
+	XT_ZE_APPEND_EVENT_RESET = 31,
+	XT_ZE_APPEND_WRITE_GLOBAL_TIMESTAMP = 32,
+	XT_ZE_APPEND_QUERY_KERNEL_TIMESTAMPS = 33,
+	XT_ZE_EVENT_POOL_CREATE = 34,
+	XT_ZE_EVENT_POOL_DESTROY = 35,
+	XT_ZE_EVENT_CREATE = 36,
+	XT_ZE_EVENT_DESTROY = 37,
+	XT_ZE_EVENT_HOST_SIGNAL = 38,
+	XT_ZE_EVENT_HOST_SYNCHRONIZE = 39,
+	XT_ZE_EVENT_QUERY_STATUS = 40,
+	XT_ZE_EVENT_HOST_RESET = 41,
+	XT_ZE_EVENT_QUERY_KERNEL_TIMESTAMP = 42,
+	XT_ZE_EVENT_QUERY_TIMESTAMPS_EXP = 43,
+	XT_ZE_FENCE_CREATE = 44,
+	XT_ZE_FENCE_DESTROY = 45,
+	XT_ZE_FENCE_HOST_SYNCHRONIZE = 46,
+	XT_ZE_FENCE_QUERY_STATUS = 47,
+	XT_ZE_FENCE_RESET = 48,
+	XT_ZE_FN_COUNT = 49, /* one past the last; the cookie's fn field holds up to 255 */
+};
+
+/* What a generic probe copies is described by its uprobe's BPF cookie, so one entry and one
+ * return program serve every xt_ze_call function:
+ *   bits  0-7   fn (enum xt_ze_fn)
+ *   bits  8-11  first stack argument to copy, minus 6 (x86-64 passes six in registers)
+ *   bits 12-13  stack arguments to copy (0-2), into arg[6..7]
+ *   bits 16-31  read 0, bits 32-47 read 1: at return, copy `size` bytes from arg[arg] + offset
+ *               into data (read 0 into bytes 0-31, read 1 into bytes 32-63):
+ *                 bits 0-2 arg index, bits 3-6 size / 4 (0: no read, at most 8),
+ *                 bits 7-14 offset, bit 15 output (read only if the call succeeded)
+ */
+#define XT_ZE_CALL_ARGS 8
+#define XT_ZE_CALL_DATA_WORDS 8
+#define XT_ZE_READ_MAX 32
+#define XT_ZE_COOKIE_FN(c) ((__u32)((c) & 0xff))
+#define XT_ZE_COOKIE_STACK_FIRST(c) ((__u32)(((c) >> 8) & 0xf) + 6)
+#define XT_ZE_COOKIE_STACK_COUNT(c) ((__u32)(((c) >> 12) & 0x3))
+#define XT_ZE_COOKIE_READ(c, i) ((__u32)(((c) >> (16 + 16 * (i))) & 0xffff))
+#define XT_ZE_READ_ARG(r) ((r) & 0x7)
+#define XT_ZE_READ_SIZE(r) ((((r) >> 3) & 0xf) * 4)
+#define XT_ZE_READ_OFFSET(r) (((r) >> 7) & 0xff)
+#define XT_ZE_READ_OUTPUT(r) (((r) >> 15) & 0x1)
+
+/* One Level Zero call: its raw integer/pointer arguments and what the cookie's reads copied
+ * (descriptor fields at return, output handles and values when it succeeded). User space
+ * gives the words their meaning per fn. */
+struct xt_ze_call {
+	struct xt_record_header hdr;
+	__u32 fn;      /* enum xt_ze_fn */
+	__s32 result;  /* ze_result_t */
+	__u64 arg[XT_ZE_CALL_ARGS];
+	__u64 data[XT_ZE_CALL_DATA_WORDS];
+};
+
+/* Command lists copied per zeCommandQueueExecuteCommandLists; more are counted, not copied
+ * (XT_FLAG_TRUNCATED). */
+#define XT_MAX_EXEC_LISTS 64
+
+/* zeCommandQueueExecuteCommandLists(hCommandQueue, numCommandLists, phCommandLists, hFence).
+ * Followed by min(num_lists, XT_MAX_EXEC_LISTS) command list handles (__u64). */
+struct xt_ze_execute {
+	struct xt_record_header hdr;
+	__u64 queue;
+	__u64 fence;
+	__u32 num_lists;
+	__s32 result;
+	/* __u64 lists[]; */
 };
 
 /* A thread's name as the kernel has it when the thread makes a traced call. Emitted by BPF,

@@ -14,6 +14,7 @@
 
 #include "model/event.h"
 #include "model/log_header.h"
+#include "ze_event_test_util.h"
 
 namespace xtrace::test_util {
 
@@ -104,6 +105,7 @@ inline void ExpectSameEvent(const Event& expected, const Event& actual) {
     EXPECT_EQ(e->kernel_name, a.kernel_name);
     EXPECT_EQ(e->name_known, a.name_known);
     EXPECT_EQ(e->group_count_unreadable, a.group_count_unreadable);
+    EXPECT_EQ(e->launch_kind, a.launch_kind);
   } else if (const auto* e = std::get_if<KernelCreate>(&expected)) {
     const auto& a = std::get<KernelCreate>(actual);
     EXPECT_EQ(e->pid, a.pid);
@@ -126,6 +128,8 @@ inline void ExpectSameEvent(const Event& expected, const Event& actual) {
     EXPECT_EQ(e->pid, a.pid);
     EXPECT_EQ(e->tid, a.tid);
     EXPECT_EQ(e->name, a.name);
+  } else {
+    ExpectSameZeEvent(expected, actual);
   }
 }
 

@@ -234,6 +234,83 @@ TEST(RecordDecoder, DecodesDrmFence) {
   EXPECT_EQ(f.seqno, 7u);
   EXPECT_EQ(f.source, static_cast<uint32_t>(XT_FENCE_SRC_DMA_FENCE));
   EXPECT_EQ(f.hdr.end_ns, 9000u);
+TEST(RecordDecoder, DecodesZeCall) {
+  xt_ze_call rec{};
+  rec.hdr.type = XT_REC_ZE_CALL;
+  rec.hdr.size = sizeof(rec);
+  rec.hdr.tid = 12;
+  rec.fn = XT_ZE_EVENT_QUERY_KERNEL_TIMESTAMP;
+  rec.result = 1;
+  rec.arg[0] = 0xe0;
+  rec.arg[7] = 77;
+  rec.data[0] = 100;
+  rec.data[7] = 200;
+  auto r = DecodeRecord(Bytes(&rec, sizeof(rec)));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& c = std::get<DecodedZeCall>(*r);
+  EXPECT_EQ(c.hdr.tid, 12u);
+  EXPECT_EQ(c.fn, XT_ZE_EVENT_QUERY_KERNEL_TIMESTAMP);
+  EXPECT_EQ(c.result, 1);
+  EXPECT_EQ(c.arg[0], 0xe0u);
+  EXPECT_EQ(c.arg[7], 77u);
+  EXPECT_EQ(c.data[0], 100u);
+  EXPECT_EQ(c.data[7], 200u);
+}
+
+TEST(RecordDecoder, RejectsZeCallCutShortOrOfUnknownFunction) {
+  xt_ze_call rec{};
+  rec.hdr.type = XT_REC_ZE_CALL;
+  rec.hdr.size = sizeof(rec) - 8;
+  rec.fn = XT_ZE_INIT;
+  auto short_rec = DecodeRecord(Bytes(&rec, sizeof(rec) - 8));
+  ASSERT_FALSE(short_rec.ok());
+  EXPECT_NE(short_rec.status().message().find("too short"), std::string::npos);
+  rec.hdr.size = sizeof(rec);
+  rec.fn = XT_ZE_FN_COUNT;
+  auto unknown = DecodeRecord(Bytes(&rec, sizeof(rec)));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown function"), std::string::npos);
+}
+
+std::vector<std::byte> ExecuteBytes(uint32_t num_lists, uint32_t copied, uint32_t flags = 0) {
+  xt_ze_execute rec{};
+  rec.hdr.type = XT_REC_ZE_EXECUTE;
+  rec.hdr.size = static_cast<uint16_t>(sizeof(rec) + copied * 8);
+  rec.hdr.flags = flags;
+  rec.queue = 0x9;
+  rec.fence = 0xf;
+  rec.num_lists = num_lists;
+  auto out = Bytes(&rec, sizeof(rec));
+  for (uint64_t i = 0; i < copied; ++i) {
+    const uint64_t h = 0x1000 + i;
+    auto b = Bytes(&h, 8);
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  return out;
+}
+
+TEST(RecordDecoder, DecodesExecuteWithItsLists) {
+  auto bytes = ExecuteBytes(3, 3);
+  // Offset by one byte: records from salvage paths need not be aligned.
+  bytes.insert(bytes.begin(), std::byte{0});
+  auto r = DecodeRecord(std::span<const std::byte>(bytes).subspan(1));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& e = std::get<DecodedZeExecute>(*r);
+  EXPECT_EQ(e.queue, 0x9u);
+  EXPECT_EQ(e.fence, 0xfu);
+  EXPECT_EQ(e.num_lists, 3u);
+  ASSERT_EQ(e.lists_copied, 3u);
+  EXPECT_EQ(e.list(0), 0x1000u);
+  EXPECT_EQ(e.list(2), 0x1002u);
+}
+
+TEST(RecordDecoder, ExecuteListsMustMatchTheCount) {
+  EXPECT_TRUE(DecodeRecord(ExecuteBytes(100, XT_MAX_EXEC_LISTS, XT_FLAG_TRUNCATED)).ok());
+  EXPECT_TRUE(DecodeRecord(ExecuteBytes(2, 0, XT_FLAG_ARG_UNREADABLE)).ok());
+  auto missing = DecodeRecord(ExecuteBytes(3, 2));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("do not hold the 3"), std::string::npos)
+      << missing.status().message();
 }
 
 }  // namespace

@@ -12,11 +12,13 @@ namespace xtrace {
 void BpfLinkDeleter::operator()(bpf_link* link) const { bpf_link__destroy(link); }
 
 Result<BpfLink> AttachUprobe(bpf_program* prog, int pid, const std::string& path,
-                             const std::string& symbol, bool retprobe) {
-  LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .func_name = symbol.c_str());
+                             const std::string& symbol, bool retprobe, uint64_t cookie) {
+  LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = retprobe,
+              .func_name = symbol.c_str());
   bpf_link* link = bpf_program__attach_uprobe_opts(prog, pid, path.c_str(), 0, &opts);
   if (!link) return Status::Error(symbol + ": " + BpfErrorText(errno));
   return BpfLink(link);
 }
 
 }  // namespace xtrace
+

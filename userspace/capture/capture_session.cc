@@ -427,8 +427,8 @@ std::string Session::Summarize(const CaptureReport& r, double seconds) const {
   std::ostringstream s;
   char secs[32];
   std::snprintf(secs, sizeof(secs), "%.2f", seconds);
-  s << "xtrace: captured " << r.launches << " kernel launches and " << r.kernel_creates
-    << " kernel creations from " << cs.processes << (cs.processes == 1 ? " process" : " processes")
+  s << "xtrace: captured " << r.launches << " kernel launches, " << r.kernel_creates
+    << " kernel creations and " << cs.api_calls << " other Level Zero calls from " << cs.processes << (cs.processes == 1 ? " process" : " processes")
     << " (" << cs.threads << (cs.threads == 1 ? " thread" : " threads") << ") in " << secs
     << " s; " << r.events << " events written to " << opt_.output_path << " ("
     << HumanBytes(r.file_bytes) << ").";

@@ -4,8 +4,15 @@
 #include <bpf/libbpf.h>
 
 #include <cerrno>
+#include <map>
+#include <set>
+#include <string_view>
 
+#include "capture/capture_session.h"
+#include "capture/elf_function_offsets.h"
 #include "capture/library_resolver.h"
+#include "capture/uprobe_multi.h"
+#include "model/ze_api.h"
 #include "ze_probes.skel.h"
 
 namespace xtrace {
@@ -14,21 +21,40 @@ namespace {
 constexpr std::string_view kLoaderPrefix = "libze_loader.so";
 constexpr const char* kLoaderSoname = "libze_loader.so.1";
 
-// One probed entry point: its symbol and the programs on its entry and return.
-// (The skeleton's program table is an anonymous struct, hence accessors, not member pointers.)
+// One probed entry point: its symbol, the programs on its entry and return, and the cookie
+// they read. (The skeleton's program table is an anonymous struct, hence accessors.)
 struct ProbeSpec {
   const char* symbol;
   bpf_program* (*entry)(const ze_probes*);
   bpf_program* (*ret)(const ze_probes*);
+  uint64_t cookie = 0;
 };
 
-constexpr ProbeSpec kProbes[] = {
-    {"zeKernelCreate", [](const ze_probes* s) { return s->progs.ze_kernel_create_entry; },
-     [](const ze_probes* s) { return s->progs.ze_kernel_create_return; }},
-    {"zeCommandListAppendLaunchKernel",
-     [](const ze_probes* s) { return s->progs.ze_append_launch_kernel_entry; },
-     [](const ze_probes* s) { return s->progs.ze_append_launch_kernel_return; }},
-};
+bpf_program* KernelCreateEntry(const ze_probes* s) { return s->progs.ze_kernel_create_entry; }
+bpf_program* KernelCreateReturn(const ze_probes* s) { return s->progs.ze_kernel_create_return; }
+bpf_program* LaunchEntry(const ze_probes* s) { return s->progs.ze_append_launch_kernel_entry; }
+bpf_program* LaunchReturn(const ze_probes* s) { return s->progs.ze_append_launch_kernel_return; }
+bpf_program* CallEntry(const ze_probes* s) { return s->progs.ze_call_entry; }
+bpf_program* CallReturn(const ze_probes* s) { return s->progs.ze_call_return; }
+bpf_program* ExecuteReturn(const ze_probes* s) { return s->progs.ze_execute_return; }
+
+// Every probed entry point: the dedicated records first, then model/ze_api.h's table.
+const std::vector<ProbeSpec>& Probes() {
+  static const std::vector<ProbeSpec> probes = [] {
+    std::vector<ProbeSpec> v = {
+        {"zeKernelCreate", KernelCreateEntry, KernelCreateReturn},
+        {"zeCommandListAppendLaunchKernel", LaunchEntry, LaunchReturn, XT_LAUNCH_PLAIN},
+        {"zeCommandListAppendLaunchCooperativeKernel", LaunchEntry, LaunchReturn,
+         XT_LAUNCH_COOPERATIVE},
+        {"zeCommandListAppendLaunchKernelIndirect", LaunchEntry, LaunchReturn, XT_LAUNCH_INDIRECT},
+    };
+    for (const ZeApiInfo& api : ZeApiTable())
+      v.push_back({api.symbol, CallEntry, api.dedicated_return ? ExecuteReturn : CallReturn,
+                   ZeProbeCookie(api)});
+    return v;
+  }();
+  return probes;
+}
 
 }  // namespace
 
@@ -39,38 +65,116 @@ ZeSource::~ZeSource() {
   skel_.reset();
 }
 
-Result<std::unique_ptr<ProbeSource>> ZeSource::Load(const SourceContext& ctx) {
-  std::unique_ptr<ZeSource> self(new ZeSource(ctx));
-  self->skel_.reset(ze_probes__open());
-  if (!self->skel_) return Status::Error("opening Level Zero BPF object: " + BpfErrorText(errno));
-  auto* skel = self->skel_.get();
+Status ZeSource::LoadPrograms(bool multi) {
+  skel_.reset(ze_probes__open());
+  if (!skel_) return Status::Error("opening Level Zero BPF object: " + BpfErrorText(errno));
+  auto* skel = skel_.get();
   // Probes attach per process, but the filter also keeps out processes that share a probed
   // inode with a target, and lets capture stop for a process without detaching.
   skel->rodata->filter_by_pid = 1;
-  skel->rodata->wakeup_bytes = ctx.maps.wakeup_bytes();
-  if (Status st = ctx.maps.Share(skel->obj); !st.ok()) return st;
-  if (int err = ze_probes__load(skel))
+  skel->rodata->wakeup_bytes = ctx_.maps.wakeup_bytes();
+  if (Status st = ctx_.maps.Share(skel->obj); !st.ok()) return st;
+  if (multi) {
+    bpf_program* prog;
+    bpf_object__for_each_program(prog, skel->obj) PrepareUprobeMulti(prog);
+  }
+  if (int err = ze_probes__load(skel)) {
+    skel_.reset();
     return Status::Error("loading Level Zero BPF programs: " + BpfErrorText(err));
+  }
+  multi_ = multi;
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<ProbeSource>> ZeSource::Load(const SourceContext& ctx) {
+  std::unique_ptr<ZeSource> self(new ZeSource(ctx));
+  if (Status multi = self->LoadPrograms(true); !multi.ok()) {
+    // Kernels before 6.6 know no uprobe_multi programs: probe each function on its own.
+    if (ctx.options.verbose) ctx.say(multi.message() + " as uprobe_multi; using single uprobes");
+    if (Status single = self->LoadPrograms(false); !single.ok()) return single;
+  }
   return std::unique_ptr<ProbeSource>(std::move(self));
 }
 
 bool ZeSource::AttachLibrary(uint32_t pid, const MappedLibrary& lib) {
   Process& proc = processes_[pid];
   for (const auto& f : proc.files)
-    if (f.SameFile(lib)) return !proc.links.empty();
+    if (f.SameFile(lib)) return proc.attached();
   proc.files.push_back(lib);  // handled once, attached or not: no retry every scan
 
-  size_t attached = 0;
   std::string first_error;
-  for (const ProbeSpec& spec : kProbes) {
+  const size_t attached =
+      multi_ ? AttachMulti(pid, lib, &first_error) : AttachEach(pid, lib, &first_error);
+  if (attached == 0) {
+    ctx_.say("pid " + std::to_string(pid) + ": no Level Zero probe could be attached to " +
+             lib.path + " (" + first_error + ")");
+    return proc.attached();
+  }
+  ctx_.say("attached to pid " + std::to_string(pid) + " (" + lib.path + ")");
+  return true;
+}
+
+size_t ZeSource::AttachMulti(uint32_t pid, const MappedLibrary& lib, std::string* first_error) {
+  std::vector<std::string_view> symbols;
+  for (const ProbeSpec& spec : Probes()) symbols.push_back(spec.symbol);
+  auto offsets = FindFunctionOffsets(lib.host_path, symbols);
+  if (!offsets.ok()) {
+    *first_error = offsets.status().message();
+    return 0;
+  }
+  // One link per program and direction, holding every function that program serves.
+  struct Group {
+    std::vector<uint64_t> offsets, cookies;
+    std::vector<const char*> symbols;
+  };
+  std::map<std::pair<bpf_program*, bool>, Group> groups;
+  std::string missing;
+  for (const ProbeSpec& spec : Probes()) {
+    auto it = offsets->find(spec.symbol);
+    if (it == offsets->end()) {
+      missing += (missing.empty() ? "" : ", ") + std::string(spec.symbol);
+      continue;
+    }
+    for (bool ret : {false, true}) {
+      Group& g = groups[{ret ? spec.ret(skel_.get()) : spec.entry(skel_.get()), ret}];
+      g.offsets.push_back(it->second);
+      g.cookies.push_back(spec.cookie);
+      g.symbols.push_back(spec.symbol);
+    }
+  }
+  if (!missing.empty())
+    ctx_.say("pid " + std::to_string(pid) + ": " + lib.path + " does not define " + missing +
+             "; not traced");
+  Process& proc = processes_[pid];
+  std::set<std::string_view> failed;
+  for (auto& [key, g] : groups) {
+    auto link = AttachUprobeMulti(key.first, static_cast<int>(pid), lib.host_path, g.offsets,
+                                  g.cookies, key.second);
+    if (!link.ok()) {
+      if (first_error->empty()) *first_error = link.status().message();
+      failed.insert(g.symbols.begin(), g.symbols.end());
+      continue;
+    }
+    proc.multi_links.push_back(std::move(*link));
+  }
+  if (!failed.empty() && failed.size() < offsets->size())
+    ctx_.say("pid " + std::to_string(pid) + ": " + lib.path + ": cannot probe " +
+             std::to_string(failed.size()) + " functions (" + *first_error + "); not traced");
+  return offsets->size() - failed.size();
+}
+
+size_t ZeSource::AttachEach(uint32_t pid, const MappedLibrary& lib, std::string* first_error) {
+  Process& proc = processes_[pid];
+  size_t attached = 0;
+  for (const ProbeSpec& spec : Probes()) {
     auto entry = AttachUprobe(spec.entry(skel_.get()), static_cast<int>(pid), lib.host_path,
-                              spec.symbol, false);
+                              spec.symbol, false, spec.cookie);
     auto ret = entry.ok() ? AttachUprobe(spec.ret(skel_.get()), static_cast<int>(pid),
-                                         lib.host_path, spec.symbol, true)
+                                         lib.host_path, spec.symbol, true, spec.cookie)
                           : Result<BpfLink>(entry.status());
     if (!entry.ok() || !ret.ok()) {
       const Status& why = entry.ok() ? ret.status() : entry.status();
-      if (first_error.empty()) first_error = why.message();
+      if (first_error->empty()) *first_error = why.message();
       ctx_.say("pid " + std::to_string(pid) + ": " + lib.path + ": cannot probe " + why.message() +
                "; that call is not traced");
       continue;
@@ -79,13 +183,7 @@ bool ZeSource::AttachLibrary(uint32_t pid, const MappedLibrary& lib) {
     proc.links.push_back(std::move(*ret));
     ++attached;
   }
-  if (attached == 0) {
-    ctx_.say("pid " + std::to_string(pid) + ": no Level Zero probe could be attached to " +
-             lib.path + " (" + first_error + ")");
-    return !proc.links.empty();
-  }
-  ctx_.say("attached to pid " + std::to_string(pid) + " (" + lib.path + ")");
-  return true;
+  return attached;
 }
 
 bool ZeSource::BeforeExec(uint32_t pid) {
@@ -105,14 +203,14 @@ bool ZeSource::OnProcessMaps(uint32_t pid, const std::vector<MappedLibrary>& fil
     if (base.rfind(kLoaderPrefix, 0) == 0) any = AttachLibrary(pid, f) || any;
   }
   auto it = processes_.find(pid);
-  return any || (it != processes_.end() && !it->second.links.empty());
+  return any || (it != processes_.end() && it->second.attached());
 }
 
 void ZeSource::OnProcessExit(uint32_t pid) { processes_.erase(pid); }
 
 size_t ZeSource::link_count() const {
   size_t n = 0;
-  for (const auto& [pid, p] : processes_) n += p.links.size();
+  for (const auto& [pid, p] : processes_) n += p.links.size() + p.multi_links.size();
   return n;
 }
 

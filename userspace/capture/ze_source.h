@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "capture/bpf_link.h"
 #include "capture/probe_source.h"
 
@@ -27,8 +28,14 @@ class ZeSource final : public ProbeSource {
 
  private:
   explicit ZeSource(const SourceContext& ctx) : ctx_(ctx) {}
+  // Opens and loads the programs, as uprobe_multi programs if `multi`.
+  Status LoadPrograms(bool multi);
   // Attaches every probe to `lib` in `pid`; false if nothing could be attached.
   bool AttachLibrary(uint32_t pid, const MappedLibrary& lib);
+  // The two ways: a few uprobe_multi links per library, or two perf-event uprobes per function
+  // (kernels before 6.6). Both return how many functions are probed.
+  size_t AttachMulti(uint32_t pid, const MappedLibrary& lib, std::string* first_error);
+  size_t AttachEach(uint32_t pid, const MappedLibrary& lib, std::string* first_error);
 
   struct SkeletonDeleter {
     void operator()(::ze_probes* skel) const;
@@ -36,9 +43,12 @@ class ZeSource final : public ProbeSource {
   struct Process {
     std::vector<MappedLibrary> files;  // loader files already handled (attached or failed)
     std::vector<BpfLink> links;
+    std::vector<UniqueFd> multi_links;
+    bool attached() const { return !links.empty() || !multi_links.empty(); }
   };
 
   SourceContext ctx_;
+  bool multi_ = false;
   std::unique_ptr<::ze_probes, SkeletonDeleter> skel_;
   std::map<uint32_t, Process> processes_;
 };

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "correlate/host_api_calls.h"
+#include "correlate/api_call_builder.h"
 
 namespace xtrace {
 
@@ -65,6 +66,8 @@ void Correlator::OnRecord(const DecodedRecord& record) {
           if constexpr (std::is_same_v<T, DecodedIttState>) itt_.OnState(r);
           if constexpr (std::is_same_v<T, DecodedDrmIoctl>) drm_.OnIoctl(r);
           if constexpr (std::is_same_v<T, DecodedDrmFence>) drm_.OnFence(r);
+          if constexpr (std::is_same_v<T, DecodedZeCall> || std::is_same_v<T, DecodedZeExecute>)
+            OnApiCall(BuildApiCall(r));
         }
       },
       record);
@@ -106,6 +109,7 @@ void Correlator::OnLaunchKernel(const DecodedLaunchKernel& r) {
   e.num_wait_events = r.num_wait_events;
   e.result = r.result;
   e.group_count_unreadable = (r.hdr.flags & XT_FLAG_ARG_UNREADABLE) != 0;
+  e.launch_kind = static_cast<uint8_t>(r.kind);
   if (r.result != 0) ++stats_.failed_calls;
   const PidHandle key{r.hdr.pid, r.kernel};
   if (auto it = kernel_names_.find(key); it != kernel_names_.end()) {
@@ -119,6 +123,17 @@ void Correlator::OnLaunchKernel(const DecodedLaunchKernel& r) {
     if (unnamed_kernels_.insert(key).second) ++stats_.kernels_unnamed;
   }
   sink_.OnEvent(e);
+}
+
+}  // namespace xtrace
+
+namespace xtrace {
+
+void Correlator::OnApiCall(const ApiCall& call) {
+  ++stats_.api_calls;
+  // NOT_READY answers a query or a sync with a timeout: a state, not a failure.
+  if (call.result != 0 && call.result != kZeResultNotReady) ++stats_.failed_calls;
+  sink_.OnEvent(call);
 }
 
 }  // namespace xtrace

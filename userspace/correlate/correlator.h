@@ -28,6 +28,7 @@ struct CorrelatorStats {
   uint64_t launches_unnamed = 0;   // launches of kernels created before capture began
   uint64_t kernels_unnamed = 0;    // distinct such kernels
   uint64_t failed_calls = 0;       // calls that returned an error code
+  uint64_t api_calls = 0;          // Level Zero calls other than kernel creation and launches
   uint64_t processes = 0;
   uint64_t threads = 0;
 };
@@ -83,6 +84,9 @@ class Correlator {
   void OnThreadName(const DecodedThreadName& r);
   // Names a thread (from the kernel's comm, or the program's own __itt_thread_set_name).
   void NameThread(uint32_t pid, uint32_t tid, StringId name);
+  void OnApiCall(const ApiCall& call);
+
+  static constexpr int32_t kZeResultNotReady = 1;  // ZE_RESULT_NOT_READY
 
   StringTable& strings_;
   EventSink& sink_;

@@ -1,6 +1,7 @@
 // Record decoding: one switch over the record type, size checks before every read.
 #include "decode/record_decoder.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -48,6 +49,45 @@ Result<DecodedRecord> DecodeLaunchKernel(std::span<const std::byte> data) {
   std::memcpy(out.group_count, rec.group_count, sizeof(out.group_count));
   out.num_wait_events = rec.num_wait_events;
   out.result = rec.result;
+  out.kind = rec.kind;
+  return DecodedRecord(out);
+}
+
+Result<DecodedRecord> DecodeZeCall(std::span<const std::byte> data) {
+  if (data.size() < sizeof(xt_ze_call)) return SizeError("Level Zero call", sizeof(xt_ze_call), data.size());
+  const auto rec = Load<xt_ze_call>(data);
+  if (rec.fn == 0 || rec.fn >= XT_ZE_FN_COUNT) {
+    return Status::Error("Level Zero call record: unknown function id " + std::to_string(rec.fn));
+  }
+  DecodedZeCall out{};
+  out.hdr = rec.hdr;
+  out.fn = static_cast<uint16_t>(rec.fn);
+  out.result = rec.result;
+  std::memcpy(out.arg, rec.arg, sizeof(out.arg));
+  std::memcpy(out.data, rec.data, sizeof(out.data));
+  return DecodedRecord(out);
+}
+
+Result<DecodedRecord> DecodeZeExecute(std::span<const std::byte> data) {
+  if (data.size() < sizeof(xt_ze_execute))
+    return SizeError("execute-command-lists", sizeof(xt_ze_execute), data.size());
+  const auto rec = Load<xt_ze_execute>(data);
+  const size_t tail = (data.size() - sizeof(rec)) / sizeof(uint64_t);
+  const uint32_t expected = std::min<uint32_t>(rec.num_lists, XT_MAX_EXEC_LISTS);
+  const bool unreadable = (rec.hdr.flags & XT_FLAG_ARG_UNREADABLE) != 0;
+  if (tail != (unreadable ? 0 : expected) || (data.size() - sizeof(rec)) % sizeof(uint64_t) != 0) {
+    return Status::Error("execute-command-lists record: " + std::to_string(data.size()) +
+                         " bytes do not hold the " + std::to_string(expected) +
+                         " command list handles it announces");
+  }
+  DecodedZeExecute out{};
+  out.hdr = rec.hdr;
+  out.queue = rec.queue;
+  out.fence = rec.fence;
+  out.num_lists = rec.num_lists;
+  out.result = rec.result;
+  out.lists_copied = static_cast<uint32_t>(tail);
+  out.lists = data.data() + sizeof(rec);
   return DecodedRecord(out);
 }
 
@@ -125,9 +165,19 @@ Result<DecodedRecord> DecodeRecord(std::span<const std::byte> data) {
       return DecodeDrmIoctl(body);
     case XT_REC_DRM_FENCE:
       return DecodeDrmFence(body);
+    case XT_REC_ZE_CALL:
+      return DecodeZeCall(body);
+    case XT_REC_ZE_EXECUTE:
+      return DecodeZeExecute(body);
   }
   return Status::Error("unknown record type " + std::to_string(hdr.type) + " (" +
                        std::to_string(hdr.size) + " bytes)");
+}
+
+uint64_t DecodedZeExecute::list(uint32_t i) const {
+  uint64_t handle = 0;
+  if (i < lists_copied) std::memcpy(&handle, lists + i * sizeof(handle), sizeof(handle));
+  return handle;
 }
 
 const xt_record_header& HeaderOf(const DecodedRecord& record) {

@@ -31,6 +31,28 @@ struct DecodedLaunchKernel {
   uint32_t group_count[3];
   uint32_t num_wait_events;
   int32_t result;
+  uint32_t kind;  // enum xt_launch_kind
+};
+
+// A generic Level Zero call (struct xt_ze_call); model/ze_api.h says what the words mean.
+struct DecodedZeCall {
+  xt_record_header hdr;
+  uint16_t fn;
+  int32_t result;
+  uint64_t arg[XT_ZE_CALL_ARGS];
+  uint64_t data[XT_ZE_CALL_DATA_WORDS];
+};
+
+// zeCommandQueueExecuteCommandLists with the command lists it submitted.
+struct DecodedZeExecute {
+  xt_record_header hdr;
+  uint64_t queue;
+  uint64_t fence;
+  uint32_t num_lists;      // as passed
+  int32_t result;
+  uint32_t lists_copied;   // handles in the record (fewer than num_lists if truncated)
+  const std::byte* lists;  // lists_copied unaligned __u64s in the decoded buffer
+  uint64_t list(uint32_t i) const;
 };
 
 struct DecodedThreadName {
@@ -62,7 +84,8 @@ struct DecodedDrmFence {
 
 using DecodedRecord = std::variant<DecodedKernelCreate, DecodedLaunchKernel, DecodedThreadName,
                                    DecodedIttName, DecodedIttEvent, DecodedIttState,
-                                   DecodedDrmIoctl, DecodedDrmFence>;
+                                   DecodedDrmIoctl, DecodedDrmFence, DecodedZeCall,
+                                   DecodedZeExecute>;
 
 // Decodes one record. A short, oversized or unknown record yields an error naming the type
 // and the sizes involved; it never reads past `data`.

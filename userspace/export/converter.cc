@@ -13,7 +13,9 @@
 #include "export/chrome_json_writer.h"
 #include "export/driver_track_writer.h"
 #include "export/itt_converter.h"
+#include "export/ze_export.h"
 #include "log/log_reader.h"
+#include "model/ze_api.h"
 
 namespace xtrace {
 namespace {
@@ -37,7 +39,11 @@ uint64_t Duration(uint64_t start_ns, uint64_t end_ns) {
 class EventConverter {
  public:
   EventConverter(const StringTable& strings, ChromeJsonWriter& out)
-      : strings_(strings), out_(out), itt_(strings, out), driver_(strings, out) {}
+      : strings_(strings),
+        out_(out),
+        itt_(strings, out),
+        driver_(strings, out),
+        ze_(strings, out) {}
 
   void operator()(const IttTask& e) { itt_.Write(e); }
   void operator()(const IttMarker& e) { itt_.Write(e); }
@@ -67,7 +73,7 @@ class EventConverter {
     args_.push_back(TraceArg::String("kernel_name", strings_.Get(e.name)));
     args_.push_back(TraceArg::Hex("module", e.module));
     args_.push_back(TraceArg::Hex("kernel", e.kernel));
-    if (e.result != 0) args_.push_back(TraceArg::Int("result", e.result));
+    AddResult(e.result);
     if (e.name_truncated) args_.push_back(TraceArg::Bool("name_truncated", true));
     out_.Complete("zeKernelCreate", kZeCategory, e.pid, e.tid, e.start_ns,
                   Duration(e.start_ns, e.end_ns), args_);
@@ -92,8 +98,10 @@ class EventConverter {
     args_.push_back(TraceArg::Hex("command_list", e.command_list));
     if (e.signal_event != 0) args_.push_back(TraceArg::Hex("signal_event", e.signal_event));
     args_.push_back(TraceArg::Uint("num_wait_events", e.num_wait_events));
-    if (e.result != 0) args_.push_back(TraceArg::Int("result", e.result));
+    AddResult(e.result);
     if (!e.name_known) args_.push_back(TraceArg::Bool("name_known", false));
+    if (e.launch_kind == 1) args_.push_back(TraceArg::String("launch", "cooperative"));
+    if (e.launch_kind == 2) args_.push_back(TraceArg::String("launch", "indirect"));
     out_.Complete(name, kZeCategory, e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns),
                   args_);
   }
@@ -101,13 +109,23 @@ class EventConverter {
   void operator()(const DrmFile& e) { driver_.Write(e); }
   void operator()(const DrmIoctl& e) { driver_.Write(e); }
   void operator()(const DrmFenceSignal& e) { driver_.Write(e); }
+  void operator()(const ApiCall& e) { ze_.Write(e); }
 
  private:
+  // A non-success ze_result_t, as a number and by name.
+  void AddResult(int32_t result) {
+    if (result == 0) return;
+    args_.push_back(TraceArg::Int("result", result));
+    const std::string_view name = ZeResultName(result);
+    if (!name.empty()) args_.push_back(TraceArg::String("result_name", name));
+  }
+
   const StringTable& strings_;
   ChromeJsonWriter& out_;
   std::vector<TraceArg> args_;  // reused: no allocation per event
   IttEventWriter itt_;
   DriverTrackWriter driver_;
+  ZeTraceExporter ze_;
 };
 
 // "otherData": what the log says about the capture. Values are strings, as the format's

@@ -7,6 +7,7 @@
 #include "log/drm_event_codec.h"
 #include "log/itt_event_codec.h"
 #include "log/log_format.h"
+#include "log/ze_event_codec.h"
 
 namespace xtrace::log_codec {
 
@@ -25,6 +26,7 @@ void WithStart(const Event& event, F&& f) {
   if (const auto* e = std::get_if<CollectionChange>(&event)) f(e->ts_ns);
   if (const auto* e = std::get_if<DrmIoctl>(&event)) f(e->start_ns);
   if (const auto* e = std::get_if<DrmFenceSignal>(&event)) f(e->created_ns);
+  if (uint64_t t; ZeEventStart(event, &t)) f(t);
 }
 
 void EncodeClock(const ClockAnchor& clock, log_schema::ClockAnchor::Builder out) {
@@ -69,6 +71,7 @@ void EncodeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Builde
     g.setResult(e->result);
     g.setNameKnown(e->name_known);
     g.setGroupCountUnreadable(e->group_count_unreadable);
+    g.setLaunchKind(e->launch_kind);
   } else if (const auto* e = std::get_if<KernelCreate>(&event)) {
     auto g = out.initKernelCreate();
     g.setPid(e->pid);
@@ -103,6 +106,8 @@ void EncodeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Builde
     EncodeDrmIoctl(*e, base_ns, out);
   } else if (const auto* e = std::get_if<DrmFenceSignal>(&event)) {
     EncodeDrmFenceSignal(*e, base_ns, out);
+  } else {
+    EncodeZeEvent(event, base_ns, out);
   }
 }
 
@@ -126,6 +131,7 @@ bool DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
       e.kernel_name = g.getKernelName();
       e.name_known = g.getNameKnown();
       e.group_count_unreadable = g.getGroupCountUnreadable();
+      e.launch_kind = g.getLaunchKind();
       *out = e;
       return true;
     }
@@ -170,8 +176,9 @@ bool DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
     case log_schema::Event::DRM_IOCTL:
     case log_schema::Event::DRM_FENCE_SIGNAL:
       return DecodeDrmEvent(in, base_ns, out);
+    default:
+      return DecodeZeEvent(in, base_ns, out);
   }
-  return false;
 }
 
 void EncodeHeader(const LogHeader& header, log_schema::Header::Builder out) {

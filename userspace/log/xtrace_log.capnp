@@ -100,6 +100,7 @@ struct Event {
       nameKnown @13 :Bool = true;   # its zeKernelCreate was seen (default true: the
                                     # usual case then costs no byte in packed encoding)
       groupCountUnreadable @14 :Bool;  # the target's group-count struct could not be read
+      launchKind @82 :UInt8;        # 0 plain, 1 cooperative, 2 indirect (no group counts)
     }
     kernelCreate :group {
       # zeKernelCreate.
@@ -197,6 +198,25 @@ struct Event {
       context @79 :UInt64;          # dma_fence timeline
       seqno @80 :UInt64;
       source @81 :UInt32;           # string id of the tracepoint that saw the signal
+    }
+    apiCall :group {
+      # Any other recorded Level Zero call. `function` is an enum xt_ze_fn id
+      # (include/xtrace/records.h); userspace/model/ze_api.cc names the function and says
+      # what arg0..arg5 hold for it (handles, sizes, counts, output handles, timestamps).
+      pid @83 :UInt32;
+      tid @84 :UInt32;
+      startOffsetNs @85 :UInt64;
+      durationNs @86 :UInt64;
+      function @87 :UInt16;
+      result @88 :Int32;            # ze_result_t of the call
+      arg0 @89 :UInt64;
+      arg1 @90 :UInt64;
+      arg2 @91 :UInt64;
+      arg3 @92 :UInt64;
+      arg4 @93 :UInt64;
+      arg5 @94 :UInt64;
+      argsUnreadable @95 :Bool;     # a pointer argument could not be read
+      truncated @96 :Bool;          # a list argument was longer than the probe copies
     }
   }
 }

@@ -9,6 +9,7 @@
 #include "model/drm_event.h"
 #include "model/itt_event.h"
 #include "model/string_table.h"
+#include "model/ze_events.h"
 
 namespace xtrace {
 
@@ -40,7 +41,8 @@ struct KernelCreate {
   bool name_truncated = false;
 };
 
-// zeCommandListAppendLaunchKernel, with the kernel's name resolved by the correlator.
+// zeCommandListAppendLaunchKernel (or its cooperative or indirect variant), with the kernel's
+// name resolved by the correlator.
 struct KernelLaunch {
   uint32_t pid = 0;
   uint32_t tid = 0;
@@ -57,9 +59,10 @@ struct KernelLaunch {
   StringId kernel_name = kEmptyString;
   bool name_known = false;
   bool group_count_unreadable = false;
+  uint8_t launch_kind = 0;  // enum xt_launch_kind: plain, cooperative or indirect
 };
 
 using Event = std::variant<ProcessInfo, ThreadInfo, KernelCreate, KernelLaunch, IttTask, IttMarker,
-                           CollectionChange, DrmFile, DrmIoctl, DrmFenceSignal>;
+                           CollectionChange, DrmFile, DrmIoctl, DrmFenceSignal, ApiCall>;
 
 }  // namespace xtrace
