@@ -170,3 +170,39 @@ TEST_F(Fixture, FailedCreateDoesNotNameAHandle) {
 
 }  // namespace
 }  // namespace xtrace
+
+namespace xtrace {
+namespace {
+
+DecodedRecord ZeCall(uint32_t pid, uint16_t fn, uint64_t arg0, int32_t result = 0) {
+  DecodedZeCall c{};
+  c.hdr = Header(XT_REC_ZE_CALL, pid, pid, 7);
+  c.fn = fn;
+  c.arg[0] = arg0;
+  c.result = result;
+  return c;
+}
+
+TEST_F(Fixture, DestroyedKernelHandlesAreForgottenAndMayNameAnotherKernel) {
+  c.OnRecord(Create(1, 2, 0xabc, "first"));
+  c.OnRecord(ZeCall(1, XT_ZE_KERNEL_DESTROY, 0xabc));
+  c.OnRecord(Launch(1, 2, 0xabc));  // the handle is dead: no name
+  c.OnRecord(Create(1, 2, 0xabc, "second"));
+  c.OnRecord(Launch(1, 2, 0xabc));
+  auto launches = sink.All<KernelLaunch>();
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_FALSE(launches[0].name_known);
+  EXPECT_EQ(strings.Get(launches[1].kernel_name), "second");
+  EXPECT_EQ(sink.All<ApiCall>().size(), 1u);
+  EXPECT_EQ(c.stats().api_calls, 1u);
+}
+
+TEST_F(Fixture, NotReadyIsNotCountedAsAFailure) {
+  c.OnRecord(ZeCall(1, XT_ZE_EVENT_QUERY_STATUS, 0xe, 1));
+  c.OnRecord(ZeCall(1, XT_ZE_EVENT_QUERY_STATUS, 0xe, 0x78000004));
+  EXPECT_EQ(c.stats().failed_calls, 1u);
+  EXPECT_EQ(c.stats().api_calls, 2u);
+}
+
+}  // namespace
+}  // namespace xtrace

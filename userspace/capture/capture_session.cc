@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <sstream>
 
 #include "capture/capture_maps.h"
+#include "capture/device_clock_sampler.h"
 #include "capture/drm_summary.h"
 #include "capture/itt_summary.h"
 #include "capture/host_info.h"
@@ -32,6 +34,9 @@ namespace xtrace {
 volatile std::sig_atomic_t g_capture_stop = 0;
 
 namespace {
+
+// How often the device clocks are read against the host's.
+constexpr uint64_t kClockReadingIntervalNs = 1'000'000'000;
 
 uint64_t MonotonicNs() {
   timespec ts{};
@@ -144,6 +149,8 @@ class Session {
   std::string WaitsFor() const;
   void OnRecord(std::span<const std::byte> data);
   void ReportProgress(uint64_t elapsed_ns);
+  void OpenDeviceClocks();
+  void ReadDeviceClocks();
   std::string Summarize(const CaptureReport& report, double seconds) const;
 
   const CaptureOptions& opt_;
@@ -152,6 +159,7 @@ class Session {
   std::unique_ptr<LogWriter> writer_;
   std::unique_ptr<LogSink> sink_;
   std::unique_ptr<Correlator> correlator_;
+  std::unique_ptr<DeviceClockSampler> clocks_;
   ProcfsInspector inspector_;
   std::vector<Target> targets_;
   uint64_t malformed_ = 0;
@@ -293,6 +301,32 @@ void Session::OnRecord(std::span<const std::byte> data) {
     detach_requests_.push_back(state->hdr.pid);
 }
 
+void Session::OpenDeviceClocks() {
+  auto sampler = DeviceClockSampler::Open();
+  if (!sampler.ok()) {
+    Say("no device clock readings (" + sampler.status().message() +
+        "): device times are estimated unless the traced processes read their clocks");
+    return;
+  }
+  clocks_ = std::move(*sampler);
+  std::vector<DeviceInfo> devices;
+  for (const SampledDevice& d : clocks_->devices()) {
+    devices.push_back(DeviceInfo{static_cast<uint32_t>(devices.size()),
+                                 writer_->strings().Intern(d.name), d.timer_hz,
+                                 d.kernel_timestamp_bits});
+  }
+  correlator_->ze().OnDevices(devices);
+  ReadDeviceClocks();
+}
+
+// Every second during the capture, and once at the end: each device's clock against the host's.
+void Session::ReadDeviceClocks() {
+  if (!clocks_) return;
+  for (const DeviceClockReading& r : clocks_->Read())
+    correlator_->ze().OnClockReading(r.device, r.ticks, r.monotonic_raw_ns, r.monotonic_ns);
+  correlator_->ze().AfterClockReadings(MonotonicNs());
+}
+
 Result<CaptureReport> Session::Run() {
   for (uint32_t pid : opt_.pids) {
     if (!ProcessAlive(pid)) return Status::Error("no running process with pid " + std::to_string(pid));
@@ -321,6 +355,7 @@ Result<CaptureReport> Session::Run() {
     for (const auto& t : targets_) correlator_->NoteStartPaused(t.pid, MonotonicNs());
   // With nothing recording host API calls there is no call to attribute an ioctl to.
   correlator_->drm().set_link_host_calls(opt_.drm != DrmCapture::kOnly);
+  OpenDeviceClocks();
 
   std::optional<LaunchedCommand> launched;
   if (!opt_.command.empty()) {
@@ -350,6 +385,7 @@ Result<CaptureReport> Session::Run() {
   const uint64_t start = MonotonicNs();
   const uint64_t deadline = opt_.duration_ns ? start + *opt_.duration_ns : UINT64_MAX;
   uint64_t last_flush = start;
+  uint64_t last_clock_reading = start;
   const RecordCallback& on_record = on_record_;
   Status read_error;
 
@@ -360,6 +396,10 @@ Result<CaptureReport> Session::Run() {
       break;
     }
     const uint64_t now = MonotonicNs();
+    if (now - last_clock_reading >= kClockReadingIntervalNs) {
+      ReadDeviceClocks();
+      last_clock_reading = now;
+    }
     if (now - last_flush >= opt_.flush_interval_ns) {
       if (Status st = writer_->Flush(); !st.ok()) {
         read_error = st;
@@ -375,8 +415,10 @@ Result<CaptureReport> Session::Run() {
   }
 
   if (progress_shown_) std::fputc('\n', stderr);
-  // Everything the probes wrote before we stopped is still in the ring.
+  // Everything the probes wrote before we stopped is still in the ring; a last clock reading
+  // then covers the newest kernel timestamps, and the timeline lets go of what it held.
   (void)maps_->Drain(on_record);
+  ReadDeviceClocks();
   DetachTargets();  // a detach read in these last records is reported too
   counters_ = maps_->ReadCounters();
   const Counters& counters = counters_;
@@ -436,6 +478,24 @@ std::string Session::Summarize(const CaptureReport& r, double seconds) const {
     s << " " << cs.launches_unnamed << " launches of " << cs.kernels_unnamed
       << " kernels created before the capture began are named kernel@0x<handle>.";
   if (cs.failed_calls) s << " " << cs.failed_calls << " calls returned an error code.";
+  const TimelineStats& ts = correlator_->ze().timeline_stats();
+  if (ts.device_ops) {
+    s << " Device: " << ts.device_ops << " operations, " << ts.measured
+      << " timed by kernel timestamps, " << ts.device_ops - ts.measured << " estimated";
+    if (ts.completion_unseen) s << " (" << ts.completion_unseen << " never seen complete)";
+    s << ".";
+  }
+  if (ts.timestamps_rejected)
+    s << " " << ts.timestamps_rejected
+      << " kernel timestamps disagreed with the host's bounds and were not used.";
+  if (opt_.verbose) {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    s << " Tables: peak " << cs.peak_kernel_handles << " kernels, " << ts.peak_live_objects
+      << " live Level Zero objects, " << ts.peak_pending_ops
+      << " device operations in flight; collector peak RSS "
+      << usage.ru_maxrss / 1024 << " MiB.";
+  }
   if (r.dropped)
     s << " " << r.dropped << " events dropped; raise --buffer-size (now "
       << HumanBytes(opt_.ring_bytes) << ").";

@@ -1,6 +1,7 @@
 // Correlation of decoded records into events (kernel naming, process/thread introduction).
 #include "correlate/correlator.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "correlate/host_api_calls.h"
@@ -15,7 +16,8 @@ Correlator::Correlator(StringTable& strings, EventSink& sink, ProcessInspector& 
       itt_(strings, sink, [this](uint32_t pid, uint32_t tid, std::string_view name) {
         NameThread(pid, tid, strings_.Intern(name));
       }),
-      drm_(strings, sink, inspector) {}
+      drm_(strings, sink, inspector),
+      ze_(strings, sink) {}
 
 void Correlator::NoteProcess(uint32_t pid, std::string_view fallback_comm) {
   if (!processes_.insert(pid).second) return;
@@ -66,8 +68,8 @@ void Correlator::OnRecord(const DecodedRecord& record) {
           if constexpr (std::is_same_v<T, DecodedIttState>) itt_.OnState(r);
           if constexpr (std::is_same_v<T, DecodedDrmIoctl>) drm_.OnIoctl(r);
           if constexpr (std::is_same_v<T, DecodedDrmFence>) drm_.OnFence(r);
-          if constexpr (std::is_same_v<T, DecodedZeCall> || std::is_same_v<T, DecodedZeExecute>)
-            OnApiCall(BuildApiCall(r));
+          if constexpr (std::is_same_v<T, DecodedZeCall>) OnApiCall(BuildApiCall(r), nullptr);
+          if constexpr (std::is_same_v<T, DecodedZeExecute>) OnApiCall(BuildApiCall(r), &r);
         }
       },
       record);
@@ -91,7 +93,10 @@ void Correlator::OnKernelCreate(const DecodedKernelCreate& r) {
   if (r.result != 0) ++stats_.failed_calls;
   // A handle names the kernel from its creation on; a later create reusing the same handle
   // (after a destroy) renames it.
-  if (r.result == 0 && r.kernel != 0) kernel_names_[{r.hdr.pid, r.kernel}] = e.name;
+  if (r.result == 0 && r.kernel != 0) {
+    kernel_names_[{r.hdr.pid, r.kernel}] = e.name;
+    stats_.peak_kernel_handles = std::max<uint64_t>(stats_.peak_kernel_handles, kernel_names_.size());
+  }
   sink_.OnEvent(e);
 }
 
@@ -123,17 +128,24 @@ void Correlator::OnLaunchKernel(const DecodedLaunchKernel& r) {
     if (unnamed_kernels_.insert(key).second) ++stats_.kernels_unnamed;
   }
   sink_.OnEvent(e);
+  ze_.OnLaunch(e);
 }
 
 }  // namespace xtrace
 
 namespace xtrace {
 
-void Correlator::OnApiCall(const ApiCall& call) {
+void Correlator::OnApiCall(const ApiCall& call, const DecodedZeExecute* execute) {
   ++stats_.api_calls;
   // NOT_READY answers a query or a sync with a timeout: a state, not a failure.
   if (call.result != 0 && call.result != kZeResultNotReady) ++stats_.failed_calls;
+  // A destroyed kernel's handle may come back for another kernel: forget the name.
+  if (call.fn == XT_ZE_KERNEL_DESTROY && call.result == 0) {
+    kernel_names_.erase({call.pid, call.arg[0]});
+    unnamed_kernels_.erase({call.pid, call.arg[0]});
+  }
   sink_.OnEvent(call);
+  ze_.OnCall(call, execute);
 }
 
 }  // namespace xtrace

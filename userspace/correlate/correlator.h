@@ -8,18 +8,14 @@
 
 #include "correlate/drm_correlator.h"
 #include "correlate/itt_correlator.h"
+#include "correlate/event_sink.h"
 #include "correlate/process_inspector.h"
+#include "correlate/ze_correlator.h"
 #include "decode/record_decoder.h"
 #include "model/event.h"
 #include "model/string_table.h"
 
 namespace xtrace {
-
-class EventSink {
- public:
-  virtual ~EventSink() = default;
-  virtual void OnEvent(const Event& event) = 0;
-};
 
 struct CorrelatorStats {
   uint64_t records = 0;
@@ -29,6 +25,7 @@ struct CorrelatorStats {
   uint64_t kernels_unnamed = 0;    // distinct such kernels
   uint64_t failed_calls = 0;       // calls that returned an error code
   uint64_t api_calls = 0;          // Level Zero calls other than kernel creation and launches
+  uint64_t peak_kernel_handles = 0;  // most kernels known by handle at once (destroyed ones leave)
   uint64_t processes = 0;
   uint64_t threads = 0;
 };
@@ -49,6 +46,7 @@ class Correlator {
   // The capture ended at `end_ns`: spans still open are emitted as unfinished, and events
   // still waiting for what may follow them are written.
   void Finish(uint64_t end_ns) {
+    ze_.Finish(end_ns);
     itt_.Finish(end_ns);
     drm_.Flush();
   }
@@ -65,6 +63,9 @@ class Correlator {
   // The kernel-driver (DRM) part: its settings, counts and per-device summary.
   DrmCorrelator& drm() { return drm_; }
   const DrmCorrelator& drm() const { return drm_; }
+
+  // The device side: fed device facts and clock readings by the capture, read for its summary.
+  ZeCorrelator& ze() { return ze_; }
 
  private:
   struct PidHandle {
@@ -84,7 +85,7 @@ class Correlator {
   void OnThreadName(const DecodedThreadName& r);
   // Names a thread (from the kernel's comm, or the program's own __itt_thread_set_name).
   void NameThread(uint32_t pid, uint32_t tid, StringId name);
-  void OnApiCall(const ApiCall& call);
+  void OnApiCall(const ApiCall& call, const DecodedZeExecute* execute);
 
   static constexpr int32_t kZeResultNotReady = 1;  // ZE_RESULT_NOT_READY
 
@@ -98,6 +99,7 @@ class Correlator {
   CorrelatorStats stats_;
   IttCorrelator itt_;
   DrmCorrelator drm_;
+  ZeCorrelator ze_;
 };
 
 }  // namespace xtrace

@@ -110,6 +110,12 @@ class EventConverter {
   void operator()(const DrmIoctl& e) { driver_.Write(e); }
   void operator()(const DrmFenceSignal& e) { driver_.Write(e); }
   void operator()(const ApiCall& e) { ze_.Write(e); }
+  void operator()(const DeviceInfo& e) { ze_.Write(e); }
+  void operator()(const DeviceQueue& e) { ze_.Write(e); }
+  void operator()(const DeviceOp& e) { ze_.Write(e); }
+  void operator()(const MemoryUsage& e) { ze_.Write(e); }
+  void operator()(const ClockSample& e) { ze_.Write(e); }
+  void operator()(const ClockFit& e) { ze_.Write(e); }
 
  private:
   // A non-success ze_result_t, as a number and by name.

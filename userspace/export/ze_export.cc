@@ -3,10 +3,35 @@
 
 #include "model/ze_api.h"
 
+#include <array>
+#include <cstdio>
+
 namespace xtrace {
 namespace {
 
 constexpr std::string_view kZeCategory = "ze";
+constexpr std::string_view kGpuCategory = "gpu";
+constexpr std::string_view kFlowCategory = "ze.flow";
+// Device processes sort after the host processes.
+constexpr int64_t kDeviceSortBase = 1'000'000;
+
+std::string_view KindName(DeviceOpKind kind) {
+  switch (kind) {
+    case DeviceOpKind::kKernel:
+      return "kernel";
+    case DeviceOpKind::kCopy:
+      return "copy";
+    case DeviceOpKind::kFill:
+      return "fill";
+  }
+  return "operation";
+}
+
+std::string HexText(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
 
 uint64_t Duration(uint64_t start_ns, uint64_t end_ns) {
   return end_ns >= start_ns ? end_ns - start_ns : 0;
@@ -40,6 +65,104 @@ void ZeTraceExporter::Write(const ApiCall& e) {
   if (e.args_unreadable) args_.push_back(TraceArg::Bool("args_unreadable", true));
   if (e.truncated) args_.push_back(TraceArg::Bool("truncated", true));
   out_.Complete(name, kZeCategory, e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns), args_);
+}
+
+}  // namespace xtrace
+
+namespace xtrace {
+
+uint32_t DevicePid(uint32_t device) {
+  return kDevicePidBase + (device == kUnknownDevice ? 0xffff : device);
+}
+
+void ZeTraceExporter::NameDevice(uint32_t device, std::string_view name) {
+  if (!named_devices_.insert(device).second) return;
+  std::string title = device == kUnknownDevice ? std::string("GPU (unknown device)")
+                                               : "GPU " + std::to_string(device);
+  if (!name.empty()) title += ": " + std::string(name);
+  out_.ProcessName(DevicePid(device), title);
+  out_.ProcessSortIndex(DevicePid(device),
+                        kDeviceSortBase + (device == kUnknownDevice ? 0xffff : device));
+}
+
+void ZeTraceExporter::Write(const DeviceInfo& e) { NameDevice(e.device, strings_.Get(e.name)); }
+
+void ZeTraceExporter::Write(const DeviceQueue& e) {
+  NameDevice(e.device, {});
+  std::string name = (e.immediate ? "immediate list " : "queue ") + HexText(e.handle) +
+                     " (ordinal " + std::to_string(e.ordinal) + ", index " +
+                     std::to_string(e.index) + ") of pid " + std::to_string(e.pid);
+  out_.ThreadName(DevicePid(e.device), e.track, name);
+}
+
+void ZeTraceExporter::Write(const DeviceOp& e) {
+  args_.clear();
+  scratch_.clear();
+  args_.push_back(TraceArg::Uint("id", e.id));
+  args_.push_back(TraceArg::String("timing", e.measured ? "measured" : "estimated"));
+  args_.push_back(TraceArg::String("kind", KindName(e.kind)));
+  args_.push_back(TraceArg::Uint("pid", e.pid));
+  args_.push_back(TraceArg::Hex("command_list", e.command_list));
+  if (e.execution) args_.push_back(TraceArg::Uint("execution", e.execution));
+  if (e.kind == DeviceOpKind::kKernel) {
+    args_.push_back(TraceArg::Hex("kernel", e.kernel));
+    args_.push_back(TraceArg::Uint("group_count_x", e.group_count[0]));
+    args_.push_back(TraceArg::Uint("group_count_y", e.group_count[1]));
+    args_.push_back(TraceArg::Uint("group_count_z", e.group_count[2]));
+  } else {
+    args_.push_back(TraceArg::Uint("bytes", e.bytes));
+  }
+  if (e.signal_event) args_.push_back(TraceArg::Hex("signal_event", e.signal_event));
+  if (e.measured) {
+    args_.push_back(TraceArg::Uint("start_ticks", e.start_ticks));
+    args_.push_back(TraceArg::Uint("end_ticks", e.end_ticks));
+  }
+  if (!e.completion_seen) args_.push_back(TraceArg::String("completion", "not seen by the host"));
+  const uint32_t pid = DevicePid(e.device);
+  out_.Complete(strings_.Get(e.name), kGpuCategory, pid, e.track, e.start_ns,
+                Duration(e.start_ns, e.end_ns), args_);
+  // Arrows: submitting call -> operation -> the host call that waited for it. A flow end
+  // binds to the slice around its time, so each end sits inside its slice.
+  const uint64_t flow = e.id * 2;
+  if (e.submit_tid) {
+    out_.Flow(ChromeJsonWriter::FlowPhase::kStart, "submit", kFlowCategory, e.pid, e.submit_tid,
+              e.submit_ns, flow);
+    out_.Flow(ChromeJsonWriter::FlowPhase::kEnd, "submit", kFlowCategory, pid, e.track, e.start_ns,
+              flow);
+  }
+  if (e.sync_ns && e.sync_tid && e.completion_seen) {
+    out_.Flow(ChromeJsonWriter::FlowPhase::kStart, "wait", kFlowCategory, pid, e.track,
+              e.end_ns > e.start_ns ? e.end_ns - 1 : e.start_ns, flow + 1);
+    out_.Flow(ChromeJsonWriter::FlowPhase::kEnd, "wait", kFlowCategory, e.pid, e.sync_tid,
+              e.sync_ns - 1, flow + 1);
+  }
+}
+
+void ZeTraceExporter::Write(const MemoryUsage& e) {
+  if (e.device == kUnknownDevice && e.pid != 0) {
+    const std::array series = {TraceArg::Uint("host", e.host_bytes)};
+    out_.Counter("host memory (Level Zero)", e.pid, e.time_ns, series);
+    return;
+  }
+  NameDevice(e.device, {});
+  const std::array series = {TraceArg::Uint("device", e.device_bytes),
+                             TraceArg::Uint("shared", e.shared_bytes)};
+  out_.Counter("memory in use", DevicePid(e.device), e.time_ns, series);
+}
+
+// Clock readings are facts for re-fitting, not something to look at.
+void ZeTraceExporter::Write(const ClockSample&) {}
+
+void ZeTraceExporter::Write(const ClockFit& e) {
+  NameDevice(e.device, {});
+  args_.clear();
+  args_.push_back(TraceArg::Uint("samples", e.samples));
+  args_.push_back(TraceArg::Uint("residual_rms_ns", static_cast<uint64_t>(e.residual_rms_ns + 0.5)));
+  args_.push_back(TraceArg::Uint("residual_max_ns", static_cast<uint64_t>(e.residual_max_ns + 0.5)));
+  args_.push_back(TraceArg::Uint("fitted_hz", static_cast<uint64_t>(e.hz + 0.5)));
+  args_.push_back(TraceArg::Uint("nominal_hz", e.nominal_hz));
+  out_.Instant("clock fit", "clock", DevicePid(e.device), 0, e.time_ns,
+               ChromeJsonWriter::InstantScope::kProcess, args_);
 }
 
 }  // namespace xtrace

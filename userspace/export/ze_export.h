@@ -1,8 +1,13 @@
 // Chrome trace events for the Level Zero events of model/ze_events.h: host API calls on the
-// threads that made them.
+// threads that made them; one process per device (named by index and device name) with a
+// track per engine, its kernels and memory operations as complete events marked measured or
+// estimated, flow arrows from the submitting call to the operation and from the operation to
+// the host call that waited for it, and counters of memory in use.
 #pragma once
 
+#include <cstdint>
 #include <deque>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,15 +17,28 @@
 
 namespace xtrace {
 
+// Device processes get pids no kernel hands out (Linux pids stay below 2^22).
+inline constexpr uint32_t kDevicePidBase = 0x40000000;
+uint32_t DevicePid(uint32_t device);
+
 class ZeTraceExporter {
  public:
   ZeTraceExporter(const StringTable& strings, ChromeJsonWriter& out) : strings_(strings), out_(out) {}
 
   void Write(const ApiCall& e);
+  void Write(const DeviceInfo& e);
+  void Write(const DeviceQueue& e);
+  void Write(const DeviceOp& e);
+  void Write(const MemoryUsage& e);
+  void Write(const ClockSample& e);
+  void Write(const ClockFit& e);
 
  private:
+  void NameDevice(uint32_t device, std::string_view name);
+
   const StringTable& strings_;
   ChromeJsonWriter& out_;
+  std::set<uint32_t> named_devices_;
   std::vector<TraceArg> args_;       // reused: no allocation per event
   std::deque<std::string> scratch_;  // backing text for args of the event being written
 };

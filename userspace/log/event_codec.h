@@ -53,6 +53,10 @@ void ForEachStringId(const Event& event, Visitor&& visit) {
     visit(e->cause);
   } else if (const auto* e = std::get_if<DrmFenceSignal>(&event)) {
     visit(e->source);
+  } else if (const auto* e = std::get_if<DeviceOp>(&event)) {
+    visit(e->name);
+  } else if (const auto* e = std::get_if<DeviceInfo>(&event)) {
+    visit(e->name);
   }
 }
 

@@ -218,6 +218,84 @@ struct Event {
       argsUnreadable @95 :Bool;     # a pointer argument could not be read
       truncated @96 :Bool;          # a list argument was longer than the probe copies
     }
+    deviceOp :group {
+      # One kernel or memory operation run on a device, once per execution of its command
+      # list. All times are CLOCK_MONOTONIC offsets from Batch.baseNs.
+      pid @97 :UInt32;
+      device @98 :UInt32;           # device index; 0xffffffff unknown
+      queue @99 :UInt64;            # command queue, or immediate command list
+      commandList @100 :UInt64;
+      id @101 :UInt64;               # unique in the capture
+      kind @102 :UInt8;              # 0 kernel, 1 copy, 2 fill
+      name @103 :UInt32;             # string id: kernel name or append function
+      startOffsetNs @104 :UInt64;
+      durationNs @105 :UInt64;
+      measured @106 :Bool;           # from kernel timestamps; else host-side bounds
+      completionUnseen @107 :Bool;   # no host call saw it complete: the end is a guess
+      startTicks @108 :UInt64;       # measured: device ticks, unwrapped
+      endTicks @109 :UInt64;
+      appendTid @110 :UInt32;
+      appendOffsetNs @111 :UInt64;   # the append call's start
+      submitTid @112 :UInt32;
+      submitOffsetNs @113 :UInt64;   # the submitting call's start
+      syncTid @114 :UInt32;
+      syncOffsetNs @115 :UInt64;     # end of the call that saw completion (see hasSync)
+      hasSync @116 :Bool;
+      execution @117 :UInt64;        # regular lists: the n-th execution (from 1)
+      kernel @118 :UInt64;
+      groupCountX @119 :UInt32;
+      groupCountY @120 :UInt32;
+      groupCountZ @121 :UInt32;
+      bytes @122 :UInt64;
+      signalEvent @123 :UInt64;
+      track @155 :UInt32;           # the DeviceQueue's track
+    }
+    deviceQueue :group {
+      # A device engine a process submits to, before its first operation.
+      pid @124 :UInt32;
+      device @125 :UInt32;
+      handle @126 :UInt64;
+      immediate @127 :Bool;          # an immediate command list
+      ordinal @128 :UInt32;
+      index @129 :UInt32;
+      track @130 :UInt32;            # engines of one device are numbered from 1
+    }
+    deviceInfo :group {
+      # A device as xtrace's own Level Zero enumerates it.
+      device @131 :UInt32;
+      name @132 :UInt32;             # string id
+      timerHz @133 :UInt64;
+      kernelTimestampBits @134 :UInt32;
+    }
+    clockSample :group {
+      # zeDeviceGetGlobalTimestamps, by xtrace (pid 0) or a traced process.
+      device @135 :UInt32;
+      pid @136 :UInt32;
+      deviceTicks @137 :UInt64;
+      monotonicRawNs @138 :UInt64;   # as Level Zero reports it
+      monotonicNs @139 :UInt64;      # the same instant on CLOCK_MONOTONIC
+    }
+    clockFit :group {
+      # The device-to-host mapping: host = refNs + (ticks - refTicks) * 1e9 / hz.
+      device @140 :UInt32;
+      timeNs @141 :UInt64;           # CLOCK_MONOTONIC when fitted (absolute)
+      hz @142 :Float64;
+      nominalHz @143 :UInt64;
+      refTicks @144 :UInt64;
+      refNs @145 :UInt64;            # absolute CLOCK_MONOTONIC
+      residualRmsNs @146 :Float64;   # of the samples it was fitted to
+      residualMaxNs @147 :Float64;
+      samples @148 :UInt32;
+    }
+    memoryUsage :group {
+      # Level Zero memory in use after a change: per device (pid 0) or host memory per process.
+      timeOffsetNs @149 :UInt64;
+      pid @150 :UInt32;
+      device @151 :UInt32;          # 0xffffffff: host memory of `pid`
+      deviceBytes @152 :UInt64;
+      sharedBytes @153 :UInt64;
+      hostBytes @154 :UInt64;
+    }
   }
 }
 

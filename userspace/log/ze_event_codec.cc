@@ -8,6 +8,14 @@ bool ZeEventStart(const Event& event, uint64_t* start_ns) {
     *start_ns = e->start_ns;
     return true;
   }
+  if (const auto* e = std::get_if<DeviceOp>(&event)) {
+    *start_ns = e->start_ns;
+    return true;
+  }
+  if (const auto* e = std::get_if<MemoryUsage>(&event)) {
+    *start_ns = e->time_ns;
+    return true;
+  }
   return false;
 }
 
@@ -29,6 +37,89 @@ bool EncodeZeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Buil
     g.setArg5(e->arg[5]);
     g.setArgsUnreadable(e->args_unreadable);
     g.setTruncated(e->truncated);
+    return true;
+  }
+  if (const auto* e = std::get_if<DeviceOp>(&event)) {
+    auto g = out.initDeviceOp();
+    g.setPid(e->pid);
+    g.setDevice(e->device);
+    g.setQueue(e->queue);
+    g.setCommandList(e->command_list);
+    g.setId(e->id);
+    g.setKind(static_cast<uint8_t>(e->kind));
+    g.setName(e->name);
+    g.setStartOffsetNs(e->start_ns - base_ns);
+    g.setDurationNs(e->end_ns - e->start_ns);
+    g.setMeasured(e->measured);
+    g.setCompletionUnseen(!e->completion_seen);
+    g.setStartTicks(e->start_ticks);
+    g.setEndTicks(e->end_ticks);
+    g.setAppendTid(e->append_tid);
+    g.setAppendOffsetNs(e->append_ns - base_ns);
+    g.setSubmitTid(e->submit_tid);
+    g.setSubmitOffsetNs(e->submit_ns - base_ns);
+    g.setSyncTid(e->sync_tid);
+    g.setSyncOffsetNs(e->sync_ns - base_ns);
+    g.setHasSync(e->sync_ns != 0);
+    g.setExecution(e->execution);
+    g.setKernel(e->kernel);
+    g.setGroupCountX(e->group_count[0]);
+    g.setGroupCountY(e->group_count[1]);
+    g.setGroupCountZ(e->group_count[2]);
+    g.setBytes(e->bytes);
+    g.setSignalEvent(e->signal_event);
+    g.setTrack(e->track);
+    return true;
+  }
+  if (const auto* e = std::get_if<DeviceQueue>(&event)) {
+    auto g = out.initDeviceQueue();
+    g.setPid(e->pid);
+    g.setDevice(e->device);
+    g.setHandle(e->handle);
+    g.setImmediate(e->immediate);
+    g.setOrdinal(e->ordinal);
+    g.setIndex(e->index);
+    g.setTrack(e->track);
+    return true;
+  }
+  if (const auto* e = std::get_if<DeviceInfo>(&event)) {
+    auto g = out.initDeviceInfo();
+    g.setDevice(e->device);
+    g.setName(e->name);
+    g.setTimerHz(e->timer_hz);
+    g.setKernelTimestampBits(e->kernel_timestamp_bits);
+    return true;
+  }
+  if (const auto* e = std::get_if<ClockSample>(&event)) {
+    auto g = out.initClockSample();
+    g.setDevice(e->device);
+    g.setPid(e->pid);
+    g.setDeviceTicks(e->device_ticks);
+    g.setMonotonicRawNs(e->monotonic_raw_ns);
+    g.setMonotonicNs(e->monotonic_ns);
+    return true;
+  }
+  if (const auto* e = std::get_if<ClockFit>(&event)) {
+    auto g = out.initClockFit();
+    g.setDevice(e->device);
+    g.setTimeNs(e->time_ns);
+    g.setHz(e->hz);
+    g.setNominalHz(e->nominal_hz);
+    g.setRefTicks(e->ref_ticks);
+    g.setRefNs(e->ref_ns);
+    g.setResidualRmsNs(e->residual_rms_ns);
+    g.setResidualMaxNs(e->residual_max_ns);
+    g.setSamples(e->samples);
+    return true;
+  }
+  if (const auto* e = std::get_if<MemoryUsage>(&event)) {
+    auto g = out.initMemoryUsage();
+    g.setTimeOffsetNs(e->time_ns - base_ns);
+    g.setPid(e->pid);
+    g.setDevice(e->device);
+    g.setDeviceBytes(e->device_bytes);
+    g.setSharedBytes(e->shared_bytes);
+    g.setHostBytes(e->host_bytes);
     return true;
   }
   return false;
@@ -54,6 +145,90 @@ bool DecodeZeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
       e.args_unreadable = g.getArgsUnreadable();
       e.truncated = g.getTruncated();
       *out = e;
+      return true;
+    }
+    case log_schema::Event::DEVICE_OP: {
+      auto g = in.getDeviceOp();
+      DeviceOp e;
+      e.pid = g.getPid();
+      e.device = g.getDevice();
+      e.queue = g.getQueue();
+      e.command_list = g.getCommandList();
+      e.id = g.getId();
+      e.kind = static_cast<DeviceOpKind>(g.getKind());
+      e.name = g.getName();
+      e.start_ns = base_ns + g.getStartOffsetNs();
+      e.end_ns = e.start_ns + g.getDurationNs();
+      e.measured = g.getMeasured();
+      e.completion_seen = !g.getCompletionUnseen();
+      e.start_ticks = g.getStartTicks();
+      e.end_ticks = g.getEndTicks();
+      e.append_tid = g.getAppendTid();
+      e.append_ns = base_ns + g.getAppendOffsetNs();
+      e.submit_tid = g.getSubmitTid();
+      e.submit_ns = base_ns + g.getSubmitOffsetNs();
+      e.sync_tid = g.getSyncTid();
+      e.sync_ns = g.getHasSync() ? base_ns + g.getSyncOffsetNs() : 0;
+      e.execution = g.getExecution();
+      e.kernel = g.getKernel();
+      e.group_count[0] = g.getGroupCountX();
+      e.group_count[1] = g.getGroupCountY();
+      e.group_count[2] = g.getGroupCountZ();
+      e.bytes = g.getBytes();
+      e.signal_event = g.getSignalEvent();
+      e.track = g.getTrack();
+      *out = e;
+      return true;
+    }
+    case log_schema::Event::DEVICE_QUEUE: {
+      auto g = in.getDeviceQueue();
+      *out = DeviceQueue{.pid = g.getPid(),
+                         .device = g.getDevice(),
+                         .handle = g.getHandle(),
+                         .immediate = g.getImmediate(),
+                         .ordinal = g.getOrdinal(),
+                         .index = g.getIndex(),
+                         .track = g.getTrack()};
+      return true;
+    }
+    case log_schema::Event::DEVICE_INFO: {
+      auto g = in.getDeviceInfo();
+      *out = DeviceInfo{.device = g.getDevice(),
+                        .name = g.getName(),
+                        .timer_hz = g.getTimerHz(),
+                        .kernel_timestamp_bits = g.getKernelTimestampBits()};
+      return true;
+    }
+    case log_schema::Event::CLOCK_SAMPLE: {
+      auto g = in.getClockSample();
+      *out = ClockSample{.device = g.getDevice(),
+                         .pid = g.getPid(),
+                         .device_ticks = g.getDeviceTicks(),
+                         .monotonic_raw_ns = g.getMonotonicRawNs(),
+                         .monotonic_ns = g.getMonotonicNs()};
+      return true;
+    }
+    case log_schema::Event::CLOCK_FIT: {
+      auto g = in.getClockFit();
+      *out = ClockFit{.device = g.getDevice(),
+                      .time_ns = g.getTimeNs(),
+                      .hz = g.getHz(),
+                      .nominal_hz = g.getNominalHz(),
+                      .ref_ticks = g.getRefTicks(),
+                      .ref_ns = g.getRefNs(),
+                      .residual_rms_ns = g.getResidualRmsNs(),
+                      .residual_max_ns = g.getResidualMaxNs(),
+                      .samples = g.getSamples()};
+      return true;
+    }
+    case log_schema::Event::MEMORY_USAGE: {
+      auto g = in.getMemoryUsage();
+      *out = MemoryUsage{.time_ns = base_ns + g.getTimeOffsetNs(),
+                         .pid = g.getPid(),
+                         .device = g.getDevice(),
+                         .device_bytes = g.getDeviceBytes(),
+                         .shared_bytes = g.getSharedBytes(),
+                         .host_bytes = g.getHostBytes()};
       return true;
     }
     default:

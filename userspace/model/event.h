@@ -63,6 +63,7 @@ struct KernelLaunch {
 };
 
 using Event = std::variant<ProcessInfo, ThreadInfo, KernelCreate, KernelLaunch, IttTask, IttMarker,
-                           CollectionChange, DrmFile, DrmIoctl, DrmFenceSignal, ApiCall>;
+                           CollectionChange, DrmFile, DrmIoctl, DrmFenceSignal, ApiCall,
+                           DeviceInfo, ClockSample, ClockFit, DeviceQueue, DeviceOp, MemoryUsage>;
 
 }  // namespace xtrace

@@ -1,0 +1,310 @@
+// Tests for correlate/device_timeline: device operations from host calls — immediate and
+// regular lists, one operation per execution, measured vs estimated times, completion seen
+// through events, fences and queues, handle reuse, and bounded state.
+#include "correlate/device_timeline.h"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <vector>
+
+#include "correlate/event_sink.h"
+
+namespace xtrace {
+namespace {
+
+constexpr uint32_t kPid = 100;
+constexpr uint32_t kTid = 101;
+constexpr uint64_t kHz = 19'200'000;
+constexpr uint64_t kDevice = 0xde0;
+constexpr uint64_t kContext = 0xc0;
+constexpr uint64_t kTicksAtZero = 48ull << 32;  // the device clock: hours of ticks at host 0
+constexpr uint32_t kPoolTimestamps = 1u << 2;
+
+uint64_t TicksAt(uint64_t ns) { return kTicksAtZero + ns * kHz / 1'000'000'000; }
+
+class Sink : public EventSink {
+ public:
+  void OnEvent(const Event& e) override { events.push_back(e); }
+  template <typename T>
+  std::vector<T> All() const {
+    std::vector<T> out;
+    for (const auto& e : events)
+      if (auto* p = std::get_if<T>(&e)) out.push_back(*p);
+    return out;
+  }
+  std::vector<Event> events;
+};
+
+ApiCall Call(uint16_t fn, uint64_t start_ns, std::initializer_list<uint64_t> args,
+             uint32_t tid = kTid, int32_t result = 0) {
+  ApiCall c;
+  c.pid = kPid;
+  c.tid = tid;
+  c.fn = fn;
+  c.start_ns = start_ns;
+  c.end_ns = start_ns + 1'000;
+  c.result = result;
+  int i = 0;
+  for (uint64_t a : args) c.arg[i++] = a;
+  return c;
+}
+
+KernelLaunch Launch(uint64_t list, uint64_t start_ns, uint64_t signal, StringId name) {
+  KernelLaunch l;
+  l.pid = kPid;
+  l.tid = kTid;
+  l.start_ns = start_ns;
+  l.end_ns = start_ns + 2'000;
+  l.command_list = list;
+  l.kernel = 0x4e;
+  l.signal_event = signal;
+  l.group_count[0] = 64;
+  l.kernel_name = name;
+  l.name_known = true;
+  return l;
+}
+
+class DeviceTimelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    devices_.set_known_devices(1);
+    tl_.OnDevice(DeviceInfo{0, strings_.Intern("sim"), kHz, 32});
+    Call(XT_ZE_DEVICE_GET, 0, {0xd1, 1, kDevice});
+    tl_.OnCall(Call(XT_ZE_DEVICE_GET, 0, {0xd1, 1, kDevice}), nullptr);
+    ReadClock(1'000'000'000);
+  }
+  void ReadClock(uint64_t ns) {
+    tl_.OnClockReading(0, TicksAt(ns), ns);
+    tl_.EmitCovered();
+  }
+  void On(const ApiCall& c) { tl_.OnCall(c, nullptr); }
+  // Events 0xe0.. in a pool with (or without) kernel timestamps.
+  void MakeEvents(int n, bool timestamps, uint64_t pool = 0x9001) {
+    On(Call(XT_ZE_EVENT_POOL_CREATE, 10, {kContext, timestamps ? kPoolTimestamps : 0u, 8, 1, 0, pool}));
+    for (int i = 0; i < n; ++i) On(Call(XT_ZE_EVENT_CREATE, 20, {pool, uint64_t(i), 4, 4, 0, Event(i)}));
+  }
+  static uint64_t Event(int i) { return 0xe0 + i; }
+
+  StringTable strings_;
+  Sink sink_;
+  ZeDeviceTable devices_;
+  DeviceTimeline tl_{strings_, sink_, devices_};
+};
+
+TEST_F(DeviceTimelineTest, ImmediateLaunchIsMeasuredFromTheTimestampsTheProcessRead) {
+  MakeEvents(1, true);
+  const uint64_t imm = 0x1111;
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 1'000'000'100, {kContext, kDevice, 0, 2, 2, imm}));
+  const StringId gemm = strings_.Intern("gemm");
+  tl_.OnLaunch(Launch(imm, 1'000'001'000, Event(0), gemm));
+  // The kernel really ran 1'000'010'000 .. 1'000'030'000 (ticks truncated to 32 bits).
+  On(Call(XT_ZE_EVENT_HOST_SYNCHRONIZE, 1'000'005'000, {Event(0), ~0ull}));
+  EXPECT_TRUE(sink_.All<DeviceOp>().empty()) << "held: its timestamps may still be read";
+  On(Call(XT_ZE_EVENT_QUERY_KERNEL_TIMESTAMP, 1'000'040'000,
+          {Event(0), TicksAt(1'000'010'000) & 0xffffffff, TicksAt(1'000'030'000) & 0xffffffff}));
+  EXPECT_TRUE(sink_.All<DeviceOp>().empty()) << "waits for a clock reading after it";
+  ReadClock(2'000'000'000);
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 1u);
+  const DeviceOp& op = ops[0];
+  EXPECT_TRUE(op.measured);
+  EXPECT_NEAR(double(op.start_ns), 1'000'010'000.0, 60);
+  EXPECT_NEAR(double(op.end_ns), 1'000'030'000.0, 60);
+  EXPECT_EQ(op.start_ticks >> 32, 48u);  // unwrapped to the full counter
+  EXPECT_EQ(op.name, gemm);
+  EXPECT_EQ(op.queue, imm);
+  EXPECT_EQ(op.command_list, imm);
+  EXPECT_EQ(op.execution, 0u);
+  EXPECT_EQ(op.submit_ns, 1'000'001'000u);
+  EXPECT_EQ(op.sync_ns, 1'000'006'000u);  // the host synchronize saw it first
+  EXPECT_EQ(op.device, 0u);
+  EXPECT_EQ(op.group_count[0], 64u);
+  auto queues = sink_.All<DeviceQueue>();
+  ASSERT_EQ(queues.size(), 1u);
+  EXPECT_TRUE(queues[0].immediate);
+  EXPECT_EQ(queues[0].index, 2u);
+  EXPECT_EQ(queues[0].track, op.track);
+  EXPECT_EQ(tl_.stats().measured, 1u);
+}
+
+TEST_F(DeviceTimelineTest, RegularListYieldsOneOperationPerExecutionBoundedByTheHost) {
+  const uint64_t list = 0x2222, queue = 0x3333, fence = 0x4444;
+  On(Call(XT_ZE_COMMAND_QUEUE_CREATE, 100, {kContext, kDevice, 0, 1, 2, queue}));
+  On(Call(XT_ZE_COMMAND_LIST_CREATE, 200, {kContext, kDevice, 0, 0, 0, list}));
+  On(Call(XT_ZE_FENCE_CREATE, 300, {queue, 0, 0, 0, 0, fence}));
+  const StringId scale = strings_.Intern("scale");
+  tl_.OnLaunch(Launch(list, 400, 0, scale));
+  On(Call(XT_ZE_APPEND_MEMORY_COPY, 500, {list, 0, 0, 0xd57, 0x5c, 4096}));
+  On(Call(XT_ZE_APPEND_BARRIER, 550, {list, 0, 0}));
+  On(Call(XT_ZE_COMMAND_LIST_CLOSE, 600, {list}));
+  EXPECT_TRUE(sink_.All<DeviceOp>().empty()) << "recording runs nothing";
+  for (uint64_t i = 0; i < 3; ++i) {
+    const uint64_t t = 1'000'000 * (i + 1);
+    On(Call(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS, t, {queue, fence, 1, list}));
+    On(Call(XT_ZE_FENCE_HOST_SYNCHRONIZE, t + 10'000, {fence, ~0ull}));
+    On(Call(XT_ZE_FENCE_RESET, t + 20'000, {fence}));
+  }
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 6u);  // kernel and copy, three times; the barrier is not drawn
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const uint64_t execution = i / 2 + 1;
+    EXPECT_EQ(ops[i].execution, execution);
+    EXPECT_FALSE(ops[i].measured);
+    EXPECT_EQ(ops[i].start_ns, 1'000'000 * execution);           // the execute's start
+    EXPECT_EQ(ops[i].end_ns, 1'000'000 * execution + 11'000);    // the fence sync's end
+    EXPECT_EQ(ops[i].queue, queue);
+    EXPECT_EQ(ops[i].command_list, list);
+    EXPECT_EQ(ops[i].append_ns, i % 2 ? 500u : 400u);
+  }
+  EXPECT_EQ(ops[0].kind, DeviceOpKind::kKernel);
+  EXPECT_EQ(ops[1].kind, DeviceOpKind::kCopy);
+  EXPECT_EQ(ops[1].bytes, 4096u);
+  EXPECT_EQ(strings_.Get(ops[1].name), "zeCommandListAppendMemoryCopy");
+  EXPECT_NE(ops[0].id, ops[2].id);
+  auto queues = sink_.All<DeviceQueue>();
+  ASSERT_EQ(queues.size(), 1u);
+  EXPECT_FALSE(queues[0].immediate);
+  EXPECT_EQ(queues[0].index, 1u);
+}
+
+TEST_F(DeviceTimelineTest, EventsCompleteEverythingBeforeThemAndResetsReleaseThem) {
+  MakeEvents(2, true);
+  const uint64_t imm = 0x1111;
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 100, {kContext, kDevice, 0, 0, 2, imm}));
+  const StringId k = strings_.Intern("k");
+  tl_.OnLaunch(Launch(imm, 1'000, Event(0), k));
+  tl_.OnLaunch(Launch(imm, 2'000, 0, k));
+  tl_.OnLaunch(Launch(imm, 3'000, Event(1), k));
+  tl_.OnLaunch(Launch(imm, 4'000, 0, k));  // after the event the host waits on
+  On(Call(XT_ZE_EVENT_HOST_SYNCHRONIZE, 10'000, {Event(1), ~0ull}));
+  // The second launch (no event) completes with the third; the first and third wait for a
+  // possible timestamp read; the fourth is still running.
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].submit_ns, 2'000u);
+  EXPECT_EQ(ops[0].end_ns, 11'000u);
+  On(Call(XT_ZE_EVENT_HOST_RESET, 20'000, {Event(0)}));
+  On(Call(XT_ZE_EVENT_HOST_RESET, 20'000, {Event(1)}));
+  EXPECT_EQ(sink_.All<DeviceOp>().size(), 3u);
+  tl_.Finish();
+  ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_FALSE(ops[3].completion_seen);
+  EXPECT_EQ(tl_.stats().completion_unseen, 1u);
+}
+
+TEST_F(DeviceTimelineTest, EventsWithoutTimestampsDoNotHoldOperations) {
+  MakeEvents(1, false);
+  const uint64_t imm = 0x1111;
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 100, {kContext, kDevice, 0, 0, 2, imm}));
+  tl_.OnLaunch(Launch(imm, 1'000, Event(0), strings_.Intern("k")));
+  On(Call(XT_ZE_EVENT_QUERY_STATUS, 5'000, {Event(0)}, kTid, 1));  // NOT_READY: no news
+  EXPECT_TRUE(sink_.All<DeviceOp>().empty());
+  On(Call(XT_ZE_EVENT_QUERY_STATUS, 8'000, {Event(0)}));
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].end_ns, 9'000u);
+}
+
+TEST_F(DeviceTimelineTest, SynchronousListsAndQueueSynchronizeComplete) {
+  const uint64_t sync_imm = 0x5555, queue = 0x6666, list = 0x7777;
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 100, {kContext, kDevice, 0, 0, 1, sync_imm}));
+  tl_.OnLaunch(Launch(sync_imm, 1'000, 0, strings_.Intern("k")));
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].end_ns, 3'000u);  // done when the append returned
+  On(Call(XT_ZE_COMMAND_QUEUE_CREATE, 100, {kContext, kDevice, 0, 0, 2, queue}));
+  On(Call(XT_ZE_COMMAND_LIST_CREATE, 100, {kContext, kDevice, 0, 0, 0, list}));
+  tl_.OnLaunch(Launch(list, 1'000, 0, strings_.Intern("k")));
+  On(Call(XT_ZE_COMMAND_LIST_CLOSE, 1'500, {list}));
+  On(Call(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS, 10'000, {queue, 0, 1, list}));
+  On(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 9'000, {queue, ~0ull}));  // began before: no news
+  EXPECT_EQ(sink_.All<DeviceOp>().size(), 1u);
+  On(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 20'000, {queue, ~0ull}));
+  ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[1].end_ns, 21'000u);
+}
+
+TEST_F(DeviceTimelineTest, ReusedHandlesStartAfresh) {
+  const uint64_t handle = 0x8888;
+  const StringId k = strings_.Intern("k");
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 100, {kContext, kDevice, 0, 0, 2, handle}));
+  tl_.OnLaunch(Launch(handle, 1'000, 0, k));
+  On(Call(XT_ZE_COMMAND_LIST_DESTROY, 5'000, {handle}));  // waits for its work
+  ASSERT_EQ(sink_.All<DeviceOp>().size(), 1u);
+  // The same address, now a regular list: appends record instead of running.
+  On(Call(XT_ZE_COMMAND_LIST_CREATE, 6'000, {kContext, kDevice, 0, 0, 0, handle}));
+  tl_.OnLaunch(Launch(handle, 7'000, 0, k));
+  EXPECT_EQ(sink_.All<DeviceOp>().size(), 1u);
+  const uint64_t queue = 0x9999;
+  On(Call(XT_ZE_COMMAND_QUEUE_CREATE, 100, {kContext, kDevice, 0, 0, 2, queue}));
+  On(Call(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS, 8'000, {queue, 0, 1, handle}));
+  On(Call(XT_ZE_COMMAND_QUEUE_DESTROY, 9'000, {queue}));
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[1].execution, 1u);
+  EXPECT_NE(ops[0].track, ops[1].track);
+}
+
+TEST_F(DeviceTimelineTest, ListsCreatedBeforeTheCaptureAreHandled) {
+  // Never seen created: taken for immediate, until closed (then regular).
+  const uint64_t unknown = 0xaaaa;
+  tl_.OnLaunch(Launch(unknown, 1'000, 0, strings_.Intern("k")));
+  On(Call(XT_ZE_COMMAND_LIST_RESET, 2'000, {unknown}));
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].device, 0u);  // the only device there is
+  const uint64_t regular = 0xbbbb;
+  On(Call(XT_ZE_COMMAND_LIST_CLOSE, 3'000, {regular}));
+  tl_.OnLaunch(Launch(regular, 4'000, 0, strings_.Intern("k")));
+  EXPECT_EQ(sink_.All<DeviceOp>().size(), 1u);
+}
+
+TEST_F(DeviceTimelineTest, TimestampsThatContradictTheHostAreNotUsed) {
+  MakeEvents(1, true);
+  const uint64_t imm = 0x1111;
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 100, {kContext, kDevice, 0, 0, 2, imm}));
+  tl_.OnLaunch(Launch(imm, 1'500'000'000, Event(0), strings_.Intern("k")));
+  // Ticks of a kernel half a second before it was even submitted.
+  On(Call(XT_ZE_EVENT_QUERY_KERNEL_TIMESTAMP, 1'500'100'000,
+          {Event(0), TicksAt(1'000'000'000) & 0xffffffff, TicksAt(1'000'001'000) & 0xffffffff}));
+  ReadClock(2'000'000'000);
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_FALSE(ops[0].measured);
+  EXPECT_EQ(tl_.stats().timestamps_rejected, 1u);
+}
+
+TEST_F(DeviceTimelineTest, StateStaysBoundedWhenObjectsComeAndGo) {
+  const StringId k = strings_.Intern("k");
+  for (uint64_t i = 0; i < 10'000; ++i) {
+    const uint64_t t = 1'000'000 + i * 10'000;
+    const uint64_t pool = 0x10'0000 + i * 0x100, event = pool + 8, list = pool + 16;
+    On(Call(XT_ZE_EVENT_POOL_CREATE, t, {kContext, kPoolTimestamps, 1, 1, 0, pool}));
+    On(Call(XT_ZE_EVENT_CREATE, t, {pool, 0, 4, 4, 0, event}));
+    On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, t, {kContext, kDevice, 0, 0, 2, list}));
+    tl_.OnLaunch(Launch(list, t + 100, event, k));
+    On(Call(XT_ZE_EVENT_HOST_SYNCHRONIZE, t + 200, {event, ~0ull}));
+    On(Call(XT_ZE_COMMAND_LIST_DESTROY, t + 300, {list}));
+    On(Call(XT_ZE_EVENT_DESTROY, t + 400, {event}));
+    On(Call(XT_ZE_EVENT_POOL_DESTROY, t + 500, {pool}));
+  }
+  EXPECT_EQ(sink_.All<DeviceOp>().size(), 10'000u);
+  EXPECT_LE(tl_.stats().peak_live_objects, 8u);
+  EXPECT_LE(tl_.stats().peak_pending_ops, 2u);
+  EXPECT_EQ(tl_.stats().pending_ops, 0u);
+}
+
+TEST_F(DeviceTimelineTest, AnEngineNobodySynchronizesIsCappedNotUnbounded) {
+  const uint64_t imm = 0x1111;
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 100, {kContext, kDevice, 0, 0, 2, imm}));
+  const StringId k = strings_.Intern("k");
+  for (uint64_t i = 0; i < 70'000; ++i) tl_.OnLaunch(Launch(imm, 1'000 + i, 0, k));
+  EXPECT_LE(tl_.stats().peak_pending_ops, 65'537u);
+  EXPECT_GE(tl_.stats().completion_unseen, 70'000u - 65'537u);
+}
+
+}  // namespace
+}  // namespace xtrace

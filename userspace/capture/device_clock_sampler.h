@@ -1,0 +1,51 @@
+// xtrace's own Level Zero: the devices as the loader enumerates them (name, timer rate, kernel
+// timestamp width) and readings of their clocks against the host's, taken during a capture to
+// fit each device's clock. The loader is opened with dlopen at run time, so xtrace runs (with
+// estimated device times only) where Level Zero is absent.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace xtrace {
+
+struct SampledDevice {
+  std::string name;
+  uint64_t timer_hz = 0;
+  uint32_t kernel_timestamp_bits = 0;
+};
+
+struct DeviceClockReading {
+  uint32_t device = 0;
+  uint64_t ticks = 0;
+  uint64_t monotonic_raw_ns = 0;  // as Level Zero reports the instant
+  uint64_t monotonic_ns = 0;      // the same instant on CLOCK_MONOTONIC
+};
+
+class DeviceClockSampler {
+ public:
+  // Loads libze_loader.so.1, initialises it and lists the GPUs of the first driver that has
+  // any. An error says why there is nothing to sample (no loader, no driver, no GPU).
+  static Result<std::unique_ptr<DeviceClockSampler>> Open();
+  ~DeviceClockSampler();
+
+  const std::vector<SampledDevice>& devices() const { return devices_; }
+
+  // One reading per device, now.
+  std::vector<DeviceClockReading> Read() const;
+
+ private:
+  struct Api;
+  DeviceClockSampler() = default;
+
+  void* library_ = nullptr;
+  std::unique_ptr<Api> api_;
+  std::vector<void*> handles_;  // ze_device_handle_t, by index
+  std::vector<SampledDevice> devices_;
+};
+
+}  // namespace xtrace

@@ -1,0 +1,114 @@
+// The device side of a capture, rebuilt from host calls: every kernel and memory operation a
+// process appends becomes one DeviceOp per execution, timed by the kernel timestamps the
+// process itself read (mapped through a per-device ClockModel) or, where it read none,
+// estimated from the host calls that bound it. Follows handle lifetimes (command lists,
+// queues, events, fences) and forgets destroyed objects, so memory stays bounded by what the
+// traced processes hold alive.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "correlate/clock_model.h"
+#include "correlate/pid_handle.h"
+#include "correlate/ze_devices.h"
+#include "decode/record_decoder.h"
+#include "model/event.h"
+#include "model/string_table.h"
+
+namespace xtrace {
+
+class EventSink;
+
+struct TimelineStats {
+  uint64_t device_ops = 0;           // DeviceOps emitted
+  uint64_t measured = 0;             // of them, timed by kernel timestamps
+  uint64_t completion_unseen = 0;    // of them, never seen complete by the host
+  uint64_t timestamps_rejected = 0;  // timestamps that contradicted the host-side bounds
+  uint64_t live_objects = 0;         // command lists, queues, events, pools, fences held now
+  uint64_t peak_live_objects = 0;
+  uint64_t pending_ops = 0;          // operations submitted and not yet emitted
+  uint64_t peak_pending_ops = 0;
+};
+
+class DeviceTimeline {
+ public:
+  DeviceTimeline(StringTable& strings, EventSink& sink, ZeDeviceTable& devices);
+  ~DeviceTimeline();
+
+  // xtrace's own view of a device, and its clock readings (device ticks with the host
+  // CLOCK_MONOTONIC of the same instant).
+  void OnDevice(const DeviceInfo& device);
+  void OnClockReading(uint32_t device, uint64_t ticks, uint64_t monotonic_ns);
+  // A CLOCK_MONOTONIC_RAW / CLOCK_MONOTONIC pair (to place the traced processes' own clock
+  // readings, which Level Zero gives in RAW).
+  void OnHostClocks(uint64_t monotonic_raw_ns, uint64_t monotonic_ns);
+
+  // Host calls, in the order the probes saw them.
+  void OnLaunch(const KernelLaunch& launch);
+  void OnCall(const ApiCall& call, const DecodedZeExecute* execute);
+
+  // Emits what waited for a clock reading newer than itself, once there is one.
+  void EmitCovered();
+  // Capture end: emits everything still held.
+  void Finish();
+
+  const TimelineStats& stats() const { return stats_; }
+  // Clock fit of every device with one, for the log.
+  std::vector<ClockFit> Fits(uint64_t now_ns) const;
+
+ private:
+  struct Instance;
+  struct Template;
+  struct ListState;
+  struct QueueState;
+  struct EngineState;
+  struct EventState;
+  struct FenceState;
+
+  void OnAppend(const ApiCall& call);
+  void Append(uint32_t pid, uint64_t list, Template t);
+  void Execute(const ApiCall& call, const DecodedZeExecute* execute);
+  uint64_t Submit(uint32_t pid, const Template& t, PidHandle engine, uint32_t device,
+                  uint32_t submit_tid, uint64_t submit_ns, uint64_t list, uint64_t execution);
+  void BindSignal(uint32_t pid, uint64_t event, uint64_t id);
+  void ReleaseSignal(uint32_t pid, uint64_t event);
+  // Everything on `engine` submitted up to instance `last` (all, if 0) is complete by `call`'s
+  // end (the engine runs in order).
+  void CompleteThrough(PidHandle engine, uint64_t last, const ApiCall& call);
+  void CompleteSubmittedBefore(PidHandle engine, uint64_t before_ns, const ApiCall& call);
+  void CompleteEvent(const ApiCall& call, uint64_t event);
+  void ReadTimestamps(const ApiCall& call, uint64_t event, uint64_t start, uint64_t end);
+  void DropEngine(PidHandle engine, const ApiCall& call);
+  void TryEmit(uint64_t id);
+  void Emit(Instance& inst, bool completion_seen);
+  void ForceOut(PidHandle engine);
+  uint32_t TrackOf(const Instance& inst);
+  uint32_t DeviceOfList(uint32_t pid, uint64_t list) const;
+  void CountObjects();
+
+  StringTable& strings_;
+  EventSink& sink_;
+  ZeDeviceTable& devices_;
+  std::map<uint32_t, DeviceInfo> device_info_;
+  std::map<uint32_t, std::unique_ptr<ClockModel>> clocks_;
+  HostClockMap host_clocks_;
+  std::unordered_map<PidHandle, ListState, PidHandleHash> lists_;
+  std::unordered_map<PidHandle, QueueState, PidHandleHash> queues_;
+  std::unordered_map<PidHandle, EngineState, PidHandleHash> engines_;
+  std::unordered_map<PidHandle, uint32_t, PidHandleHash> pools_;  // -> ze_event_pool_flags_t
+  std::unordered_map<PidHandle, EventState, PidHandleHash> events_;
+  std::unordered_map<PidHandle, FenceState, PidHandleHash> fences_;
+  std::unordered_map<uint64_t, Instance> live_;  // by id
+  std::vector<uint64_t> awaiting_clock_;         // measured, waiting for a newer clock reading
+  std::map<uint32_t, uint32_t> next_track_;      // per device
+  uint64_t next_id_ = 1;
+  TimelineStats stats_;
+};
+
+}  // namespace xtrace

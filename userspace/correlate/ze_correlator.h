@@ -1,0 +1,43 @@
+// The Level Zero part of correlation: the device handle table, the device timeline with its
+// clock models, and allocation totals, fed with host calls by the Correlator and with device
+// facts and clock readings by xtrace's own Level Zero (capture/device_clock_sampler).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "correlate/device_memory.h"
+#include "correlate/device_timeline.h"
+#include "correlate/ze_devices.h"
+
+namespace xtrace {
+
+class ZeCorrelator {
+ public:
+  ZeCorrelator(StringTable& strings, EventSink& sink);
+
+  void OnLaunch(const KernelLaunch& launch) { timeline_.OnLaunch(launch); }
+  void OnCall(const ApiCall& call, const DecodedZeExecute* execute);
+
+  // xtrace's own view: its devices (in zeDeviceGet order) and clock readings.
+  void OnDevices(const std::vector<DeviceInfo>& devices);
+  void OnClockReading(uint32_t device, uint64_t ticks, uint64_t monotonic_raw_ns,
+                      uint64_t monotonic_ns);
+  void OnHostClocks(uint64_t monotonic_raw_ns, uint64_t monotonic_ns);
+  // After a round of clock readings: writes the clock fits and what waited for them.
+  void AfterClockReadings(uint64_t now_ns);
+  // Capture end: everything still held goes out.
+  void Finish(uint64_t now_ns);
+
+  const TimelineStats& timeline_stats() const { return timeline_.stats(); }
+  const DeviceMemoryTracker& memory() const { return memory_; }
+
+ private:
+  StringTable& strings_;
+  EventSink& sink_;
+  ZeDeviceTable devices_;
+  DeviceTimeline timeline_;
+  DeviceMemoryTracker memory_;
+};
+
+}  // namespace xtrace
