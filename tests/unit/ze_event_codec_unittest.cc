@@ -82,5 +82,65 @@ TEST(ZeEventCodec, ApiCallsRoundTripWithEveryField) {
   ExpectRoundTrip({full, minimal, backwards, launch, full});
 }
 
+TEST(ZeEventCodec, DeviceEventsRoundTripWithEveryField) {
+  // The writer's table gives the first strings ids 1 and 2.
+  const StringId gemm = 1, gpu = 2;
+  auto intern = [&](StringTable& s) {
+    EXPECT_EQ(s.Intern("gemm<float>"), gemm);
+    EXPECT_EQ(s.Intern("xtrace simulated GPU"), gpu);
+  };
+  std::vector<Event> written;
+  {
+    DeviceOp op;
+    op.pid = 77;
+    op.device = 1;
+    op.queue = 0x5555'0000'1000;
+    op.track = 3;
+    op.command_list = 0x5555'0000'2000;
+    op.id = 123'456;
+    op.kind = DeviceOpKind::kFill;
+    op.name = gemm;
+    op.start_ns = 8'000'000'000'000'000'000u;
+    op.end_ns = op.start_ns + 60'123;
+    op.measured = true;
+    op.completion_seen = false;
+    op.start_ticks = 0xffff'ffff'0000'0001;
+    op.end_ticks = 0xffff'ffff'0000'0fff;
+    op.append_tid = 78;
+    op.append_ns = op.start_ns - 9'000'000;
+    op.submit_tid = 79;
+    op.submit_ns = op.start_ns - 1'000;
+    op.sync_tid = 80;
+    op.sync_ns = op.end_ns + 5'000;
+    op.execution = 41;
+    op.kernel = 0x4e;
+    op.group_count[0] = 1;
+    op.group_count[1] = 2;
+    op.group_count[2] = 3;
+    op.bytes = 1ull << 40;
+    op.signal_event = 0xe0;
+    written.push_back(op);
+    DeviceOp estimated;  // defaults: no sync call, completion seen
+    estimated.start_ns = 5;
+    estimated.end_ns = 9;
+    written.push_back(estimated);
+    written.push_back(DeviceQueue{77, 1, 0x1000, true, 1, 2, 3});
+    written.push_back(DeviceInfo{1, gpu, 19'200'000, 32});
+    written.push_back(ClockSample{1, 77, 0xffff'ffff'ffff, 123'456'789, 123'999'999});
+    written.push_back(ClockFit{1, 1'000, 19'200'001.25, 19'200'000, 42, 43, 12.5, 40.25, 17});
+    written.push_back(MemoryUsage{8'000'000'000'000'000'100u, 0, 1, 1 << 20, 4096, 0});
+    written.push_back(MemoryUsage{8'000'000'000'000'000'200u, 77, kUnknownDevice, 0, 0, 300});
+  }
+  StringTable read_strings;
+  const std::vector<Event> read = RoundTrip(written, &read_strings, intern);
+  ASSERT_EQ(read.size(), written.size());
+  for (size_t i = 0; i < read.size(); ++i) {
+    SCOPED_TRACE("event " + std::to_string(i));
+    ExpectSameEvent(written[i], read[i]);
+  }
+  EXPECT_EQ(read_strings.Get(std::get<DeviceOp>(read[0]).name), "gemm<float>");
+  EXPECT_EQ(read_strings.Get(std::get<DeviceInfo>(read[3]).name), "xtrace simulated GPU");
+}
+
 }  // namespace
 }  // namespace xtrace

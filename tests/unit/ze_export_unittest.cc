@@ -116,5 +116,114 @@ TEST(ZeExport, FailedKernelCreationNamesItsResult) {
   EXPECT_EQ(launches[0]["args"]["launch"], "cooperative");
 }
 
+std::vector<nlohmann::json> Phase(const nlohmann::json& trace, const std::string& ph) {
+  std::vector<nlohmann::json> found;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == ph) found.push_back(e);
+  return found;
+}
+
+TEST(ZeExport, DevicesGetAProcessWithATrackPerEngineAndFlowArrows) {
+  ScratchDir dir;
+  auto trace = Convert(dir, [](LogWriter& w) {
+    w.Append(DeviceInfo{0, w.strings().Intern("Data Center GPU Max 1550"), 19'200'000, 32});
+    w.Append(DeviceQueue{.pid = 42, .device = 0, .handle = 0xa0, .immediate = false,
+                         .ordinal = 0, .index = 1, .track = 1});
+    DeviceOp op;
+    op.pid = 42;
+    op.device = 0;
+    op.queue = 0xa0;
+    op.track = 1;
+    op.command_list = 0xc1;
+    op.id = 7;
+    op.name = w.strings().Intern("gemm");
+    op.start_ns = 1'000'010'000;
+    op.end_ns = 1'000'030'000;
+    op.measured = true;
+    op.start_ticks = 100;
+    op.end_ticks = 484;
+    op.submit_tid = 43;
+    op.submit_ns = 1'000'001'000;
+    op.sync_tid = 44;
+    op.sync_ns = 1'000'050'000;
+    op.execution = 3;
+    op.group_count[0] = 8;
+    w.Append(op);
+    DeviceOp copy = op;
+    copy.id = 8;
+    copy.kind = DeviceOpKind::kCopy;
+    copy.name = w.strings().Intern("zeCommandListAppendMemoryCopy");
+    copy.measured = false;
+    copy.completion_seen = false;
+    copy.bytes = 4096;
+    copy.device = kUnknownDevice;
+    w.Append(copy);
+    w.Append(MemoryUsage{1'000'000'000, 0, 0, 1 << 20, 4096, 0});
+    w.Append(MemoryUsage{1'000'000'500, 42, kUnknownDevice, 0, 0, 300});
+  });
+  const int64_t gpu0 = 0x40000000;
+  bool named = false, tracked = false;
+  for (const auto& m : Phase(trace, "M")) {
+    if (m["name"] == "process_name" && m["pid"] == gpu0) {
+      EXPECT_EQ(m["args"]["name"], "GPU 0: Data Center GPU Max 1550");
+      named = true;
+    }
+    if (m["name"] == "thread_name" && m["pid"] == gpu0 && m["tid"] == 1) {
+      EXPECT_EQ(m["args"]["name"], "queue 0xa0 (ordinal 0, index 1) of pid 42");
+      tracked = true;
+    }
+  }
+  EXPECT_TRUE(named);
+  EXPECT_TRUE(tracked);
+
+  auto gemm = Named(trace, "gemm");
+  ASSERT_EQ(gemm.size(), 1u);
+  EXPECT_EQ(gemm[0]["pid"], gpu0);
+  EXPECT_EQ(gemm[0]["tid"], 1);
+  EXPECT_EQ(gemm[0]["cat"], "gpu");
+  EXPECT_DOUBLE_EQ(gemm[0]["ts"].get<double>(), 1'000'010.0);
+  EXPECT_DOUBLE_EQ(gemm[0]["dur"].get<double>(), 20.0);
+  EXPECT_EQ(gemm[0]["args"]["timing"], "measured");
+  EXPECT_EQ(gemm[0]["args"]["id"], 7);
+  EXPECT_EQ(gemm[0]["args"]["execution"], 3);
+  EXPECT_EQ(gemm[0]["args"]["start_ticks"], 100);
+  EXPECT_EQ(gemm[0]["args"]["group_count_x"], 8);
+
+  auto copies = Named(trace, "zeCommandListAppendMemoryCopy");
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0]["pid"], gpu0 + 0xffff);  // unknown device: a process of its own
+  EXPECT_EQ(copies[0]["args"]["timing"], "estimated");
+  EXPECT_EQ(copies[0]["args"]["bytes"], 4096);
+  EXPECT_EQ(copies[0]["args"]["completion"], "not seen by the host");
+  EXPECT_FALSE(copies[0]["args"].contains("start_ticks"));
+
+  // gemm: submit (14) and wait (15) arrows; the copy was never seen complete: submit only.
+  auto starts = Phase(trace, "s"), ends = Phase(trace, "f");
+  ASSERT_EQ(starts.size(), 3u);
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_EQ(starts[0]["id"], 14);
+  EXPECT_EQ(starts[0]["pid"], 42);
+  EXPECT_EQ(starts[0]["tid"], 43);
+  EXPECT_DOUBLE_EQ(starts[0]["ts"].get<double>(), 1'000'001.0);
+  EXPECT_EQ(ends[0]["id"], 14);
+  EXPECT_EQ(ends[0]["pid"], gpu0);
+  EXPECT_EQ(ends[0]["bp"], "e");
+  EXPECT_EQ(starts[1]["id"], 15);
+  EXPECT_EQ(starts[1]["pid"], gpu0);
+  EXPECT_EQ(ends[1]["id"], 15);
+  EXPECT_EQ(ends[1]["tid"], 44);
+  EXPECT_DOUBLE_EQ(ends[1]["ts"].get<double>(), 1'000'049.999);  // inside the sync call
+  EXPECT_EQ(starts[2]["id"], 16);
+
+  auto counters = Phase(trace, "C");
+  ASSERT_EQ(counters.size(), 2u);
+  EXPECT_EQ(counters[0]["name"], "memory in use");
+  EXPECT_EQ(counters[0]["pid"], gpu0);
+  EXPECT_EQ(counters[0]["args"]["device"], 1 << 20);
+  EXPECT_EQ(counters[0]["args"]["shared"], 4096);
+  EXPECT_EQ(counters[1]["pid"], 42);
+  EXPECT_EQ(counters[1]["args"]["host"], 300);
+}
+
 }  // namespace
 }  // namespace xtrace
