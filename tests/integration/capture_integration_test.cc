@@ -333,15 +333,32 @@ TEST_F(CaptureIntegrationTest, RecordThenConvertGivesPerfettoReadyJson) {
                               json_path});
   ASSERT_EQ(consumer.exit_code(), 0) << consumer.err;
   auto seen = nlohmann::json::parse(consumer.out);
-  ASSERT_EQ(seen["processes"].size(), 1u) << consumer.out;
-  // The worker thread (the process's other tracks, such as its DRM driver track, are not
-  // this test's concern).
-  const auto& threads = seen["processes"][0]["threads"];
-  const auto worker = std::find_if(threads.begin(), threads.end(),
-                                   [](const auto& t) { return t["name"] == "xt-worker-0"; });
-  ASSERT_NE(worker, threads.end()) << consumer.out;
-  // 15 launches plus the 6 kernel creations of that thread.
-  EXPECT_EQ((*worker)["entries"], 21) << consumer.out;
+  // Every process and thread with events in our JSON (the workload's, and the GPU's with a
+  // track per engine), named as we named it, with every complete event on it.
+  std::map<std::pair<int64_t, int64_t>, int> complete_events;
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names;
+  for (const auto& ev : doc["traceEvents"]) {
+    if (ev["ph"] == "X") ++complete_events[{ev["pid"], ev["tid"]}];
+    if (ev["ph"] == "M" && ev["name"] == "thread_name")
+      thread_names[{ev["pid"], ev["tid"]}] = ev["args"]["name"];
+  }
+  std::map<std::pair<int64_t, int64_t>, int> consumed;
+  for (const auto& proc : seen["processes"]) {
+    for (const auto& thread : proc["threads"]) {
+      const std::pair<int64_t, int64_t> key{proc["pid"], thread["tid"]};
+      consumed[key] = thread["entries"];
+      EXPECT_EQ(thread["name"], thread_names[key]) << consumer.out;
+    }
+  }
+  // (Tracks drawn with other kinds of events, such as the DRM driver track, are not this
+  // test's concern.)
+  for (const auto& [key, n] : complete_events)
+    EXPECT_EQ(consumed[key], n) << "pid " << key.first << " tid " << key.second << ": " << consumer.out;
+  EXPECT_EQ(seen["processes"].size(), 2u) << consumer.out;  // the workload and GPU 0
+  // The worker thread: 15 launches and 6 kernel creations among its calls.
+  bool worker = false;
+  for (const auto& [key, name] : thread_names) worker |= name == "xt-worker-0" && consumed[key] > 21;
+  EXPECT_TRUE(worker) << consumer.out;
 }
 
 TEST_F(CaptureIntegrationTest, DropsAreCountedAndReportedNeverSilent) {

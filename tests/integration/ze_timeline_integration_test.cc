@@ -299,6 +299,29 @@ TEST_F(ZeTimelineIntegrationTest, ChromeJsonDrawsTheDeviceTimeline) {
   }
   EXPECT_EQ(submit_flows, gpu_events);
   EXPECT_EQ(wait_flows, gpu_events);
+
+  // The Chrome DevTools trace engine, an independent consumer, sees the GPU's tracks with
+  // every operation on them.
+  if (!std::filesystem::exists(CHROME_TRACE_ENGINE)) {
+    if (getenv("CI")) FAIL() << CHROME_TRACE_ENGINE << " missing: scripts/install-deps.sh installs it";
+    GTEST_SKIP() << "Chrome trace engine not installed (scripts/install-deps.sh installs it)";
+  }
+  auto consumer = RunCommand({"/usr/bin/env", "node", CHROME_CONSUMER_SCRIPT, CHROME_TRACE_ENGINE,
+                              Path("run.json")});
+  ASSERT_EQ(consumer.exit_code(), 0) << consumer.err;
+  const auto seen = nlohmann::json::parse(consumer.out);
+  size_t gpu_entries = 0, gpu_tracks = 0;
+  for (const auto& proc : seen["processes"]) {
+    if (proc["pid"] != gpu0) continue;
+    for (const auto& t : proc["threads"]) {
+      ++gpu_tracks;
+      gpu_entries += t["entries"].get<size_t>();
+      const std::pair<int64_t, int64_t> key{gpu0, t["tid"].get<int64_t>()};
+      EXPECT_EQ(t["name"], thread_names[key]);
+    }
+  }
+  EXPECT_EQ(gpu_tracks, 4u) << consumer.out;  // two threads, each with a queue and a list
+  EXPECT_EQ(gpu_entries, gpu_events) << consumer.out;
 }
 
 // JIT-style churn: kernels created, launched and destroyed by the ten thousand. The tables
