@@ -46,8 +46,9 @@ class ZeApiIntegrationTest : public ::testing::Test {
 
   // Records ze_timeline with `args`; returns the capture (and xtrace's stderr in *err).
   Capture Record(const std::vector<std::string>& args, std::string* err = nullptr,
-                 std::string* out = nullptr) {
-    std::vector<std::string> argv = {kXtrace, "record", "-o", Path("run.capnp"), "--", kTimeline};
+                 std::string* out = nullptr, const std::string& xtrace_flag = "-v") {
+    std::vector<std::string> argv = {kXtrace, "record", xtrace_flag, "-o", Path("run.capnp"), "--",
+                                     kTimeline};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = RunCommand(argv, {kSimDriver}, 180s);
     EXPECT_EQ(r.exit_code(), 0) << r.err;
@@ -163,6 +164,23 @@ TEST_F(ZeApiIntegrationTest, CallsAreAttributedToTheirThreads) {
   }
   EXPECT_EQ(tids.size(), 6u);
   EXPECT_GT(checked, 6u * 10u * 3u);
+}
+
+// Kernels before 6.6 get one uprobe per function instead of uprobe_multi links; the same
+// calls must arrive either way.
+TEST_F(ZeApiIntegrationTest, SingleUprobesRecordTheSameCalls) {
+  std::string err;
+  Capture multi = Record({"--threads", "2", "--executions", "3", "--all-calls"});
+  Capture single = Record({"--threads", "2", "--executions", "3", "--all-calls"}, &err, nullptr,
+                          "--single-uprobes");
+  std::map<uint16_t, size_t> multi_counts, single_counts;
+  for (const ApiCall& a : multi.calls) ++multi_counts[a.fn];
+  for (const ApiCall& a : single.calls) ++single_counts[a.fn];
+  EXPECT_EQ(single_counts, multi_counts);
+  EXPECT_EQ(single.launches.size(), multi.launches.size());
+  EXPECT_EQ(single.creates.size(), multi.creates.size());
+  EXPECT_EQ(single.All<DeviceOp>().size(), multi.All<DeviceOp>().size());
+  EXPECT_NE(err.find("No events dropped"), std::string::npos) << err;
 }
 
 }  // namespace

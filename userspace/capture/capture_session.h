@@ -34,6 +34,7 @@ struct CaptureOptions {
   DrmCapture drm = DrmCapture::kAlongside;
   bool quiet = false;
   bool verbose = false;
+  bool single_uprobes = false;       // never uprobe_multi (see ZeSource)
   std::string xtrace_command_line;
 };
 

@@ -88,7 +88,9 @@ Status ZeSource::LoadPrograms(bool multi) {
 
 Result<std::unique_ptr<ProbeSource>> ZeSource::Load(const SourceContext& ctx) {
   std::unique_ptr<ZeSource> self(new ZeSource(ctx));
-  if (Status multi = self->LoadPrograms(true); !multi.ok()) {
+  if (ctx.options.single_uprobes) {
+    if (Status single = self->LoadPrograms(false); !single.ok()) return single;
+  } else if (Status multi = self->LoadPrograms(true); !multi.ok()) {
     // Kernels before 6.6 know no uprobe_multi programs: probe each function on its own.
     if (ctx.options.verbose) ctx.say(multi.message() + " as uprobe_multi; using single uprobes");
     if (Status single = self->LoadPrograms(false); !single.ok()) return single;

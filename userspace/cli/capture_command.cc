@@ -17,11 +17,11 @@ namespace {
 
 constexpr const char* kAttachHelp = R"(Usage: xtrace attach --pid PID [options]
 
-Traces Level Zero kernel launches of a process that is already running, without restarting
-it, and the DRM ioctls (i915, xe) it makes to the GPU kernel driver. Capture ends on Ctrl-C
-(SIGINT) or SIGTERM, after --duration, or when every target has exited; a one-paragraph
-summary follows. A process that has not loaded Level Zero yet is watched and traced from the
-moment it does.
+Traces the Level Zero calls (and, from them, the device activity) of a process that is
+already running, without restarting it, and the DRM ioctls (i915, xe) it makes to the GPU
+kernel driver. Capture ends on Ctrl-C (SIGINT) or SIGTERM, after --duration, or when every
+target has exited; a one-paragraph summary follows. A process that has not loaded Level Zero
+yet is watched and traced from the moment it does.
 
 TARGET
   -p, --pid PID          process to trace (repeatable)
@@ -45,6 +45,8 @@ emit_itt() ranges need nothing.
 ADVANCED
       --buffer-size SIZE BPF ring buffer size, a power of two (default 16M); raise it when
                          the summary reports dropped events
+      --single-uprobes   one uprobe per probed function instead of one uprobe_multi link per
+                         program (what kernels before 6.6 get anyway); slower to detach
   -v, --verbose          more detail on stderr
 
 Examples:
@@ -59,9 +61,9 @@ Exit status: 0 on success, 1 on error, 2 on a usage error.
 
 constexpr const char* kRecordHelp = R"(Usage: xtrace record [options] [--] COMMAND [ARG...]
 
-Launches COMMAND and traces its Level Zero kernel launches and its DRM ioctls (i915, xe) from
-its first call. Capture ends when the command exits, on Ctrl-C (which the command receives
-too), SIGTERM or --duration.
+Launches COMMAND and traces its Level Zero calls, its device activity and its DRM ioctls
+(i915, xe) from its first call. Capture ends when the command exits, on Ctrl-C (which the
+command receives too), SIGTERM or --duration.
 
 OUTPUT
   -o, --output FILE      event log to write (default: xtrace-record.capnp)
@@ -80,6 +82,7 @@ labels (oneDNN primitives, TBB algorithms, __itt_* calls) are captured from its 
 
 ADVANCED
       --buffer-size SIZE BPF ring buffer size, a power of two (default 16M)
+      --single-uprobes   one uprobe per probed function instead of uprobe_multi links
   -v, --verbose          more detail on stderr
 
 Examples:
@@ -150,6 +153,8 @@ int RunCaptureCommand(int argc, char** argv) {
       if (opt.drm != DrmCapture::kAlongside && opt.drm != want)
         return UsageError(cmd, "--no-drm and --drm-only exclude each other");
       opt.drm = want;
+    } else if (a == "--single-uprobes") {
+      opt.single_uprobes = true;
     } else if (a == "-o" || a == "--output") {
       const char* v = value(a);
       if (!v) return UsageError(cmd, a + " needs a file name");
