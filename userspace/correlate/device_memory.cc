@@ -1,10 +1,10 @@
 // Allocation tracking; see device_memory.h.
 #include "correlate/device_memory.h"
 
+#include <algorithm>
+
 #include "correlate/event_sink.h"
 #include "xtrace/records.h"
-
-#include <algorithm>
 
 namespace xtrace {
 

@@ -440,8 +440,7 @@ void DeviceTimeline::OnCall(const ApiCall& call, const DecodedZeExecute* execute
   const bool ok = call.result == 0;
   const PidHandle self{call.pid, call.arg[0]};
   const PidHandle created{call.pid, call.arg[5]};
-  const std::string_view symbol = FindZeApi(call.fn) ? FindZeApi(call.fn)->symbol : "";
-  if (ok && symbol.rfind("zeCommandListAppend", 0) == 0) {
+  if (ok && call.fn >= XT_ZE_APPEND_MEMORY_COPY && call.fn <= XT_ZE_APPEND_QUERY_KERNEL_TIMESTAMPS) {
     OnAppend(call);
     return;
   }

@@ -6,7 +6,7 @@
 namespace xtrace {
 
 ZeCorrelator::ZeCorrelator(StringTable& strings, EventSink& sink)
-    : strings_(strings), sink_(sink), timeline_(strings, sink, devices_), memory_(sink, devices_) {}
+    : sink_(sink), timeline_(strings, sink, devices_), memory_(sink, devices_) {}
 
 void ZeCorrelator::OnCall(const ApiCall& call, const DecodedZeExecute* execute) {
   timeline_.OnCall(call, execute);

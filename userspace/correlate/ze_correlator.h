@@ -33,7 +33,6 @@ class ZeCorrelator {
   const DeviceMemoryTracker& memory() const { return memory_; }
 
  private:
-  StringTable& strings_;
   EventSink& sink_;
   ZeDeviceTable devices_;
   DeviceTimeline timeline_;

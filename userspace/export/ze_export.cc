@@ -1,10 +1,10 @@
 // Level Zero events as Chrome trace events; see ze_export.h.
 #include "export/ze_export.h"
 
-#include "model/ze_api.h"
-
 #include <array>
 #include <cstdio>
+
+#include "model/ze_api.h"
 
 namespace xtrace {
 namespace {
