@@ -35,7 +35,9 @@ demo: done.
   Chrome JSON: $out/demo.json
   with ITT:    $out/demo-itt.json (tasks "xt.step"/"xt.inner" enclose each launch)
 Open https://ui.perfetto.dev and drag demo.json onto it (or use "Open trace file");
-chrome://tracing reads it too. Kernel launches appear on the threads that made them; the
+chrome://tracing reads it too. Level Zero calls appear on the threads that made them; each GPU
+is a process with a track per queue, its kernels and copies marked measured or estimated, and
+arrows from the call that submitted them and to the call that waited for them. The
 kernel-driver (DRM) ioctls each submission issued appear on the process's "driver" track,
 with an arrow from the Level Zero call that issued them.
 MSG
