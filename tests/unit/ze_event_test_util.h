@@ -69,6 +69,7 @@ inline void ExpectSameZeEvent(const Event& expected, const Event& actual) {
     EXPECT_EQ(e->device_ticks, a.device_ticks);
     EXPECT_EQ(e->monotonic_raw_ns, a.monotonic_raw_ns);
     EXPECT_EQ(e->monotonic_ns, a.monotonic_ns);
+    EXPECT_EQ(e->realtime_ns, a.realtime_ns);
   } else if (const auto* e = std::get_if<ClockFit>(&expected)) {
     const auto& a = std::get<ClockFit>(actual);
     EXPECT_EQ(e->device, a.device);

@@ -323,7 +323,8 @@ void Session::OpenDeviceClocks() {
 void Session::ReadDeviceClocks() {
   if (!clocks_) return;
   for (const DeviceClockReading& r : clocks_->Read())
-    correlator_->ze().OnClockReading(r.device, r.ticks, r.monotonic_raw_ns, r.monotonic_ns);
+    correlator_->ze().OnClockReading(r.device, r.ticks, r.monotonic_raw_ns, r.monotonic_ns,
+                                     r.realtime_ns);
   correlator_->ze().AfterClockReadings(MonotonicNs());
 }
 

@@ -9,6 +9,10 @@ namespace xtrace {
 namespace {
 
 constexpr const char* kLoader = "libze_loader.so.1";
+// Host clock readings: tries, and a bracket tight enough to stop at (four clock_gettime calls
+// through the vDSO take well under a microsecond).
+constexpr int kHostClockAttempts = 8;
+constexpr uint64_t kTightBracketNs = 1'000;
 
 uint64_t Now(clockid_t clock) {
   timespec ts{};
@@ -89,18 +93,26 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
 std::vector<DeviceClockReading> DeviceClockSampler::Read() const {
   std::vector<DeviceClockReading> readings;
   for (uint32_t i = 0; i < handles_.size(); ++i) {
-    // CLOCK_MONOTONIC around a CLOCK_MONOTONIC_RAW reading: RAW and MONOTONIC advance at the
-    // same rate to within NTP's ppm corrections, so the device call's RAW instant maps to
-    // MONOTONIC by the offset measured microseconds before.
-    const uint64_t m0 = Now(CLOCK_MONOTONIC);
-    const uint64_t raw = Now(CLOCK_MONOTONIC_RAW);
-    const uint64_t m1 = Now(CLOCK_MONOTONIC);
+    // CLOCK_MONOTONIC on both sides of CLOCK_MONOTONIC_RAW and CLOCK_REALTIME, read back to
+    // back; a thread preempted in between would misplace the reading by up to half the gap,
+    // so the tightest of a few tries is kept.
+    uint64_t m0 = 0, raw = 0, real = 0, m1 = UINT64_MAX / 2;
+    for (int attempt = 0; attempt < kHostClockAttempts; ++attempt) {
+      const uint64_t a0 = Now(CLOCK_MONOTONIC);
+      const uint64_t r = Now(CLOCK_MONOTONIC_RAW);
+      const uint64_t rt = Now(CLOCK_REALTIME);
+      const uint64_t a1 = Now(CLOCK_MONOTONIC);
+      if (a1 - a0 < m1 - m0) m0 = a0, raw = r, real = rt, m1 = a1;
+      if (m1 - m0 <= kTightBracketNs) break;
+    }
     uint64_t host = 0, ticks = 0;
     if (api_->global_timestamps(static_cast<ze_device_handle_t>(handles_[i]), &host, &ticks) !=
         ZE_RESULT_SUCCESS)
       continue;
+    // The clocks advance at the same rate to within NTP's ppm corrections, so the RAW instant
+    // the device call reports (microseconds later) maps to the others by the same difference.
     const uint64_t mono_at_raw = m0 + (m1 - m0) / 2;
-    readings.push_back({i, ticks, host, mono_at_raw + (host - raw)});
+    readings.push_back({i, ticks, host, mono_at_raw + (host - raw), real + (host - raw)});
   }
   return readings;
 }

@@ -24,6 +24,7 @@ struct DeviceClockReading {
   uint64_t ticks = 0;
   uint64_t monotonic_raw_ns = 0;  // as Level Zero reports the instant
   uint64_t monotonic_ns = 0;      // the same instant on CLOCK_MONOTONIC
+  uint64_t realtime_ns = 0;       // and on CLOCK_REALTIME
 };
 
 class DeviceClockSampler {

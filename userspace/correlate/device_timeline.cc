@@ -457,7 +457,7 @@ void DeviceTimeline::OnCall(const ApiCall& call, const DecodedZeExecute* execute
         const uint64_t mono = host_clocks_.ready() ? host_clocks_.RawToMonotonic(call.arg[1])
                                                    : call.start_ns + (call.end_ns - call.start_ns) / 2;
         const uint32_t device = devices_.IndexOf(call.pid, call.arg[0]);
-        sink_.OnEvent(ClockSample{device, call.pid, call.arg[2], call.arg[1], mono});
+        sink_.OnEvent(ClockSample{device, call.pid, call.arg[2], call.arg[1], mono, 0});
         if (device != kUnknownDevice) OnClockReading(device, call.arg[2], mono);
       }
       break;

@@ -22,10 +22,10 @@ void ZeCorrelator::OnDevices(const std::vector<DeviceInfo>& devices) {
 }
 
 void ZeCorrelator::OnClockReading(uint32_t device, uint64_t ticks, uint64_t monotonic_raw_ns,
-                                  uint64_t monotonic_ns) {
+                                  uint64_t monotonic_ns, uint64_t realtime_ns) {
   timeline_.OnHostClocks(monotonic_raw_ns, monotonic_ns);
   timeline_.OnClockReading(device, ticks, monotonic_ns);
-  sink_.OnEvent(ClockSample{device, 0, ticks, monotonic_raw_ns, monotonic_ns});
+  sink_.OnEvent(ClockSample{device, 0, ticks, monotonic_raw_ns, monotonic_ns, realtime_ns});
 }
 
 void ZeCorrelator::OnHostClocks(uint64_t monotonic_raw_ns, uint64_t monotonic_ns) {

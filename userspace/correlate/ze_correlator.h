@@ -22,7 +22,7 @@ class ZeCorrelator {
   // xtrace's own view: its devices (in zeDeviceGet order) and clock readings.
   void OnDevices(const std::vector<DeviceInfo>& devices);
   void OnClockReading(uint32_t device, uint64_t ticks, uint64_t monotonic_raw_ns,
-                      uint64_t monotonic_ns);
+                      uint64_t monotonic_ns, uint64_t realtime_ns);
   void OnHostClocks(uint64_t monotonic_raw_ns, uint64_t monotonic_ns);
   // After a round of clock readings: writes the clock fits and what waited for them.
   void AfterClockReadings(uint64_t now_ns);

@@ -18,8 +18,8 @@ namespace xtrace {
 namespace {
 
 // Unpacked words a batch takes, to size the first segment so a batch is one segment (a
-// smaller segment table, and no far pointers). An Event is at most 24 words (xtrace_log.capnp).
-constexpr size_t kWordsPerEvent = 24;
+// smaller segment table, and no far pointers). An Event is 20 words (xtrace_log.capnp).
+constexpr size_t kWordsPerEvent = 20;
 constexpr size_t kFrameOverheadWords = 64;
 
 std::string ErrnoText(int err) { return std::strerror(err); }

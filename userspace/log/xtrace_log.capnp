@@ -274,6 +274,7 @@ struct Event {
       deviceTicks @137 :UInt64;
       monotonicRawNs @138 :UInt64;   # as Level Zero reports it
       monotonicNs @139 :UInt64;      # the same instant on CLOCK_MONOTONIC
+      realtimeNs @156 :UInt64;      # xtrace's readings: and on CLOCK_REALTIME (else 0)
     }
     clockFit :group {
       # The device-to-host mapping: host = refNs + (ticks - refTicks) * 1e9 / hz.

@@ -97,6 +97,7 @@ bool EncodeZeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Buil
     g.setDeviceTicks(e->device_ticks);
     g.setMonotonicRawNs(e->monotonic_raw_ns);
     g.setMonotonicNs(e->monotonic_ns);
+    g.setRealtimeNs(e->realtime_ns);
     return true;
   }
   if (const auto* e = std::get_if<ClockFit>(&event)) {
@@ -205,7 +206,8 @@ bool DecodeZeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
                          .pid = g.getPid(),
                          .device_ticks = g.getDeviceTicks(),
                          .monotonic_raw_ns = g.getMonotonicRawNs(),
-                         .monotonic_ns = g.getMonotonicNs()};
+                         .monotonic_ns = g.getMonotonicNs(),
+                         .realtime_ns = g.getRealtimeNs()};
       return true;
     }
     case log_schema::Event::CLOCK_FIT: {

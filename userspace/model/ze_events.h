@@ -45,6 +45,7 @@ struct ClockSample {
   uint64_t device_ticks = 0;
   uint64_t monotonic_raw_ns = 0;
   uint64_t monotonic_ns = 0;
+  uint64_t realtime_ns = 0;  // xtrace's readings: the same instant on CLOCK_REALTIME
 };
 
 // The device-to-host clock mapping as fitted at time_ns: host = ref_ns + (ticks - ref_ticks)
