@@ -6,6 +6,7 @@
 // capture of tens of thousands of kernels keeps the collector's tables small.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,9 +32,11 @@ using namespace std::chrono_literals;
 using testing::Capture;
 using testing::ReadWholeCapture;
 using testing::RunCommand;
+using testing::Subprocess;
 
 const std::string kXtrace = XTRACE_BIN;
 const std::string kTimeline = ZE_TIMELINE_BIN;
+const std::string kWorkload = ZE_WORKLOAD_BIN;
 const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
 constexpr uint64_t kHz = 19'200'000;  // the simulated device's default timer
 constexpr double kMeasuredToleranceNs = 2'000;
@@ -329,6 +332,41 @@ TEST_F(ZeTimelineIntegrationTest, ChromeJsonDrawsTheDeviceTimeline) {
   }
   EXPECT_EQ(gpu_tracks, 4u) << consumer.out;  // two threads, each with a queue and a list
   EXPECT_EQ(gpu_entries, gpu_events) << consumer.out;
+}
+
+// Attached to a process that is already running, xtrace knows none of its command lists,
+// queues or events: it must still rebuild the device work of its window, from the appends
+// and what the process does with them.
+TEST_F(ZeTimelineIntegrationTest, AttachRebuildsTheDeviceWorkOfItsWindow) {
+  Subprocess workload({kWorkload, "--wait-for-signal", "--warmup-rounds", "1", "--recreate-kernels",
+                       "--iterations", "4", "--threads", "2"},
+                      {kSimDriver, "XTRACE_SIMZE_GROUND_TRUTH=" + Path("truth.tsv")});
+  const auto ready = workload.WaitStdout("ready", 30s);
+  ASSERT_TRUE(ready) << workload.stderr_text();
+  const std::string pid = ready->substr(ready->find(' ') + 1);
+  Subprocess xtrace({kXtrace, "attach", "--pid", pid, "-o", Path("run.capnp")}, {kSimDriver});
+  ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + pid, 30s)) << xtrace.stderr_text();
+  const size_t before = ReadTruth(Path("truth.tsv")).size();  // the warm-up round
+  for (int round = 1; round <= 2; ++round) {
+    workload.Signal(SIGUSR1);
+    ASSERT_TRUE(workload.WaitStdout("round " + std::to_string(round), 60s)) << workload.stderr_text();
+  }
+  xtrace.Signal(SIGINT);
+  ASSERT_TRUE(xtrace.Wait(60s).has_value());
+  workload.Signal(SIGTERM);
+  workload.Wait(30s);
+
+  auto truth = ReadTruth(Path("truth.tsv"));
+  ASSERT_GT(before, 0u);
+  truth.erase(truth.begin(), truth.begin() + static_cast<std::ptrdiff_t>(before));
+  // 2 rounds x 2 threads x 4 iterations x (fill, copy, 3 kernels; 2 kernels, copy).
+  ASSERT_EQ(truth.size(), 2u * 2 * 4 * 8);
+  const Capture c = ReadWholeCapture(Path("run.capnp"));
+  const Comparison r = CompareWithTruth(c, truth);
+  EXPECT_EQ(r.matched, truth.size());
+  EXPECT_GT(r.measured, 0u);  // the workload reads kernel timestamps of three kernels a round
+  EXPECT_NE(xtrace.stderr_text().find("No events dropped"), std::string::npos) << xtrace.stderr_text();
+  EXPECT_EQ(xtrace.stderr_text().find("never seen to run"), std::string::npos) << xtrace.stderr_text();
 }
 
 // JIT-style churn: kernels created, launched and destroyed by the ten thousand. The tables

@@ -248,18 +248,42 @@ TEST_F(DeviceTimelineTest, ReusedHandlesStartAfresh) {
   EXPECT_NE(ops[0].track, ops[1].track);
 }
 
-TEST_F(DeviceTimelineTest, ListsCreatedBeforeTheCaptureAreHandled) {
-  // Never seen created: taken for immediate, until closed (then regular).
-  const uint64_t unknown = 0xaaaa;
-  tl_.OnLaunch(Launch(unknown, 1'000, 0, strings_.Intern("k")));
-  On(Call(XT_ZE_COMMAND_LIST_RESET, 2'000, {unknown}));
+TEST_F(DeviceTimelineTest, ListsCreatedBeforeTheCaptureShowWhatTheyAre) {
+  MakeEvents(2, false);
+  const StringId k = strings_.Intern("k");
+  // Never seen created: appends wait until the list shows its kind. Work seen complete
+  // means immediate: everything appended so far ran, submitted when appended.
+  const uint64_t immediate = 0xaaaa;
+  tl_.OnLaunch(Launch(immediate, 1'000, 0, k));
+  tl_.OnLaunch(Launch(immediate, 2'000, Event(0), k));
+  EXPECT_TRUE(sink_.All<DeviceOp>().empty());
+  On(Call(XT_ZE_EVENT_HOST_SYNCHRONIZE, 3'000, {Event(0), ~0ull}));
   auto ops = sink_.All<DeviceOp>();
-  ASSERT_EQ(ops.size(), 1u);
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].submit_ns, 1'000u);
+  EXPECT_EQ(ops[0].end_ns, 4'000u);
   EXPECT_EQ(ops[0].device, 0u);  // the only device there is
-  const uint64_t regular = 0xbbbb;
-  On(Call(XT_ZE_COMMAND_LIST_CLOSE, 3'000, {regular}));
-  tl_.OnLaunch(Launch(regular, 4'000, 0, strings_.Intern("k")));
-  EXPECT_EQ(sink_.All<DeviceOp>().size(), 1u);
+  tl_.OnLaunch(Launch(immediate, 5'000, 0, k));  // known now: runs at once
+  On(Call(XT_ZE_COMMAND_LIST_RESET, 6'000, {immediate}));
+  EXPECT_EQ(sink_.All<DeviceOp>().size(), 3u);
+
+  // Closed: regular. Its appends run with each execution, not before.
+  const uint64_t regular = 0xbbbb, queue = 0xcccc;
+  tl_.OnLaunch(Launch(regular, 7'000, Event(1), k));
+  On(Call(XT_ZE_COMMAND_LIST_CLOSE, 8'000, {regular}));
+  On(Call(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS, 9'000, {queue, 0, 1, regular}));
+  On(Call(XT_ZE_EVENT_HOST_SYNCHRONIZE, 10'000, {Event(1), ~0ull}));
+  ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_EQ(ops[3].execution, 1u);
+  EXPECT_EQ(ops[3].submit_ns, 9'000u);
+
+  // Never shown: dropped (and counted), not guessed.
+  const uint64_t silent = 0xdddd;
+  tl_.OnLaunch(Launch(silent, 11'000, 0, k));
+  tl_.Finish();
+  EXPECT_EQ(sink_.All<DeviceOp>().size(), 4u);
+  EXPECT_EQ(tl_.stats().unclassified_dropped, 1u);
 }
 
 TEST_F(DeviceTimelineTest, TimestampsThatContradictTheHostAreNotUsed) {

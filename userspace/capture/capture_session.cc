@@ -486,6 +486,9 @@ std::string Session::Summarize(const CaptureReport& r, double seconds) const {
     if (ts.completion_unseen) s << " (" << ts.completion_unseen << " never seen complete)";
     s << ".";
   }
+  if (ts.unclassified_dropped)
+    s << " " << ts.unclassified_dropped
+      << " appends to command lists created before the capture were never seen to run.";
   if (ts.timestamps_rejected)
     s << " " << ts.timestamps_rejected
       << " kernel timestamps disagreed with the host's bounds and were not used.";

@@ -24,6 +24,9 @@ constexpr uint32_t kDefaultKernelTimestampBits = 32;
 // Operations one engine may have in flight before the oldest is written out unseen: a process
 // that never synchronizes must not grow the collector without bound.
 constexpr size_t kMaxPendingPerEngine = 1 << 16;
+// Appends an unclassified list may hold; a regular list is closed long before this many
+// (SYCL graphs run to thousands), so more means an immediate list that nobody waits on.
+constexpr size_t kMaxUnclassifiedAppends = 1 << 16;
 // A measured interval may stray this far outside its host-side bounds (clock fit error);
 // further means the mapping is wrong (e.g. devices matched wrongly) and it is not trusted.
 constexpr uint64_t kTimestampToleranceNs = 100'000;
@@ -47,7 +50,12 @@ struct DeviceTimeline::ListState {
   uint32_t device = kUnknownDevice;
   bool created_in_capture = false;
   bool immediate = false;
-  bool regular_seen = false;  // closed or executed: regular, whatever we knew of its creation
+  // A list created before the capture began is unclassified until it shows what it is:
+  // closed or executed (regular), or work appended to it seen complete (immediate). Until
+  // then its appends wait in `commands`.
+  bool regular_seen = false;
+  bool immediate_seen = false;
+  bool unclassified() const { return !created_in_capture && !regular_seen && !immediate_seen; }
   bool synchronous = false;
   uint32_t ordinal = 0;
   uint32_t index = 0;
@@ -160,9 +168,13 @@ void DeviceTimeline::OnAppend(const ApiCall& call) {
 
 void DeviceTimeline::Append(uint32_t pid, uint64_t list_handle, Template t) {
   ListState& list = lists_[{pid, list_handle}];
-  // A list created before the capture began is taken for immediate until it is closed or
-  // executed (regular lists always are, before they run).
-  const bool immediate = list.created_in_capture ? list.immediate : !list.regular_seen;
+  if (list.unclassified()) {
+    list.commands.push_back(t);
+    if (t.signal_event) unclassified_signals_[{pid, t.signal_event}] = list_handle;
+    if (list.commands.size() > kMaxUnclassifiedAppends) ClassifyImmediate({pid, list_handle});
+    return;
+  }
+  const bool immediate = list.created_in_capture ? list.immediate : list.immediate_seen;
   if (!immediate) {
     list.commands.push_back(t);
     return;
@@ -179,6 +191,27 @@ void DeviceTimeline::Append(uint32_t pid, uint64_t list_handle, Template t) {
     CompleteThrough(engine, id, append);
   }
   CountObjects();
+}
+
+void DeviceTimeline::ClassifyImmediate(PidHandle handle) {
+  ListState& list = lists_[handle];
+  list.immediate_seen = true;
+  std::vector<Template> appended;
+  appended.swap(list.commands);
+  // They were submitted when appended, as everything on an immediate list is.
+  for (const Template& t : appended)
+    Submit(handle.pid, t, handle, list.device, t.append_tid, t.append_ns, handle.handle, 0);
+}
+
+// An event seen complete or read: if an unclassified list appended its signaller, that list
+// is immediate (a regular list's commands run only once it has been closed and executed).
+void DeviceTimeline::ClassifyBySignal(uint32_t pid, uint64_t event) {
+  auto it = unclassified_signals_.find({pid, event});
+  if (it == unclassified_signals_.end()) return;
+  const PidHandle list{pid, it->second};
+  unclassified_signals_.erase(it);
+  auto l = lists_.find(list);
+  if (l != lists_.end() && l->second.unclassified()) ClassifyImmediate(list);
 }
 
 void DeviceTimeline::Execute(const ApiCall& call, const DecodedZeExecute* execute) {
@@ -310,6 +343,7 @@ void DeviceTimeline::CompleteSubmittedBefore(PidHandle engine, uint64_t before_n
 }
 
 void DeviceTimeline::CompleteEvent(const ApiCall& call, uint64_t event) {
+  ClassifyBySignal(call.pid, event);
   auto e = events_.find({call.pid, event});
   if (e == events_.end() || !e->second.signaller) return;
   auto it = live_.find(e->second.signaller);
@@ -418,6 +452,8 @@ void DeviceTimeline::ForceOut(PidHandle engine) {
 }
 
 void DeviceTimeline::Finish() {
+  for (const auto& [handle, list] : lists_)
+    if (list.unclassified()) stats_.unclassified_dropped += list.commands.size();
   // Ids are in submission order: write in that order.
   std::vector<uint64_t> ids;
   ids.reserve(live_.size());
@@ -432,7 +468,8 @@ void DeviceTimeline::Finish() {
 
 void DeviceTimeline::CountObjects() {
   stats_.live_objects = lists_.size() + queues_.size() + engines_.size() + pools_.size() +
-                        events_.size() + fences_.size() + devices_.size();
+                        events_.size() + fences_.size() + devices_.size() +
+                        unclassified_signals_.size();
   stats_.peak_live_objects = std::max(stats_.peak_live_objects, stats_.live_objects);
 }
 
@@ -502,14 +539,20 @@ void DeviceTimeline::OnCall(const ApiCall& call, const DecodedZeExecute* execute
     case XT_ZE_COMMAND_LIST_RESET:
       if (ok) {
         // A regular list forgets its commands (executions in flight keep their instances);
-        // an immediate list waits for its work first.
-        if (auto it = lists_.find(self); it != lists_.end()) it->second.commands.clear();
+        // an immediate list waits for its work first. What an unclassified list held is
+        // dropped: nothing says whether it ran.
+        if (auto it = lists_.find(self); it != lists_.end()) {
+          if (it->second.unclassified()) stats_.unclassified_dropped += it->second.commands.size();
+          it->second.commands.clear();
+        }
         CompleteThrough(self, UINT64_MAX, call);
       }
       break;
     case XT_ZE_COMMAND_LIST_DESTROY:
       if (ok) {
         DropEngine(self, call);
+        if (auto it = lists_.find(self); it != lists_.end() && it->second.unclassified())
+          stats_.unclassified_dropped += it->second.commands.size();
         lists_.erase(self);
       }
       break;

@@ -30,6 +30,9 @@ struct TimelineStats {
   uint64_t measured = 0;             // of them, timed by kernel timestamps
   uint64_t completion_unseen = 0;    // of them, never seen complete by the host
   uint64_t timestamps_rejected = 0;  // timestamps that contradicted the host-side bounds
+  // Appends to lists created before the capture that never showed whether they were
+  // immediate or regular (see ListState): not drawn.
+  uint64_t unclassified_dropped = 0;
   uint64_t live_objects = 0;         // command lists, queues, events, pools, fences held now
   uint64_t peak_live_objects = 0;
   uint64_t pending_ops = 0;          // operations submitted and not yet emitted
@@ -74,6 +77,8 @@ class DeviceTimeline {
   void OnAppend(const ApiCall& call);
   void Append(uint32_t pid, uint64_t list, Template t);
   void Execute(const ApiCall& call, const DecodedZeExecute* execute);
+  void ClassifyImmediate(PidHandle list);
+  void ClassifyBySignal(uint32_t pid, uint64_t event);
   uint64_t Submit(uint32_t pid, const Template& t, PidHandle engine, uint32_t device,
                   uint32_t submit_tid, uint64_t submit_ns, uint64_t list, uint64_t execution);
   void BindSignal(uint32_t pid, uint64_t event, uint64_t id);
@@ -104,6 +109,8 @@ class DeviceTimeline {
   std::unordered_map<PidHandle, uint32_t, PidHandleHash> pools_;  // -> ze_event_pool_flags_t
   std::unordered_map<PidHandle, EventState, PidHandleHash> events_;
   std::unordered_map<PidHandle, FenceState, PidHandleHash> fences_;
+  // Signal events appended to unclassified lists -> the list.
+  std::unordered_map<PidHandle, uint64_t, PidHandleHash> unclassified_signals_;
   std::unordered_map<uint64_t, Instance> live_;  // by id
   std::vector<uint64_t> awaiting_clock_;         // measured, waiting for a newer clock reading
   std::map<uint32_t, uint32_t> next_track_;      // per device
