@@ -5,6 +5,7 @@
 // mode that creates and destroys kernels by the hundred thousand.
 #include <level_zero/ze_api.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -65,8 +66,9 @@ Options:
   --launch-log FILE    "<tid>\t<kernel name>\t<x>,<y>,<z>" per launch (not in stress mode)
   --help
 
-Output: "ready <pid>" after set-up, "exit launches=<n>" at the end (kernels launched, counting
-every kernel of every execution of a regular list).
+Output: "ready <pid>" after set-up, "exit launches=<n> cpu_us=<c>" at the end (kernels
+launched, counting every kernel of every execution of a regular list; the process's CPU time,
+which a tracer's probes add to).
 )";
 
 struct Options {
@@ -444,7 +446,11 @@ int run(const Options& o) {
     workers.clear();
   }
   for (ze_device_handle_t dev : platform.devices) platform.clocks(dev);
-  print_line("exit launches=" + std::to_string(total));
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto cpu_us = [](const timeval& t) { return uint64_t(t.tv_sec) * 1'000'000 + uint64_t(t.tv_usec); };
+  print_line("exit launches=" + std::to_string(total) +
+             " cpu_us=" + std::to_string(cpu_us(usage.ru_utime) + cpu_us(usage.ru_stime)));
   return 0;
 }
 

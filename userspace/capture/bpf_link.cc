@@ -12,10 +12,12 @@ namespace xtrace {
 void BpfLinkDeleter::operator()(bpf_link* link) const { bpf_link__destroy(link); }
 
 Result<BpfLink> AttachUprobe(bpf_program* prog, int pid, const std::string& path,
-                             const std::string& symbol, bool retprobe, uint64_t cookie) {
+                             const std::string& symbol, bool retprobe, uint64_t cookie,
+                             uint64_t offset) {
   LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = retprobe,
               .func_name = symbol.c_str());
-  bpf_link* link = bpf_program__attach_uprobe_opts(prog, pid, path.c_str(), 0, &opts);
+  // With func_name set, libbpf takes the offset as relative to the function.
+  bpf_link* link = bpf_program__attach_uprobe_opts(prog, pid, path.c_str(), offset, &opts);
   if (!link) return Status::Error(symbol + ": " + BpfErrorText(errno));
   return BpfLink(link);
 }

@@ -17,11 +17,12 @@ struct BpfLinkDeleter {
 };
 using BpfLink = std::unique_ptr<bpf_link, BpfLinkDeleter>;
 
-// Attaches `prog` to `symbol` in the ELF file at `path` for process `pid` (-1: every process
-// that maps it), on return if `retprobe`. The program reads `cookie` with
-// bpf_get_attach_cookie (one program can then serve several functions).
+// Attaches `prog` to `symbol` (`offset` bytes into it) in the ELF file at `path` for process
+// `pid` (-1: every process that maps it), on return if `retprobe`. The program reads `cookie`
+// with bpf_get_attach_cookie (one program can then serve several functions).
 Result<BpfLink> AttachUprobe(bpf_program* prog, int pid, const std::string& path,
-                             const std::string& symbol, bool retprobe, uint64_t cookie = 0);
+                             const std::string& symbol, bool retprobe, uint64_t cookie = 0,
+                             uint64_t offset = 0);
 
 }  // namespace xtrace
 

@@ -3,6 +3,9 @@
 
 #include <bpf/libbpf.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <map>
 #include <set>
@@ -11,6 +14,7 @@
 #include "capture/capture_session.h"
 #include "capture/elf_function_offsets.h"
 #include "capture/library_resolver.h"
+#include "capture/probe_site.h"
 #include "capture/uprobe_multi.h"
 #include "model/ze_api.h"
 #include "ze_probes.skel.h"
@@ -20,6 +24,8 @@ namespace {
 
 constexpr std::string_view kLoaderPrefix = "libze_loader.so";
 constexpr const char* kLoaderSoname = "libze_loader.so.1";
+// Bytes of a function read to recognise a dispatch stub (they are 24-30 bytes to the `je`).
+constexpr size_t kStubBytes = 48;
 
 // One probed entry point: its symbol, the programs on its entry and return, and the cookie
 // they read. (The skeleton's program table is an anonymous struct, hence accessors.)
@@ -28,7 +34,23 @@ struct ProbeSpec {
   bpf_program* (*entry)(const ze_probes*);
   bpf_program* (*ret)(const ze_probes*);
   uint64_t cookie = 0;
+  ArgRegisterMask needed = 0;  // argument registers the programs read (see probe_site.h)
 };
+
+// The dedicated programs read these arguments (ze_probes.bpf.c).
+constexpr ArgRegisterMask kKernelCreateArgs = 0b111;
+constexpr ArgRegisterMask kLaunchArgs = 0b11111;
+
+// The argument registers a generic probe's words come from, per the table.
+ArgRegisterMask RegistersRead(const ZeApiInfo& api) {
+  ArgRegisterMask mask = 0;
+  for (const ZeArgInfo& arg : api.args)
+    if (arg.name && arg.source.kind == ZeArgSource::kArg && arg.source.index < 6)
+      mask |= ArgRegisterMask(1u << arg.source.index);
+  for (const ZeRead& r : api.reads)
+    if (r.size && r.arg < 6) mask |= ArgRegisterMask(1u << r.arg);
+  return mask;
+}
 
 bpf_program* KernelCreateEntry(const ze_probes* s) { return s->progs.ze_kernel_create_entry; }
 bpf_program* KernelCreateReturn(const ze_probes* s) { return s->progs.ze_kernel_create_return; }
@@ -42,18 +64,63 @@ bpf_program* ExecuteReturn(const ze_probes* s) { return s->progs.ze_execute_retu
 const std::vector<ProbeSpec>& Probes() {
   static const std::vector<ProbeSpec> probes = [] {
     std::vector<ProbeSpec> v = {
-        {"zeKernelCreate", KernelCreateEntry, KernelCreateReturn},
-        {"zeCommandListAppendLaunchKernel", LaunchEntry, LaunchReturn, XT_LAUNCH_PLAIN},
+        {"zeKernelCreate", KernelCreateEntry, KernelCreateReturn, 0, kKernelCreateArgs},
+        {"zeCommandListAppendLaunchKernel", LaunchEntry, LaunchReturn, XT_LAUNCH_PLAIN,
+         kLaunchArgs},
         {"zeCommandListAppendLaunchCooperativeKernel", LaunchEntry, LaunchReturn,
-         XT_LAUNCH_COOPERATIVE},
-        {"zeCommandListAppendLaunchKernelIndirect", LaunchEntry, LaunchReturn, XT_LAUNCH_INDIRECT},
+         XT_LAUNCH_COOPERATIVE, kLaunchArgs},
+        {"zeCommandListAppendLaunchKernelIndirect", LaunchEntry, LaunchReturn, XT_LAUNCH_INDIRECT,
+         kLaunchArgs},
     };
     for (const ZeApiInfo& api : ZeApiTable())
       v.push_back({api.symbol, CallEntry, api.dedicated_return ? ExecuteReturn : CallReturn,
-                   ZeProbeCookie(api)});
+                   ZeProbeCookie(api), RegistersRead(api)});
     return v;
   }();
   return probes;
+}
+
+// Where each probed function of `path` gets its probes: its file offset, and how far into it
+// (past a stub's single-stepped instructions, see probe_site.h).
+struct ProbeSite {
+  uint64_t file_offset = 0;
+  uint32_t into_function = 0;
+};
+
+using ProbeSites = std::map<std::string, ProbeSite, std::less<>>;
+
+Result<ProbeSites> FindProbeSites(const std::string& path) {
+  std::vector<std::string_view> symbols;
+  for (const ProbeSpec& spec : Probes()) symbols.push_back(spec.symbol);
+  auto offsets = FindFunctionOffsets(path, symbols);
+  if (!offsets.ok()) return offsets.status();
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  ProbeSites sites;
+  for (const ProbeSpec& spec : Probes()) {
+    auto it = offsets->find(spec.symbol);
+    if (it == offsets->end()) continue;
+    ProbeSite site{it->second, 0};
+    uint8_t code[kStubBytes];
+    const ssize_t n = fd.valid() ? ::pread(fd.get(), code, sizeof(code), static_cast<off_t>(site.file_offset)) : -1;
+    if (n > 0) {
+      if (auto at = FindEmulatedProbeSite(std::span<const uint8_t>(code, static_cast<size_t>(n)),
+                                          spec.needed))
+        site.into_function = *at;
+    }
+    sites.emplace(spec.symbol, site);
+  }
+  return sites;
+}
+
+// With --verbose: how many probes sit on emulated instructions.
+void ReportSites(const SourceContext& ctx, uint32_t pid, const MappedLibrary& lib,
+                 const ProbeSites& sites) {
+  if (!ctx.options.verbose) return;
+  size_t emulated = 0;
+  for (const auto& [symbol, site] : sites) emulated += site.into_function ? 1 : 0;
+  ctx.say("pid " + std::to_string(pid) + ": " + lib.path + ": " + std::to_string(emulated) +
+          " of " + std::to_string(sites.size()) +
+          " functions probed past their single-stepped first instructions");
 }
 
 }  // namespace
@@ -117,13 +184,12 @@ bool ZeSource::AttachLibrary(uint32_t pid, const MappedLibrary& lib) {
 }
 
 size_t ZeSource::AttachMulti(uint32_t pid, const MappedLibrary& lib, std::string* first_error) {
-  std::vector<std::string_view> symbols;
-  for (const ProbeSpec& spec : Probes()) symbols.push_back(spec.symbol);
-  auto offsets = FindFunctionOffsets(lib.host_path, symbols);
+  auto offsets = FindProbeSites(lib.host_path);
   if (!offsets.ok()) {
     *first_error = offsets.status().message();
     return 0;
   }
+  ReportSites(ctx_, pid, lib, *offsets);
   // One link per program and direction, holding every function that program serves.
   struct Group {
     std::vector<uint64_t> offsets, cookies;
@@ -139,7 +205,7 @@ size_t ZeSource::AttachMulti(uint32_t pid, const MappedLibrary& lib, std::string
     }
     for (bool ret : {false, true}) {
       Group& g = groups[{ret ? spec.ret(skel_.get()) : spec.entry(skel_.get()), ret}];
-      g.offsets.push_back(it->second);
+      g.offsets.push_back(it->second.file_offset + it->second.into_function);
       g.cookies.push_back(spec.cookie);
       g.symbols.push_back(spec.symbol);
     }
@@ -167,12 +233,18 @@ size_t ZeSource::AttachMulti(uint32_t pid, const MappedLibrary& lib, std::string
 
 size_t ZeSource::AttachEach(uint32_t pid, const MappedLibrary& lib, std::string* first_error) {
   Process& proc = processes_[pid];
+  // Without the file's symbols every probe goes at its function's entry (libbpf finds them).
+  auto sites = FindProbeSites(lib.host_path);
+  if (sites.ok()) ReportSites(ctx_, pid, lib, *sites);
   size_t attached = 0;
   for (const ProbeSpec& spec : Probes()) {
+    uint32_t into = 0;
+    if (sites.ok())
+      if (auto it = sites->find(spec.symbol); it != sites->end()) into = it->second.into_function;
     auto entry = AttachUprobe(spec.entry(skel_.get()), static_cast<int>(pid), lib.host_path,
-                              spec.symbol, false, spec.cookie);
+                              spec.symbol, false, spec.cookie, into);
     auto ret = entry.ok() ? AttachUprobe(spec.ret(skel_.get()), static_cast<int>(pid),
-                                         lib.host_path, spec.symbol, true, spec.cookie)
+                                         lib.host_path, spec.symbol, true, spec.cookie, into)
                           : Result<BpfLink>(entry.status());
     if (!entry.ok() || !ret.ok()) {
       const Status& why = entry.ok() ? ret.status() : entry.status();
