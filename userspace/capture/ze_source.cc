@@ -101,12 +101,10 @@ Result<ProbeSites> FindProbeSites(const std::string& path) {
     if (it == offsets->end()) continue;
     ProbeSite site{it->second, 0};
     uint8_t code[kStubBytes];
-    const ssize_t n = fd.valid() ? ::pread(fd.get(), code, sizeof(code), static_cast<off_t>(site.file_offset)) : -1;
-    if (n > 0) {
-      if (auto at = FindEmulatedProbeSite(std::span<const uint8_t>(code, static_cast<size_t>(n)),
-                                          spec.needed))
-        site.into_function = *at;
-    }
+    const ssize_t n =
+        fd.valid() ? ::pread(fd.get(), code, sizeof(code), static_cast<off_t>(site.file_offset)) : -1;
+    const std::span<const uint8_t> bytes(code, n > 0 ? static_cast<size_t>(n) : 0);
+    if (auto at = FindEmulatedProbeSite(bytes, spec.needed)) site.into_function = *at;
     sites.emplace(spec.symbol, site);
   }
   return sites;
