@@ -73,7 +73,7 @@ struct Ioctl {
 
 DecodedRecord Launch(uint32_t tid, uint64_t start, uint64_t end) {
   return DecodedLaunchKernel{
-      Header(XT_REC_LAUNCH_KERNEL, tid, start, end), 0x1, 0x2, 0, {1, 1, 1}, 0, 0};
+      Header(XT_REC_LAUNCH_KERNEL, tid, start, end), 0x1, 0x2, 0, {1, 1, 1}, 0, 0, XT_LAUNCH_PLAIN};
 }
 
 class DrmCorrelatorTest : public ::testing::Test {

@@ -234,6 +234,8 @@ TEST(RecordDecoder, DecodesDrmFence) {
   EXPECT_EQ(f.seqno, 7u);
   EXPECT_EQ(f.source, static_cast<uint32_t>(XT_FENCE_SRC_DMA_FENCE));
   EXPECT_EQ(f.hdr.end_ns, 9000u);
+}
+
 TEST(RecordDecoder, DecodesZeCall) {
   xt_ze_call rec{};
   rec.hdr.type = XT_REC_ZE_CALL;

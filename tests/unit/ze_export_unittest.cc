@@ -197,23 +197,25 @@ TEST(ZeExport, DevicesGetAProcessWithATrackPerEngineAndFlowArrows) {
   EXPECT_EQ(copies[0]["args"]["completion"], "not seen by the host");
   EXPECT_FALSE(copies[0]["args"].contains("start_ticks"));
 
-  // gemm: submit (14) and wait (15) arrows; the copy was never seen complete: submit only.
+  // gemm: submit and wait arrows (ids 2^48 + 2 id, + 1); the copy was never seen complete:
+  // submit only.
+  const uint64_t base = uint64_t{1} << 48;
   auto starts = Phase(trace, "s"), ends = Phase(trace, "f");
   ASSERT_EQ(starts.size(), 3u);
   ASSERT_EQ(ends.size(), 3u);
-  EXPECT_EQ(starts[0]["id"], 14);
+  EXPECT_EQ(starts[0]["id"], base + 14);
   EXPECT_EQ(starts[0]["pid"], 42);
   EXPECT_EQ(starts[0]["tid"], 43);
   EXPECT_DOUBLE_EQ(starts[0]["ts"].get<double>(), 1'000'001.0);
-  EXPECT_EQ(ends[0]["id"], 14);
+  EXPECT_EQ(ends[0]["id"], base + 14);
   EXPECT_EQ(ends[0]["pid"], gpu0);
   EXPECT_EQ(ends[0]["bp"], "e");
-  EXPECT_EQ(starts[1]["id"], 15);
+  EXPECT_EQ(starts[1]["id"], base + 15);
   EXPECT_EQ(starts[1]["pid"], gpu0);
-  EXPECT_EQ(ends[1]["id"], 15);
+  EXPECT_EQ(ends[1]["id"], base + 15);
   EXPECT_EQ(ends[1]["tid"], 44);
   EXPECT_DOUBLE_EQ(ends[1]["ts"].get<double>(), 1'000'049.999);  // inside the sync call
-  EXPECT_EQ(starts[2]["id"], 16);
+  EXPECT_EQ(starts[2]["id"], base + 16);
 
   auto counters = Phase(trace, "C");
   ASSERT_EQ(counters.size(), 2u);

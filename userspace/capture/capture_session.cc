@@ -302,6 +302,7 @@ void Session::OnRecord(std::span<const std::byte> data) {
 }
 
 void Session::OpenDeviceClocks() {
+  if (opt_.drm == DrmCapture::kOnly) return;  // no Level Zero calls to time: nothing to map
   auto sampler = DeviceClockSampler::Open();
   if (!sampler.ok()) {
     Say("no device clock readings (" + sampler.status().message() +

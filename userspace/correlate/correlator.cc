@@ -74,7 +74,7 @@ void Correlator::OnRecord(const DecodedRecord& record) {
       },
       record);
   const xt_record_header& hdr = HeaderOf(record);
-  if (IsHostApiCall(hdr.type)) drm_.OnHostCall(hdr, HostApiCallName(hdr.type));
+  if (IsHostApiCall(hdr.type)) drm_.OnHostCall(hdr, HostApiCallName(record));
   drm_.AdvanceTo(hdr.end_ns);
 }
 

@@ -1,6 +1,7 @@
 // Host API call record types and names; see host_api_calls.h.
 #include "correlate/host_api_calls.h"
 
+#include "model/ze_api.h"
 #include "xtrace/records.h"
 
 namespace xtrace {
@@ -25,6 +26,18 @@ std::string_view HostApiCallName(uint16_t record_type) {
       return "zeCommandListAppendLaunchKernel";
   }
   return IsHostApiCall(record_type) ? "Level Zero call" : "";
+}
+
+std::string_view HostApiCallName(const DecodedRecord& record) {
+  if (const auto* c = std::get_if<DecodedZeCall>(&record)) {
+    if (const ZeApiInfo* api = FindZeApi(c->fn)) return api->symbol;
+  }
+  if (std::holds_alternative<DecodedZeExecute>(record)) return "zeCommandQueueExecuteCommandLists";
+  if (const auto* l = std::get_if<DecodedLaunchKernel>(&record)) {
+    if (l->kind == XT_LAUNCH_COOPERATIVE) return "zeCommandListAppendLaunchCooperativeKernel";
+    if (l->kind == XT_LAUNCH_INDIRECT) return "zeCommandListAppendLaunchKernelIndirect";
+  }
+  return HostApiCallName(HeaderOf(record).type);
 }
 
 }  // namespace xtrace

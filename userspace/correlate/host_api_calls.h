@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "decode/record_decoder.h"
+
 namespace xtrace {
 
 bool IsHostApiCall(uint16_t record_type);
@@ -14,5 +16,9 @@ bool IsHostApiCall(uint16_t record_type);
 // The API function a host-call record type stands for; a generic name for types this build
 // does not name individually.
 std::string_view HostApiCallName(uint16_t record_type);
+
+// The API function a host-call record stands for, by its function where the record says
+// (Level Zero's generic calls and launch variants); else as HostApiCallName(type).
+std::string_view HostApiCallName(const DecodedRecord& record);
 
 }  // namespace xtrace

@@ -14,6 +14,9 @@ constexpr std::string_view kGpuCategory = "gpu";
 constexpr std::string_view kFlowCategory = "ze.flow";
 // Device processes sort after the host processes.
 constexpr int64_t kDeviceSortBase = 1'000'000;
+// Flow ids of the device timeline: two per operation, from here on, clear of the driver track's
+// small counter (ids stay below 2^53, which JSON readers hold exactly).
+constexpr uint64_t kFlowIdBase = uint64_t{1} << 48;
 
 std::string_view KindName(DeviceOpKind kind) {
   switch (kind) {
@@ -123,7 +126,7 @@ void ZeTraceExporter::Write(const DeviceOp& e) {
                 Duration(e.start_ns, e.end_ns), args_);
   // Arrows: submitting call -> operation -> the host call that waited for it. A flow end
   // binds to the slice around its time, so each end sits inside its slice.
-  const uint64_t flow = e.id * 2;
+  const uint64_t flow = kFlowIdBase + e.id * 2;
   if (e.submit_tid) {
     out_.Flow(ChromeJsonWriter::FlowPhase::kStart, "submit", kFlowCategory, e.pid, e.submit_tid,
               e.submit_ns, flow);
