@@ -1,5 +1,6 @@
 /* Maps and helpers every xtrace BPF program shares: the record ring buffer, drop counters,
- * the traced-process filter and entry/return pairing. BPF-only (includes vmlinux.h). */
+ * the traced-process filter and capture scope, and entry/return pairing. BPF-only
+ * (includes vmlinux.h). */
 #ifndef XTRACE_COMMON_BPF_H
 #define XTRACE_COMMON_BPF_H
 
@@ -8,6 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "xtrace/capture_config.h"
 #include "xtrace/records.h"
 
 /* Records to user space. Its size is set by user space (--buffer-size) between open and load. */
@@ -34,7 +36,7 @@ struct {
 	__type(value, __u8);
 } traced_pids SEC(".maps");
 
-/* Collection state per process (tgid -> enum xt_collection_state): paused by --start-paused
+/* Collection state per process (tgid as the collector numbers it -> enum xt_collection_state): paused by --start-paused
  * or __itt_pause, resumed by __itt_resume, ended for good by __itt_detach. Absent means
  * collecting. Checked by every program through xt_traced, so pause applies to every source. */
 struct {
@@ -43,6 +45,33 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } collection_state SEC(".maps");
+
+/* Which processes the capture records (one struct xt_capture_config, see capture_config.h).
+ * A map, not rodata, so every probe object follows it without setting anything itself, and
+ * user space can set it once for all of them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xt_capture_config);
+} capture_config SEC(".maps");
+
+/* XT_SCOPE_CGROUP: the cgroup (v2) at index 0, set from a directory fd by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} scope_cgroup SEC(".maps");
+
+/* Records lost in the ring per process (tgid as the collector numbers it), for the
+ * per-process summary. Written only when a record is dropped. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XT_MAX_DROP_PROCS);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops_by_pid SEC(".maps");
 
 /* Per-thread state between a probed function's entry and its return, keyed by
  * (function << 32 | tid). LRU: a thread that dies inside a call must not leak its slot. */
@@ -102,18 +131,113 @@ static __always_inline void xt_count(__u32 which)
 		*v += 1;
 }
 
-/* True when `tgid` passes the process filter (whatever its collection state). */
-static __always_inline int xt_selected(__u32 tgid)
+static __always_inline const struct xt_capture_config *xt_config(void)
 {
-	if (!filter_by_pid)
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&capture_config, &zero);
+}
+
+static __always_inline int xt_in_pid_namespace(const struct xt_capture_config *cfg)
+{
+	return cfg && (cfg->scope & XT_SCOPE_PID_NAMESPACE);
+}
+
+/* The number `p` has in the collector's pid namespace; 0 when it has none there (the task
+ * lies outside that namespace). Nested namespaces below it are inside. */
+static __always_inline __u32 xt_pid_nr(struct pid *p, const struct xt_capture_config *cfg)
+{
+	__u32 level = cfg->pidns_level;
+	struct upid up = {};
+
+	if (!p || level >= XT_MAX_PID_NS_LEVEL || BPF_CORE_READ(p, level) < level)
+		return 0;
+	if (bpf_core_read(&up, sizeof(up), &p->numbers[level]))
+		return 0;
+	if (BPF_CORE_READ(up.ns, ns.inum) != cfg->pidns_inum)
+		return 0;
+	return up.nr;
+}
+
+/* A task's thread id and process id as the collector numbers them: the kernel's own ids, or,
+ * when the collector runs in a pid namespace of its own (a pod sidecar), that namespace's.
+ * Returns 0 when the task lies outside it. */
+static __always_inline int xt_task_ids(struct task_struct *task,
+				       const struct xt_capture_config *cfg, __u32 *pid,
+				       __u32 *tgid)
+{
+	if (!xt_in_pid_namespace(cfg)) {
+		*pid = BPF_CORE_READ(task, pid);
+		*tgid = BPF_CORE_READ(task, tgid);
+		return 1;
+	}
+	*pid = xt_pid_nr(BPF_CORE_READ(task, thread_pid), cfg);
+	*tgid = xt_pid_nr(BPF_CORE_READ(task, group_leader, thread_pid), cfg);
+	return *pid && *tgid;
+}
+
+static __always_inline int xt_current_ids(const struct xt_capture_config *cfg, __u32 *pid,
+					  __u32 *tgid)
+{
+	__u64 id;
+
+	if (xt_in_pid_namespace(cfg))
+		return xt_task_ids((struct task_struct *)bpf_get_current_task(), cfg, pid, tgid);
+	id = bpf_get_current_pid_tgid();
+	*pid = (__u32)id;
+	*tgid = id >> 32;
+	return 1;
+}
+
+/* Process `tgid` (collector numbering) is one the capture records. */
+static __always_inline int xt_scope_selects(const struct xt_capture_config *cfg, __u32 tgid)
+{
+	if (cfg && (cfg->scope & XT_SCOPE_ALL_PROCESSES))
 		return 1;
 	return bpf_map_lookup_elem(&traced_pids, &tgid) != NULL;
 }
 
-/* True unless `tgid`'s collection is paused or detached; a skipped hit is counted. */
+/* The current task lies under the capture's cgroup, if it has one. */
+static __always_inline int xt_in_cgroup_scope(const struct xt_capture_config *cfg)
+{
+	if (!cfg || !(cfg->scope & XT_SCOPE_CGROUP))
+		return 1;
+	return bpf_current_task_under_cgroup(&scope_cgroup, 0) == 1;
+}
+
+/* The current process's id as the collector numbers it (`tgid` as bpf_get_current_pid_tgid()
+ * gives it); 0 when it lies outside the collector's pid namespace. Keys of traced_pids,
+ * collection_state and drops_by_pid are these ids. */
+static __always_inline __u32 xt_collector_tgid(__u32 tgid)
+{
+	const struct xt_capture_config *cfg = xt_config();
+	__u32 pid;
+
+	if (xt_in_pid_namespace(cfg) && !xt_current_ids(cfg, &pid, &tgid))
+		return 0;
+	return tgid;
+}
+
+/* True when the current process, `tgid`, passes the process filter (whatever its collection
+ * state). `tgid` is the current task's, as bpf_get_current_pid_tgid() gives it; see
+ * capture_config.h for the rule. */
+static __always_inline int xt_selected(__u32 tgid)
+{
+	const struct xt_capture_config *cfg;
+
+	if (!filter_by_pid)
+		return 1;
+	cfg = xt_config();
+	tgid = xt_collector_tgid(tgid);
+	return tgid && xt_scope_selects(cfg, tgid) && xt_in_cgroup_scope(cfg);
+}
+
+/* True unless the current process's collection is paused or detached; a skipped hit is
+ * counted. */
 static __always_inline int xt_collecting(__u32 tgid)
 {
-	__u32 *state = bpf_map_lookup_elem(&collection_state, &tgid);
+	__u32 key = xt_collector_tgid(tgid);
+	__u32 *state = bpf_map_lookup_elem(&collection_state, &key);
 
 	if (state && *state != XT_COLLECT_ON) {
 		xt_count(XT_CNT_PAUSED);
@@ -122,10 +246,26 @@ static __always_inline int xt_collecting(__u32 tgid)
 	return 1;
 }
 
-/* Whether a probe hit in `tgid` is recorded: every program asks this first. */
+/* Whether a probe hit in the current process `tgid` is recorded: every program asks this
+ * first. */
 static __always_inline int xt_traced(__u32 tgid)
 {
 	return xt_selected(tgid) && xt_collecting(tgid);
+}
+
+/* Counts a dropped record against the current process. */
+static __always_inline void xt_count_process_drop(void)
+{
+	__u32 pid = 0, tgid = 0;
+	__u64 one = 1, *n;
+
+	if (!xt_current_ids(xt_config(), &pid, &tgid))
+		return;
+	n = bpf_map_lookup_elem(&drops_by_pid, &tgid);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else
+		bpf_map_update_elem(&drops_by_pid, &tgid, &one, BPF_NOEXIST);
 }
 
 static __always_inline int xt_output(void *rec, __u64 size)
@@ -136,6 +276,7 @@ static __always_inline int xt_output(void *rec, __u64 size)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, rec, size, flags)) {
 		xt_count(XT_CNT_DROPPED);
+		xt_count_process_drop();
 		return -1;
 	}
 	return 0;
@@ -158,8 +299,7 @@ static __always_inline void xt_note_thread(__u64 now)
 		return;
 	rec.hdr.type = XT_REC_THREAD_NAME;
 	rec.hdr.size = sizeof(rec);
-	rec.hdr.pid = id >> 32;
-	rec.hdr.tid = (__u32)id;
+	xt_current_ids(xt_config(), &rec.hdr.tid, &rec.hdr.pid);
 	rec.hdr.start_ns = now;
 	rec.hdr.end_ns = now;
 	__builtin_memcpy(rec.comm, cur.c, sizeof(rec.comm));
@@ -196,14 +336,15 @@ static __always_inline struct xt_inflight *xt_enter(__u32 fn)
 static __always_inline void xt_fill_header(struct xt_record_header *hdr, __u16 type, __u16 size,
 					   const struct xt_inflight *in, __u64 now)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = 0, tgid = 0;
 
 	xt_note_thread(now);
+	xt_current_ids(xt_config(), &pid, &tgid);
 	hdr->type = type;
 	hdr->size = size;
 	hdr->flags = in->flags;
-	hdr->pid = id >> 32;
-	hdr->tid = (__u32)id;
+	hdr->pid = tgid;
+	hdr->tid = pid;
 	hdr->start_ns = in->start_ns;
 	hdr->end_ns = now;
 }

@@ -51,11 +51,9 @@ static __always_inline __u32 itt_copy_name(__u8 *dst, const char *src, __u32 *fl
 
 static __always_inline void itt_fill_header(struct xt_record_header *hdr, __u16 type, __u64 now)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-
+	/* Ids as the collector numbers them (a sidecar's pid namespace), as xt_fill_header. */
+	xt_current_ids(xt_config(), &hdr->tid, &hdr->pid);
 	hdr->type = type;
-	hdr->pid = id >> 32;
-	hdr->tid = (__u32)id;
 	hdr->start_ns = now;
 	hdr->end_ns = now;
 }
@@ -104,7 +102,8 @@ static __always_inline void itt_note_handle(__u32 tgid, __u64 handle, __u32 kind
  * (resume while collecting) records nothing. */
 static __always_inline void itt_change_state(__u32 tgid, __u64 op, __u64 now)
 {
-	__u32 *current = bpf_map_lookup_elem(&collection_state, &tgid);
+	__u32 key = xt_collector_tgid(tgid);
+	__u32 *current = bpf_map_lookup_elem(&collection_state, &key);
 	__u32 previous = current ? *current : XT_COLLECT_ON;
 	__u32 next = op == XT_ITT_PAUSE ? XT_COLLECT_PAUSED
 		   : op == XT_ITT_RESUME ? XT_COLLECT_ON : XT_COLLECT_DETACHED;
@@ -112,7 +111,7 @@ static __always_inline void itt_change_state(__u32 tgid, __u64 op, __u64 now)
 
 	if (previous == XT_COLLECT_DETACHED || next == previous)
 		return;
-	if (bpf_map_update_elem(&collection_state, &tgid, &next, BPF_ANY))
+	if (bpf_map_update_elem(&collection_state, &key, &next, BPF_ANY))
 		return;
 	xt_note_thread(now);
 	itt_fill_header(&rec.hdr, XT_REC_ITT_STATE, now);

@@ -31,6 +31,9 @@
 /* Processes traced at once (BPF-side pid filter). */
 #define XT_MAX_TRACED_PROCS 4096
 
+/* Processes whose dropped records are counted one by one (for the per-process summary). */
+#define XT_MAX_DROP_PROCS 4096
+
 enum xt_record_type {
 	XT_REC_KERNEL_CREATE = 1, /* zeKernelCreate, entry + return */
 	XT_REC_LAUNCH_KERNEL = 2, /* zeCommandListAppendLaunchKernel, entry + return */
@@ -45,6 +48,11 @@ enum xt_record_type {
 	/* DRM: 80-95 */
 	XT_REC_DRM_IOCTL = 80,    /* ioctl(2) with a DRM command, entry + exit (drm_records.h) */
 	XT_REC_DRM_FENCE = 81,    /* a fence made by a traced DRM ioctl signaled (drm_records.h) */
+	/* Process lifecycle (96-111): how a capture learns of processes and library loads. */
+	XT_REC_PROCESS_EXEC = 96, /* a process in scope exec'd: struct xt_process_event + argv tail */
+	XT_REC_PROCESS_FORK = 97, /* a process in scope was created: struct xt_process_event */
+	XT_REC_PROCESS_EXIT = 98, /* the last thread of a process in scope exited: xt_process_exit */
+	XT_REC_PROCESS_MAPS = 99, /* the dynamic linker changed a process's libraries: header only */
 };
 
 enum xt_record_flags {
@@ -206,6 +214,29 @@ struct xt_thread_name {
 	char process_comm[XT_COMM_LEN]; /* the thread group leader's */
 };
 
+/* Longest command line an exec record carries (arguments separated by NUL bytes). */
+#define XT_MAX_ARGS 1024
+
+/* A process appeared: hdr.pid is the process (tgid), hdr.tid the thread that exec'd or was
+ * created; start_ns = end_ns = when. Pids are as the collector's pid namespace numbers them.
+ * An exec record is followed by args_len bytes of its command line. */
+struct xt_process_event {
+	struct xt_record_header hdr;
+	__u32 parent_pid;  /* 0 when the parent lies outside the collector's pid namespace */
+	__u32 ns_pid;      /* the process's pid in its own (innermost) pid namespace */
+	__u64 cgroup_id;   /* its cgroup v2 id (the directory's inode number) */
+	char comm[XT_COMM_LEN];
+	__u32 args_len;
+	__u32 reserved;
+	/* char args[args_len]; exec only: argv joined by NUL bytes, cut at XT_MAX_ARGS */
+};
+
+struct xt_process_exit {
+	struct xt_record_header hdr;
+	__s32 exit_code; /* as wait(2) reports it */
+	__u32 reserved;
+};
+
 /* Counters kept by BPF in a per-CPU array, indexed by this enum. */
 enum xt_counter {
 	XT_CNT_DROPPED = 0,      /* bpf_ringbuf_output failed: the ring was full */
@@ -215,7 +246,8 @@ enum xt_counter {
 	XT_CNT_DRM_UNPAIRED_EXIT = 6, /* a DRM ioctl returned that began before capture (or whose
 				       * entry was evicted): not recorded */
 	XT_CNT_DRM_FENCE_UNWATCHED = 7, /* a fence from a traced DRM ioctl could not be remembered */
-	XT_CNT_MAX = 8,
+	XT_CNT_TRACED_FULL = 8,   /* a new process could not join traced_pids: the map was full */
+	XT_CNT_MAX = 16,
 };
 
 /* ---- ITT (VTune-style labels) ------------------------------------------------------------

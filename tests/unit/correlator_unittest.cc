@@ -12,7 +12,8 @@ class FakeInspector : public ProcessInspector {
  public:
   std::optional<ProcessDetails> Process(uint32_t pid) override {
     if (pid == 99) return std::nullopt;  // already gone
-    return ProcessDetails{"app" + std::to_string(pid), "app --flag", pid + 1000};
+    return ProcessDetails{"app" + std::to_string(pid), "app --flag", pid + 1000,
+                          "/kubepods/pod1/" + std::string(64, 'c'), std::string(64, 'c')};
   }
 };
 
@@ -89,6 +90,8 @@ TEST_F(Fixture, IntroducesProcessesAndThreadsOnce) {
   EXPECT_EQ(strings.Get(procs[0].comm), "app1");
   EXPECT_EQ(strings.Get(procs[0].command_line), "app --flag");
   EXPECT_EQ(procs[0].ns_pid, 1001u);
+  EXPECT_EQ(strings.Get(procs[0].cgroup), "/kubepods/pod1/" + std::string(64, 'c'));
+  EXPECT_EQ(strings.Get(procs[0].container_id), std::string(64, 'c'));
   ASSERT_EQ(threads.size(), 2u);
   EXPECT_EQ(strings.Get(threads[1].name), "worker-3");
   EXPECT_EQ(c.stats().threads, 2u);

@@ -72,6 +72,11 @@ inline LogSummary SampleSummary() {
   s.events = 12345;
   s.dropped = 7;
   s.processes = 3;
+  s.process_stats = {{.pid = 4242,
+                      .comm = "python3",
+                      .records_by_source = {{"Level Zero", 1200}, {"ITT", 30}},
+                      .dropped = 5},
+                     {.pid = 4243, .comm = "", .records_by_source = {}, .dropped = 2}};
   return s;
 }
 
@@ -123,6 +128,8 @@ inline void ExpectSameEvent(const Event& expected, const Event& actual) {
     EXPECT_EQ(e->ns_pid, a.ns_pid);
     EXPECT_EQ(e->comm, a.comm);
     EXPECT_EQ(e->command_line, a.command_line);
+    EXPECT_EQ(e->cgroup, a.cgroup);
+    EXPECT_EQ(e->container_id, a.container_id);
   } else if (const auto* e = std::get_if<ThreadInfo>(&expected)) {
     const auto& a = std::get<ThreadInfo>(actual);
     EXPECT_EQ(e->pid, a.pid);

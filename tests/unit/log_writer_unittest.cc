@@ -81,7 +81,10 @@ TEST(LogWriterTest, RoundTripsEveryEventKindAndField) {
     written.push_back(ProcessInfo{.pid = 4'000'000,
                                   .ns_pid = 17,
                                   .comm = strings.Intern("python3"),
-                                  .command_line = strings.Intern("python3 train.py --epochs 3")});
+                                  .command_line = strings.Intern("python3 train.py --epochs 3"),
+                                  .cgroup = strings.Intern("/system.slice/docker-" +
+                                                           std::string(64, 'a') + ".scope"),
+                                  .container_id = strings.Intern(std::string(64, 'a'))});
     written.push_back(
         ThreadInfo{.pid = 4'000'000, .tid = 4'000'001, .name = strings.Intern("worker-1")});
     KernelCreate create;
@@ -190,6 +193,16 @@ TEST(LogWriterTest, HeaderAndSummaryRoundTripAndVersionIsStamped) {
   EXPECT_EQ(s.events, 12345u);
   EXPECT_EQ(s.dropped, 7u);
   EXPECT_EQ(s.processes, 3u);
+  ASSERT_EQ(s.process_stats.size(), 2u);
+  EXPECT_EQ(s.process_stats[0].pid, 4242u);
+  EXPECT_EQ(s.process_stats[0].comm, "python3");
+  EXPECT_EQ(s.process_stats[0].dropped, 5u);
+  ASSERT_EQ(s.process_stats[0].records_by_source.size(), 2u);
+  EXPECT_EQ(s.process_stats[0].records_by_source[0],
+            (std::pair<std::string, uint64_t>("Level Zero", 1200)));
+  EXPECT_EQ(s.process_stats[0].records_by_source[1], (std::pair<std::string, uint64_t>("ITT", 30)));
+  EXPECT_EQ(s.process_stats[1].pid, 4243u);
+  EXPECT_TRUE(s.process_stats[1].records_by_source.empty());
 }
 
 TEST(LogWriterTest, FileIsHeaderBatchesSummaryAsStockCapnpReaderSeesIt) {

@@ -70,6 +70,9 @@ Status CaptureMaps::Share(bpf_object* obj) const {
       {"traced_pids", skel_->maps.traced_pids},
       {"thread_comm", skel_->maps.thread_comm},
       {"collection_state", skel_->maps.collection_state},
+      {"capture_config", skel_->maps.capture_config},
+      {"scope_cgroup", skel_->maps.scope_cgroup},
+      {"drops_by_pid", skel_->maps.drops_by_pid},
   };
   for (const auto& [name, ours] : shared) {
     bpf_map* theirs = bpf_object__find_map_by_name(obj, name);
@@ -100,6 +103,50 @@ Status CaptureMaps::SetCollectionState(uint32_t pid, uint32_t state) {
     return Status::Error("setting the collection state of pid " + std::to_string(pid) + ": " +
                          BpfErrorText(errno));
   return Status::Ok();
+}
+
+std::vector<uint32_t> CaptureMaps::TracedPids() const {
+  std::vector<uint32_t> pids;
+  uint32_t key = 0, next = 0;
+  const uint32_t* prev = nullptr;
+  while (bpf_map__get_next_key(skel_->maps.traced_pids, prev, &next, sizeof(next)) == 0) {
+    pids.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  return pids;
+}
+
+Status CaptureMaps::SetScope(const xt_capture_config& config) {
+  const uint32_t zero = 0;
+  if (bpf_map__update_elem(skel_->maps.capture_config, &zero, sizeof(zero), &config,
+                           sizeof(config), BPF_ANY))
+    return Status::Error("setting the capture scope: " + BpfErrorText(errno));
+  return Status::Ok();
+}
+
+Status CaptureMaps::SetScopeCgroup(int cgroup_dir_fd) {
+  const uint32_t zero = 0;
+  const uint32_t fd = static_cast<uint32_t>(cgroup_dir_fd);
+  if (bpf_map__update_elem(skel_->maps.scope_cgroup, &zero, sizeof(zero), &fd, sizeof(fd),
+                           BPF_ANY))
+    return Status::Error("setting the capture cgroup: " + BpfErrorText(errno) +
+                         " (is it a cgroup v2 directory?)");
+  return Status::Ok();
+}
+
+std::map<uint32_t, uint64_t> CaptureMaps::ReadDropsByPid() const {
+  std::map<uint32_t, uint64_t> drops;
+  uint32_t key = 0, next = 0;
+  const uint32_t* prev = nullptr;
+  while (bpf_map__get_next_key(skel_->maps.drops_by_pid, prev, &next, sizeof(next)) == 0) {
+    uint64_t n = 0;
+    if (bpf_map__lookup_elem(skel_->maps.drops_by_pid, &next, sizeof(next), &n, sizeof(n), 0) == 0)
+      drops[next] = n;
+    key = next;
+    prev = &key;
+  }
+  return drops;
 }
 
 int CaptureMaps::OnSample(void* ctx, void* data, size_t size) {

@@ -1,15 +1,19 @@
 // The BPF maps all probe sources share: the records ring buffer (and its reader), the drop
-// counters, the traced-process filter and the thread-name cache. Probe objects are pointed at
-// these maps between their open and load, so every source writes one stream.
+// counters, the traced-process filter and capture scope, and the thread-name cache. Probe
+// objects are pointed at these maps between their open and load, so every source writes one
+// stream and follows one scope.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "base/status.h"
+#include "xtrace/capture_config.h"
 #include "xtrace/records.h"
 
 struct shared_maps;  // generated skeleton (build/bpf/shared_maps.skel.h)
@@ -35,11 +39,21 @@ class CaptureMaps {
   // The traced-process filter every probe program checks.
   Status TracePid(uint32_t pid);
   void ForgetPid(uint32_t pid);  // also forgets its collection state
+  // Processes in the filter now (BPF adds and removes some itself; see capture_config.h).
+  std::vector<uint32_t> TracedPids() const;
 
   // The per-process collection state every probe program checks (enum xt_collection_state):
   // --start-paused sets XT_COLLECT_PAUSED before the target runs; the target's own
   // __itt_pause/__itt_resume/__itt_detach change it from BPF.
   Status SetCollectionState(uint32_t pid, uint32_t state);
+
+  // Which processes every probe records (capture_config.h). Set before attaching probes.
+  Status SetScope(const xt_capture_config& config);
+  // The cgroup of XT_SCOPE_CGROUP, as an open cgroup v2 directory.
+  Status SetScopeCgroup(int cgroup_dir_fd);
+
+  // Records dropped per process (pid as the capture numbers it).
+  std::map<uint32_t, uint64_t> ReadDropsByPid() const;
 
   // Waits up to `timeout_ms`, then passes every pending record to `callback`. (Probes write
   // without wakeups below a fill threshold, so this mostly returns on the timeout.)

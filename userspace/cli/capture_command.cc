@@ -11,28 +11,27 @@
 
 #include "capture/capture_session.h"
 #include "cli/args.h"
+#include "cli/capture_options.h"
 
 namespace xtrace {
 namespace {
 
-constexpr const char* kAttachHelp = R"(Usage: xtrace attach --pid PID [options]
+constexpr const char* kAttachHelp = R"(Usage: xtrace attach TARGET... [options]
 
-Traces the Level Zero calls (and, from them, the device activity) of a process that is
-already running, without restarting it, and the DRM ioctls (i915, xe) it makes to the GPU
+Traces the Level Zero calls (and, from them, the device activity) of processes that are
+already running (and, with --system, --comm, --cgroup or --container, of matching processes
+as they start), without restarting them, and the DRM ioctls (i915, xe) they make to the GPU
 kernel driver. Capture ends on Ctrl-C (SIGINT) or SIGTERM, after --duration, or when every
-target has exited; a one-paragraph summary follows. A process that has not loaded Level Zero
-yet is watched and traced from the moment it does.
+process given by --pid has exited; a summary follows, with a line per process. A process that
+has not loaded Level Zero yet is watched and traced from the moment it does.
 
-TARGET
-  -p, --pid PID          process to trace (repeatable)
-
+%s
 OUTPUT
-  -o, --output FILE      event log to write (default: xtrace-<pid>.capnp)
+  -o, --output FILE      event log to write (default: xtrace-<pid>.capnp, xtrace-system.capnp)
   -q, --quiet            no progress or summary on stderr
 
 CAPTURE
-  -d, --duration TIME    stop after TIME (e.g. 10, 30s, 500ms, 5m)
-      --no-drm           leave out the kernel-driver view (DRM ioctls and fences)
+%s      --no-drm           leave out the kernel-driver view (DRM ioctls and fences)
       --drm-only         capture only the kernel-driver view, e.g. of a program that
                          never uses Level Zero (OpenCL, media)
       --start-paused     record nothing until the process calls __itt_resume (VTune's "start
@@ -43,9 +42,7 @@ started with xtrace's collector in INTEL_LIBITTNOTIFY64 (see 'xtrace env'); PyTo
 emit_itt() ranges need nothing.
 
 ADVANCED
-      --buffer-size SIZE BPF ring buffer size, a power of two (default 16M); raise it when
-                         the summary reports dropped events
-      --single-uprobes   one uprobe per probed function instead of one uprobe_multi link per
+%s      --single-uprobes   one uprobe per probed function instead of one uprobe_multi link per
                          program (what kernels before 6.6 get anyway); slower to detach
   -v, --verbose          more detail on stderr
 
@@ -53,24 +50,32 @@ Examples:
   sudo xtrace attach --pid 4242 -o run.capnp            # until Ctrl-C
   sudo xtrace attach -p 4242 -p 4243 --duration 30s     # two processes, 30 seconds
   sudo xtrace attach -p 4242 --drm-only                  # its GPU driver calls alone
+  sudo xtrace attach --comm python3 --follow-children   # every python3, and its workers
+  sudo xtrace attach --container 3f2a9c1b7e -o pod.capnp
   xtrace convert run.capnp -o run.json                   # then open in ui.perfetto.dev
 
 Capturing needs root (or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE).
-Exit status: 0 on success, 1 on error, 2 on a usage error.
+Exit status: 0 on success, 1 on error (or when no process given by --pid loaded Level Zero),
+2 on a usage error.
 )";
 
 constexpr const char* kRecordHelp = R"(Usage: xtrace record [options] [--] COMMAND [ARG...]
+       xtrace record --system [options]
 
 Launches COMMAND and traces its Level Zero calls, its device activity and its DRM ioctls
-(i915, xe) from its first call. Capture ends when the command exits, on Ctrl-C (which the
-command receives too), SIGTERM or --duration.
+(i915, xe) from its first call, and those of its children (--no-follow-children: the command
+alone). Capture ends when the command and its children have exited, on Ctrl-C (which the
+command receives too), SIGTERM or --duration. With --system (or --comm, --cgroup,
+--container) and no command, it traces every matching process on the machine, those started
+later included, until stopped.
 
+%s
 OUTPUT
-  -o, --output FILE      event log to write (default: xtrace-record.capnp)
+  -o, --output FILE      event log to write (default: xtrace-record.capnp, xtrace-system.capnp)
   -q, --quiet            no progress or summary on stderr
 
 CAPTURE
-  -d, --duration TIME    stop after TIME (e.g. 10, 30s, 500ms, 5m); the command keeps running
+%s                         (the command keeps running)
       --no-drm           leave out the kernel-driver view (DRM ioctls and fences)
       --drm-only         capture only the kernel-driver view, e.g. of a program that
                          never uses Level Zero (OpenCL, media)
@@ -81,8 +86,7 @@ With INTEL_LIBITTNOTIFY64 pointing at xtrace's collector (see 'xtrace env'), the
 labels (oneDNN primitives, TBB algorithms, __itt_* calls) are captured from its first call.
 
 ADVANCED
-      --buffer-size SIZE BPF ring buffer size, a power of two (default 16M)
-      --single-uprobes   one uprobe per probed function instead of uprobe_multi links
+%s      --single-uprobes   one uprobe per probed function instead of uprobe_multi links
   -v, --verbose          more detail on stderr
 
 Examples:
@@ -92,6 +96,7 @@ Examples:
   sudo INTEL_LIBITTNOTIFY64=$PWD/build/lib/libxtrace_itt.so \
        xtrace record --start-paused -- ./app          # only what app resumes
   sudo xtrace record --drm-only -o media.capnp -- ffmpeg -hwaccel vaapi -i in.mp4 out.mp4
+  sudo xtrace record --system -o node.capnp --duration 60s
   xtrace convert train.capnp                             # writes train.json
 
 Exit status: 0 on success (whatever the command's own status, which the summary reports),
@@ -129,11 +134,8 @@ int RunCaptureCommand(int argc, char** argv) {
   opt.xtrace_command_line = "xtrace " + opt.xtrace_command_line;
 
   int i = 1;
-  auto value = [&](const std::string& name) -> const char* {
-    if (i + 1 >= argc) return nullptr;
-    (void)name;
-    return argv[++i];
-  };
+  std::string error;
+  auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
   for (; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--") {
@@ -141,7 +143,8 @@ int RunCaptureCommand(int argc, char** argv) {
       break;
     }
     if (a == "-h" || a == "--help") {
-      std::fputs(record ? kRecordHelp : kAttachHelp, stdout);
+      std::printf(record ? kRecordHelp : kAttachHelp, kTargetOptionsHelp, kDurationHelp,
+                  kTuningHelp);
       return 0;
     }
     if (a == "-q" || a == "--quiet") {
@@ -156,33 +159,15 @@ int RunCaptureCommand(int argc, char** argv) {
     } else if (a == "--single-uprobes") {
       opt.single_uprobes = true;
     } else if (a == "-o" || a == "--output") {
-      const char* v = value(a);
+      const char* v = value();
       if (!v) return UsageError(cmd, a + " needs a file name");
       opt.output_path = v;
     } else if (a == "--start-paused") {
       opt.start_paused = true;
-    } else if (a == "-d" || a == "--duration") {
-      const char* v = value(a);
-      if (!v) return UsageError(cmd, a + " needs a time (e.g. 30s)");
-      auto d = ParseDuration(a, v);
-      if (!d.ok()) return UsageError(cmd, d.status().message());
-      opt.duration_ns = *d;
-    } else if (a == "--buffer-size") {
-      const char* v = value(a);
-      if (!v) return UsageError(cmd, a + " needs a size (e.g. 64M)");
-      auto s = ParseSize(a, v);
-      if (!s.ok()) return UsageError(cmd, s.status().message());
-      const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-      if ((*s & (*s - 1)) != 0 || *s < page)
-        return UsageError(cmd, a + ": " + v + " must be a power of two of at least " +
-                                   std::to_string(page) + " bytes (e.g. 16M, 64M)");
-      opt.ring_bytes = *s;
-    } else if (!record && (a == "-p" || a == "--pid")) {
-      const char* v = value(a);
-      if (!v) return UsageError(cmd, a + " needs a process id");
-      auto pid = ParsePid(a, v);
-      if (!pid.ok()) return UsageError(cmd, pid.status().message());
-      opt.pids.push_back(*pid);
+    } else if (auto m = ParseTuningOption(argc, argv, i, opt, &error); m != OptionMatch::kNotMine) {
+      if (m == OptionMatch::kError) return UsageError(cmd, error);
+    } else if (auto m = ParseTargetOption(argc, argv, i, opt, &error); m != OptionMatch::kNotMine) {
+      if (m == OptionMatch::kError) return UsageError(cmd, error);
     } else if (!a.empty() && a[0] == '-') {
       return UsageError(cmd, "unknown option '" + a + "'");
     } else if (record) {
@@ -191,14 +176,21 @@ int RunCaptureCommand(int argc, char** argv) {
       return UsageError(cmd, "unexpected argument '" + a + "' (did you mean --pid " + a + "?)");
     }
   }
+  const bool selects = opt.system || !opt.comm.empty() || !opt.cgroup.empty() ||
+                       !opt.container.empty();
   if (record) {
     for (; i < argc; ++i) opt.command.emplace_back(argv[i]);
-    if (opt.command.empty()) return UsageError(cmd, "no command to run");
-    if (opt.output_path.empty()) opt.output_path = "xtrace-record.capnp";
-  } else {
-    if (i < argc) return UsageError(cmd, "unexpected argument '" + std::string(argv[i]) + "'");
-    if (opt.pids.empty()) return UsageError(cmd, "no target: give --pid PID");
-    if (opt.output_path.empty()) opt.output_path = "xtrace-" + std::to_string(opt.pids[0]) + ".capnp";
+    if (opt.command.empty() && !selects)
+      return UsageError(cmd, "no command to run (or give --system, --comm, --cgroup, --container)");
+  } else if (i < argc) {
+    return UsageError(cmd, "unexpected argument '" + std::string(argv[i]) + "'");
+  } else if (opt.pids.empty() && !selects) {
+    return UsageError(cmd, "no target: give --pid PID, --system, --comm, --cgroup or --container");
+  }
+  if (opt.output_path.empty()) {
+    if (!opt.command.empty()) opt.output_path = "xtrace-record.capnp";
+    else if (opt.pids.size() == 1 && !selects) opt.output_path = "xtrace-" + std::to_string(opt.pids[0]) + ".capnp";
+    else opt.output_path = "xtrace-system.capnp";
   }
 
   InstallStopHandlers();
@@ -207,7 +199,9 @@ int RunCaptureCommand(int argc, char** argv) {
     std::fprintf(stderr, "xtrace %s: %s\n", cmd.c_str(), report.status().message().c_str());
     return report.status().message().rfind("cannot run", 0) == 0 ? 127 : 1;
   }
-  if (report->processes_attached == 0) return 1;
+  // Given processes that never loaded anything to probe: nothing was captured, say so.
+  const bool given = !opt.pids.empty() || !opt.command.empty();
+  if (given && !selects && report->processes_attached == 0) return 1;
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "base/version.h"
 #include "cli/capture_command.h"
 #include "cli/convert_command.h"
+#include "cli/daemon_command.h"
 #include "cli/env_command.h"
 
 namespace {
@@ -16,10 +17,13 @@ with eBPF
 Usage: xtrace COMMAND [options]
 
 Commands:
-  attach    trace a running process:          sudo xtrace attach --pid 4242 -o run.capnp
+  attach    trace running processes:           sudo xtrace attach --pid 4242 -o run.capnp
   record    launch a command and trace it:     sudo xtrace record -o run.capnp -- ./app
+            or the whole machine:              sudo xtrace record --system -o node.capnp
   convert   event log -> Chrome trace JSON:    xtrace convert run.capnp -o run.json
   env       lines that load the ITT collector:  xtrace env --shell
+  daemon    capture on request, rotated files: sudo xtrace daemon --output-dir /var/lib/xtrace
+  ctl       control a running daemon:          sudo xtrace ctl start --system
   version   print the version
 
 'xtrace COMMAND --help' describes each command. Open the JSON in https://ui.perfetto.dev
@@ -38,6 +42,8 @@ int main(int argc, char** argv) {
   if (cmd == "attach" || cmd == "record") return xtrace::RunCaptureCommand(argc - 1, argv + 1);
   if (cmd == "convert") return xtrace::RunConvertCommand(argc - 1, argv + 1);
   if (cmd == "env") return xtrace::RunEnvCommand(argc - 1, argv + 1);
+  if (cmd == "daemon") return xtrace::RunDaemonCommand(argc - 1, argv + 1);
+  if (cmd == "ctl") return xtrace::RunCtlCommand(argc - 1, argv + 1);
   if (cmd == "version" || cmd == "--version") {
     std::printf("xtrace %s\n", xtrace::kXtraceVersion);
     return 0;

@@ -30,6 +30,8 @@ void Correlator::NoteProcess(uint32_t pid, std::string_view fallback_comm) {
     info.comm = strings_.Intern(details->comm);
     info.command_line = strings_.Intern(details->command_line);
     info.ns_pid = details->ns_pid;
+    info.cgroup = strings_.Intern(details->cgroup_path);
+    info.container_id = strings_.Intern(details->container_id);
   }
   sink_.OnEvent(info);
 }

@@ -1,6 +1,8 @@
 // /proc readers for process and thread identity.
 #include "correlate/process_inspector.h"
 
+#include "correlate/container_id.h"
+
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -21,6 +23,18 @@ std::string TrimNewline(std::string s) {
 }
 
 }  // namespace
+
+std::string CgroupPathFromProcFile(std::string_view text) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    const std::string_view line = text.substr(pos, eol - pos);
+    if (line.rfind("0::", 0) == 0) return std::string(line.substr(3));
+    pos = eol + 1;
+  }
+  return {};
+}
 
 std::optional<ProcessDetails> ProcfsInspector::Process(uint32_t pid) {
   const std::string dir = "/proc/" + std::to_string(pid);
@@ -45,6 +59,10 @@ std::optional<ProcessDetails> ProcfsInspector::Process(uint32_t pid) {
       for (uint32_t v; fields >> v;) d.ns_pid = v;
       break;
     }
+  }
+  if (auto cgroup = ReadFile(dir + "/cgroup")) {
+    d.cgroup_path = CgroupPathFromProcFile(*cgroup);
+    d.container_id = ContainerIdFromCgroupPath(d.cgroup_path);
   }
   return d;
 }

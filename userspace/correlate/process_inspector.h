@@ -1,10 +1,13 @@
 // What the correlator learns about a process from outside the record stream (comm,
-// command line, namespace pid). Thread names come from BPF records instead. An interface so tests can supply fixed answers.
+// command line, namespace pid, cgroup and container). Thread names come from BPF records
+// instead. An interface so tests (and the capture, which knows processes it saw start) can
+// supply the answers.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "correlate/drm_device.h"
 
@@ -14,6 +17,8 @@ struct ProcessDetails {
   std::string comm;
   std::string command_line;
   uint32_t ns_pid = 0;  // innermost namespace pid; equals pid outside containers
+  std::string cgroup_path;   // cgroup v2 path ("/system.slice/..."); empty if unknown
+  std::string container_id;  // from the cgroup path; empty outside containers
 };
 
 class ProcessInspector {
@@ -31,7 +36,7 @@ class ProcessInspector {
   }
 };
 
-// Reads /proc (through the init pid namespace: xtrace runs there or with host pid).
+// Reads /proc (xtrace's own pid namespace: the initial one, or a pod's for a sidecar).
 class ProcfsInspector final : public ProcessInspector {
  public:
   std::optional<ProcessDetails> Process(uint32_t pid) override;
@@ -39,5 +44,8 @@ class ProcfsInspector final : public ProcessInspector {
     return ResolveFdDevice("/proc", "/sys", pid, fd, at_call);
   }
 };
+
+// The cgroup v2 path in the text of /proc/PID/cgroup (its "0::" line), or "" if it has none.
+std::string CgroupPathFromProcFile(std::string_view proc_cgroup_text);
 
 }  // namespace xtrace

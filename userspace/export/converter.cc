@@ -58,9 +58,12 @@ class EventConverter {
     if (e.ns_pid != 0 && e.ns_pid != e.pid) {
       name += " (pid " + std::to_string(e.ns_pid) + " in its namespace)";
     }
-    const std::string_view command_line = strings_.Get(e.command_line);
-    const std::array args = {TraceArg::String("command_line", command_line)};
-    out_.ProcessName(e.pid, name, command_line.empty() ? std::span<const TraceArg>() : args);
+    args_.clear();
+    const std::pair<const char*, StringId> labels[] = {
+        {"command_line", e.command_line}, {"cgroup", e.cgroup}, {"container_id", e.container_id}};
+    for (const auto& [key, id] : labels)
+      if (!strings_.Get(id).empty()) args_.push_back(TraceArg::String(key, strings_.Get(id)));
+    out_.ProcessName(e.pid, name, args_);
   }
 
   void operator()(const ThreadInfo& e) {

@@ -89,6 +89,8 @@ void EncodeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Builde
     g.setNsPid(e->ns_pid);
     g.setComm(e->comm);
     g.setCommandLine(e->command_line);
+    g.setCgroup(e->cgroup);
+    g.setContainerId(e->container_id);
   } else if (const auto* e = std::get_if<ThreadInfo>(&event)) {
     auto g = out.initThreadInfo();
     g.setPid(e->pid);
@@ -155,7 +157,9 @@ bool DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
       *out = ProcessInfo{.pid = g.getPid(),
                          .ns_pid = g.getNsPid(),
                          .comm = g.getComm(),
-                         .command_line = g.getCommandLine()};
+                         .command_line = g.getCommandLine(),
+                         .cgroup = g.getCgroup(),
+                         .container_id = g.getContainerId()};
       return true;
     }
     case log_schema::Event::THREAD_INFO: {
@@ -209,13 +213,39 @@ void EncodeSummary(const LogSummary& summary, log_schema::Summary::Builder out) 
   out.setEvents(summary.events);
   out.setDropped(summary.dropped);
   out.setProcesses(summary.processes);
+  auto stats = out.initProcessStats(static_cast<unsigned>(summary.process_stats.size()));
+  for (unsigned i = 0; i < stats.size(); ++i) {
+    const ProcessCaptureStats& p = summary.process_stats[i];
+    auto s = stats[i];
+    s.setPid(p.pid);
+    s.setComm(p.comm);
+    s.setDropped(p.dropped);
+    auto by_source = s.initEventsBySource(static_cast<unsigned>(p.records_by_source.size()));
+    unsigned j = 0;
+    for (const auto& [source, records] : p.records_by_source) {
+      by_source[j].setSource(source);
+      by_source[j].setRecords(records);
+      ++j;
+    }
+  }
 }
 
 LogSummary DecodeSummary(log_schema::Summary::Reader in) {
-  return LogSummary{.end_clock = DecodeClock(in.getEndClock()),
-                    .events = in.getEvents(),
-                    .dropped = in.getDropped(),
-                    .processes = in.getProcesses()};
+  LogSummary summary;
+  summary.end_clock = DecodeClock(in.getEndClock());
+  summary.events = in.getEvents();
+  summary.dropped = in.getDropped();
+  summary.processes = in.getProcesses();
+  for (auto s : in.getProcessStats()) {
+    ProcessCaptureStats p;
+    p.pid = s.getPid();
+    p.comm = ToString(s.getComm());
+    p.dropped = s.getDropped();
+    for (auto c : s.getEventsBySource())
+      p.records_by_source.emplace_back(ToString(c.getSource()), c.getRecords());
+    summary.process_stats.push_back(std::move(p));
+  }
+  return summary;
 }
 
 }  // namespace xtrace::log_codec

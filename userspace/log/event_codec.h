@@ -37,6 +37,8 @@ void ForEachStringId(const Event& event, Visitor&& visit) {
   } else if (const auto* e = std::get_if<ProcessInfo>(&event)) {
     visit(e->comm);
     visit(e->command_line);
+    visit(e->cgroup);
+    visit(e->container_id);
   } else if (const auto* e = std::get_if<ThreadInfo>(&event)) {
     visit(e->name);
   } else if (const auto* e = std::get_if<IttTask>(&event)) {

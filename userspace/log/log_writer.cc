@@ -45,18 +45,37 @@ Result<std::unique_ptr<LogWriter>> LogWriter::Create(const std::string& path,
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!fd.valid()) return Status::Error(path + ": cannot create: " + ErrnoText(errno));
   std::unique_ptr<LogWriter> writer(new LogWriter(path, std::move(fd), options));
+  if (Status st = writer->WriteHeader(header); !st.ok()) return st;
+  return writer;
+}
 
+Status LogWriter::WriteHeader(const LogHeader& header) {
   LogHeader stamped = header;
   stamped.format_version = kLogFormatVersion;
   try {
     capnp::MallocMessageBuilder message;
     log_codec::EncodeHeader(stamped, message.initRoot<log_schema::LogFrame>().initHeader());
     kj::Array<kj::byte> frame = PackFrame(message, 512);
-    if (Status st = writer->WriteFrame(frame.begin(), frame.size()); !st.ok()) return st;
+    return WriteFrame(frame.begin(), frame.size());
   } catch (const kj::Exception& e) {
-    return Status::Error(path + ": encoding the header: " + e.getDescription().cStr());
+    return Status::Error(path_ + ": encoding the header: " + e.getDescription().cStr());
   }
-  return writer;
+}
+
+Status LogWriter::ContinueInNewFile(const LogSummary& summary, const std::string& path,
+                                    const LogHeader& header) {
+  if (Status st = Finish(summary); !st.ok()) return st;
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) return error_ = Status::Error(path + ": cannot create: " + ErrnoText(errno));
+  path_ = path;
+  fd_ = std::move(fd);
+  finished_ = false;
+  strings_written_ = 1;
+  bytes_written_ = 0;
+  events_written_ = 0;
+  batches_written_ = 0;
+  error_ = WriteHeader(header);
+  return error_;
 }
 
 LogWriter::~LogWriter() {

@@ -55,6 +55,13 @@ class LogWriter {
   // Flushes, writes the summary and closes the file. Later calls return the first result.
   Status Finish(const LogSummary& summary);
 
+  // Rotation: finishes the current file with `summary` and goes on in `path` (created or
+  // truncated) with `header`. The string table carries over and the new file's first batch
+  // repeats every string, so each file reads on its own with the same string ids. Counters
+  // (bytes_written and so on) restart with the new file.
+  Status ContinueInNewFile(const LogSummary& summary, const std::string& path,
+                           const LogHeader& header);
+
   const std::string& path() const { return path_; }
   uint64_t bytes_written() const { return bytes_written_; }    // bytes in complete frames
   uint64_t events_written() const { return events_written_; }  // events in written batches
@@ -62,6 +69,7 @@ class LogWriter {
 
  private:
   LogWriter(std::string path, UniqueFd fd, Options options);
+  Status WriteHeader(const LogHeader& header);
 
   Status WriteBatch();
   Status WriteFrame(const void* data, size_t size);

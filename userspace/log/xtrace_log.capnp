@@ -120,6 +120,8 @@ struct Event {
       nsPid @25 :UInt32;            # in the process's own pid namespace
       comm @26 :UInt32;             # string id
       commandLine @27 :UInt32;      # string id; arguments joined with spaces
+      cgroup @54 :UInt32;           # string id; cgroup v2 path ("" if unknown)
+      containerId @55 :UInt32;      # string id; 64 hex digits, "" outside containers
     }
     threadInfo :group {
       # A thread's name, when the thread is first seen.
@@ -420,4 +422,19 @@ struct Summary {
   events @1 :UInt64;      # events the capture produced (all batches together)
   dropped @2 :UInt64;     # records lost in the BPF ring buffer
   processes @3 :UInt32;   # processes seen
+  processStats @4 :List(ProcessStats);
+  # Per process that produced events or lost some: what each probe source recorded.
+}
+
+# One process's share of a capture, for the summary.
+struct ProcessStats {
+  pid @0 :UInt32;
+  comm @1 :Text;
+  eventsBySource @2 :List(SourceCount);  # records per probe source ("Level Zero", ...)
+  dropped @3 :UInt64;                    # its records lost in the BPF ring buffer
+}
+
+struct SourceCount {
+  source @0 :Text;
+  records @1 :UInt64;
 }

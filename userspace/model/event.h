@@ -19,6 +19,8 @@ struct ProcessInfo {
   uint32_t ns_pid = 0;  // as its own pid namespace sees it (equal to pid outside containers)
   StringId comm = kEmptyString;
   StringId command_line = kEmptyString;  // arguments joined with spaces
+  StringId cgroup = kEmptyString;        // cgroup v2 path, e.g. "/kubepods/.../<id>"
+  StringId container_id = kEmptyString;  // 64 hex digits, when it runs in a container
 };
 
 // A thread's name, emitted once when the thread is first seen.

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace xtrace {
 
@@ -24,12 +26,21 @@ struct LogHeader {
   ClockAnchor start_clock;
 };
 
+// One process's share of a capture (the per-process summary).
+struct ProcessCaptureStats {
+  uint32_t pid = 0;
+  std::string comm;
+  std::vector<std::pair<std::string, uint64_t>> records_by_source;  // ("Level Zero", 120), ...
+  uint64_t dropped = 0;  // its records lost in the ring buffer
+};
+
 // Written when a capture ends cleanly; a log without it was cut short (e.g. SIGKILL).
 struct LogSummary {
   ClockAnchor end_clock;
   uint64_t events = 0;
   uint64_t dropped = 0;          // records lost in the ring buffer
   uint32_t processes = 0;
+  std::vector<ProcessCaptureStats> process_stats;  // processes with records or drops
 };
 
 }  // namespace xtrace

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Process lifecycle: how a capture learns of processes without polling /proc. exec, fork and
+ * exit tracepoints (raw_tp) keep `traced_pids` up to date in the kernel, before the new
+ * process runs a single instruction (children of traced processes, processes named --comm),
+ * and report processes in scope to user space; a uprobe on the dynamic linker's debugger hook
+ * (_dl_debug_state, called after every change to the list of loaded objects, at start-up and
+ * on each dlopen/dlclose) tells it when to look at a process's libraries again. */
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Lifecycle records wake the reader at once (unlike probe records, which wait for its timer):
+ * they are rare, and the sooner user space scans a new process, the fewer of its first calls
+ * run before its libraries are probed. */
+static __always_inline void xt_output_now(void *rec, __u64 size)
+{
+	if (bpf_ringbuf_output(&events, rec, size, BPF_RB_FORCE_WAKEUP)) {
+		xt_count(XT_CNT_DROPPED);
+		xt_count_process_drop();
+	}
+}
+
+static __always_inline int xt_same_comm(const char *a, const char *b)
+{
+	union xt_comm x = {}, y = {};
+
+	__builtin_memcpy(x.c, a, sizeof(x.c));
+	__builtin_memcpy(y.c, b, sizeof(y.c));
+	return x.w[0] == y.w[0] && x.w[1] == y.w[1];
+}
+
+static __always_inline void xt_select(__u32 tgid)
+{
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(&traced_pids, &tgid, &one, BPF_ANY))
+		xt_count(XT_CNT_TRACED_FULL);
+}
+
+/* The process's pid in its own (innermost) pid namespace. */
+static __always_inline __u32 xt_innermost_pid(struct task_struct *task)
+{
+	struct pid *p = BPF_CORE_READ(task, group_leader, thread_pid);
+	__u32 level = BPF_CORE_READ(p, level);
+	struct upid up = {};
+
+	if (level >= XT_MAX_PID_NS_LEVEL)
+		return 0;
+	bpf_core_read(&up, sizeof(up), &p->numbers[level]);
+	return up.nr;
+}
+
+/* Fills the fixed part of a process event about `task` (process `tgid`, thread `pid`). */
+static __always_inline void xt_fill_process_event(struct xt_process_event *rec, __u16 type,
+						  struct task_struct *task,
+						  const struct xt_capture_config *cfg, __u32 pid,
+						  __u32 tgid)
+{
+	__u32 parent_pid = 0, parent_tgid = 0;
+	__u64 now = bpf_ktime_get_ns();
+
+	rec->hdr.type = type;
+	rec->hdr.size = sizeof(*rec);
+	rec->hdr.pid = tgid;
+	rec->hdr.tid = pid;
+	rec->hdr.start_ns = now;
+	rec->hdr.end_ns = now;
+	if (xt_task_ids(BPF_CORE_READ(task, real_parent), cfg, &parent_pid, &parent_tgid))
+		rec->parent_pid = parent_tgid;
+	rec->ns_pid = xt_innermost_pid(task);
+	rec->cgroup_id = bpf_get_current_cgroup_id();
+	BPF_CORE_READ_STR_INTO(&rec->comm, task, group_leader, comm);
+	rec->args_len = 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(xt_process_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	const struct xt_capture_config *cfg = xt_config();
+	struct xt_process_event *rec;
+	struct xt_scratch *buf;
+	__u32 zero = 0, pid, tgid;
+	unsigned long arg_start, arg_end;
+	__u64 len;
+	char comm[XT_COMM_LEN] = {};
+
+	if (!cfg || !xt_task_ids(task, cfg, &pid, &tgid))
+		return 0;
+	/* The new image's name is set by now: this is where --comm selects a process. */
+	if (cfg->scope & XT_SCOPE_COMM) {
+		BPF_CORE_READ_STR_INTO(&comm, task, comm);
+		if (xt_same_comm(comm, cfg->comm))
+			xt_select(tgid);
+	}
+	if (!xt_scope_selects(cfg, tgid) || !xt_in_cgroup_scope(cfg))
+		return 0;
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!buf)
+		return 0;
+	rec = (struct xt_process_event *)buf->data;
+	xt_fill_process_event(rec, XT_REC_PROCESS_EXEC, task, cfg, pid, tgid);
+	rec->hdr.flags = 0;
+	/* The new stack holds argv, just written by the kernel, so it is resident. */
+	arg_start = BPF_CORE_READ(task, mm, arg_start);
+	arg_end = BPF_CORE_READ(task, mm, arg_end);
+	len = arg_end > arg_start ? arg_end - arg_start : 0;
+	if (len > XT_MAX_ARGS) {
+		len = XT_MAX_ARGS;
+		rec->hdr.flags |= XT_FLAG_TRUNCATED;
+	}
+	/* A no-op on the value that gives the verifier its bound (XT_MAX_ARGS is a power of 2). */
+	len &= 2 * XT_MAX_ARGS - 1;
+	if (len && bpf_probe_read_user(buf->data + sizeof(*rec), len, (const void *)arg_start)) {
+		rec->hdr.flags |= XT_FLAG_ARG_UNREADABLE;
+		len = 0;
+	}
+	rec->args_len = len;
+	rec->hdr.size = sizeof(*rec) + len;
+	xt_output_now(rec, sizeof(*rec) + len);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(xt_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	const struct xt_capture_config *cfg = xt_config();
+	struct xt_process_event rec = {};
+	__u32 parent_pid, parent_tgid, pid, tgid;
+	char comm[XT_COMM_LEN] = {};
+
+	/* A new thread is not a new process. */
+	if (!cfg || BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
+		return 0;
+	if (!xt_task_ids(child, cfg, &pid, &tgid))
+		return 0;
+	if ((cfg->scope & XT_SCOPE_FOLLOW_CHILDREN) && xt_current_ids(cfg, &parent_pid, &parent_tgid) &&
+	    bpf_map_lookup_elem(&traced_pids, &parent_tgid))
+		xt_select(tgid);
+	if (cfg->scope & XT_SCOPE_COMM) {
+		BPF_CORE_READ_STR_INTO(&comm, child, comm);
+		if (xt_same_comm(comm, cfg->comm))
+			xt_select(tgid);
+	}
+	/* The child starts in its parent's cgroup: the current task's is the one to test. */
+	if (!xt_scope_selects(cfg, tgid) || !xt_in_cgroup_scope(cfg))
+		return 0;
+	xt_fill_process_event(&rec, XT_REC_PROCESS_FORK, child, cfg, pid, tgid);
+	xt_output_now(&rec, sizeof(rec));
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(xt_process_exit, struct task_struct *task)
+{
+	const struct xt_capture_config *cfg = xt_config();
+	struct xt_process_exit rec = {};
+	__u32 pid, tgid;
+	__u64 now;
+
+	/* Every thread passes here; the process is gone when its last live thread does
+	 * (signal->live is decremented before this tracepoint). */
+	if (!cfg || BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	if (!xt_task_ids(task, cfg, &pid, &tgid))
+		return 0;
+	if (xt_scope_selects(cfg, tgid) && xt_in_cgroup_scope(cfg)) {
+		now = bpf_ktime_get_ns();
+		rec.hdr.type = XT_REC_PROCESS_EXIT;
+		rec.hdr.size = sizeof(rec);
+		rec.hdr.pid = tgid;
+		rec.hdr.tid = pid;
+		rec.hdr.start_ns = now;
+		rec.hdr.end_ns = now;
+		rec.exit_code = BPF_CORE_READ(task, exit_code);
+		xt_output_now(&rec, sizeof(rec));
+	}
+	/* A pid is reused sooner or later: the next process with it starts unselected. */
+	bpf_map_delete_elem(&traced_pids, &tgid);
+	return 0;
+}
+
+/* void _dl_debug_state(void) in ld.so: the dynamic linker's breakpoint for debuggers. */
+SEC("uprobe")
+int xt_dl_debug_state(struct pt_regs *ctx)
+{
+	struct xt_record_header rec = {};
+	__u32 pid, tgid;
+
+	if (!xt_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if (!xt_current_ids(xt_config(), &pid, &tgid))
+		return 0;
+	rec.type = XT_REC_PROCESS_MAPS;
+	rec.size = sizeof(rec);
+	rec.pid = tgid;
+	rec.tid = pid;
+	rec.start_ns = bpf_ktime_get_ns();
+	rec.end_ns = rec.start_ns;
+	xt_output_now(&rec, sizeof(rec));
+	return 0;
+}
+
+/* Where the collector itself lives, found by running xt_whoami once in its own context
+ * (BPF_PROG_TEST_RUN): the depth and inode of its pid namespace. /proc cannot say the depth
+ * from inside a namespace, and BPF needs it to number processes as the collector sees them. */
+__u32 self_pidns_level = 0;
+__u64 self_pidns_inum = 0;
+
+SEC("raw_tp")
+int xt_whoami(void *ctx)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pid *p = BPF_CORE_READ(task, thread_pid);
+	__u32 level = BPF_CORE_READ(p, level);
+	struct upid up = {};
+
+	if (level >= XT_MAX_PID_NS_LEVEL)
+		return 0;
+	if (bpf_core_read(&up, sizeof(up), &p->numbers[level]))
+		return 0;
+	self_pidns_level = level;
+	self_pidns_inum = BPF_CORE_READ(up.ns, ns.inum);
+	return 0;
+}

@@ -1,0 +1,38 @@
+/* Which processes a capture records, as every BPF probe reads it from the shared
+ * `capture_config` map (one entry, written by user space before anything is attached).
+ *
+ * Plain C with __u32/__u64 only: compiled by clang -target bpf and by C++.
+ * A probe records the current process when it is selected and lies in the capture's scope:
+ *   selected  = XT_SCOPE_ALL_PROCESSES, or its tgid is in `traced_pids` (explicit targets,
+ *               their children with XT_SCOPE_FOLLOW_CHILDREN, processes named `comm` with
+ *               XT_SCOPE_COMM: the lifecycle program adds those at fork and exec);
+ *   in scope  = under the cgroup in `scope_cgroup` when XT_SCOPE_CGROUP, and, when
+ *               XT_SCOPE_PID_NAMESPACE, inside the collector's own pid namespace.
+ * With no scope flag at all only `traced_pids` counts (attach --pid, as before).
+ */
+#ifndef XTRACE_CAPTURE_CONFIG_H
+#define XTRACE_CAPTURE_CONFIG_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+enum xt_scope_flags {
+	XT_SCOPE_ALL_PROCESSES = 1u << 0, /* --system, or a --cgroup/--container filter alone */
+	XT_SCOPE_FOLLOW_CHILDREN = 1u << 1, /* a traced process's new children are traced */
+	XT_SCOPE_COMM = 1u << 2,            /* processes that exec (or fork) as `comm` are traced */
+	XT_SCOPE_CGROUP = 1u << 3,          /* only processes under scope_cgroup (and its children) */
+	XT_SCOPE_PID_NAMESPACE = 1u << 4,   /* only the collector's pid namespace; ids as seen there */
+};
+
+/* Deepest pid namespace nesting the kernel allows (MAX_PID_NS_LEVEL). */
+#define XT_MAX_PID_NS_LEVEL 32
+
+struct xt_capture_config {
+	__u32 scope;       /* enum xt_scope_flags */
+	__u32 pidns_level; /* the collector's pid namespace depth (0 = the initial namespace) */
+	__u64 pidns_inum;  /* its inode number (/proc/self/ns/pid) */
+	char comm[16];     /* XT_SCOPE_COMM: the process name, NUL-padded (TASK_COMM_LEN) */
+};
+
+#endif /* XTRACE_CAPTURE_CONFIG_H */

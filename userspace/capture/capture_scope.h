@@ -1,0 +1,52 @@
+// What a capture targets, resolved before anything is loaded: the rule every BPF probe applies
+// (include/xtrace/capture_config.h), and the same rule in user space for the processes that
+// were running before the capture began.
+//
+// How targets combine: --pid and the command are traced as given, and their new children
+// too with --follow-children; --system selects every process; --comm selects processes by
+// name; --cgroup and --container narrow all of that to one cgroup subtree (given alone, they
+// select every process in it). A collector in a pid namespace of its own (a pod sidecar with
+// shareProcessNamespace) only ever sees, and traces, processes of that namespace.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "base/unique_fd.h"
+#include "capture/capture_session.h"
+#include "capture/cgroup.h"
+#include "capture/process_watcher.h"
+#include "xtrace/capture_config.h"
+
+namespace xtrace {
+
+struct CaptureScope {
+  bool all_processes = false;
+  bool follow_children = false;
+  std::string comm;                   // at most 15 characters, as the kernel keeps it
+  std::optional<CgroupScope> cgroup;  // --cgroup or --container
+  std::string container_id;           // --container, as given
+
+  // The capture looks for processes itself (as they start, fork or load libraries) rather
+  // than only watching the ones it was given.
+  bool discovers() const { return all_processes || !comm.empty() || follow_children; }
+  // It ends once the processes it follows are gone; otherwise it runs until stopped.
+  bool ends_with_targets() const { return !all_processes && comm.empty(); }
+
+  xt_capture_config ToConfig(const CollectorPidNamespace& ns) const;
+
+  // For a process found running when the capture starts (not one given by pid): whether it
+  // is selected by --system or --comm and lies in the cgroup.
+  bool SelectsRunning(std::string_view process_comm, std::string_view cgroup_path) const;
+  bool InCgroup(std::string_view cgroup_path) const;
+
+  // "every process in cgroup /a/b", for the first progress line.
+  std::string Describe() const;
+};
+
+// Validates and resolves the target options (cgroup paths, container ids).
+Result<CaptureScope> ResolveCaptureScope(const CaptureOptions& options);
+
+}  // namespace xtrace

@@ -1,0 +1,77 @@
+// Loading and attaching the process-lifecycle BPF programs.
+#include "capture/process_watcher.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+
+#include "process_lifecycle.skel.h"
+
+namespace xtrace {
+
+void ProcessWatcher::SkeletonDeleter::operator()(::process_lifecycle* skel) const {
+  process_lifecycle__destroy(skel);
+}
+
+ProcessWatcher::~ProcessWatcher() {
+  links_.clear();  // before the programs they run
+  skel_.reset();
+}
+
+Result<std::unique_ptr<ProcessWatcher>> ProcessWatcher::Load(CaptureMaps& maps) {
+  std::unique_ptr<ProcessWatcher> self(new ProcessWatcher());
+  self->skel_.reset(process_lifecycle__open());
+  if (!self->skel_) return Status::Error("opening the process BPF object: " + BpfErrorText(errno));
+  auto* skel = self->skel_.get();
+  skel->rodata->filter_by_pid = 1;
+  skel->rodata->wakeup_bytes = maps.wakeup_bytes();
+  if (Status st = maps.Share(skel->obj); !st.ok()) return st;
+  if (int err = process_lifecycle__load(skel))
+    return Status::Error("loading the process BPF programs: " + BpfErrorText(err));
+  return self;
+}
+
+Result<CollectorPidNamespace> ProcessWatcher::FindOwnPidNamespace() {
+  LIBBPF_OPTS(bpf_test_run_opts, run);
+  if (int err = bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.xt_whoami), &run))
+    return Status::Error("finding xtrace's own pid namespace: " + BpfErrorText(err));
+  if (skel_->bss->self_pidns_inum == 0)
+    return Status::Error("finding xtrace's own pid namespace: the probe did not run");
+  return CollectorPidNamespace{skel_->bss->self_pidns_level, skel_->bss->self_pidns_inum};
+}
+
+Status ProcessWatcher::AttachLifecycle() {
+  const std::pair<const char*, bpf_program*> programs[] = {
+      {"sched_process_exec", skel_->progs.xt_process_exec},
+      {"sched_process_fork", skel_->progs.xt_process_fork},
+      {"sched_process_exit", skel_->progs.xt_process_exit},
+  };
+  for (const auto& [tracepoint, prog] : programs) {
+    bpf_link* link = bpf_program__attach_raw_tracepoint(prog, tracepoint);
+    if (!link) {
+      const int err = errno;
+      links_.clear();
+      return Status::Error("attaching to the " + std::string(tracepoint) +
+                           " tracepoint: " + BpfErrorText(err));
+    }
+    links_.emplace_back(link);
+  }
+  return Status::Ok();
+}
+
+bool ProcessWatcher::IsDynamicLinker(std::string_view basename) {
+  return basename.rfind("ld-linux", 0) == 0 || basename.rfind("ld-musl", 0) == 0;
+}
+
+Result<std::vector<BpfLink>> ProcessWatcher::HookDynamicLinker(const MappedLibrary& ldso,
+                                                               int pid) {
+  auto link = AttachUprobe(skel_->progs.xt_dl_debug_state, pid, ldso.host_path,
+                           "_dl_debug_state", false);
+  if (!link.ok()) return link.status().WithContext(ldso.path);
+  std::vector<BpfLink> links;
+  links.push_back(std::move(*link));
+  return links;
+}
+
+}  // namespace xtrace

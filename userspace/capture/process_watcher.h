@@ -1,0 +1,56 @@
+// Follows processes for a capture: loads the process-lifecycle BPF programs (exec, fork and
+// exit tracepoints, and the dynamic linker hook that reports library loads), and tells the
+// capture which pid namespace it runs in.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "capture/bpf_link.h"
+#include "capture/capture_maps.h"
+#include "capture/proc_maps.h"
+
+struct process_lifecycle;  // generated skeleton (build/bpf/process_lifecycle.skel.h)
+
+namespace xtrace {
+
+// The pid namespace the collector runs in.
+struct CollectorPidNamespace {
+  uint32_t level = 0;  // 0: the initial namespace (a host, or a node agent with hostPID)
+  uint64_t inum = 0;
+};
+
+class ProcessWatcher {
+ public:
+  static Result<std::unique_ptr<ProcessWatcher>> Load(CaptureMaps& maps);
+  ~ProcessWatcher();
+
+  // Runs a probe in the collector's own context to find its pid namespace.
+  Result<CollectorPidNamespace> FindOwnPidNamespace();
+
+  // Attaches the exec/fork/exit tracepoints. Without them (an old or locked-down kernel)
+  // only processes found by scanning /proc are traced; the error says which failed.
+  Status AttachLifecycle();
+  size_t lifecycle_link_count() const { return links_.size(); }
+
+  // Whether a mapped file is a dynamic linker ("ld-linux-x86-64.so.2", "ld-musl-x86_64.so.1").
+  static bool IsDynamicLinker(std::string_view basename);
+  // Hooks the linker's _dl_debug_state in `ldso` for `pid` (-1: every process mapping it).
+  Result<std::vector<BpfLink>> HookDynamicLinker(const MappedLibrary& ldso, int pid);
+
+ private:
+  ProcessWatcher() = default;
+
+  struct SkeletonDeleter {
+    void operator()(::process_lifecycle* skel) const;
+  };
+  std::unique_ptr<::process_lifecycle, SkeletonDeleter> skel_;
+  std::vector<BpfLink> links_;
+};
+
+}  // namespace xtrace

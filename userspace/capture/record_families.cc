@@ -1,0 +1,17 @@
+// Record type ranges -> source names (the allocation is in include/xtrace/records.h).
+#include "capture/record_families.h"
+
+#include "xtrace/records.h"
+
+namespace xtrace {
+
+std::string_view RecordFamily(uint16_t type) {
+  if (type == XT_REC_KERNEL_CREATE || type == XT_REC_LAUNCH_KERNEL) return "Level Zero";
+  if (type >= 16 && type <= 63) return "Level Zero";
+  if (type >= 64 && type <= 79) return "ITT";
+  if (type >= 80 && type <= 95) return "DRM";
+  if (type >= 112 && type <= 127) return "bench";
+  return {};
+}
+
+}  // namespace xtrace

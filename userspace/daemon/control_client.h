@@ -1,0 +1,19 @@
+// `xtrace ctl`'s end of the control socket: connects to the daemon, makes one call, and
+// renders the answer as text for a person.
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+#include "capture/capture_session.h"
+
+namespace xtrace {
+
+enum class ControlVerb { kStart, kStop, kStatus, kList };
+
+// Calls `verb` on the daemon listening at `socket_path` (`request` is used by kStart).
+// Returns the text to print, or the daemon's (or the connection's) error.
+Result<std::string> CallDaemon(const std::string& socket_path, ControlVerb verb,
+                               const CaptureOptions& request);
+
+}  // namespace xtrace

@@ -1,0 +1,83 @@
+// Control protocol <-> capture types.
+#include "daemon/control_codec.h"
+
+namespace xtrace::control_codec {
+namespace {
+
+std::string ToString(capnp::Text::Reader text) { return std::string(text.begin(), text.size()); }
+
+}  // namespace
+
+void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Builder out) {
+  out.setSystem(r.system);
+  auto pids = out.initPids(static_cast<unsigned>(r.pids.size()));
+  for (unsigned i = 0; i < pids.size(); ++i) pids.set(i, r.pids[i]);
+  out.setComm(r.comm);
+  out.setCgroup(r.cgroup);
+  out.setContainer(r.container);
+  using Follow = control_schema::CaptureRequest::FollowChildren;
+  out.setFollowChildren(!r.follow_children ? Follow::DEFAULT
+                                           : *r.follow_children ? Follow::YES : Follow::NO);
+  out.setDurationNs(r.duration_ns.value_or(0));
+  out.setBufferBytes(r.ring_bytes);
+  out.setDetachAfterNs(r.library_grace_ns);
+}
+
+CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
+  CaptureOptions r;
+  r.system = in.getSystem();
+  for (uint32_t pid : in.getPids()) r.pids.push_back(pid);
+  r.comm = ToString(in.getComm());
+  r.cgroup = ToString(in.getCgroup());
+  r.container = ToString(in.getContainer());
+  using Follow = control_schema::CaptureRequest::FollowChildren;
+  if (in.getFollowChildren() == Follow::YES) r.follow_children = true;
+  if (in.getFollowChildren() == Follow::NO) r.follow_children = false;
+  if (in.getDurationNs()) r.duration_ns = in.getDurationNs();
+  if (in.getBufferBytes()) r.ring_bytes = in.getBufferBytes();
+  if (in.getDetachAfterNs()) r.library_grace_ns = in.getDetachAfterNs();
+  return r;
+}
+
+void EncodeStatus(const ControllerStatus& s, const std::string& output_dir,
+                  control_schema::CaptureStatus::Builder out) {
+  out.setCapturing(s.capturing);
+  EncodeRequest(s.request, out.initRequest());
+  out.setDescribe(s.describe);
+  out.setStartedRealtimeNs(s.started_realtime_ns);
+  const CaptureProgress& p = s.progress;
+  out.setCurrentFile(p.current_file);
+  out.setFilesFinished(p.files_finished);
+  out.setEvents(p.events);
+  out.setDropped(p.dropped);
+  out.setProcessesTracked(p.processes_tracked);
+  out.setProcessesTraced(p.processes_traced);
+  out.setLinks(p.links);
+  out.setFilterEntries(p.traced_pid_entries);
+  auto procs = out.initPerProcess(static_cast<unsigned>(p.per_process.size()));
+  for (unsigned i = 0; i < procs.size(); ++i) {
+    const ProcessCaptureStats& ps = p.per_process[i];
+    procs[i].setPid(ps.pid);
+    procs[i].setComm(ps.comm);
+    procs[i].setDropped(ps.dropped);
+    auto by = procs[i].initRecordsBySource(static_cast<unsigned>(ps.records_by_source.size()));
+    for (unsigned j = 0; j < by.size(); ++j) {
+      by[j].setSource(ps.records_by_source[j].first);
+      by[j].setRecords(ps.records_by_source[j].second);
+    }
+  }
+  out.setLastResult(s.last_result);
+  out.setOutputDir(output_dir);
+}
+
+void EncodeFiles(const std::vector<CaptureFileInfo>& files,
+                 capnp::List<control_schema::CaptureFile>::Builder out) {
+  for (unsigned i = 0; i < out.size(); ++i) {
+    out[i].setName(files[i].name);
+    out[i].setBytes(files[i].bytes);
+    out[i].setComplete(files[i].complete);
+    out[i].setModifiedRealtimeNs(files[i].modified_realtime_ns);
+  }
+}
+
+}  // namespace xtrace::control_codec

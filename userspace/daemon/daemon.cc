@@ -1,0 +1,67 @@
+// The daemon's event loop: control socket, signals, shutdown.
+#include "daemon/daemon.h"
+
+#include <kj/async-io.h>
+#include <kj/async-unix.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "daemon/control_server.h"
+
+namespace xtrace {
+
+int RunDaemon(const DaemonOptions& options) {
+  if (geteuid() != 0) {
+    std::fprintf(stderr, "xtrace daemon: must run as root (it loads BPF programs, and its "
+                         "control socket is root's alone)\n");
+    return 1;
+  }
+  // Before any thread exists, so that every thread has them blocked and the event loop alone
+  // receives them.
+  kj::UnixEventPort::captureSignal(SIGTERM);
+  kj::UnixEventPort::captureSignal(SIGINT);
+  auto listening = ListenOnControlSocket(options.socket_path);
+  if (!listening.ok()) {
+    std::fprintf(stderr, "xtrace daemon: %s\n", listening.status().message().c_str());
+    return 1;
+  }
+  const int exit_code = [&] {
+    CaptureController controller(options.config);
+    try {
+      auto io = kj::setupAsyncIo();
+      auto listener = io.lowLevelProvider->wrapListenSocketFd(
+          listening->get(), kj::LowLevelAsyncIoProvider::ALREADY_CLOEXEC |
+                                kj::LowLevelAsyncIoProvider::ALREADY_NONBLOCK);
+      std::fprintf(stderr, "xtrace daemon: listening on %s; captures go to %s\n",
+                   options.socket_path.c_str(), options.config.output_dir.c_str());
+      if (options.start_with) {
+        if (Status st = controller.Start(*options.start_with); !st.ok()) {
+          std::fprintf(stderr, "xtrace daemon: cannot start the capture: %s\n", st.message().c_str());
+          return 1;
+        }
+        std::fprintf(stderr, "xtrace daemon: capture started\n");
+      }
+      auto serving = ServeControl(*listener, controller).eagerlyEvaluate([](kj::Exception&& e) {
+        std::fprintf(stderr, "xtrace daemon: control socket failed: %s\n", e.getDescription().cStr());
+      });
+      const int sig = io.unixEventPort.onSignal(SIGTERM)
+                          .exclusiveJoin(io.unixEventPort.onSignal(SIGINT))
+                          .wait(io.waitScope)
+                          .si_signo;
+      std::fprintf(stderr, "xtrace daemon: %s: shutting down\n", strsignal(sig));
+    } catch (const kj::Exception& e) {
+      std::fprintf(stderr, "xtrace daemon: %s\n", e.getDescription().cStr());
+      return 1;
+    }
+    auto stopped = controller.Stop();  // finishes the open file (no-op when idle)
+    if (stopped.ok()) std::fprintf(stderr, "xtrace daemon: capture stopped\n");
+    return 0;
+  }();
+  ::unlink(options.socket_path.c_str());
+  return exit_code;
+}
+
+}  // namespace xtrace

@@ -1,0 +1,73 @@
+# The control protocol of `xtrace daemon`, spoken over its Unix socket with Cap'n Proto RPC
+# (two-party, the daemon is the server): `xtrace ctl` calls these methods on the bootstrap
+# capability. Ordinals are append-only, as in the log schema.
+@0xbe986c41760c2a14;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("xtrace::control_schema");
+
+# What to capture; the fields mean what the TARGET options of `xtrace attach` mean.
+struct CaptureRequest {
+  system @0 :Bool;
+  pids @1 :List(UInt32);
+  comm @2 :Text;
+  cgroup @3 :Text;
+  container @4 :Text;
+  followChildren @5 :FollowChildren;
+  durationNs @6 :UInt64;     # 0: until stopped
+  bufferBytes @7 :UInt64;    # BPF ring buffer; 0: the default
+  detachAfterNs @8 :UInt64;  # probe grace period on unused libraries; 0: the default
+
+  enum FollowChildren {
+    default @0;
+    yes @1;
+    no @2;
+  }
+}
+
+struct SourceCount {
+  source @0 :Text;
+  records @1 :UInt64;
+}
+
+struct ProcessStats {
+  pid @0 :UInt32;
+  comm @1 :Text;
+  recordsBySource @2 :List(SourceCount);
+  dropped @3 :UInt64;
+}
+
+struct CaptureStatus {
+  capturing @0 :Bool;
+  request @1 :CaptureRequest;         # of the running (or last) capture
+  describe @2 :Text;                  # "every process in cgroup /x", as the capture says it
+  startedRealtimeNs @3 :UInt64;
+  currentFile @4 :Text;               # being written (ends in .part), or the last one
+  filesFinished @5 :UInt32;
+  events @6 :UInt64;
+  dropped @7 :UInt64;
+  processesTracked @8 :UInt32;        # followed now
+  processesTraced @9 :UInt32;         # with probes or records so far
+  links @10 :UInt64;                  # BPF links held now
+  filterEntries @11 :UInt32;          # entries in the BPF process filter now
+  perProcess @12 :List(ProcessStats);
+  lastResult @13 :Text;               # how the last capture ended: its summary, or the error
+  outputDir @14 :Text;
+}
+
+struct CaptureFile {
+  name @0 :Text;
+  bytes @1 :UInt64;
+  complete @2 :Bool;                  # false for the file being written (*.capnp.part)
+  modifiedRealtimeNs @3 :UInt64;
+}
+
+interface Control {
+  start @0 (request :CaptureRequest) -> (status :CaptureStatus);
+  # Starts a capture; fails if one is running or the request is invalid.
+  stop @1 () -> (status :CaptureStatus);
+  # Stops the running capture and waits until its last file is finished.
+  status @2 () -> (status :CaptureStatus);
+  list @3 () -> (files :List(CaptureFile));
+  # Capture files in the output directory, oldest first.
+}
