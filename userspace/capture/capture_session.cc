@@ -246,10 +246,12 @@ Status ReleaseHeld(LaunchedCommand& cmd, const std::string& name) {
 
 class Session {
  public:
-  explicit Session(const CaptureOptions& options) : opt_(options), inspector_(processes_) {}
+  explicit Session(const CaptureOptions& options)
+      : opt_(options), attachments_(reaper_), inspector_(processes_) {}
   ~Session() {
     // Links before the programs they run, programs before the maps they use.
     attachments_.Clear();
+    reaper_.WaitIdle();
     sources_.clear();
     watcher_.reset();
   }
@@ -306,6 +308,7 @@ class Session {
   std::unique_ptr<ProcessWatcher> watcher_;
   bool lifecycle_attached_ = false;
   std::vector<std::unique_ptr<ProbeSource>> sources_;
+  LinkReaper reaper_;
   LibraryAttachments attachments_;
   std::unique_ptr<CaptureOutput> output_;
   LogSink sink_;
@@ -425,15 +428,21 @@ void Session::ScanProcess(TrackedProcess& t, bool again_if_hooked) {
   bool hooked_linker = false;
   for (MappedLibrary f : *files) {
     const std::string_view base = BaseName(f.path);
-    // Key files by what the path opens, as uprobes do and as host libraries resolved for
-    // `record` are keyed: on overlay filesystems the device in the maps can differ.
+    const bool linker = watcher_ && scope_.discovers() && ProcessWatcher::IsDynamicLinker(base);
+    bool probed = linker;
+    for (const auto& source : sources_) probed = probed || source->ProbesLibrary(base);
+    if (!probed) continue;
+    // Hold the file while probes are attached to it: the process may exit meanwhile, taking
+    // /proc/PID/root with it. Files are keyed by what the path opens, as uprobes are and as
+    // libraries resolved for `record` are (on overlay filesystems the maps' device differs).
+    UniqueFd held(open(f.host_path.c_str(), O_PATH | O_CLOEXEC));
     struct stat st {};
-    if (stat(f.host_path.c_str(), &st) == 0) {
-      f.inode = st.st_ino;
-      f.dev_major = major(st.st_dev);
-      f.dev_minor = minor(st.st_dev);
-    }
-    if (watcher_ && scope_.discovers() && ProcessWatcher::IsDynamicLinker(base)) {
+    if (!held.valid() || fstat(held.get(), &st) != 0) continue;  // gone already
+    f.inode = st.st_ino;
+    f.dev_major = major(st.st_dev);
+    f.dev_minor = minor(st.st_dev);
+    f.host_path = "/proc/self/fd/" + std::to_string(held.get());
+    if (linker) {
       std::string error;
       const auto outcome = attachments_.Use(
           linker_owner(), f, t.pid, false,
@@ -542,10 +551,12 @@ void Session::OnProcessRecord(std::span<const std::byte> data) {
           Forget(it->second, r.hdr.start_ns);
         } else {
           if constexpr (std::is_same_v<T, DecodedProcessStart>) {
-            // A fork record for a pid still tracked means the old process's exit was missed.
+            // A fork record for a pid still tracked is either about the process already
+            // tracked (found in /proc while its record waited in the ring) or a new process
+            // whose predecessor's exit was missed: their start times tell them apart.
             auto old = processes_.find(pid);
             if (r.hdr.type == XT_REC_PROCESS_FORK && old != processes_.end() && !old->second.gone &&
-                !old->second.held)
+                !old->second.held && ProcessStartTicks(pid) != old->second.start_ticks)
               Forget(old->second, r.hdr.start_ns);
             TrackedProcess& t = Track(pid, false);
             ProcessDetails seen;
@@ -689,7 +700,6 @@ Status Session::Prepare() {
       lifecycle_attached_ = true;
     }
   }
-  if (scope_.discovers()) Say("tracing " + scope_.Describe());
   return Status::Ok();
 }
 
@@ -855,7 +865,8 @@ void Session::Publish() {
   p.dropped = counters[XT_CNT_DROPPED];
   for (const auto& [pid, t] : processes_) p.processes_tracked += t.gone ? 0 : 1;
   p.processes_traced = static_cast<uint32_t>(ever_traced_.size());
-  p.links = attachments_.link_count() + (watcher_ ? watcher_->lifecycle_link_count() : 0);
+  p.links = attachments_.link_count() + reaper_.pending() +
+            (watcher_ ? watcher_->lifecycle_link_count() : 0);
   for (const auto& source : sources_) p.links += source->link_count();
   p.traced_pid_entries = static_cast<uint32_t>(maps_->TracedPids().size());
   p.per_process = PerProcess(total_tally_, maps_->ReadDropsByPid());
@@ -870,6 +881,7 @@ Result<CaptureReport> Session::Run() {
     if (Status st = LaunchCommand(); !st.ok()) return st;
 
   ScanPending();
+  if (scope_.discovers()) Say("tracing " + scope_.Describe());
   for (const auto& [pid, t] : processes_) {
     if (t.given && !t.ever_attached && !t.gone)
       Say("pid " + std::to_string(pid) + " has not loaded " + WaitsFor() +

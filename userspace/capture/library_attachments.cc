@@ -1,6 +1,8 @@
 // Reference-counted probe links per library file.
 #include "capture/library_attachments.h"
 
+#include <iterator>
+
 namespace xtrace {
 
 LibraryAttachments::Outcome LibraryAttachments::Use(size_t owner, const MappedLibrary& lib,
@@ -41,20 +43,27 @@ void LibraryAttachments::Release(uint32_t pid, uint64_t now_ns) {
     if (file == files_.end()) continue;
     file->second.users.erase(pid);
     if (!file->second.users.empty()) continue;
-    if (std::get<4>(key) >= 0) files_.erase(file);  // per process: destroys its links now
+    if (std::get<4>(key) >= 0) Drop(file);  // per process: its links go now
     else file->second.idle_since_ns = now_ns;
   }
   by_pid_.erase(it);
 }
 
 void LibraryAttachments::ExpireIdle(uint64_t now_ns, uint64_t grace_ns) {
-  std::erase_if(files_, [&](const auto& kv) {
-    return kv.second.users.empty() && now_ns - kv.second.idle_since_ns >= grace_ns;
-  });
+  for (auto it = files_.begin(); it != files_.end();) {
+    auto next = std::next(it);
+    if (it->second.users.empty() && now_ns - it->second.idle_since_ns >= grace_ns) Drop(it);
+    it = next;
+  }
+}
+
+void LibraryAttachments::Drop(std::map<Key, Attachment>::iterator file) {
+  reaper_.Destroy(std::move(file->second.links));
+  files_.erase(file);
 }
 
 void LibraryAttachments::Clear() {
-  files_.clear();
+  while (!files_.empty()) Drop(files_.begin());
   by_pid_.clear();
 }
 

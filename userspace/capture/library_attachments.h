@@ -17,12 +17,17 @@
 
 #include "base/status.h"
 #include "capture/bpf_link.h"
+#include "capture/link_reaper.h"
 #include "capture/proc_maps.h"
 
 namespace xtrace {
 
 class LibraryAttachments {
  public:
+  // Links taken off are handed to `reaper` (which outlives this object) to destroy.
+  explicit LibraryAttachments(LinkReaper& reaper) : reaper_(reaper) {}
+  ~LibraryAttachments() { Clear(); }
+
   // Attaches probes to `lib` for process `pid`, or for every process that maps it (pid -1).
   using AttachFn = std::function<Result<std::vector<BpfLink>>(const MappedLibrary& lib, int pid)>;
 
@@ -51,7 +56,7 @@ class LibraryAttachments {
   // Destroys the links of shared files nobody has used since `now_ns - grace_ns`.
   void ExpireIdle(uint64_t now_ns, uint64_t grace_ns);
 
-  // Destroys every link.
+  // Takes every link off.
   void Clear();
 
   size_t link_count() const;
@@ -67,6 +72,9 @@ class LibraryAttachments {
     uint64_t idle_since_ns = 0;  // when the last user left (users empty)
   };
 
+  void Drop(std::map<Key, Attachment>::iterator file);
+
+  LinkReaper& reaper_;
   std::map<Key, Attachment> files_;
   std::map<uint32_t, std::set<Key>> by_pid_;
 };

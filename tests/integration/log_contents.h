@@ -1,0 +1,45 @@
+// What an event log holds, grouped for integration tests: launches per process (in the same
+// "<tid>\t<name>\t<x>,<y>,<z>" form as the workloads' launch logs), process identities, and
+// whether the log is complete.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/event.h"
+#include "model/log_header.h"
+
+namespace xtrace::testing {
+
+struct ProcessIdentity {
+  uint32_t ns_pid = 0;
+  std::string comm, command_line, cgroup, container_id;
+};
+
+struct LogContents {
+  bool readable = false;
+  std::string error;  // why not, when !readable
+  bool complete = false;
+  std::map<uint32_t, std::vector<std::string>> launches;          // pid -> "<tid>\t<name>\t<x>,<y>,<z>"
+  std::map<uint32_t, std::vector<std::string>> launches_no_tid;   // pid -> "<name>\t<x>,<y>,<z>"
+  std::map<uint32_t, ProcessIdentity> processes;
+  std::optional<LogSummary> summary;
+  uint64_t events = 0;
+};
+
+LogContents ReadLogContents(const std::string& path);
+
+// The lines of a workload's launch log, sorted; with strip_tid, without their first field.
+std::vector<std::string> ReadLaunchLog(const std::string& path, bool strip_tid = false);
+std::vector<std::string> Sorted(std::vector<std::string> v);
+
+// The process whose parent is `parent_pid` (the first found), waiting up to `timeout_ms`.
+uint32_t FindChildPid(uint32_t parent_pid, int timeout_ms = 10000);
+
+// Number of open file descriptors of `pid`.
+size_t CountOpenFds(uint32_t pid);
+
+}  // namespace xtrace::testing
