@@ -1,0 +1,111 @@
+// Tests for capture/capture_scope: how target options combine into the BPF scope and the
+// user-space rule for processes already running; and capture/record_families.
+#include "capture/capture_scope.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "capture/record_families.h"
+
+namespace xtrace {
+namespace {
+
+TEST(CaptureScope, GivenPidsAloneAreExactlyTheFilter) {
+  CaptureOptions o;
+  o.pids = {42};
+  auto s = ResolveCaptureScope(o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->discovers());
+  EXPECT_TRUE(s->ends_with_targets());
+  EXPECT_EQ(s->ToConfig({}).scope, 0u);  // as before scopes existed: traced_pids alone
+}
+
+TEST(CaptureScope, ACommandFollowsItsChildrenUnlessToldNot) {
+  CaptureOptions o;
+  o.command = {"python3"};
+  auto s = ResolveCaptureScope(o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->discovers());
+  EXPECT_TRUE(s->ends_with_targets());
+  EXPECT_EQ(s->ToConfig({}).scope, unsigned(XT_SCOPE_FOLLOW_CHILDREN));
+  o.follow_children = false;
+  EXPECT_FALSE(ResolveCaptureScope(o)->discovers());
+}
+
+TEST(CaptureScope, SystemAndCommSelectAndNeverEndByThemselves) {
+  CaptureOptions o;
+  o.system = true;
+  auto s = ResolveCaptureScope(o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->ToConfig({}).scope, unsigned(XT_SCOPE_ALL_PROCESSES));
+  EXPECT_FALSE(s->ends_with_targets());
+  EXPECT_TRUE(s->SelectsRunning("anything", "/"));
+  EXPECT_EQ(s->Describe(), "every process");
+
+  CaptureOptions c;
+  c.comm = "python3";
+  auto n = ResolveCaptureScope(c);
+  ASSERT_TRUE(n.ok());
+  const xt_capture_config config = n->ToConfig({});
+  EXPECT_EQ(config.scope, unsigned(XT_SCOPE_COMM));
+  EXPECT_STREQ(config.comm, "python3");
+  EXPECT_TRUE(n->SelectsRunning("python3", "/"));
+  EXPECT_FALSE(n->SelectsRunning("python", "/"));
+  EXPECT_FALSE(n->ends_with_targets());
+}
+
+TEST(CaptureScope, ACollectorInAPidNamespaceSaysSo) {
+  CaptureOptions o;
+  o.system = true;
+  const xt_capture_config config = ResolveCaptureScope(o)->ToConfig({.level = 2, .inum = 4026532001});
+  EXPECT_EQ(config.scope, unsigned(XT_SCOPE_ALL_PROCESSES | XT_SCOPE_PID_NAMESPACE));
+  EXPECT_EQ(config.pidns_level, 2u);
+  EXPECT_EQ(config.pidns_inum, 4026532001u);
+}
+
+TEST(CaptureScope, UnusableTargetsAreClearErrors) {
+  CaptureOptions none;
+  auto s = ResolveCaptureScope(none);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("no target"), std::string::npos);
+
+  CaptureOptions long_name;
+  long_name.comm = "a-name-far-too-long";
+  EXPECT_NE(ResolveCaptureScope(long_name).status().message().find("at most 15 characters"),
+            std::string::npos);
+
+  CaptureOptions both;
+  both.cgroup = "/a";
+  both.container = "0123456789ab";
+  EXPECT_NE(ResolveCaptureScope(both).status().message().find("give one"), std::string::npos);
+
+  CaptureOptions missing;
+  missing.cgroup = "/xtrace-no-such-cgroup-here";
+  auto m = ResolveCaptureScope(missing);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("xtrace-no-such-cgroup-here"), std::string::npos)
+      << m.status().message();
+}
+
+TEST(CaptureScope, ACgroupNarrowsEverySelection) {
+  CaptureScope s;
+  s.all_processes = true;
+  s.cgroup = CgroupScope{"/sys/fs/cgroup/pod", "/pod", 77};
+  EXPECT_TRUE(s.SelectsRunning("x", "/pod/ctr"));
+  EXPECT_FALSE(s.SelectsRunning("x", "/podcast"));
+  EXPECT_EQ(s.ToConfig({}).scope, unsigned(XT_SCOPE_ALL_PROCESSES | XT_SCOPE_CGROUP));
+  EXPECT_EQ(s.Describe(), "every process in cgroup /pod");
+}
+
+TEST(RecordFamilies, TheAllocatedRangesNameTheirSources) {
+  EXPECT_EQ(RecordFamily(XT_REC_LAUNCH_KERNEL), "Level Zero");
+  EXPECT_EQ(RecordFamily(40), "Level Zero");
+  EXPECT_EQ(RecordFamily(64), "ITT");
+  EXPECT_EQ(RecordFamily(95), "DRM");
+  EXPECT_EQ(RecordFamily(XT_REC_THREAD_NAME), "");
+  EXPECT_EQ(RecordFamily(XT_REC_PROCESS_EXEC), "");
+}
+
+}  // namespace
+}  // namespace xtrace

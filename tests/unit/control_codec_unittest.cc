@@ -1,0 +1,62 @@
+// Tests for daemon/control_codec: a capture request survives the control protocol, and a
+// status carries what `xtrace ctl status` prints.
+#include "daemon/control_codec.h"
+
+#include <capnp/message.h>
+#include <gtest/gtest.h>
+
+namespace xtrace {
+namespace {
+
+TEST(ControlCodec, RequestRoundTrips) {
+  CaptureOptions r;
+  r.pids = {4242, 4243};
+  r.comm = "python3";
+  r.cgroup = "/kubepods/pod1";
+  r.follow_children = false;
+  r.duration_ns = 30'000'000'000ull;
+  r.ring_bytes = 64 << 20;
+  r.library_grace_ns = 5;
+  capnp::MallocMessageBuilder message;
+  auto built = message.initRoot<control_schema::CaptureRequest>();
+  control_codec::EncodeRequest(r, built);
+  const CaptureOptions back = control_codec::DecodeRequest(built.asReader());
+  EXPECT_EQ(back.pids, r.pids);
+  EXPECT_EQ(back.comm, "python3");
+  EXPECT_EQ(back.cgroup, "/kubepods/pod1");
+  EXPECT_FALSE(back.system);
+  ASSERT_TRUE(back.follow_children.has_value());
+  EXPECT_FALSE(*back.follow_children);
+  EXPECT_EQ(back.duration_ns, r.duration_ns);
+  EXPECT_EQ(back.ring_bytes, r.ring_bytes);
+  EXPECT_EQ(back.library_grace_ns, 5u);
+
+  // Unset fields stay the capture's defaults.
+  capnp::MallocMessageBuilder empty;
+  const CaptureOptions defaults =
+      control_codec::DecodeRequest(empty.initRoot<control_schema::CaptureRequest>().asReader());
+  EXPECT_FALSE(defaults.follow_children.has_value());
+  EXPECT_FALSE(defaults.duration_ns.has_value());
+  EXPECT_EQ(defaults.ring_bytes, CaptureOptions().ring_bytes);
+}
+
+TEST(ControlCodec, StatusCarriesPerProcessCounts) {
+  ControllerStatus s;
+  s.capturing = true;
+  s.describe = "every process";
+  s.progress.links = 8;
+  s.progress.per_process = {{.pid = 7, .comm = "app", .records_by_source = {{"Level Zero", 12}}, .dropped = 1}};
+  capnp::MallocMessageBuilder message;
+  auto built = message.initRoot<control_schema::CaptureStatus>();
+  control_codec::EncodeStatus(s, "/var/lib/xtrace", built);
+  auto r = built.asReader();
+  EXPECT_TRUE(r.getCapturing());
+  EXPECT_EQ(r.getLinks(), 8u);
+  EXPECT_EQ(std::string(r.getOutputDir().cStr()), "/var/lib/xtrace");
+  ASSERT_EQ(r.getPerProcess().size(), 1u);
+  EXPECT_EQ(r.getPerProcess()[0].getRecordsBySource()[0].getRecords(), 12u);
+  EXPECT_EQ(r.getPerProcess()[0].getDropped(), 1u);
+}
+
+}  // namespace
+}  // namespace xtrace
