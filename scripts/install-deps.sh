@@ -14,6 +14,8 @@ packages=(
   nlohmann-json3-dev              # tests parse the Chrome JSON back
   python3                         # JSON checks in tests
   nodejs npm                      # runs the Chrome trace consumer in tests (below)
+  python3-yaml                    # tests/deploy parses the Kubernetes manifests
+  util-linux                      # unshare, nsenter, setpriv in the system-capture tests
 )
 
 # The Chrome DevTools trace engine, an independent consumer of Chrome trace JSON that the
