@@ -50,6 +50,18 @@ long NumberAfter(const std::string& text, const std::string& label) {
   return std::stol(m[1]);
 }
 
+// Descriptors of `pid` that are BPF programs, maps or links.
+size_t BpfDescriptors(uint32_t pid) {
+  size_t n = 0;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+    if (target.find("bpf") != std::string::npos) ++n;
+  }
+  return n;
+}
+
 class DaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -64,6 +76,10 @@ class DaemonTest : public ::testing::Test {
     out_dir_ = dir_ + "/captures";
   }
   void TearDown() override {
+    if (HasFailure() && daemon_) {
+      daemon_->Wait(0ms);  // collect what it said
+      std::fprintf(stderr, "daemon's stderr:\n%s\n", daemon_->stderr_text().c_str());
+    }
     daemon_.reset();
     if (dir_.empty()) return;
     if (!HasFailure()) std::filesystem::remove_all(dir_);
@@ -116,6 +132,8 @@ TEST_F(DaemonTest, ControlledByRootAloneRotatesAndFinishesItsFileOnSigterm) {
   auto idle = Ctl({"status"});
   ASSERT_EQ(idle.exit_code(), 0) << idle.err;
   EXPECT_NE(idle.out.find("idle"), std::string::npos) << idle.out;
+  // No capture, no cost: not a single BPF object is loaded.
+  EXPECT_EQ(BpfDescriptors(static_cast<uint32_t>(daemon_->pid())), 0u);
 
   // Nobody else may use it: the socket's mode stops them, and should it be loosened, the
   // daemon checks who is calling.
@@ -136,6 +154,7 @@ TEST_F(DaemonTest, ControlledByRootAloneRotatesAndFinishesItsFileOnSigterm) {
   auto started = Ctl({"start", "--system"});
   ASSERT_EQ(started.exit_code(), 0) << started.err;
   EXPECT_NE(started.out.find("capturing every process"), std::string::npos) << started.out;
+  EXPECT_GT(BpfDescriptors(static_cast<uint32_t>(daemon_->pid())), 0u);
   auto again = Ctl({"start", "--system"});
   EXPECT_EQ(again.exit_code(), 1);
   EXPECT_NE(again.err.find("already running"), std::string::npos) << again.err;

@@ -120,7 +120,10 @@ class LogSink final : public EventSink {
  public:
   void set_writer(LogWriter* writer) { writer_ = writer; }
   void OnEvent(const Event& event) override {
-    if (const auto* p = std::get_if<ProcessInfo>(&event)) processes_[p->pid] = *p;
+    if (const auto* p = std::get_if<ProcessInfo>(&event)) {
+      processes_[p->pid] = *p;
+      comms_[p->pid] = std::string(writer_->strings().Get(p->comm));
+    }
     if (const auto* t = std::get_if<ThreadInfo>(&event))
       threads_[(uint64_t{t->pid} << 32) | t->tid] = *t;
     writer_->Append(event);
@@ -143,9 +146,11 @@ class LogSink final : public EventSink {
     }
     gone_.clear();
   }
+  // The name of a process that had events, for the per-process summary (kept after the
+  // process is gone: the summary covers the whole capture).
   std::string CommOf(uint32_t pid) const {
-    auto it = processes_.find(pid);
-    return it == processes_.end() ? std::string() : std::string(writer_->strings().Get(it->second.comm));
+    auto it = comms_.find(pid);
+    return it == comms_.end() ? std::string() : it->second;
   }
   uint64_t events() const { return events_; }
   uint64_t file_events() const { return file_events_; }
@@ -157,6 +162,7 @@ class LogSink final : public EventSink {
   std::map<uint32_t, ProcessInfo> processes_;
   std::map<uint64_t, ThreadInfo> threads_;
   std::set<uint32_t> gone_;
+  std::map<uint32_t, std::string> comms_;
 };
 
 // A process the capture follows.

@@ -19,6 +19,8 @@ int RunDaemon(const DaemonOptions& options) {
                          "control socket is root's alone)\n");
     return 1;
   }
+  // A control client that hangs up while its answer is written must not end the daemon.
+  ::signal(SIGPIPE, SIG_IGN);
   // Before any thread exists, so that every thread has them blocked and the event loop alone
   // receives them.
   kj::UnixEventPort::captureSignal(SIGTERM);
