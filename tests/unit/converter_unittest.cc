@@ -207,8 +207,12 @@ TEST(ConverterTest, NamespacePidIsShownWhenItDiffers) {
     auto writer = LogWriter::Create(in, SampleHeader());
     ASSERT_TRUE(writer.ok());
     StringTable& s = (*writer)->strings();
-    (*writer)->Append(
-        ProcessInfo{.pid = 90001, .ns_pid = 7, .comm = s.Intern("vllm"), .command_line = 0});
+    (*writer)->Append(ProcessInfo{.pid = 90001,
+                                  .ns_pid = 7,
+                                  .comm = s.Intern("vllm"),
+                                  .command_line = 0,
+                                  .cgroup = s.Intern("/kubepods/pod1/" + std::string(64, 'e')),
+                                  .container_id = s.Intern(std::string(64, 'e'))});
     (*writer)->Append(ProcessInfo{
         .pid = 90002, .ns_pid = 0, .comm = 0, .command_line = s.Intern("/usr/bin/app -x")});
     (*writer)->Append(ProcessInfo{.pid = 90003, .ns_pid = 0, .comm = 0, .command_line = 0});
@@ -220,7 +224,10 @@ TEST(ConverterTest, NamespacePidIsShownWhenItDiffers) {
   ASSERT_EQ(processes.size(), 2u);  // a process with no name at all gets no metadata
   EXPECT_EQ(processes[0]["args"]["name"], "vllm (pid 7 in its namespace)");
   EXPECT_FALSE(processes[0]["args"].contains("command_line"));  // none recorded
+  EXPECT_EQ(processes[0]["args"]["container_id"], std::string(64, 'e'));
+  EXPECT_EQ(processes[0]["args"]["cgroup"], "/kubepods/pod1/" + std::string(64, 'e'));
   EXPECT_EQ(processes[1]["args"]["name"], "/usr/bin/app -x");
+  EXPECT_FALSE(processes[1]["args"].contains("container_id"));
 }
 
 TEST(ConverterTest, IncompleteLogConvertsWithoutSalvage) {

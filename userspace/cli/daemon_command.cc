@@ -58,7 +58,8 @@ Controls a running `xtrace daemon` (root only):
   status   what is being captured: file, events, drops, processes, BPF links
   list     the capture files in the daemon's output directory
 
-      --socket PATH      the daemon's control socket (default /run/xtrace/xtrace.sock)
+      --socket PATH      the daemon's control socket (default: $XTRACE_SOCKET, or
+                         /run/xtrace/xtrace.sock)
 
 %s
 CAPTURE (start)
