@@ -174,8 +174,10 @@ int BPF_PROG(xt_process_exit, struct task_struct *task)
 		rec.exit_code = BPF_CORE_READ(task, exit_code);
 		xt_output_now(&rec, sizeof(rec));
 	}
-	/* A pid is reused sooner or later: the next process with it starts unselected. */
+	/* A pid is reused sooner or later: the next process with it starts unselected, and
+	 * collecting (a pause or __itt_detach was this process's alone). */
 	bpf_map_delete_elem(&traced_pids, &tgid);
+	bpf_map_delete_elem(&collection_state, &tgid);
 	return 0;
 }
 

@@ -36,6 +36,10 @@ LogContents ReadLogContents(const std::string& path) {
              << ',' << l->group_count[2];
       c.launches[l->pid].push_back(std::to_string(l->tid) + "\t" + groups.str());
       c.launches_no_tid[l->pid].push_back(groups.str());
+    } else if (auto* t = std::get_if<IttTask>(&e)) {
+      c.itt_labels[t->pid].push_back(std::string(s.Get(t->domain)) + "\t" + std::string(s.Get(t->name)));
+    } else if (auto* m = std::get_if<IttMarker>(&e)) {
+      c.itt_labels[m->pid].push_back(std::string(s.Get(m->domain)) + "\t" + std::string(s.Get(m->name)));
     } else if (auto* p = std::get_if<ProcessInfo>(&e)) {
       c.processes[p->pid] = ProcessIdentity{p->ns_pid, std::string(s.Get(p->comm)),
                                             std::string(s.Get(p->command_line)),

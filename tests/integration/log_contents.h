@@ -26,6 +26,7 @@ struct LogContents {
   std::map<uint32_t, std::vector<std::string>> launches;          // pid -> "<tid>\t<name>\t<x>,<y>,<z>"
   std::map<uint32_t, std::vector<std::string>> launches_no_tid;   // pid -> "<name>\t<x>,<y>,<z>"
   std::map<uint32_t, ProcessIdentity> processes;
+  std::map<uint32_t, std::vector<std::string>> itt_labels;  // pid -> "<domain>\t<name>"
   std::optional<LogSummary> summary;
   uint64_t events = 0;
 };

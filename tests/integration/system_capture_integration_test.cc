@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <regex>
 #include <string>
@@ -44,6 +45,8 @@ const std::string kXtrace = XTRACE_BIN;
 const std::string kWorkload = ZE_WORKLOAD_BIN;
 const std::string kLateLoad = ZE_LATELOAD_BIN;
 const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
+const std::string kIttWorkload = ITT_WORKLOAD_BIN;
+const std::string kIttCollector = "INTEL_LIBITTNOTIFY64=" ITT_COLLECTOR_LIB;
 
 uint32_t PidFromReadyLine(const std::optional<std::string>& line) {
   if (!line) return 0;
@@ -235,6 +238,50 @@ TEST_F(SystemCaptureTest, SystemCaptureTracesLaterProcessesIncludingOneInItsOwnN
       EXPECT_EQ(p.dropped, 0u);
     }
   EXPECT_TRUE(host_in_summary);
+}
+
+TEST_F(SystemCaptureTest, SystemCaptureTakesIttLabelsAndLaunchesOfALaterProcess) {
+  // A process started with the ITT collector: its labels and its launches, from the start,
+  // each counted under its source in the per-process summary.
+  const std::string out = Path("itt.capnp"), log = Path("itt.tsv");
+  Subprocess xtrace({kXtrace, "record", "--system", "-o", out});
+  ASSERT_TRUE(xtrace.WaitStderr("tracing every process", 60s)) << xtrace.stderr_text();
+  Subprocess workload({kIttWorkload, "--ze", "--threads", "2", "--iterations", "3",
+                       "--wait-for-signal", "--log", log},
+                      {kSimDriver, kIttCollector});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << workload.stderr_text();
+  ASSERT_TRUE(WaitAttached(xtrace, {pid}, 30s)) << xtrace.stderr_text();
+  // Both sources are in place before the round (the collector is found with the loader).
+  for (int i = 0; i < 100 && xtrace.stderr_text().find("ITT collector") == std::string::npos; ++i)
+    xtrace.WaitStderr("ITT collector", 100ms);
+  workload.Signal(SIGUSR1);
+  ASSERT_TRUE(workload.WaitStdout("round 1", 60s)) << workload.stderr_text();
+  workload.Signal(SIGTERM);
+  workload.Wait(30s);
+  ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
+
+  std::vector<std::string> labels, launches;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    // <round>\t<tid>\t<kind>\t<domain>\t<name>
+    const size_t kind = line.find('\t', line.find('\t') + 1) + 1;
+    const size_t domain = line.find('\t', kind) + 1;
+    if (line.compare(kind, 6, "launch") == 0) launches.push_back(line.substr(domain));
+    else labels.push_back(line.substr(domain));
+  }
+  ASSERT_EQ(labels.size(), 42u);
+  const LogContents c = ReadLogContents(out);
+  ASSERT_TRUE(c.readable) << c.error;
+  EXPECT_EQ(Sorted(c.itt_labels.count(pid) ? c.itt_labels.at(pid) : std::vector<std::string>{}),
+            Sorted(labels));
+  EXPECT_EQ(c.launches.count(pid) ? c.launches.at(pid).size() : 0u, launches.size());
+  ASSERT_TRUE(c.summary.has_value());
+  std::map<std::string, uint64_t> by_source;
+  for (const auto& p : c.summary->process_stats)
+    if (p.pid == pid) by_source.insert(p.records_by_source.begin(), p.records_by_source.end());
+  EXPECT_GT(by_source["ITT"], 0u);
+  EXPECT_GT(by_source["Level Zero"], 0u);
 }
 
 TEST_F(SystemCaptureTest, CgroupCaptureTracesOnlyProcessesInItsCgroup) {
