@@ -22,7 +22,8 @@ struct xt_fence_key {
 struct xt_fence_watch {
 	__u64 created_ns;
 	__u64 ioctl_start_ns;
-	__u64 pid_tgid;
+	__u32 pid; /* the process and thread whose ioctl made it, as the collector numbers them */
+	__u32 tid;
 };
 
 struct {
@@ -52,7 +53,8 @@ static __always_inline int xt_fence_created(const struct dma_fence *fence)
 	xt_fence_key_of(fence, &key);
 	watch.created_ns = bpf_ktime_get_ns();
 	watch.ioctl_start_ns = ioctl->start_ns;
-	watch.pid_tgid = pid_tgid;
+	/* The thread as the collector numbers it (a sidecar's pid namespace), for the record. */
+	xt_current_ids(xt_config(), &watch.tid, &watch.pid);
 	/* Already watched: i915 requests are seen both at dma_fence_init and at
 	 * i915_request_add. */
 	err = bpf_map_update_elem(&watched_fences, &key, &watch, BPF_NOEXIST);
@@ -74,8 +76,8 @@ static __always_inline int xt_fence_signaled(const struct dma_fence *fence, __u3
 		return 0;
 	rec.hdr.type = XT_REC_DRM_FENCE;
 	rec.hdr.size = sizeof(rec);
-	rec.hdr.pid = watch->pid_tgid >> 32;
-	rec.hdr.tid = (__u32)watch->pid_tgid;
+	rec.hdr.pid = watch->pid;
+	rec.hdr.tid = watch->tid;
 	rec.hdr.start_ns = watch->created_ns;
 	rec.hdr.end_ns = bpf_ktime_get_ns();
 	rec.ioctl_start_ns = watch->ioctl_start_ns;

@@ -135,8 +135,8 @@ int BPF_PROG(drm_sys_exit, struct pt_regs *regs, long ret)
 	xt_note_thread(now);
 	rec->hdr.type = XT_REC_DRM_IOCTL;
 	rec->hdr.flags = flags;
-	rec->hdr.pid = pid_tgid >> 32;
-	rec->hdr.tid = (__u32)pid_tgid;
+	/* Ids as the collector numbers them (a sidecar's pid namespace), as xt_fill_header. */
+	xt_current_ids(xt_config(), &rec->hdr.tid, &rec->hdr.pid);
 	rec->hdr.start_ns = p->start_ns;
 	rec->hdr.end_ns = now;
 	rec->ret = ret;

@@ -110,6 +110,15 @@ class DaemonTest : public ::testing::Test {
     } while (std::chrono::steady_clock::now() < deadline);
     return text;
   }
+  // A copy of the workload under a name of its own, so that a capture selecting it by name
+  // sees only this test's processes, whatever else runs on the machine.
+  std::string PrivateWorkload() {
+    const std::string name = "xtw" + std::to_string(getpid() % 1000000);
+    const std::string path = dir_ + "/" + name;
+    std::filesystem::copy_file(kWorkload, path);
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    return path;
+  }
   std::vector<std::string> CaptureFiles() const {
     std::vector<std::string> files;
     for (const auto& e : std::filesystem::directory_iterator(out_dir_)) files.push_back(e.path());
@@ -151,27 +160,41 @@ TEST_F(DaemonTest, ControlledByRootAloneRotatesAndFinishesItsFileOnSigterm) {
   ASSERT_EQ(::chmod(socket_.c_str(), 0600), 0);
   EXPECT_NE(Ctl({"status"}).out.find("idle"), std::string::npos) << "a refused start started something";
 
-  auto started = Ctl({"start", "--system"});
+  // By name, so that other GPU programs running on this machine meanwhile stay out of it.
+  const std::string workload_bin = PrivateWorkload();
+  const std::string comm = std::filesystem::path(workload_bin).filename();
+  auto started = Ctl({"start", "--comm", comm});
   ASSERT_EQ(started.exit_code(), 0) << started.err;
-  EXPECT_NE(started.out.find("capturing every process"), std::string::npos) << started.out;
+  EXPECT_NE(started.out.find("capturing every process named " + comm), std::string::npos)
+      << started.out;
   EXPECT_GT(BpfDescriptors(static_cast<uint32_t>(daemon_->pid())), 0u);
-  auto again = Ctl({"start", "--system"});
+  auto again = Ctl({"start", "--comm", comm});
   EXPECT_EQ(again.exit_code(), 1);
   EXPECT_NE(again.err.find("already running"), std::string::npos) << again.err;
 
+  // Rounds spread over more than a second, so that a file is rotated in between; the first
+  // waits until the probes are in (the loader's first user races them otherwise).
   const std::string log = dir_ + "/launches.tsv";
-  auto workload = RunCommand({kWorkload, "--iterations", "2", "--rounds", "6", "--sleep-us", "250000",
-                              "--launch-log", log},
-                             {kSimDriver}, 120s);
-  ASSERT_EQ(workload.exit_code(), 0) << workload.err;
-  const uint32_t pid = PidFromReadyLine(std::optional<std::string>(workload.out.substr(0, workload.out.find('\n'))));
-  const std::string status = StatusUntil([&](const std::string& s) {
-    return s.find("pid " + std::to_string(pid) + " (ze_workload): Level Zero") != std::string::npos;
-  });
+  Subprocess workload({workload_bin, "--wait-for-signal", "--recreate-kernels", "--iterations", "2",
+                       "--launch-log", log},
+                      {kSimDriver});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << workload.stderr_text();
+  ASSERT_TRUE(daemon_->WaitStderr("attached to pid " + std::to_string(pid), 30s))
+      << daemon_->stderr_text();
+  for (int round = 1; round <= 6; ++round) {
+    workload.Signal(SIGUSR1);
+    ASSERT_TRUE(workload.WaitStdout("round " + std::to_string(round), 60s)) << workload.stderr_text();
+    std::this_thread::sleep_for(250ms);
+  }
+  const std::regex traced("pid " + std::to_string(pid) + " \\(" + comm + "\\):.* Level Zero [0-9]+");
+  const std::string status =
+      StatusUntil([&](const std::string& s) { return std::regex_search(s, traced); });
   EXPECT_NE(status.find("capturing"), std::string::npos) << status;
-  EXPECT_NE(status.find("pid " + std::to_string(pid) + " (ze_workload): Level Zero"), std::string::npos)
-      << status;
+  EXPECT_TRUE(std::regex_search(status, traced)) << status;
 
+  workload.Signal(SIGTERM);
+  workload.Wait(30s);
   auto list = Ctl({"list"});
   ASSERT_EQ(list.exit_code(), 0) << list.err;
   EXPECT_NE(list.out.find("being written"), std::string::npos) << list.out;
@@ -238,7 +261,9 @@ TEST_F(DaemonTest, ShortLivedProcessesLeaveNoLinksOrDescriptorsBehind) {
 
   // Probes are taken off a library as soon as no traced process uses it (--detach-after), so
   // each process is attached and detached in turn.
-  auto started = Ctl({"start", "--comm", "ze_workload", "--detach-after", "1ms"});
+  const std::string workload_bin = PrivateWorkload();
+  auto started = Ctl({"start", "--comm", std::filesystem::path(workload_bin).filename().string(),
+                      "--detach-after", "1ms"});
   ASSERT_EQ(started.exit_code(), 0) << started.err;
   const std::string before = Ctl({"status"}).out;
   const long links_before = NumberAfter(before, "links");
@@ -251,7 +276,7 @@ TEST_F(DaemonTest, ShortLivedProcessesLeaveNoLinksOrDescriptorsBehind) {
     std::vector<std::unique_ptr<Subprocess>> batch;
     for (int j = 0; j < kAtOnce; ++j)
       batch.push_back(std::make_unique<Subprocess>(
-          std::vector<std::string>{kWorkload, "--iterations", "2", "--sleep-us", "20000"},
+          std::vector<std::string>{workload_bin, "--iterations", "2", "--sleep-us", "20000"},
           std::vector<std::string>{kSimDriver}));
     for (auto& p : batch) {
       auto st = p->Wait(60s);

@@ -225,16 +225,17 @@ TEST_F(SystemCaptureTest, SystemCaptureTracesLaterProcessesIncludingOneInItsOwnN
   // The per-process summary, on stderr and in the log.
   EXPECT_TRUE(std::regex_search(
       xtrace.stderr_text(),
-      std::regex("pid " + std::to_string(ns_pid) + " \\(ze_workload\\): Level Zero [0-9]+, dropped 0")))
+      std::regex("pid " + std::to_string(ns_pid) + " \\(ze_workload\\):.* Level Zero [0-9]+, dropped 0")))
       << xtrace.stderr_text();
   ASSERT_TRUE(c.summary.has_value());
   bool host_in_summary = false;
   for (const auto& p : c.summary->process_stats)
     if (p.pid == host_pid) {
       host_in_summary = true;
-      ASSERT_EQ(p.records_by_source.size(), 1u);
-      EXPECT_EQ(p.records_by_source[0].first, "Level Zero");
-      EXPECT_GE(p.records_by_source[0].second, 15u + 6u);  // launches + kernel creations
+      const std::map<std::string, uint64_t> by_source(p.records_by_source.begin(),
+                                                      p.records_by_source.end());
+      ASSERT_TRUE(by_source.count("Level Zero"));
+      EXPECT_GE(by_source.at("Level Zero"), 15u + 6u);  // launches + kernel creations
       EXPECT_EQ(p.dropped, 0u);
     }
   EXPECT_TRUE(host_in_summary);

@@ -19,7 +19,7 @@ constexpr uint16_t kCharDevice = 0x21b6;  // S_IFCHR | 0666
 class FakeInspector : public ProcessInspector {
  public:
   std::optional<ProcessDetails> Process(uint32_t pid) override {
-    return ProcessDetails{"app", "app", pid};
+    return ProcessDetails{"app", "app", pid, "", ""};
   }
   FdDevice Fd(uint32_t, uint32_t fd, const FdFileAtCall& at_call) override {
     ++lookups;

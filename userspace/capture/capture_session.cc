@@ -286,7 +286,9 @@ class Session {
   void ScanProcess(TrackedProcess& t, bool again_if_hooked = true);
   void ScanPending();
   void CheckAlive(bool discovered_too);
-  void MarkAttached(TrackedProcess& t, const std::string& via);
+  // `library`: the file whose probes now cover it, said in the message; empty when a source
+  // that attaches by itself (and says so itself) reported the process.
+  void MarkAttached(TrackedProcess& t, const std::string& library);
   // Whether `source` having a probe in a process counts as "attached" for messages and the
   // exit status: sources that need a library do; one that needs nothing (DRM) does only
   // when it is all there is (--drm-only), or every target would be "attached" at once.
@@ -418,12 +420,12 @@ bool Session::AnnouncesAttach(const ProbeSource& source) const {
   return true;
 }
 
-void Session::MarkAttached(TrackedProcess& t, const std::string& via) {
+void Session::MarkAttached(TrackedProcess& t, const std::string& library) {
   if (t.ever_attached) return;
   t.ever_attached = true;
   ever_traced_.insert(t.pid);
   if (!t.held) correlator_->NoteProcess(t.pid);
-  Say("attached to pid " + std::to_string(t.pid) + " (" + via + ")");
+  if (!library.empty()) Say("attached to pid " + std::to_string(t.pid) + " (" + library + ")");
 }
 
 void Session::ScanProcess(TrackedProcess& t, bool again_if_hooked) {
@@ -474,14 +476,14 @@ void Session::ScanProcess(TrackedProcess& t, bool again_if_hooked) {
       if (via.empty() && attachments_.HasLinks(i, t.pid)) via = f.path;
     }
   }
+  bool attached = !via.empty();
   for (auto& source : sources_) {
     // A source that needs no library (DRM) already covers every process in scope with its
     // tracepoints; it hears of given targets only, not of every process discovery finds.
     if (source->waits_for().empty() && !t.given) continue;
-    if (source->OnProcessMaps(t.pid, *files) && AnnouncesAttach(*source) && via.empty())
-      via = std::string(source->name());
+    if (source->OnProcessMaps(t.pid, *files) && AnnouncesAttach(*source)) attached = true;
   }
-  if (!via.empty()) MarkAttached(t, via);
+  if (attached) MarkAttached(t, via);
   // A library loaded between this scan and the new hook would go unseen: look once more.
   if (hooked_linker && again_if_hooked) ScanProcess(t, false);
 }
@@ -798,8 +800,7 @@ Status Session::LaunchCommand() {
     if (attachments_.HasLinks(i, pid)) MarkAttached(t, lib->path);
   }
   for (auto& source : sources_)
-    if (source->BeforeExec(pid) && AnnouncesAttach(*source))
-      MarkAttached(t, std::string(source->name()));
+    if (source->BeforeExec(pid) && AnnouncesAttach(*source)) MarkAttached(t, "");
   if (Status st = ReleaseHeld(launched, opt_.command[0]); !st.ok()) return st;
   t.held = false;
   t.rescan = true;
