@@ -23,11 +23,11 @@ struct FakeAttach {
   size_t links = 2;
   bool fail = false;
   LibraryAttachments::AttachFn Fn() {
-    return [this](const MappedLibrary&, int pid) -> Result<std::vector<BpfLink>> {
+    return [this](const MappedLibrary&, int pid) -> Result<std::vector<ProbeLink>> {
       ++calls;
       pids.push_back(pid);
       if (fail) return Status::Error("no symbols");
-      std::vector<BpfLink> out(links);
+      std::vector<ProbeLink> out(links);
       return out;
     };
   }

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <variant>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 
 struct bpf_link;
 struct bpf_program;
@@ -16,6 +18,10 @@ struct BpfLinkDeleter {
   void operator()(bpf_link* link) const;
 };
 using BpfLink = std::unique_ptr<bpf_link, BpfLinkDeleter>;
+
+// A probe attachment a capture owns: a libbpf link, or the fd of a link libbpf 1.1 cannot
+// make (uprobe_multi, see uprobe_multi.h). Destroying it detaches the probes.
+using ProbeLink = std::variant<BpfLink, UniqueFd>;
 
 // Attaches `prog` to `symbol` (`offset` bytes into it) in the ELF file at `path` for process
 // `pid` (-1: every process that maps it), on return if `retprobe`. The program reads `cookie`

@@ -16,13 +16,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
 #include <sstream>
 
+#include "base/read_file.h"
 #include "capture/capture_maps.h"
 #include "capture/capture_output.h"
 #include "capture/capture_scope.h"
@@ -73,8 +72,7 @@ std::string_view BaseName(std::string_view path) { return path.substr(path.rfind
 // Field 22 of /proc/PID/stat (start time in clock ticks): a pid reused by a new process has
 // another one. 0 if the process is gone.
 uint64_t ProcessStartTicks(uint32_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  const std::string stat((std::istreambuf_iterator<char>(in)), {});
+  const std::string stat = ReadWholeFile("/proc/" + std::to_string(pid) + "/stat").value_or("");
   const size_t close = stat.rfind(')');
   if (close == std::string::npos) return 0;
   std::istringstream fields(stat.substr(close + 2));
@@ -86,8 +84,7 @@ uint64_t ProcessStartTicks(uint32_t pid) {
 }
 
 uint32_t ParentPid(uint32_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  const std::string stat((std::istreambuf_iterator<char>(in)), {});
+  const std::string stat = ReadWholeFile("/proc/" + std::to_string(pid) + "/stat").value_or("");
   const size_t close = stat.rfind(')');
   if (close == std::string::npos) return 0;
   std::istringstream fields(stat.substr(close + 2));

@@ -1,6 +1,8 @@
 // cgroup v2 lookups for capture scopes.
 #include "capture/cgroup.h"
 
+#include "base/read_file.h"
+
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
@@ -8,8 +10,6 @@
 
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -91,9 +91,7 @@ Result<Cgroup2Mount> ParseCgroup2Mount(std::string_view text) {
 }
 
 Result<Cgroup2Mount> FindCgroup2Mount() {
-  std::ifstream in("/proc/self/mountinfo");
-  const std::string text((std::istreambuf_iterator<char>(in)), {});
-  return ParseCgroup2Mount(text);
+  return ParseCgroup2Mount(ReadWholeFile("/proc/self/mountinfo").value_or(""));
 }
 
 Result<CgroupScope> ResolveCgroup(const std::string& path) {
@@ -155,10 +153,8 @@ bool CgroupPathContains(std::string_view scope, std::string_view member) {
 }
 
 std::string CgroupPathOfProcess(uint32_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
-  if (!in) return {};
-  const std::string text((std::istreambuf_iterator<char>(in)), {});
-  return CgroupPathFromProcFile(text);
+  return CgroupPathFromProcFile(
+      ReadWholeFile("/proc/" + std::to_string(pid) + "/cgroup").value_or(""));
 }
 
 }  // namespace xtrace

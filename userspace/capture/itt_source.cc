@@ -1,14 +1,14 @@
 // Loading the ITT BPF programs and attaching them to the collector and to PyTorch.
 #include "capture/itt_source.h"
 
+#include "base/read_file.h"
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include <array>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 
 #include "capture/capture_session.h"
 #include "capture/elf_symbols.h"
@@ -37,9 +37,10 @@ bool MayBeSharedObject(std::string_view path) {
 // A variable of /proc/PID/environ (the environment the process started with, which is what
 // the ITT static part reads), or nullopt.
 std::optional<std::string> EnvironmentOf(uint32_t pid, std::string_view variable) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
-  if (!in) return std::nullopt;
-  const std::string text(std::istreambuf_iterator<char>(in), {});
+  const std::optional<std::string> environ =
+      ReadWholeFile("/proc/" + std::to_string(pid) + "/environ");
+  if (!environ) return std::nullopt;
+  const std::string& text = *environ;
   for (size_t pos = 0; pos < text.size();) {
     size_t end = text.find('\0', pos);
     if (end == std::string::npos) end = text.size();

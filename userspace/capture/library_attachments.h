@@ -29,7 +29,7 @@ class LibraryAttachments {
   ~LibraryAttachments() { Clear(); }
 
   // Attaches probes to `lib` for process `pid`, or for every process that maps it (pid -1).
-  using AttachFn = std::function<Result<std::vector<BpfLink>>(const MappedLibrary& lib, int pid)>;
+  using AttachFn = std::function<Result<std::vector<ProbeLink>>(const MappedLibrary& lib, int pid)>;
 
   // Pseudo-process that holds files attached for the whole capture (see Pin).
   static constexpr uint32_t kCapturePid = 0;
@@ -67,7 +67,7 @@ class LibraryAttachments {
   using Key = std::tuple<size_t, uint32_t, uint32_t, uint64_t, int64_t>;
   struct Attachment {
     std::string path;
-    std::vector<BpfLink> links;  // empty if attaching failed
+    std::vector<ProbeLink> links;  // empty if attaching failed
     std::set<uint32_t> users;
     uint64_t idle_since_ns = 0;  // when the last user left (users empty)
   };

@@ -1,6 +1,8 @@
 // Background link destruction.
 #include "capture/link_reaper.h"
 
+#include <optional>
+
 namespace xtrace {
 
 LinkReaper::LinkReaper() : thread_([this] { Loop(); }) {}
@@ -14,7 +16,7 @@ LinkReaper::~LinkReaper() {
   thread_.join();
 }
 
-void LinkReaper::Destroy(std::vector<BpfLink> links) {
+void LinkReaper::Destroy(std::vector<ProbeLink> links) {
   if (links.empty()) return;
   {
     std::lock_guard lock(mu_);
@@ -38,7 +40,7 @@ void LinkReaper::Loop() {
   for (;;) {
     changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, nothing left
-    BpfLink link = std::move(queue_.front());
+    std::optional<ProbeLink> link(std::move(queue_.front()));
     queue_.pop_front();
     ++in_progress_;
     lock.unlock();

@@ -23,7 +23,7 @@ class LinkReaper {
   LinkReaper(const LinkReaper&) = delete;
   LinkReaper& operator=(const LinkReaper&) = delete;
 
-  void Destroy(std::vector<BpfLink> links);
+  void Destroy(std::vector<ProbeLink> links);
   // Links queued or being destroyed: they still hold their descriptors.
   size_t pending() const;
   // Returns once everything queued so far is destroyed.
@@ -34,7 +34,7 @@ class LinkReaper {
 
   mutable std::mutex mu_;
   std::condition_variable changed_;
-  std::deque<BpfLink> queue_;
+  std::deque<ProbeLink> queue_;
   size_t in_progress_ = 0;
   bool stopping_ = false;
   std::thread thread_;

@@ -68,10 +68,10 @@ class ProbeSource {
   // Attaches this source's probes to `lib` (open it by lib.host_path) for process `pid`, or for
   // every process that maps it when pid is -1. Returns the links, which the capture owns; an
   // error when nothing could be attached (a probe that fails alone is reported with `say`).
-  virtual Result<std::vector<BpfLink>> AttachToLibrary(const MappedLibrary& lib, int pid) {
+  virtual Result<std::vector<ProbeLink>> AttachToLibrary(const MappedLibrary& lib, int pid) {
     (void)lib;
     (void)pid;
-    return std::vector<BpfLink>{};
+    return std::vector<ProbeLink>{};
   }
 
   // The soname `record` attaches to before its command execs, so that the command's first

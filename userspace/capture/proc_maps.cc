@@ -1,10 +1,10 @@
 // /proc/PID/maps parsing.
 #include "capture/proc_maps.h"
 
+#include "base/read_file.h"
+
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 
 namespace xtrace {
@@ -52,20 +52,19 @@ std::vector<MappedLibrary> ParseMappedLibraries(std::string_view maps_text, uint
 Result<std::vector<MappedLibrary>> FindMappedLibraries(uint32_t pid,
                                                        std::string_view basename_prefix) {
   const std::string path = "/proc/" + std::to_string(pid) + "/maps";
-  std::ifstream in(path);
-  if (!in) {
+  const std::optional<std::string> text = ReadWholeFile(path);
+  if (!text) {
     const int err = errno;
     if (!ProcessAlive(pid)) return Status::Error("process " + std::to_string(pid) + " is gone");
     return Status::Error("cannot read " + path + ": " + std::strerror(err));
   }
-  const std::string text(std::istreambuf_iterator<char>(in), {});
-  return ParseMappedLibraries(text, pid, basename_prefix);
+  return ParseMappedLibraries(*text, pid, basename_prefix);
 }
 
 bool ProcessAlive(uint32_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  if (!in) return false;
-  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  const std::optional<std::string> text = ReadWholeFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!text) return false;
+  const std::string& stat = *text;
   // Field 3, after the parenthesised comm (which may itself contain spaces or parentheses).
   const size_t close = stat.rfind(')');
   if (close == std::string::npos || close + 2 >= stat.size()) return false;

@@ -64,13 +64,13 @@ bool ProcessWatcher::IsDynamicLinker(std::string_view basename) {
   return basename.rfind("ld-linux", 0) == 0 || basename.rfind("ld-musl", 0) == 0;
 }
 
-Result<std::vector<BpfLink>> ProcessWatcher::HookDynamicLinker(const MappedLibrary& ldso,
-                                                               int pid) {
+Result<std::vector<ProbeLink>> ProcessWatcher::HookDynamicLinker(const MappedLibrary& ldso,
+                                                                 int pid) {
   auto link = AttachUprobe(skel_->progs.xt_dl_debug_state, pid, ldso.host_path,
                            "_dl_debug_state", false);
   if (!link.ok()) return link.status().WithContext(ldso.path);
-  std::vector<BpfLink> links;
-  links.push_back(std::move(*link));
+  std::vector<ProbeLink> links;
+  links.emplace_back(std::move(*link));
   return links;
 }
 

@@ -41,7 +41,7 @@ class ProcessWatcher {
   // Whether a mapped file is a dynamic linker ("ld-linux-x86-64.so.2", "ld-musl-x86_64.so.1").
   static bool IsDynamicLinker(std::string_view basename);
   // Hooks the linker's _dl_debug_state in `ldso` for `pid` (-1: every process mapping it).
-  Result<std::vector<BpfLink>> HookDynamicLinker(const MappedLibrary& ldso, int pid);
+  Result<std::vector<ProbeLink>> HookDynamicLinker(const MappedLibrary& ldso, int pid);
 
  private:
   ProcessWatcher() = default;

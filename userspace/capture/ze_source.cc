@@ -13,7 +13,6 @@
 
 #include "capture/capture_session.h"
 #include "capture/elf_function_offsets.h"
-#include "capture/library_resolver.h"
 #include "capture/probe_site.h"
 #include "capture/uprobe_multi.h"
 #include "model/ze_api.h"
@@ -110,13 +109,16 @@ Result<ProbeSites> FindProbeSites(const std::string& path) {
   return sites;
 }
 
+// How a message names where probes go: one process, or every process that maps the file.
+std::string Who(int pid) { return pid < 0 ? "every process" : "pid " + std::to_string(pid); }
+
 // With --verbose: how many probes sit on emulated instructions.
-void ReportSites(const SourceContext& ctx, uint32_t pid, const MappedLibrary& lib,
+void ReportSites(const SourceContext& ctx, int pid, const MappedLibrary& lib,
                  const ProbeSites& sites) {
   if (!ctx.options.verbose) return;
   size_t emulated = 0;
   for (const auto& [symbol, site] : sites) emulated += site.into_function ? 1 : 0;
-  ctx.say("pid " + std::to_string(pid) + ": " + lib.path + ": " + std::to_string(emulated) +
+  ctx.say(Who(pid) + ": " + lib.path + ": " + std::to_string(emulated) +
           " of " + std::to_string(sites.size()) +
           " functions probed past their single-stepped first instructions");
 }
@@ -125,17 +127,15 @@ void ReportSites(const SourceContext& ctx, uint32_t pid, const MappedLibrary& li
 
 void ZeSource::SkeletonDeleter::operator()(::ze_probes* skel) const { ze_probes__destroy(skel); }
 
-ZeSource::~ZeSource() {
-  processes_.clear();  // links before the programs they refer to
-  skel_.reset();
-}
+// The capture destroys every link it got from AttachToLibrary before it destroys sources.
+ZeSource::~ZeSource() = default;
 
 Status ZeSource::LoadPrograms(bool multi) {
   skel_.reset(ze_probes__open());
   if (!skel_) return Status::Error("opening Level Zero BPF object: " + BpfErrorText(errno));
   auto* skel = skel_.get();
-  // Probes attach per process, but the filter also keeps out processes that share a probed
-  // inode with a target, and lets capture stop for a process without detaching.
+  // Probes attached to a loader file fire in every process that maps it: the filter (and the
+  // capture scope) decides whose calls are recorded.
   skel->rodata->filter_by_pid = 1;
   skel->rodata->wakeup_bytes = ctx_.maps.wakeup_bytes();
   if (Status st = ctx_.maps.Share(skel->obj); !st.ok()) return st;
@@ -163,25 +163,25 @@ Result<std::unique_ptr<ProbeSource>> ZeSource::Load(const SourceContext& ctx) {
   return std::unique_ptr<ProbeSource>(std::move(self));
 }
 
-bool ZeSource::AttachLibrary(uint32_t pid, const MappedLibrary& lib) {
-  Process& proc = processes_[pid];
-  for (const auto& f : proc.files)
-    if (f.SameFile(lib)) return proc.attached();
-  proc.files.push_back(lib);  // handled once, attached or not: no retry every scan
-
-  std::string first_error;
-  const size_t attached =
-      multi_ ? AttachMulti(pid, lib, &first_error) : AttachEach(pid, lib, &first_error);
-  if (attached == 0) {
-    ctx_.say("pid " + std::to_string(pid) + ": no Level Zero probe could be attached to " +
-             lib.path + " (" + first_error + ")");
-    return proc.attached();
-  }
-  ctx_.say("attached to pid " + std::to_string(pid) + " (" + lib.path + ")");
-  return true;
+bool ZeSource::ProbesLibrary(std::string_view basename) const {
+  return basename.rfind(kLoaderPrefix, 0) == 0;
 }
 
-size_t ZeSource::AttachMulti(uint32_t pid, const MappedLibrary& lib, std::string* first_error) {
+std::string_view ZeSource::exec_soname() const { return kLoaderSoname; }
+
+Result<std::vector<ProbeLink>> ZeSource::AttachToLibrary(const MappedLibrary& lib, int pid) {
+  std::vector<ProbeLink> links;
+  std::string first_error;
+  const size_t attached = multi_ ? AttachMulti(pid, lib, &first_error, &links)
+                                 : AttachEach(pid, lib, &first_error, &links);
+  if (attached == 0)
+    return Status::Error("no Level Zero probe could be attached to " + lib.path + " (" +
+                         first_error + ")");
+  return links;
+}
+
+size_t ZeSource::AttachMulti(int pid, const MappedLibrary& lib, std::string* first_error,
+                             std::vector<ProbeLink>* links) {
   auto offsets = FindProbeSites(lib.host_path);
   if (!offsets.ok()) {
     *first_error = offsets.status().message();
@@ -209,28 +209,27 @@ size_t ZeSource::AttachMulti(uint32_t pid, const MappedLibrary& lib, std::string
     }
   }
   if (!missing.empty())
-    ctx_.say("pid " + std::to_string(pid) + ": " + lib.path + " does not define " + missing +
-             "; not traced");
-  Process& proc = processes_[pid];
+    ctx_.say(Who(pid) + ": " + lib.path + " does not define " + missing + "; not traced");
   std::set<std::string_view> failed;
   for (auto& [key, g] : groups) {
-    auto link = AttachUprobeMulti(key.first, static_cast<int>(pid), lib.host_path, g.offsets,
+    // uprobe_multi names "every process" pid 0.
+    auto link = AttachUprobeMulti(key.first, pid < 0 ? 0 : pid, lib.host_path, g.offsets,
                                   g.cookies, key.second);
     if (!link.ok()) {
       if (first_error->empty()) *first_error = link.status().message();
       failed.insert(g.symbols.begin(), g.symbols.end());
       continue;
     }
-    proc.multi_links.push_back(std::move(*link));
+    links->emplace_back(std::move(*link));
   }
   if (!failed.empty() && failed.size() < offsets->size())
-    ctx_.say("pid " + std::to_string(pid) + ": " + lib.path + ": cannot probe " +
+    ctx_.say(Who(pid) + ": " + lib.path + ": cannot probe " +
              std::to_string(failed.size()) + " functions (" + *first_error + "); not traced");
   return offsets->size() - failed.size();
 }
 
-size_t ZeSource::AttachEach(uint32_t pid, const MappedLibrary& lib, std::string* first_error) {
-  Process& proc = processes_[pid];
+size_t ZeSource::AttachEach(int pid, const MappedLibrary& lib, std::string* first_error,
+                            std::vector<ProbeLink>* links) {
   // Without the file's symbols every probe goes at its function's entry (libbpf finds them).
   auto sites = FindProbeSites(lib.host_path);
   if (sites.ok()) ReportSites(ctx_, pid, lib, *sites);
@@ -239,51 +238,23 @@ size_t ZeSource::AttachEach(uint32_t pid, const MappedLibrary& lib, std::string*
     uint32_t into = 0;
     if (sites.ok())
       if (auto it = sites->find(spec.symbol); it != sites->end()) into = it->second.into_function;
-    auto entry = AttachUprobe(spec.entry(skel_.get()), static_cast<int>(pid), lib.host_path,
-                              spec.symbol, false, spec.cookie, into);
-    auto ret = entry.ok() ? AttachUprobe(spec.ret(skel_.get()), static_cast<int>(pid),
-                                         lib.host_path, spec.symbol, true, spec.cookie, into)
+    auto entry = AttachUprobe(spec.entry(skel_.get()), pid, lib.host_path, spec.symbol, false,
+                              spec.cookie, into);
+    auto ret = entry.ok() ? AttachUprobe(spec.ret(skel_.get()), pid, lib.host_path, spec.symbol,
+                                         true, spec.cookie, into)
                           : Result<BpfLink>(entry.status());
     if (!entry.ok() || !ret.ok()) {
       const Status& why = entry.ok() ? ret.status() : entry.status();
       if (first_error->empty()) *first_error = why.message();
-      ctx_.say("pid " + std::to_string(pid) + ": " + lib.path + ": cannot probe " + why.message() +
+      ctx_.say(Who(pid) + ": " + lib.path + ": cannot probe " + why.message() +
                "; that call is not traced");
       continue;
     }
-    proc.links.push_back(std::move(*entry));
-    proc.links.push_back(std::move(*ret));
+    links->emplace_back(std::move(*entry));
+    links->emplace_back(std::move(*ret));
     ++attached;
   }
   return attached;
-}
-
-bool ZeSource::BeforeExec(uint32_t pid) {
-  auto lib = ResolveLibraryForExec(kLoaderSoname);
-  if (!lib) {
-    ctx_.say(std::string("no ") + kLoaderSoname +
-             " found on the library path; watching the command for one it loads itself");
-    return false;
-  }
-  return AttachLibrary(pid, *lib);
-}
-
-bool ZeSource::OnProcessMaps(uint32_t pid, const std::vector<MappedLibrary>& files) {
-  bool any = false;
-  for (const auto& f : files) {
-    const std::string_view base = std::string_view(f.path).substr(f.path.rfind('/') + 1);
-    if (base.rfind(kLoaderPrefix, 0) == 0) any = AttachLibrary(pid, f) || any;
-  }
-  auto it = processes_.find(pid);
-  return any || (it != processes_.end() && it->second.attached());
-}
-
-void ZeSource::OnProcessExit(uint32_t pid) { processes_.erase(pid); }
-
-size_t ZeSource::link_count() const {
-  size_t n = 0;
-  for (const auto& [pid, p] : processes_) n += p.links.size() + p.multi_links.size();
-  return n;
 }
 
 }  // namespace xtrace

@@ -1,21 +1,16 @@
 // /proc readers for process and thread identity.
 #include "correlate/process_inspector.h"
 
+#include "base/read_file.h"
 #include "correlate/container_id.h"
 
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 
 namespace xtrace {
 namespace {
 
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+std::optional<std::string> ReadFile(const std::string& path) { return ReadWholeFile(path); }
 
 std::string TrimNewline(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();

@@ -120,8 +120,8 @@ struct Event {
       nsPid @25 :UInt32;            # in the process's own pid namespace
       comm @26 :UInt32;             # string id
       commandLine @27 :UInt32;      # string id; arguments joined with spaces
-      cgroup @82 :UInt32;           # string id; cgroup v2 path ("" if unknown)
-      containerId @83 :UInt32;      # string id; 64 hex digits, "" outside containers
+      cgroup @157 :UInt32;          # string id; cgroup v2 path ("" if unknown)
+      containerId @158 :UInt32;     # string id; 64 hex digits, "" outside containers
     }
     threadInfo :group {
       # A thread's name, when the thread is first seen.
