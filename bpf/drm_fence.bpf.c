@@ -2,7 +2,8 @@
 /* Completion side of DRM submissions: fences created while a traced thread is inside a DRM
  * ioctl are remembered, and reported when they signal, so a submission's GPU work gets a
  * measured end. Every program is a raw tracepoint attached only where the kernel has it
- * (dma_fence everywhere dma-buf is built in; i915's request tracepoints with i915 loaded). */
+ * (dma_fence everywhere dma-buf is built in; i915's request tracepoints with i915 loaded,
+ * xe's hardware fence tracepoints with xe loaded). */
 #include "drm.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -113,4 +114,19 @@ SEC("raw_tp/i915_request_retire")
 int BPF_PROG(drm_i915_request_retire, struct dma_fence *request_fence)
 {
 	return xt_fence_signaled(request_fence, XT_FENCE_SRC_I915_RETIRE);
+}
+
+/* xe tracepoints pass a struct xe_hw_fence *, whose first member is its dma_fence: as for
+ * i915, the pointer is the fence's and no xe module BTF is needed. xe initialises the
+ * hardware fence of a job while arming it inside the exec ioctl. */
+SEC("raw_tp/xe_hw_fence_create")
+int BPF_PROG(drm_xe_hw_fence_create, struct dma_fence *hw_fence)
+{
+	return xt_fence_created(hw_fence);
+}
+
+SEC("raw_tp/xe_hw_fence_signal")
+int BPF_PROG(drm_xe_hw_fence_signal, struct dma_fence *hw_fence)
+{
+	return xt_fence_signaled(hw_fence, XT_FENCE_SRC_XE_HW_FENCE);
 }

@@ -53,6 +53,7 @@ struct xt_drm_ioctl {
 enum xt_fence_source {
 	XT_FENCE_SRC_DMA_FENCE = 1,    /* dma_fence:dma_fence_signaled (every driver) */
 	XT_FENCE_SRC_I915_RETIRE = 2,  /* i915:i915_request_retire */
+	XT_FENCE_SRC_XE_HW_FENCE = 3,  /* xe:xe_hw_fence_signal */
 };
 
 /* A fence created while a traced thread was inside a DRM ioctl (the GPU work that ioctl

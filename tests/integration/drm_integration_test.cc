@@ -405,6 +405,7 @@ TEST_F(DrmIntegrationTest, DrmOnlyCapturesAProgramThatNeverUsesLevelZero) {
   // capture went on; libbpf's own complaints stay quiet.
   EXPECT_EQ(r.err.find("attached to pid"), std::string::npos) << r.err;
   EXPECT_EQ(CountLinesWith(r.err, "i915 request tracepoints"), 1u) << r.err;
+  EXPECT_EQ(CountLinesWith(r.err, "xe hardware fence tracepoints"), 1u) << r.err;
   EXPECT_EQ(CountLinesWith(r.err, "libbpf:"), 0u) << r.err;
   EXPECT_NE(r.err.find("xtrace: DRM /dev/null (not a DRM device): 50 submissions, 0 bytes "
                        "created, 20 waits; 160 ioctls in all."),

@@ -256,5 +256,15 @@ TEST_F(DrmCorrelatorTest, FenceSignalsBecomeEvents) {
   EXPECT_EQ(correlator.drm().fences(), 1u);
 }
 
+TEST_F(DrmCorrelatorTest, XeHardwareFenceSignalsAreNamedByTheirTracepoint) {
+  DecodedRecord fence = DecodedDrmFence{Header(XT_REC_DRM_FENCE, 12, 6'000, 8'000), 5'900, 21, 4,
+                                        XT_FENCE_SRC_XE_HW_FENCE};
+  correlator.OnRecord(fence);
+  const auto fences = sink.All<DrmFenceSignal>();
+  ASSERT_EQ(fences.size(), 1u);
+  EXPECT_EQ(Str(fences[0].source), "xe_hw_fence_signal");
+  EXPECT_EQ(fences[0].signaled_ns, 8'000u);
+}
+
 }  // namespace
 }  // namespace xtrace

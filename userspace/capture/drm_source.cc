@@ -35,6 +35,11 @@ const CompletionSource kCompletionSources[] = {
      {{"i915_request_add", [](const ::drm_fence* s) { return s->progs.drm_i915_request_add; }},
       {"i915_request_retire",
        [](const ::drm_fence* s) { return s->progs.drm_i915_request_retire; }}}},
+    {"xe hardware fence tracepoints (xe_hw_fence_create, xe_hw_fence_signal)",
+     "xe completions come from dma_fence alone",
+     {{"xe_hw_fence_create", [](const ::drm_fence* s) { return s->progs.drm_xe_hw_fence_create; }},
+      {"xe_hw_fence_signal",
+       [](const ::drm_fence* s) { return s->progs.drm_xe_hw_fence_signal; }}}},
 };
 
 }  // namespace

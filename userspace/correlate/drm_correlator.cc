@@ -26,6 +26,8 @@ std::string_view FenceSourceName(uint32_t source) {
       return "dma_fence_signaled";
     case XT_FENCE_SRC_I915_RETIRE:
       return "i915_request_retire";
+    case XT_FENCE_SRC_XE_HW_FENCE:
+      return "xe_hw_fence_signal";
   }
   return "unknown";
 }
