@@ -266,5 +266,105 @@ TEST_F(DrmCorrelatorTest, XeHardwareFenceSignalsAreNamedByTheirTracepoint) {
   EXPECT_EQ(fences[0].signaled_ns, 8'000u);
 }
 
+// Fence signals tightening the device timeline: a list appended before the capture (so
+// unclassified until executed), executed on queue 0x9e by thread 11 whose xe EXEC ioctl makes a
+// fence, then a queue synchronize. Records are fed in the order the ring delivers them: each
+// when its call (or the signal) happened last.
+class FenceBoundsTest : public DrmCorrelatorTest {
+ protected:
+  static constexpr uint64_t kQueue = 0x9e;
+  static constexpr uint64_t kExecStart = 10'000, kExecEnd = 10'500;
+  static constexpr uint64_t kExecIoctlStart = 10'100;
+  static constexpr uint64_t kSyncEnd = 40'000;
+
+  void AppendAndExecute(bool signal_before_the_call_returns = false,
+                        uint64_t signaled_ns = 20'000) {
+    correlator.OnRecord(Launch(11, 1'000, 3'000));  // list 0x1
+    correlator.OnRecord(ioctl.Make(11, kExecIoctlStart, 10'200));
+    if (signal_before_the_call_returns) Signal(kExecIoctlStart, signaled_ns);
+    DecodedZeExecute exec{};
+    exec.hdr = Header(XT_REC_ZE_EXECUTE, 11, kExecStart, kExecEnd);
+    exec.queue = kQueue;
+    exec.num_lists = exec.lists_copied = 1;
+    exec.lists = reinterpret_cast<const std::byte*>(&list_);
+    correlator.OnRecord(exec);
+    if (!signal_before_the_call_returns) Signal(kExecIoctlStart, signaled_ns);
+  }
+  void Signal(uint64_t ioctl_start_ns, uint64_t signaled_ns) {
+    correlator.OnRecord(DecodedDrmFence{Header(XT_REC_DRM_FENCE, 11, ioctl_start_ns + 50,
+                                               signaled_ns),
+                                        ioctl_start_ns, 5, 1, XT_FENCE_SRC_XE_HW_FENCE});
+  }
+  DeviceOp SynchronizeAndGetOp() {
+    DecodedZeCall sync{};
+    sync.hdr = Header(XT_REC_ZE_CALL, 11, 30'000, kSyncEnd);
+    sync.fn = XT_ZE_COMMAND_QUEUE_SYNCHRONIZE;
+    sync.arg[0] = kQueue;
+    sync.arg[1] = ~0ull;
+    correlator.OnRecord(sync);
+    const auto ops = sink.All<DeviceOp>();
+    EXPECT_EQ(ops.size(), 1u);
+    return ops.empty() ? DeviceOp{} : ops[0];
+  }
+
+  uint64_t list_ = 0x1;
+};
+
+TEST_F(FenceBoundsTest, WithoutAFenceTheEndIsTheSynchronizeEnd) {
+  correlator.OnRecord(Launch(11, 1'000, 3'000));
+  DecodedZeExecute exec{};
+  exec.hdr = Header(XT_REC_ZE_EXECUTE, 11, kExecStart, kExecEnd);
+  exec.queue = kQueue;
+  exec.num_lists = exec.lists_copied = 1;
+  exec.lists = reinterpret_cast<const std::byte*>(&list_);
+  correlator.OnRecord(exec);
+  const DeviceOp op = SynchronizeAndGetOp();
+  EXPECT_FALSE(op.measured);
+  EXPECT_EQ(op.start_ns, kExecStart);
+  EXPECT_EQ(op.end_ns, kSyncEnd);
+}
+
+TEST_F(FenceBoundsTest, TheSubmissionFenceSignalBoundsTheEnd) {
+  AppendAndExecute();
+  const DeviceOp op = SynchronizeAndGetOp();
+  EXPECT_FALSE(op.measured);
+  EXPECT_TRUE(op.completion_seen);
+  EXPECT_EQ(op.start_ns, kExecStart);
+  EXPECT_EQ(op.end_ns, 20'000u);
+  EXPECT_EQ(op.sync_ns, kSyncEnd);  // the host call that saw it done is still named
+}
+
+TEST_F(FenceBoundsTest, ASignalSeenBeforeTheSubmittingCallReturnedStillCounts) {
+  AppendAndExecute(/*signal_before_the_call_returns=*/true, 10'400);
+  EXPECT_EQ(SynchronizeAndGetOp().end_ns, 10'400u);
+}
+
+TEST_F(FenceBoundsTest, ALaterSignalNeverLoosensTheEnd) {
+  AppendAndExecute(false, kSyncEnd + 5'000);
+  EXPECT_EQ(SynchronizeAndGetOp().end_ns, kSyncEnd);
+}
+
+TEST_F(FenceBoundsTest, FencesOfOtherIoctlsOrOtherCallsDoNotBoundIt) {
+  correlator.OnRecord(Launch(11, 1'000, 3'000));
+  // A fence from a non-submission ioctl inside the executing call (a buffer clear, say)...
+  Ioctl version;
+  version.in.resize(64);
+  DecodedDrmIoctl not_submission = version.Make(11, 10'050, 10'080);
+  not_submission.cmd = 0xC0406400;  // DRM_IOCTL_VERSION
+  correlator.OnRecord(not_submission);
+  DecodedZeExecute exec{};
+  exec.hdr = Header(XT_REC_ZE_EXECUTE, 11, kExecStart, kExecEnd);
+  exec.queue = kQueue;
+  exec.num_lists = exec.lists_copied = 1;
+  exec.lists = reinterpret_cast<const std::byte*>(&list_);
+  correlator.OnRecord(exec);
+  Signal(10'050, 12'000);
+  // ...and a submission on the same thread outside the call.
+  correlator.OnRecord(ioctl.Make(11, 25'000, 25'100));
+  Signal(25'000, 26'000);
+  EXPECT_EQ(SynchronizeAndGetOp().end_ns, kSyncEnd);
+  EXPECT_EQ(correlator.drm().fences(), 2u);  // both still reported as signals
+}
+
 }  // namespace
 }  // namespace xtrace

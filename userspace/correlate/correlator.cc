@@ -69,7 +69,7 @@ void Correlator::OnRecord(const DecodedRecord& record) {
           if constexpr (std::is_same_v<T, DecodedIttEvent>) itt_.OnEvent(r);
           if constexpr (std::is_same_v<T, DecodedIttState>) itt_.OnState(r);
           if constexpr (std::is_same_v<T, DecodedDrmIoctl>) drm_.OnIoctl(r);
-          if constexpr (std::is_same_v<T, DecodedDrmFence>) drm_.OnFence(r);
+          if constexpr (std::is_same_v<T, DecodedDrmFence>) OnDrmFence(r);
           if constexpr (std::is_same_v<T, DecodedZeCall>) OnApiCall(BuildApiCall(r), nullptr);
           if constexpr (std::is_same_v<T, DecodedZeExecute>) OnApiCall(BuildApiCall(r), &r);
         }
@@ -78,6 +78,13 @@ void Correlator::OnRecord(const DecodedRecord& record) {
   const xt_record_header& hdr = HeaderOf(record);
   if (IsHostApiCall(hdr.type)) drm_.OnHostCall(hdr, HostApiCallName(record));
   drm_.AdvanceTo(hdr.end_ns);
+}
+
+void Correlator::OnDrmFence(const DecodedDrmFence& r) {
+  drm_.OnFence(r);
+  // The signal bounds the end of the device work the submitting Level Zero call handed over.
+  if (drm_.MadeBySubmission(r))
+    ze_.OnSubmissionFence(r.hdr.pid, r.hdr.tid, r.ioctl_start_ns, r.hdr.end_ns);
 }
 
 void Correlator::OnKernelCreate(const DecodedKernelCreate& r) {

@@ -86,6 +86,7 @@ class Correlator {
   // Names a thread (from the kernel's comm, or the program's own __itt_thread_set_name).
   void NameThread(uint32_t pid, uint32_t tid, StringId name);
   void OnApiCall(const ApiCall& call, const DecodedZeExecute* execute);
+  void OnDrmFence(const DecodedDrmFence& r);
 
   static constexpr int32_t kZeResultNotReady = 1;  // ZE_RESULT_NOT_READY
 

@@ -92,6 +92,7 @@ struct DeviceTimeline::Instance {
   bool visible = true;
   bool complete = false;
   uint64_t complete_by_ns = 0;
+  uint64_t fence_signaled_ns = 0;  // a fence of its submission signalled then, 0: none seen
   bool may_get_timestamps = false;  // its signal event may still be read
   bool has_timestamps = false;
   uint64_t ts_start = 0, ts_end = 0, ts_read_ns = 0;
@@ -182,6 +183,7 @@ void DeviceTimeline::Append(uint32_t pid, uint64_t list_handle, Template t) {
   const PidHandle engine{pid, list_handle};
   const uint64_t id =
       Submit(pid, t, engine, list.device, t.append_tid, t.append_ns, list_handle, 0);
+  NoteSubmittingCall(pid, t.append_tid, t.append_ns, t.append_end_ns, id, id);
   // A synchronous immediate list returns from the append when the work is done.
   if (list.synchronous) {
     ApiCall append;
@@ -218,6 +220,7 @@ void DeviceTimeline::Execute(const ApiCall& call, const DecodedZeExecute* execut
   const PidHandle engine{call.pid, call.arg[0]};
   auto q = queues_.find(engine);
   const uint32_t n = execute ? execute->lists_copied : (call.arg[3] ? 1 : 0);
+  const uint64_t first_id = next_id_;
   for (uint32_t i = 0; i < n; ++i) {
     const uint64_t handle = execute ? execute->list(i) : call.arg[3];
     ListState& list = lists_[{call.pid, handle}];
@@ -227,6 +230,8 @@ void DeviceTimeline::Execute(const ApiCall& call, const DecodedZeExecute* execut
     for (const Template& t : list.commands)
       Submit(call.pid, t, engine, device, call.tid, call.start_ns, handle, list.executions);
   }
+  if (next_id_ > first_id)
+    NoteSubmittingCall(call.pid, call.tid, call.start_ns, call.end_ns, first_id, next_id_ - 1);
   if (const uint64_t fence = call.arg[1]) {
     FenceState& f = fences_[{call.pid, fence}];
     f.queue = call.arg[0];
@@ -289,6 +294,29 @@ uint64_t DeviceTimeline::Submit(uint32_t pid, const Template& t, PidHandle engin
   stats_.peak_pending_ops = std::max(stats_.peak_pending_ops, stats_.pending_ops);
   if (eng->second.pending.size() > kMaxPendingPerEngine) ForceOut(engine);
   return id;
+}
+
+void DeviceTimeline::NoteSubmittingCall(uint32_t pid, uint32_t tid, uint64_t start_ns,
+                                        uint64_t end_ns, uint64_t first_id, uint64_t last_id) {
+  for (const auto& bound :
+       submission_fences_.OnSubmittingCall(pid, tid, start_ns, end_ns, first_id, last_id))
+    ApplyFenceBound(bound);
+}
+
+void DeviceTimeline::OnSubmissionFence(uint32_t pid, uint32_t tid, uint64_t ioctl_start_ns,
+                                       uint64_t signaled_ns) {
+  if (auto bound = submission_fences_.OnSignal(pid, tid, ioctl_start_ns, signaled_ns))
+    ApplyFenceBound(*bound);
+}
+
+void DeviceTimeline::ApplyFenceBound(const SubmissionFences::Bound& bound) {
+  // Operations already emitted keep the bounds they were written with.
+  for (uint64_t id = bound.first_id; id <= bound.last_id; ++id) {
+    auto it = live_.find(id);
+    if (it == live_.end()) continue;
+    uint64_t& signaled = it->second.fence_signaled_ns;
+    if (!signaled || bound.signaled_ns < signaled) signaled = bound.signaled_ns;
+  }
 }
 
 void DeviceTimeline::BindSignal(uint32_t pid, uint64_t event, uint64_t id) {
@@ -409,7 +437,10 @@ void DeviceTimeline::Emit(Instance& inst, bool completion_seen) {
   // Estimated: it cannot have started before it was submitted, nor ended after the host saw
   // it complete.
   op.start_ns = op.submit_ns;
-  op.end_ns = completion_seen ? std::max(inst.complete_by_ns, op.submit_ns) : op.submit_ns;
+  // A fence its submission made signalled once the work was done: an earlier end bound.
+  uint64_t done_by_ns = inst.complete_by_ns;
+  if (inst.fence_signaled_ns) done_by_ns = std::min(done_by_ns, inst.fence_signaled_ns);
+  op.end_ns = completion_seen ? std::max(done_by_ns, op.submit_ns) : op.submit_ns;
   op.completion_seen = completion_seen;
   auto model = clocks_.find(op.device);
   if (inst.has_timestamps && model != clocks_.end() && model->second->ready()) {

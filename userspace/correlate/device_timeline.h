@@ -16,6 +16,7 @@
 
 #include "correlate/clock_model.h"
 #include "correlate/pid_handle.h"
+#include "correlate/submission_fences.h"
 #include "correlate/ze_devices.h"
 #include "decode/record_decoder.h"
 #include "model/event.h"
@@ -55,6 +56,11 @@ class DeviceTimeline {
   // Host calls, in the order the probes saw them.
   void OnLaunch(const KernelLaunch& launch);
   void OnCall(const ApiCall& call, const DecodedZeExecute* execute);
+  // A fence made by a DRM submission ioctl (begun at ioctl_start_ns on pid/tid) signalled:
+  // what the host call around that ioctl submitted ended by signaled_ns. Tightens the end of
+  // estimated operations only, never loosens it.
+  void OnSubmissionFence(uint32_t pid, uint32_t tid, uint64_t ioctl_start_ns,
+                         uint64_t signaled_ns);
 
   // Emits what waited for a clock reading newer than itself, once there is one.
   void EmitCovered();
@@ -81,6 +87,9 @@ class DeviceTimeline {
   void ClassifyBySignal(uint32_t pid, uint64_t event);
   uint64_t Submit(uint32_t pid, const Template& t, PidHandle engine, uint32_t device,
                   uint32_t submit_tid, uint64_t submit_ns, uint64_t list, uint64_t execution);
+  void NoteSubmittingCall(uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns,
+                          uint64_t first_id, uint64_t last_id);
+  void ApplyFenceBound(const SubmissionFences::Bound& bound);
   void BindSignal(uint32_t pid, uint64_t event, uint64_t id);
   void ReleaseSignal(uint32_t pid, uint64_t event);
   // Everything on `engine` submitted up to instance `last` (all, if 0) is complete by `call`'s
@@ -114,6 +123,7 @@ class DeviceTimeline {
   std::unordered_map<uint64_t, Instance> live_;  // by id
   std::vector<uint64_t> awaiting_clock_;         // measured, waiting for a newer clock reading
   std::map<uint32_t, uint32_t> next_track_;      // per device
+  SubmissionFences submission_fences_;
   uint64_t next_id_ = 1;
   TimelineStats stats_;
 };

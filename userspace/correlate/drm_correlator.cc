@@ -1,6 +1,8 @@
 // DRM correlation; see drm_correlator.h.
 #include "correlate/drm_correlator.h"
 
+#include <algorithm>
+
 #include "correlate/correlator.h"
 #include "correlate/drm_ioctl_decoder.h"
 
@@ -65,7 +67,12 @@ void DrmCorrelator::OnIoctl(const DecodedDrmIoctl& r) {
   DrmDeviceStats& stats = devices_[file.device];
   ++stats.ioctls;
   const bool submission = info.call_class == DrmCallClass::kSubmission;
-  if (submission) ++stats.submissions;
+  if (submission) {
+    ++stats.submissions;
+    auto& recent = recent_submissions_[ThreadKey(r.hdr.pid, r.hdr.tid)];
+    recent.push_back(r.hdr.start_ns);
+    if (recent.size() > kRecentSubmissions) recent.pop_front();
+  }
   if (info.call_class == DrmCallClass::kWait) ++stats.waits;
   stats.bytes_created += info.bytes_created;
 
@@ -122,6 +129,12 @@ void DrmCorrelator::OnFence(const DecodedDrmFence& r) {
                                .context = r.context,
                                .seqno = r.seqno,
                                .source = strings_.Intern(FenceSourceName(r.source))});
+}
+
+bool DrmCorrelator::MadeBySubmission(const DecodedDrmFence& r) const {
+  auto it = recent_submissions_.find(ThreadKey(r.hdr.pid, r.hdr.tid));
+  if (it == recent_submissions_.end()) return false;
+  return std::find(it->second.begin(), it->second.end(), r.ioctl_start_ns) != it->second.end();
 }
 
 void DrmCorrelator::Emit(Held& held) {

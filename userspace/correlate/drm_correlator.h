@@ -50,6 +50,10 @@ class DrmCorrelator {
 
   void OnIoctl(const DecodedDrmIoctl& r);
   void OnFence(const DecodedDrmFence& r);
+  // Whether a fence was made by a submission ioctl (one of the last kRecentSubmissions on its
+  // thread). A fence that signals before its ioctl returned is not recognised.
+  bool MadeBySubmission(const DecodedDrmFence& r) const;
+  static constexpr size_t kRecentSubmissions = 64;
   // A host API call's record on hdr.pid/tid spanning [hdr.start_ns, hdr.end_ns].
   void OnHostCall(const xt_record_header& hdr, std::string_view name);
   // Record time has reached `ns`: ioctls that waited long enough are written unattributed.
@@ -91,6 +95,8 @@ class DrmCorrelator {
   std::map<std::string, size_t> device_index_;  // label -> devices_ index
   std::vector<DrmDeviceStats> devices_;
   std::unordered_map<uint64_t, std::deque<Held>> held_;  // (pid << 32 | tid) -> oldest first
+  // (pid << 32 | tid) -> start times of the thread's latest submission ioctls, oldest first.
+  std::unordered_map<uint64_t, std::deque<uint64_t>> recent_submissions_;
   uint64_t latest_ns_ = 0;
   uint64_t next_sweep_ns_ = 0;
   uint64_t ioctls_ = 0;

@@ -18,6 +18,10 @@ class ZeCorrelator {
 
   void OnLaunch(const KernelLaunch& launch) { timeline_.OnLaunch(launch); }
   void OnCall(const ApiCall& call, const DecodedZeExecute* execute);
+  void OnSubmissionFence(uint32_t pid, uint32_t tid, uint64_t ioctl_start_ns,
+                         uint64_t signaled_ns) {
+    timeline_.OnSubmissionFence(pid, tid, ioctl_start_ns, signaled_ns);
+  }
 
   // xtrace's own view: its devices (in zeDeviceGet order) and clock readings.
   void OnDevices(const std::vector<DeviceInfo>& devices);
