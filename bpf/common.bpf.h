@@ -1,6 +1,6 @@
 /* Maps and helpers every xtrace BPF program shares: the record ring buffer, drop counters,
- * the traced-process filter and capture scope, and entry/return pairing. BPF-only
- * (includes vmlinux.h). */
+ * the traced-process filter and capture scope, and per-thread state (entry/return pairing,
+ * thread names). BPF-only (includes vmlinux.h). */
 #ifndef XTRACE_COMMON_BPF_H
 #define XTRACE_COMMON_BPF_H
 
@@ -73,35 +73,38 @@ struct {
 	__type(value, __u64);
 } drops_by_pid SEC(".maps");
 
-/* Per-thread state between a probed function's entry and its return, keyed by
- * (function << 32 | tid). LRU: a thread that dies inside a call must not leak its slot. */
+/* Entry state of one probed call, from its entry to its return. */
 struct xt_inflight {
-	__u64 start_ns;
+	__u64 start_ns; /* 0: no call of this function is pending on the thread */
 	__u64 arg[4];
 	__u32 group_count[3];
 	__u32 flags;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, XT_MAX_INFLIGHT);
-	__type(key, __u64);
-	__type(value, struct xt_inflight);
-} inflight SEC(".maps");
+/* Probed functions (the fn ids of every probe object) a thread can have pending at once. */
+#define XT_MAX_FN 32
 
-/* Last name reported per thread, keyed by pid_tgid so a reused tid in another process is
- * a new thread. LRU: exited threads age out. */
 union xt_comm {
 	char c[XT_COMM_LEN];
 	__u64 w[XT_COMM_LEN / 8];
 };
 
+/* What BPF keeps per thread: its pending calls, one slot per function, and the name last
+ * reported for it. Task-local storage rather than hash maps keyed by tid: finding it is a
+ * pointer chase instead of a hash lookup (entry/return pairing and the thread-name check run
+ * on every probed call), nothing is inserted or deleted per call, the kernel frees it when
+ * the thread exits, and a new thread that reuses a tid starts afresh. */
+struct xt_thread_state {
+	union xt_comm reported; /* all zero until the first report */
+	struct xt_inflight inflight[XT_MAX_FN];
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, XT_MAX_THREADS);
-	__type(key, __u64);
-	__type(value, union xt_comm);
-} thread_comm SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct xt_thread_state);
+} thread_state SEC(".maps");
 
 /* Scratch space for records with a string tail: too large for the 512-byte BPF stack. */
 struct xt_scratch {
@@ -282,21 +285,28 @@ static __always_inline int xt_output(void *rec, __u64 size)
 	return 0;
 }
 
-/* Reports the current thread's name if it is new or changed since its last record. Called
- * before a record is emitted, so user space always knows a thread's name before its events.
- * Costs a comm read and one map lookup per call when nothing changed. */
-static __always_inline void xt_note_thread(__u64 now)
+/* The current thread's state; created on first use when `create` is set. */
+static __always_inline struct xt_thread_state *xt_thread_state(int create)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	return bpf_task_storage_get(&thread_state, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* Reports the current thread's name (its state is `st`) if it is new or changed since it
+ * was last reported, so user space knows a thread's name before its events. Costs a comm
+ * read and a compare when nothing changed. */
+static __always_inline void xt_note_thread_of(struct xt_thread_state *st, __u64 now)
+{
+	struct task_struct *self = bpf_get_current_task_btf();
 	union xt_comm cur = {};
-	union xt_comm *known;
 	struct xt_thread_name rec = {};
 	struct task_struct *task;
 
-	bpf_get_current_comm(cur.c, sizeof(cur.c));
-	known = bpf_map_lookup_elem(&thread_comm, &id);
-	if (known && known->w[0] == cur.w[0] && known->w[1] == cur.w[1])
+	/* Two loads through the task pointer: cheaper than copying comm out with a helper. */
+	if (st && st->reported.w[0] == *(__u64 *)&self->comm[0] &&
+	    st->reported.w[1] == *(__u64 *)&self->comm[8])
 		return;
+	bpf_get_current_comm(cur.c, sizeof(cur.c));
 	rec.hdr.type = XT_REC_THREAD_NAME;
 	rec.hdr.size = sizeof(rec);
 	xt_current_ids(xt_config(), &rec.hdr.tid, &rec.hdr.pid);
@@ -306,39 +316,55 @@ static __always_inline void xt_note_thread(__u64 now)
 	task = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&rec.process_comm, task, group_leader, comm);
 	/* Remember the name only once it reached user space, so a drop is retried next call. */
-	if (xt_output(&rec, sizeof(rec)) == 0)
-		bpf_map_update_elem(&thread_comm, &id, &cur, BPF_ANY);
+	if (xt_output(&rec, sizeof(rec)) == 0 && st)
+		st->reported = cur;
 }
 
-static __always_inline __u64 xt_inflight_key(__u32 fn, __u32 tid)
+/* The same, for a probe that has not looked up the thread's state (xt_enter does this for
+ * paired calls). */
+static __always_inline void xt_note_thread(__u64 now)
 {
-	return ((__u64)fn << 32) | tid;
+	xt_note_thread_of(xt_thread_state(1), now);
 }
 
-/* Remembers an entry; returns the slot to fill, or NULL when the call is not recorded. */
+/* Remembers an entry; returns the slot to fill, or NULL when the call is not recorded.
+ * Reports the thread's name first if needed (the state is at hand here, and a record made at
+ * the call's return follows it in the ring). */
 static __always_inline struct xt_inflight *xt_enter(__u32 fn)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u64 key = xt_inflight_key(fn, (__u32)id);
-	struct xt_inflight init = {};
+	struct xt_thread_state *st;
+	struct xt_inflight *in;
 
-	if (!xt_traced(id >> 32))
+	if (!xt_traced(bpf_get_current_pid_tgid() >> 32))
 		return NULL;
-	init.start_ns = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&inflight, &key, &init, BPF_ANY)) {
+	st = xt_thread_state(1);
+	if (!st || fn >= XT_MAX_FN) {
 		xt_count(XT_CNT_INFLIGHT_FULL);
 		return NULL;
 	}
-	return bpf_map_lookup_elem(&inflight, &key);
+	in = &st->inflight[fn];
+	__builtin_memset(in, 0, sizeof(*in));
+	in->start_ns = bpf_ktime_get_ns();
+	xt_note_thread_of(st, in->start_ns);
+	return in;
 }
 
-/* Fills a record header at return from the matching entry. */
+/* The entry state of `fn` pending on this thread, or NULL if its entry was not recorded. */
+static __always_inline struct xt_inflight *xt_pending(__u32 fn)
+{
+	struct xt_thread_state *st = xt_thread_state(0);
+
+	if (!st || fn >= XT_MAX_FN || !st->inflight[fn].start_ns)
+		return NULL;
+	return &st->inflight[fn];
+}
+
+/* Fills a record header at return from the matching entry (xt_enter reported the thread). */
 static __always_inline void xt_fill_header(struct xt_record_header *hdr, __u16 type, __u16 size,
 					   const struct xt_inflight *in, __u64 now)
 {
 	__u32 pid = 0, tgid = 0;
 
-	xt_note_thread(now);
 	xt_current_ids(xt_config(), &pid, &tgid);
 	hdr->type = type;
 	hdr->size = size;
@@ -347,6 +373,42 @@ static __always_inline void xt_fill_header(struct xt_record_header *hdr, __u16 t
 	hdr->tid = pid;
 	hdr->start_ns = in->start_ns;
 	hdr->end_ns = now;
+}
+
+/* Reserves a `size`-byte record of `type` in the ring with its header filled, for a return
+ * probe to complete in place and hand to xt_submit: no record built on the stack and copied.
+ * NULL (counted as a drop) when the ring is full. `size` must be a constant. */
+static __always_inline void *xt_reserve_record(__u16 type, __u16 size, const struct xt_inflight *in,
+					       __u64 now)
+{
+	struct xt_record_header *hdr = bpf_ringbuf_reserve(&events, size, 0);
+
+	__u32 pid = 0, tgid = 0;
+
+	if (!hdr) {
+		xt_count(XT_CNT_DROPPED);
+		xt_count_process_drop();
+		return NULL;
+	}
+	xt_current_ids(xt_config(), &pid, &tgid);
+	hdr->type = type;
+	hdr->size = size;
+	hdr->flags = in->flags;
+	hdr->pid = tgid;
+	hdr->tid = pid;
+	hdr->start_ns = in->start_ns;
+	hdr->end_ns = now;
+	return hdr;
+}
+
+/* Publishes a record from xt_reserve_record, waking the reader only past wakeup_bytes. */
+static __always_inline void xt_submit(void *rec)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(rec, flags);
 }
 
 #endif /* XTRACE_COMMON_BPF_H */

@@ -31,8 +31,7 @@ struct {
 
 static __always_inline struct xt_inflight *xt_exit(__u32 fn, __u64 *now)
 {
-	__u64 key = xt_inflight_key(fn, (__u32)bpf_get_current_pid_tgid());
-	struct xt_inflight *in = bpf_map_lookup_elem(&inflight, &key);
+	struct xt_inflight *in = xt_pending(fn);
 
 	*now = bpf_ktime_get_ns();
 	if (!in && xt_traced(bpf_get_current_pid_tgid() >> 32))
@@ -40,11 +39,10 @@ static __always_inline struct xt_inflight *xt_exit(__u32 fn, __u64 *now)
 	return in;
 }
 
-static __always_inline void xt_forget(__u32 fn)
+/* Frees the slot xt_exit returned (a pointer, not a fn id: no second lookup). */
+static __always_inline void xt_forget(struct xt_inflight *in)
 {
-	__u64 key = xt_inflight_key(fn, (__u32)bpf_get_current_pid_tgid());
-
-	bpf_map_delete_elem(&inflight, &key);
+	in->start_ns = 0;
 }
 
 /* ze_result_t zeKernelCreate(ze_module_handle_t, const ze_kernel_desc_t *, ze_kernel_handle_t *) */
@@ -112,7 +110,7 @@ int BPF_KRETPROBE(ze_kernel_create_return, long ret)
 	xt_fill_header(&rec->hdr, XT_REC_KERNEL_CREATE, sizeof(*rec) + len, in, now);
 	xt_output(rec, sizeof(*rec) + len);
 out:
-	xt_forget(FN_KERNEL_CREATE);
+	xt_forget(in);
 	return 0;
 }
 
@@ -142,25 +140,27 @@ int BPF_KPROBE(ze_append_launch_kernel_entry, void *cmdlist, void *kernel, const
 SEC("uretprobe")
 int BPF_KRETPROBE(ze_append_launch_kernel_return, long ret)
 {
-	struct xt_launch_kernel rec = {};
+	struct xt_launch_kernel *rec;
 	struct xt_inflight *in;
 	__u64 now;
 
 	in = xt_exit(FN_APPEND_LAUNCH_KERNEL, &now);
 	if (!in)
 		return 0;
-	rec.command_list = in->arg[0];
-	rec.kernel = in->arg[1];
-	rec.signal_event = in->arg[2];
-	rec.num_wait_events = (__u32)in->arg[3];
-	rec.group_count[0] = in->group_count[0];
-	rec.group_count[1] = in->group_count[1];
-	rec.group_count[2] = in->group_count[2];
-	rec.result = (__s32)ret;
-	rec.kind = (__u32)bpf_get_attach_cookie(ctx);
-	xt_fill_header(&rec.hdr, XT_REC_LAUNCH_KERNEL, sizeof(rec), in, now);
-	xt_output(&rec, sizeof(rec));
-	xt_forget(FN_APPEND_LAUNCH_KERNEL);
+	rec = xt_reserve_record(XT_REC_LAUNCH_KERNEL, sizeof(*rec), in, now);
+	if (rec) {
+		rec->command_list = in->arg[0];
+		rec->kernel = in->arg[1];
+		rec->signal_event = in->arg[2];
+		rec->num_wait_events = (__u32)in->arg[3];
+		rec->group_count[0] = in->group_count[0];
+		rec->group_count[1] = in->group_count[1];
+		rec->group_count[2] = in->group_count[2];
+		rec->result = (__s32)ret;
+		rec->kind = (__u32)bpf_get_attach_cookie(ctx);
+		xt_submit(rec);
+	}
+	xt_forget(in);
 	return 0;
 }
 
@@ -170,7 +170,7 @@ int BPF_KRETPROBE(ze_append_launch_kernel_return, long ret)
  * all pointer reads happen at return, when inputs are still valid and outputs are written. */
 static __always_inline __u64 ze_call_key(__u32 fn)
 {
-	return xt_inflight_key(fn, (__u32)bpf_get_current_pid_tgid());
+	return ((__u64)fn << 32) | (__u32)bpf_get_current_pid_tgid();
 }
 
 SEC("uprobe")

@@ -19,11 +19,8 @@
 /* Largest single record (header + fixed part + tail). */
 #define XT_MAX_RECORD (XT_MAX_NAME + 128)
 
-/* Pending entries kept per thread while a probed call runs (entry/return pairing). */
+/* Generic Level Zero calls pending at once across threads (ze_probes' entry/return pairing). */
 #define XT_MAX_INFLIGHT 16384
-
-/* Threads whose current name BPF remembers (to report renames). */
-#define XT_MAX_THREADS 65536
 
 /* Length of a task's comm, NUL included (TASK_COMM_LEN). */
 #define XT_COMM_LEN 16
@@ -240,7 +237,7 @@ struct xt_process_exit {
 /* Counters kept by BPF in a per-CPU array, indexed by this enum. */
 enum xt_counter {
 	XT_CNT_DROPPED = 0,      /* bpf_ringbuf_output failed: the ring was full */
-	XT_CNT_INFLIGHT_FULL = 1, /* entry could not be remembered: the pairing map was full */
+	XT_CNT_INFLIGHT_FULL = 1, /* entry could not be remembered: no per-thread storage */
 	XT_CNT_ORPHAN_RETURN = 2, /* return seen without its entry (probe attached mid-call) */
 	XT_CNT_PAUSED = 5,        /* a probe fired in a process whose collection was paused */
 	XT_CNT_DRM_UNPAIRED_EXIT = 6, /* a DRM ioctl returned that began before capture (or whose

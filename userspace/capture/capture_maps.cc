@@ -68,7 +68,7 @@ Status CaptureMaps::Share(bpf_object* obj) const {
       {"events", skel_->maps.events},
       {"counters", skel_->maps.counters},
       {"traced_pids", skel_->maps.traced_pids},
-      {"thread_comm", skel_->maps.thread_comm},
+      {"thread_state", skel_->maps.thread_state},
       {"collection_state", skel_->maps.collection_state},
       {"capture_config", skel_->maps.capture_config},
       {"scope_cgroup", skel_->maps.scope_cgroup},

@@ -1,5 +1,5 @@
 // The BPF maps all probe sources share: the records ring buffer (and its reader), the drop
-// counters, the traced-process filter and capture scope, and the thread-name cache. Probe
+// counters, the traced-process filter and capture scope, and the per-thread state. Probe
 // objects are pointed at these maps between their open and load, so every source writes one
 // stream and follows one scope.
 #pragma once
