@@ -170,19 +170,19 @@ TEST(LogReaderTest, OtherCapnpMessageIsNotAnXtraceLog) {
 TEST(LogReaderTest, UnsupportedFormatVersion) {
   ScratchDir dir;
   const std::string path = dir.File("future.capnp");
-  WriteHeaderFrame(path, 2, "9.9.0");
+  WriteHeaderFrame(path, 3, "9.9.0");
   auto reader = LogReader::Open(path);
   ASSERT_FALSE(reader.ok());
   EXPECT_EQ(reader.status().message(),
             path +
-                ": log format version 2 is not supported (this xtrace reads version 1); "
+                ": log format version 3 is not supported (this xtrace reads versions 1 to 2); "
                 "it was written by xtrace 9.9.0, use that or newer");
 
   WriteHeaderFrame(path, 0, "");
   reader = LogReader::Open(path);
   ASSERT_FALSE(reader.ok());
   EXPECT_EQ(reader.status().message(),
-            path + ": log format version 0 is not supported (this xtrace reads version 1)");
+            path + ": log format version 0 is not supported (this xtrace reads versions 1 to 2)");
 }
 
 // Cuts the log at many points inside batch 2 and checks the error names batch 2, its offset,
@@ -316,6 +316,52 @@ TEST(LogReaderTest, CorruptStringIdIsReported) {
   EXPECT_EQ(outcome.status.message(),
             path + ": batch 1 (at byte " + std::to_string(at) +
                 "): corrupt string id 3 in event 1 (the table has 3 strings)");
+}
+
+// Format 1 stored launch handles in the event itself; such logs still read.
+TEST(LogReaderTest, Format1LaunchHandlesInlineStillRead) {
+  ScratchDir dir;
+  const std::string path = dir.File("v1.capnp");
+  WriteHeaderFrame(path, 1, "0.1.0");
+  AppendBatchFrame(path, [](log_schema::Batch::Builder batch) {
+    batch.setFirstStringId(1);
+    batch.setBaseNs(1000);
+    auto launch = batch.initEvents(1)[0].initKernelLaunch();
+    launch.setPid(7);
+    launch.setKernel(0x55d0c0a3e000);
+    launch.setCommandList(0x55d0c0a3f000);
+    launch.setSignalEvent(0x55d0c1f00080);
+  });
+  auto reader = LogReader::Open(path);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  const ReadOutcome outcome = ReadToEnd(*reader);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status.message();
+  ASSERT_EQ(outcome.events.size(), 1u);
+  const auto& l = std::get<KernelLaunch>(outcome.events[0]);
+  EXPECT_EQ(l.pid, 7u);
+  EXPECT_EQ(l.kernel, 0x55d0c0a3e000u);
+  EXPECT_EQ(l.command_list, 0x55d0c0a3f000u);
+  EXPECT_EQ(l.signal_event, 0x55d0c1f00080u);
+}
+
+TEST(LogReaderTest, HandleRefBeyondTheBatchTableIsReported) {
+  ScratchDir dir;
+  const std::string path = dir.File("bad_ref.capnp");
+  WriteHeaderFrame(path, 2, "0.1.0");
+  const uint64_t at = AppendBatchFrame(path, [](log_schema::Batch::Builder batch) {
+    batch.setFirstStringId(1);
+    batch.initHandles(2).set(0, 0x10);
+    auto events = batch.initEvents(2);
+    events[0].initKernelLaunch().setKernelRef(2);        // fine: handles[1]
+    events[1].initKernelLaunch().setCommandListRef(3);  // one past the table
+  });
+  auto reader = LogReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  const ReadOutcome outcome = ReadToEnd(*reader);
+  EXPECT_TRUE(outcome.events.empty());
+  EXPECT_EQ(outcome.status.message(),
+            path + ": batch 1 (at byte " + std::to_string(at) +
+                "): corrupt handle ref in event 1 (the batch has 2 handles)");
 }
 
 TEST(LogReaderTest, StringTableGapIsReported) {

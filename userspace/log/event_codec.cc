@@ -43,7 +43,30 @@ ClockAnchor DecodeClock(log_schema::ClockAnchor::Reader in) {
 
 std::string ToString(capnp::Text::Reader text) { return std::string(text.begin(), text.size()); }
 
+// A handle stored by ref (format 2) or inline (format 1, or a ref of 0); false for a ref
+// beyond the table.
+bool ResolveHandle(uint32_t ref, uint64_t inline_value, std::span<const uint64_t> handles,
+                   uint64_t* out) {
+  if (ref == 0) {
+    *out = inline_value;
+    return true;
+  }
+  if (ref > handles.size()) return false;
+  *out = handles[ref - 1];
+  return true;
+}
+
+// Refs are UInt16 in the schema: small enough to share a word with the union tag.
+constexpr uint32_t kMaxHandleRef = 0xffff;
+
 }  // namespace
+
+uint32_t HandleTable::Ref(uint64_t handle) {
+  if (handle == 0) return 0;
+  auto [it, added] = refs_.try_emplace(handle, static_cast<uint32_t>(handles_.size() + 1));
+  if (added) handles_.push_back(handle);
+  return it->second;
+}
 
 uint64_t BatchBaseNs(std::span<const Event> events) {
   uint64_t base = std::numeric_limits<uint64_t>::max();
@@ -53,16 +76,26 @@ uint64_t BatchBaseNs(std::span<const Event> events) {
 
 // Offsets and durations use wrapping (mod 2^64) arithmetic so every input round-trips,
 // including an end before its start.
-void EncodeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Builder out) {
+void EncodeEvent(const Event& event, uint64_t base_ns, HandleTable& handles,
+                 log_schema::Event::Builder out) {
   if (const auto* e = std::get_if<KernelLaunch>(&event)) {
     auto g = out.initKernelLaunch();
     g.setPid(e->pid);
     g.setTid(e->tid);
     g.setStartOffsetNs(e->start_ns - base_ns);
     g.setDurationNs(e->end_ns - e->start_ns);
-    g.setKernel(e->kernel);
-    g.setCommandList(e->command_list);
-    g.setSignalEvent(e->signal_event);
+    // A ref that does not fit its 16 bits (a batch with more distinct handles than that)
+    // leaves the handle inline, as format 1 stored it.
+    auto by_ref = [&](uint64_t handle, auto set_ref, auto set_inline) {
+      const uint32_t ref = handles.Ref(handle);
+      if (ref <= kMaxHandleRef) set_ref(static_cast<uint16_t>(ref));
+      else set_inline(handle);
+    };
+    by_ref(e->kernel, [&](uint16_t r) { g.setKernelRef(r); }, [&](uint64_t h) { g.setKernel(h); });
+    by_ref(e->command_list, [&](uint16_t r) { g.setCommandListRef(r); },
+           [&](uint64_t h) { g.setCommandList(h); });
+    by_ref(e->signal_event, [&](uint16_t r) { g.setSignalEventRef(r); },
+           [&](uint64_t h) { g.setSignalEvent(h); });
     g.setGroupCountX(e->group_count[0]);
     g.setGroupCountY(e->group_count[1]);
     g.setGroupCountZ(e->group_count[2]);
@@ -113,7 +146,8 @@ void EncodeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Builde
   }
 }
 
-bool DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
+DecodeResult DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns,
+                         std::span<const uint64_t> handles, Event* out) {
   switch (in.which()) {
     case log_schema::Event::KERNEL_LAUNCH: {
       auto g = in.getKernelLaunch();
@@ -122,9 +156,10 @@ bool DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
       e.tid = g.getTid();
       e.start_ns = base_ns + g.getStartOffsetNs();
       e.end_ns = e.start_ns + g.getDurationNs();
-      e.command_list = g.getCommandList();
-      e.kernel = g.getKernel();
-      e.signal_event = g.getSignalEvent();
+      if (!ResolveHandle(g.getCommandListRef(), g.getCommandList(), handles, &e.command_list) ||
+          !ResolveHandle(g.getKernelRef(), g.getKernel(), handles, &e.kernel) ||
+          !ResolveHandle(g.getSignalEventRef(), g.getSignalEvent(), handles, &e.signal_event))
+        return DecodeResult::kBadHandleRef;
       e.group_count[0] = g.getGroupCountX();
       e.group_count[1] = g.getGroupCountY();
       e.group_count[2] = g.getGroupCountZ();
@@ -135,7 +170,7 @@ bool DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
       e.group_count_unreadable = g.getGroupCountUnreadable();
       e.launch_kind = g.getLaunchKind();
       *out = e;
-      return true;
+      return DecodeResult::kEvent;
     }
     case log_schema::Event::KERNEL_CREATE: {
       auto g = in.getKernelCreate();
@@ -150,7 +185,7 @@ bool DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
       e.result = g.getResult();
       e.name_truncated = g.getNameTruncated();
       *out = e;
-      return true;
+      return DecodeResult::kEvent;
     }
     case log_schema::Event::PROCESS_INFO: {
       auto g = in.getProcessInfo();
@@ -160,28 +195,28 @@ bool DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
                          .command_line = g.getCommandLine(),
                          .cgroup = g.getCgroup(),
                          .container_id = g.getContainerId()};
-      return true;
+      return DecodeResult::kEvent;
     }
     case log_schema::Event::THREAD_INFO: {
       auto g = in.getThreadInfo();
       *out = ThreadInfo{.pid = g.getPid(), .tid = g.getTid(), .name = g.getName()};
-      return true;
+      return DecodeResult::kEvent;
     }
     case log_schema::Event::ITT_TASK:
       *out = DecodeIttTask(in.getIttTask(), base_ns);
-      return true;
+      return DecodeResult::kEvent;
     case log_schema::Event::ITT_MARKER:
       *out = DecodeIttMarker(in.getIttMarker(), base_ns);
-      return true;
+      return DecodeResult::kEvent;
     case log_schema::Event::COLLECTION_CHANGE:
       *out = DecodeCollectionChange(in.getCollectionChange(), base_ns);
-      return true;
+      return DecodeResult::kEvent;
     case log_schema::Event::DRM_FILE:
     case log_schema::Event::DRM_IOCTL:
     case log_schema::Event::DRM_FENCE_SIGNAL:
-      return DecodeDrmEvent(in, base_ns, out);
+      return DecodeDrmEvent(in, base_ns, out) ? DecodeResult::kEvent : DecodeResult::kUnknownKind;
     default:
-      return DecodeZeEvent(in, base_ns, out);
+      return DecodeZeEvent(in, base_ns, out) ? DecodeResult::kEvent : DecodeResult::kUnknownKind;
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <span>
+#include <unordered_map>
+#include <vector>
 
 #include "log/xtrace_log.capnp.h"
 #include "model/event.h"
@@ -15,10 +17,31 @@ namespace xtrace::log_codec {
 // Returns 0 when no event in `events` carries a time.
 uint64_t BatchBaseNs(std::span<const Event> events);
 
-void EncodeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Builder out);
+// The handles a batch's events refer to by ref (Batch.handles): each distinct handle once,
+// in order of first use. One per batch being written.
+class HandleTable {
+ public:
+  // The ref of `handle` (from 1), adding it if new; 0 for handle 0 (no handle).
+  uint32_t Ref(uint64_t handle);
+  const std::vector<uint64_t>& handles() const { return handles_; }
 
-// False for an event kind this build does not know (written by a newer xtrace).
-bool DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out);
+ private:
+  std::unordered_map<uint64_t, uint32_t> refs_;
+  std::vector<uint64_t> handles_;
+};
+
+void EncodeEvent(const Event& event, uint64_t base_ns, HandleTable& handles,
+                 log_schema::Event::Builder out);
+
+enum class DecodeResult {
+  kEvent,         // *out holds the event
+  kUnknownKind,   // a kind this build does not know (written by a newer xtrace): skip it
+  kBadHandleRef,  // a handle ref beyond the batch's table: the batch is corrupt
+};
+
+// `handles` is the batch's table (Batch.handles).
+DecodeResult DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns,
+                         std::span<const uint64_t> handles, Event* out);
 
 void EncodeHeader(const LogHeader& header, log_schema::Header::Builder out);
 LogHeader DecodeHeader(log_schema::Header::Reader in);

@@ -55,6 +55,7 @@ struct LogReader::Impl {
   Status error;  // sticky: without salvage, damage fails every later Next
   bool done = false;
   std::vector<Event> batch;  // the current batch, decoded and validated
+  std::vector<uint64_t> handles;  // the current batch's handle table (Batch.handles)
   size_t next = 0;
   uint64_t batches_read = 0;
   uint64_t events_read = 0;
@@ -80,9 +81,11 @@ Status LogReader::Impl::ReadHeader() {
   } catch (const kj::Exception& e) {
     return Status::Error(path + ": not an xtrace log (" + KjMessage(e) + ")");
   }
-  if (header.format_version != kLogFormatVersion) {
+  if (header.format_version < kOldestReadableLogFormatVersion ||
+      header.format_version > kLogFormatVersion) {
     std::string message = path + ": log format version " + std::to_string(header.format_version) +
-                          " is not supported (this xtrace reads version " +
+                          " is not supported (this xtrace reads versions " +
+                          std::to_string(kOldestReadableLogFormatVersion) + " to " +
                           std::to_string(kLogFormatVersion) + ")";
     if (header.format_version > kLogFormatVersion) {
       message += "; it was written by xtrace " + header.xtrace_version + ", use that or newer";
@@ -147,14 +150,24 @@ Status LogReader::Impl::LoadBatch(log_schema::Batch::Reader batch_reader,
   }
 
   const uint64_t base_ns = batch_reader.getBaseNs();
+  const auto handle_list = batch_reader.getHandles();
+  handles.clear();
+  for (uint64_t h : handle_list) handles.push_back(h);
   const auto events = batch_reader.getEvents();
   batch.clear();
   batch.reserve(events.size());
   for (unsigned i = 0; i < events.size(); ++i) {
     Event event;
-    if (!log_codec::DecodeEvent(events[i], base_ns, &event)) {
+    const log_codec::DecodeResult decoded =
+        log_codec::DecodeEvent(events[i], base_ns, handles, &event);
+    if (decoded == log_codec::DecodeResult::kUnknownKind) {
       ++unknown_events;
       continue;
+    }
+    if (decoded == log_codec::DecodeResult::kBadHandleRef) {
+      batch.clear();
+      return Status::Error(where + ": corrupt handle ref in event " + std::to_string(i) +
+                           " (the batch has " + std::to_string(handles.size()) + " handles)");
     }
     StringId bad = kEmptyString;
     log_codec::ForEachStringId(event, [&](StringId id) {

@@ -18,8 +18,9 @@ namespace xtrace {
 namespace {
 
 // Unpacked words a batch takes, to size the first segment so a batch is one segment (a
-// smaller segment table, and no far pointers). An Event is 20 words (xtrace_log.capnp).
-constexpr size_t kWordsPerEvent = 20;
+// smaller segment table, and no far pointers). An Event is 20 words (xtrace_log.capnp), and
+// a launch's handles take at most three more.
+constexpr size_t kWordsPerEvent = 23;
 constexpr size_t kFrameOverheadWords = 64;
 
 std::string ErrnoText(int err) { return std::strerror(err); }
@@ -150,9 +151,13 @@ Status LogWriter::WriteBatch() {
     const uint64_t base_ns = log_codec::BatchBaseNs(pending_);
     batch.setBaseNs(base_ns);
     auto events = batch.initEvents(static_cast<unsigned>(pending_.size()));
+    log_codec::HandleTable handle_table;
     for (size_t i = 0; i < pending_.size(); ++i) {
-      log_codec::EncodeEvent(pending_[i], base_ns, events[static_cast<unsigned>(i)]);
+      log_codec::EncodeEvent(pending_[i], base_ns, handle_table, events[static_cast<unsigned>(i)]);
     }
+    const auto& handles = handle_table.handles();
+    auto table = batch.initHandles(static_cast<unsigned>(handles.size()));
+    for (size_t i = 0; i < handles.size(); ++i) table.set(static_cast<unsigned>(i), handles[i]);
     // Packed output is typically well under half the unpacked size.
     frame = PackFrame(message, words * sizeof(capnp::word) / 2);
   } catch (const kj::Exception& e) {

@@ -24,9 +24,12 @@ const logMagic :UInt64 = 0x676c656361727478;
 # Header.magic: the bytes "xtracelg" read as a little-endian UInt64. Tells an xtrace log from
 # any other Cap'n Proto stream, whose first message would read as a header of zeros.
 
-const formatVersion :UInt32 = 1;
+const formatVersion :UInt32 = 2;
 # Header.formatVersion written by this schema. History:
 #   1  first version.
+#   2  launch handles by reference to Batch.handles (kernelRef, commandListRef,
+#      signalEventRef); readers of version 1 would see those handles as 0. Version 1 logs
+#      read unchanged (their refs are all 0).
 
 struct LogFrame {
   union {
@@ -72,6 +75,13 @@ struct Batch {
   # so that a time costs 2-4 bytes instead of 8 in packed encoding.
 
   events @3 :List(Event);
+
+  handles @4 :List(UInt64);
+  # Since format 2: the distinct handles (kernels, command lists, events) this batch's events
+  # refer to by ref. A ref counts from 1: ref r is handles[r - 1]; ref 0 means the handle is
+  # in the event's own field (and 0 there means no handle; a handle whose ref would not fit
+  # 16 bits is written there too). A ref takes a byte or two in packed encoding where a
+  # 64-bit handle took seven; the table is per batch, so a batch still reads on its own.
 }
 
 # One event of the model (userspace/model/event.h). Each kind is a group inside one union, so
@@ -88,9 +98,9 @@ struct Event {
       tid @1 :UInt32;
       startOffsetNs @2 :UInt64;
       durationNs @3 :UInt64;
-      kernel @4 :UInt64;            # ze_kernel_handle_t
-      commandList @5 :UInt64;       # ze_command_list_handle_t
-      signalEvent @6 :UInt64;       # ze_event_handle_t, 0 if none
+      kernel @4 :UInt64;            # ze_kernel_handle_t (format 1; 0 when kernelRef is set)
+      commandList @5 :UInt64;       # ze_command_list_handle_t (likewise, commandListRef)
+      signalEvent @6 :UInt64;       # ze_event_handle_t, 0 if none (likewise, signalEventRef)
       groupCountX @7 :UInt32;
       groupCountY @8 :UInt32;
       groupCountZ @9 :UInt32;
@@ -101,6 +111,9 @@ struct Event {
                                     # usual case then costs no byte in packed encoding)
       groupCountUnreadable @14 :Bool;  # the target's group-count struct could not be read
       launchKind @82 :UInt8;        # 0 plain, 1 cooperative, 2 indirect (no group counts)
+      kernelRef @159 :UInt16;        # the kernel as a ref into Batch.handles (format 2)
+      commandListRef @160 :UInt16;   # the command list, likewise
+      signalEventRef @161 :UInt16;   # the signal event, likewise; 0 with signalEvent 0: none
     }
     kernelCreate :group {
       # zeKernelCreate.
