@@ -166,6 +166,43 @@ TEST(ChromeJsonWriterTest, InvalidUtf8IsReplacedSoOutputStaysValid) {
   }
 }
 
+// Plain runs are scanned a word at a time: every byte value at every position of a word
+// (and of the tail after the last whole word) must still be escaped exactly as bytewise.
+TEST(ChromeJsonWriterTest, EscapingIsTheSameWhereverTheByteFallsInAWord) {
+  auto bytewise = [](unsigned char c) -> std::string {
+    if (c == '"') return "\\\"";
+    if (c == '\\') return "\\\\";
+    if (c >= 0x20 && c < 0x80) return std::string(1, static_cast<char>(c));
+    std::string one;
+    ChromeJsonWriter::AppendJsonString(&one, std::string(1, static_cast<char>(c)));
+    return one.substr(1, one.size() - 2);  // a lone byte: its escape, or U+FFFD
+  };
+  for (int c = 0; c < 256; ++c) {
+    for (size_t pos = 0; pos < 19; ++pos) {
+      std::string text(19, 'a');
+      text[pos] = static_cast<char>(c);
+      std::string out;
+      ChromeJsonWriter::AppendJsonString(&out, text);
+      const std::string expected = "\"" + std::string(pos, 'a') + bytewise(static_cast<unsigned char>(c)) +
+                                   std::string(18 - pos, 'a') + "\"";
+      ASSERT_EQ(out, expected) << "byte " << c << " at " << pos;
+    }
+  }
+}
+
+TEST(ChromeJsonWriterTest, QuotedNameIsWrittenAsGiven) {
+  std::string quoted;
+  ChromeJsonWriter::AppendJsonString(&quoted, "gemm<\"f32\">");
+  const std::string text = WriteTrace([&](ChromeJsonWriter& w) {
+    w.Complete(ChromeJsonWriter::QuotedName{quoted}, "ze", 1, 2, 1500, 250);
+    w.Complete("gemm<\"f32\">", "ze", 1, 2, 1500, 250);
+  });
+  const auto json = Parse(text);
+  ASSERT_EQ(json["traceEvents"].size(), 2u);
+  EXPECT_EQ(json["traceEvents"][0], json["traceEvents"][1]);
+  EXPECT_EQ(json["traceEvents"][0]["name"], "gemm<\"f32\">");
+}
+
 TEST(ChromeJsonWriterTest, KeysAreEscapedToo) {
   const std::array args = {TraceArg::Int("we\"ird\xFFkey", 1)};
   const nlohmann::json json =

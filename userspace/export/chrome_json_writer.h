@@ -54,6 +54,13 @@ class ChromeJsonWriter {
   // A span ("ph":"X"). Times are CLOCK_MONOTONIC ns, written as µs with three decimals.
   void Complete(std::string_view name, std::string_view category, uint32_t pid, uint32_t tid,
                 uint64_t ts_ns, uint64_t dur_ns, std::span<const TraceArg> args = {});
+  // The same with a name already in JSON form (AppendJsonString's output, quotes included),
+  // for a converter that writes the same names millions of times and escapes each once.
+  struct QuotedName {
+    std::string_view json;
+  };
+  void Complete(QuotedName name, std::string_view category, uint32_t pid, uint32_t tid,
+                uint64_t ts_ns, uint64_t dur_ns, std::span<const TraceArg> args = {});
 
   // A nestable async span: a "b" event at ts_ns and an "e" event at ts_ns + dur_ns with the
   // same category, name and id (written as a string). Viewers give such spans tracks of their
@@ -97,6 +104,10 @@ class ChromeJsonWriter {
 
  private:
   void BeginEvent(std::string_view ph, uint32_t pid, uint32_t tid);
+  // A complete event up to and including "name": (the caller appends the name), and after it.
+  void BeginComplete(std::string_view category, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+                     uint64_t dur_ns);
+  void EndComplete(std::span<const TraceArg> args);
   void EndEvent();
   void AppendArgs(std::span<const TraceArg> args);        // {"k":v,...}
   void AppendArgMembers(std::span<const TraceArg> args);  // "k":v,...

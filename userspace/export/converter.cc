@@ -83,12 +83,6 @@ class EventConverter {
   }
 
   void operator()(const KernelLaunch& e) {
-    std::string_view name = strings_.Get(e.kernel_name);
-    std::string fallback;
-    if (name.empty()) {
-      fallback = "kernel@" + Hex(e.kernel);
-      name = fallback;
-    }
     args_.clear();
     if (e.group_count_unreadable) {
       args_.push_back(TraceArg::String("group_count", "unreadable"));
@@ -105,8 +99,12 @@ class EventConverter {
     if (!e.name_known) args_.push_back(TraceArg::Bool("name_known", false));
     if (e.launch_kind == 1) args_.push_back(TraceArg::String("launch", "cooperative"));
     if (e.launch_kind == 2) args_.push_back(TraceArg::String("launch", "indirect"));
-    out_.Complete(name, kZeCategory, e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns),
-                  args_);
+    const uint64_t dur = Duration(e.start_ns, e.end_ns);
+    if (strings_.Get(e.kernel_name).empty()) {
+      out_.Complete("kernel@" + Hex(e.kernel), kZeCategory, e.pid, e.tid, e.start_ns, dur, args_);
+    } else {
+      out_.Complete(Quoted(e.kernel_name), kZeCategory, e.pid, e.tid, e.start_ns, dur, args_);
+    }
   }
 
   void operator()(const DrmFile& e) { driver_.Write(e); }
@@ -129,12 +127,22 @@ class EventConverter {
     if (!name.empty()) args_.push_back(TraceArg::String("result_name", name));
   }
 
+  // `id` as a JSON string, escaped the first time it is asked for: kernel names recur on
+  // every launch and run to a thousand characters.
+  ChromeJsonWriter::QuotedName Quoted(StringId id) {
+    if (id >= quoted_.size()) quoted_.resize(id + 1);
+    std::string& json = quoted_[id];
+    if (json.empty()) ChromeJsonWriter::AppendJsonString(&json, strings_.Get(id));
+    return {json};
+  }
+
   const StringTable& strings_;
   ChromeJsonWriter& out_;
-  std::vector<TraceArg> args_;  // reused: no allocation per event
+  std::vector<TraceArg> args_;       // reused: no allocation per event
   IttEventWriter itt_;
   DriverTrackWriter driver_;
   ZeTraceExporter ze_;
+  std::vector<std::string> quoted_;  // by string id; empty until first used
 };
 
 // "otherData": what the log says about the capture. Values are strings, as the format's

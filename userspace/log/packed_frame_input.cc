@@ -70,6 +70,31 @@ int PackedFrameInput::UnpackWord(uint64_t* out) {
     return kWordBytes;
   }
   uint8_t bytes[kWordBytes] = {};
+  // Fast path, the usual case: the word's whole encoding (at most a tag, 8 bytes and a run
+  // count) is in the buffer, so no byte needs an end-of-buffer check.
+  if (end_ - pos_ >= kWordBytes + 2) {
+    const uint8_t* p = buffer_.data() + pos_;
+    if (raw_run_ > 0) {
+      --raw_run_;
+      std::memcpy(out, p, kWordBytes);
+      pos_ += kWordBytes;
+      return kWordBytes;
+    }
+    const unsigned tag = *p++;
+    // Branch-free: each byte is taken from the stream if its tag bit is set (reading one byte
+    // ahead is safe here), the stream advancing by that bit; tags vary word to word.
+    uint64_t word = 0;
+    for (int i = 0; i < kWordBytes; ++i) {
+      const unsigned present = (tag >> i) & 1;
+      word |= uint64_t(*p & (0u - present)) << (8 * i);
+      p += present;
+    }
+    if (tag == 0x00) zero_run_ = *p++;
+    if (tag == 0xff) raw_run_ = *p++;
+    pos_ = static_cast<size_t>(p - buffer_.data());
+    *out = word;
+    return kWordBytes;
+  }
   if (raw_run_ > 0) {
     for (int i = 0; i < kWordBytes; ++i) {
       if (!NextByte(&bytes[i])) return i;
