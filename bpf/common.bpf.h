@@ -94,9 +94,21 @@ union xt_comm {
  * pointer chase instead of a hash lookup (entry/return pairing and the thread-name check run
  * on every probed call), nothing is inserted or deleted per call, the kernel frees it when
  * the thread exits, and a new thread that reuses a tid starts afresh. */
+/* A call recorded by a generic program (one program pair for many functions, told apart by
+ * attach cookie): which function, when it began, its arguments as passed. A thread is in
+ * one library call at a time, so one slot serves every such function; the return checks the
+ * function is its own. */
+struct xt_call_slot {
+	__u64 start_ns; /* 0: none pending */
+	__u32 fn;
+	__u32 pad;
+	__u64 arg[8];
+};
+
 struct xt_thread_state {
 	union xt_comm reported; /* all zero until the first report */
 	struct xt_inflight inflight[XT_MAX_FN];
+	struct xt_call_slot call;
 };
 
 struct {
@@ -347,6 +359,35 @@ static __always_inline struct xt_inflight *xt_enter(__u32 fn)
 	in->start_ns = bpf_ktime_get_ns();
 	xt_note_thread_of(st, in->start_ns);
 	return in;
+}
+
+/* xt_enter for a generic program: the thread's call slot, set to `fn` now; NULL when the
+ * call is not recorded. */
+static __always_inline struct xt_call_slot *xt_enter_call(__u32 fn)
+{
+	struct xt_thread_state *st;
+
+	if (!xt_traced(bpf_get_current_pid_tgid() >> 32))
+		return NULL;
+	st = xt_thread_state(1);
+	if (!st) {
+		xt_count(XT_CNT_INFLIGHT_FULL);
+		return NULL;
+	}
+	st->call.fn = fn;
+	st->call.start_ns = bpf_ktime_get_ns();
+	xt_note_thread_of(st, st->call.start_ns);
+	return &st->call;
+}
+
+/* The thread's pending generic call if it is `fn`'s, else NULL. Clear start_ns when done. */
+static __always_inline struct xt_call_slot *xt_pending_call(__u32 fn)
+{
+	struct xt_thread_state *st = xt_thread_state(0);
+
+	if (!st || !st->call.start_ns || st->call.fn != fn)
+		return NULL;
+	return &st->call;
 }
 
 /* The entry state of `fn` pending on this thread, or NULL if its entry was not recorded. */

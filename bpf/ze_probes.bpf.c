@@ -13,19 +13,6 @@ enum xt_ze_dedicated_fn {
 	FN_APPEND_LAUNCH_KERNEL = 2,
 };
 
-/* A generic call between entry and return: its arguments as passed. */
-struct ze_call_state {
-	__u64 start_ns;
-	__u64 arg[XT_ZE_CALL_ARGS];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, XT_MAX_INFLIGHT);
-	__type(key, __u64);
-	__type(value, struct ze_call_state);
-} ze_calls SEC(".maps");
-
 /* ze_kernel_desc_t: stype@0, pNext@8, flags@16, pKernelName@24 (ze_api.h). */
 #define ZE_KERNEL_DESC_NAME_OFFSET 24
 
@@ -168,42 +155,38 @@ int BPF_KRETPROBE(ze_append_launch_kernel_return, long ret)
  * struct xt_ze_call; the uprobe's cookie says which function it is and what to copy (layout
  * in records.h). The entry only saves the argument registers (and up to two stack arguments);
  * all pointer reads happen at return, when inputs are still valid and outputs are written. */
-static __always_inline __u64 ze_call_key(__u32 fn)
-{
-	return ((__u64)fn << 32) | (__u32)bpf_get_current_pid_tgid();
-}
+_Static_assert(sizeof(((struct xt_call_slot *)0)->arg) == XT_ZE_CALL_ARGS * 8,
+	       "a generic call slot holds every argument word a record carries");
 
 SEC("uprobe")
 int BPF_KPROBE(ze_call_entry)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u64 key = ze_call_key(XT_ZE_COOKIE_FN(cookie));
-	struct ze_call_state st = {};
+	struct xt_call_slot *st = xt_enter_call(XT_ZE_COOKIE_FN(cookie));
 	__u32 stack_count;
 
-	if (!xt_traced(bpf_get_current_pid_tgid() >> 32))
+	if (!st)
 		return 0;
-	st.start_ns = bpf_ktime_get_ns();
-	st.arg[0] = PT_REGS_PARM1(ctx);
-	st.arg[1] = PT_REGS_PARM2(ctx);
-	st.arg[2] = PT_REGS_PARM3(ctx);
-	st.arg[3] = PT_REGS_PARM4(ctx);
-	st.arg[4] = PT_REGS_PARM5(ctx);
-	st.arg[5] = ctx->r9; /* libbpf 1.1's bpf_tracing.h has no PT_REGS_PARM6 (x86-64: r9) */
+	st->arg[0] = PT_REGS_PARM1(ctx);
+	st->arg[1] = PT_REGS_PARM2(ctx);
+	st->arg[2] = PT_REGS_PARM3(ctx);
+	st->arg[3] = PT_REGS_PARM4(ctx);
+	st->arg[4] = PT_REGS_PARM5(ctx);
+	st->arg[5] = ctx->r9; /* libbpf 1.1's bpf_tracing.h has no PT_REGS_PARM6 (x86-64: r9) */
+	st->arg[6] = 0;
+	st->arg[7] = 0;
 	stack_count = XT_ZE_COOKIE_STACK_COUNT(cookie);
 	if (stack_count) {
 		/* At entry the return address is at sp; argument n (n >= 6) at sp + 8 * (n - 5). */
 		__u64 at = PT_REGS_SP(ctx) + 8 * (XT_ZE_COOKIE_STACK_FIRST(cookie) - 5);
-		bpf_probe_read_user(&st.arg[6], stack_count > 1 ? 16 : 8, (void *)at);
+		bpf_probe_read_user(&st->arg[6], stack_count > 1 ? 16 : 8, (void *)at);
 	}
-	if (bpf_map_update_elem(&ze_calls, &key, &st, BPF_ANY))
-		xt_count(XT_CNT_INFLIGHT_FULL);
 	return 0;
 }
 
 /* One of the cookie's reads into `dst` (XT_ZE_READ_MAX bytes). A null pointer is not an
  * error: Level Zero's count/array idiom passes one to ask for the count only. */
-static __always_inline void ze_read(__u32 spec, const struct ze_call_state *st, __s32 result,
+static __always_inline void ze_read(__u32 spec, const struct xt_call_slot *st, __s32 result,
 				    __u64 *dst, __u32 *flags)
 {
 	__u32 size = XT_ZE_READ_SIZE(spec);
@@ -225,7 +208,7 @@ static __always_inline void ze_fill_header(struct xt_record_header *hdr, __u16 t
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	xt_note_thread(now);
+	/* The thread's name was reported, if needed, by xt_enter_call. */
 	hdr->type = type;
 	hdr->size = size;
 	hdr->flags = flags;
@@ -240,9 +223,8 @@ int BPF_KRETPROBE(ze_call_return, long ret)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 fn = XT_ZE_COOKIE_FN(cookie);
-	__u64 key = ze_call_key(fn);
 	__u64 now = bpf_ktime_get_ns();
-	struct ze_call_state *st = bpf_map_lookup_elem(&ze_calls, &key);
+	struct xt_call_slot *st = xt_pending_call(fn);
 	struct xt_ze_call rec = {};
 	__u32 flags = 0;
 
@@ -258,7 +240,7 @@ int BPF_KRETPROBE(ze_call_return, long ret)
 	ze_read(XT_ZE_COOKIE_READ(cookie, 1), st, rec.result, &rec.data[4], &flags);
 	ze_fill_header(&rec.hdr, XT_REC_ZE_CALL, sizeof(rec), st->start_ns, flags, now);
 	xt_output(&rec, sizeof(rec));
-	bpf_map_delete_elem(&ze_calls, &key);
+	st->start_ns = 0;
 	return 0;
 }
 
@@ -267,9 +249,8 @@ int BPF_KRETPROBE(ze_call_return, long ret)
 SEC("uretprobe")
 int BPF_KRETPROBE(ze_execute_return, long ret)
 {
-	__u64 key = ze_call_key(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS);
 	__u64 now = bpf_ktime_get_ns();
-	struct ze_call_state *st = bpf_map_lookup_elem(&ze_calls, &key);
+	struct xt_call_slot *st = xt_pending_call(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS);
 	struct xt_ze_execute *rec;
 	struct xt_scratch *buf;
 	__u32 zero = 0, flags = 0, n, copy, bytes;
@@ -303,6 +284,6 @@ int BPF_KRETPROBE(ze_execute_return, long ret)
 	ze_fill_header(&rec->hdr, XT_REC_ZE_EXECUTE, sizeof(*rec) + bytes, st->start_ns, flags, now);
 	xt_output(rec, sizeof(*rec) + bytes);
 out:
-	bpf_map_delete_elem(&ze_calls, &key);
+	st->start_ns = 0;
 	return 0;
 }

@@ -19,9 +19,6 @@
 /* Largest single record (header + fixed part + tail). */
 #define XT_MAX_RECORD (XT_MAX_NAME + 128)
 
-/* Generic Level Zero calls pending at once across threads (ze_probes' entry/return pairing). */
-#define XT_MAX_INFLIGHT 16384
-
 /* Length of a task's comm, NUL included (TASK_COMM_LEN). */
 #define XT_COMM_LEN 16
 
