@@ -1,9 +1,9 @@
-# Thin wrapper around CMake: make, make test, make demo, make install, make clean.
+# Thin wrapper around CMake: make, make test, make demo, make bench, make install, make clean.
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo install clean
+.PHONY: all deps configure build test demo bench install clean
 
 all: build
 
@@ -21,6 +21,11 @@ test: build
 
 demo: build
 	@scripts/demo.sh $(BUILD)
+
+# The benchmark (root; not part of `make test`): one table of ratios measured in the same run.
+# BENCH_ARGS=--quick for a smoke run; see tests/bench/README.md.
+bench: build
+	@$(BUILD)/bin/xtrace_bench $(BENCH_ARGS)
 
 install: build
 	@cmake --install $(BUILD)

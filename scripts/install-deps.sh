@@ -6,12 +6,12 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   clang llvm                      # BPF objects (clang -target bpf), llvm-strip
-  bpftool libbpf-dev libelf-dev zlib1g-dev linux-libc-dev
+  bpftool libbpf-dev libelf-dev zlib1g-dev linux-libc-dev   # libelf: probe sites from ELF code
   capnproto libcapnp-dev          # event log schema compiler and runtime
   libze1 libze-dev                # the real Level Zero loader and its headers
   libdnnl-dev libtbb-dev          # real ITT clients (oneDNN, TBB) for the ITT tests
   libgtest-dev libgmock-dev       # unit and integration tests
-  nlohmann-json3-dev              # tests parse the Chrome JSON back
+  nlohmann-json3-dev              # tests parse the Chrome JSON back; the benchmark's DOM baseline
   python3                         # JSON checks in tests
   nodejs npm                      # runs the Chrome trace consumer in tests (below)
   python3-yaml                    # tests/deploy parses the Kubernetes manifests

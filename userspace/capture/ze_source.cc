@@ -257,4 +257,13 @@ size_t ZeSource::AttachEach(int pid, const MappedLibrary& lib, std::string* firs
   return attached;
 }
 
+Result<std::optional<uint32_t>> ZeSource::ProbeSiteOf(const std::string& path,
+                                                       std::string_view symbol) {
+  auto sites = FindProbeSites(path);
+  if (!sites.ok()) return sites.status();
+  auto it = sites->find(symbol);
+  if (it == sites->end()) return std::optional<uint32_t>();
+  return std::optional<uint32_t>(it->second.into_function);
+}
+
 }  // namespace xtrace

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "capture/bpf_link.h"
@@ -23,6 +26,12 @@ class ZeSource final : public ProbeSource {
   Result<std::vector<ProbeLink>> AttachToLibrary(const MappedLibrary& lib, int pid) override;
   std::string_view exec_soname() const override;
   size_t link_count() const override { return 0; }  // the capture holds them
+
+  // Where this source probes `symbol` in the loader file at `path`: bytes into the function
+  // (0: its entry; see probe_site.h), or nullopt if it does not probe that function. For the
+  // benchmark, which measures the bare trap at the same instruction.
+  static Result<std::optional<uint32_t>> ProbeSiteOf(const std::string& path,
+                                                     std::string_view symbol);
 
  private:
   explicit ZeSource(const SourceContext& ctx) : ctx_(ctx) {}

@@ -1,0 +1,143 @@
+// xtrace_bench: measures what capture costs the traced program and how fast a capture turns
+// into a log and a trace, and prints it as one table (see README.md in this directory).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "bench_sections.h"
+#include "synthetic_log.h"
+
+namespace xtrace::bench {
+namespace {
+
+constexpr const char kHelp[] = R"(usage: xtrace_bench [options]     (as root: it loads BPF programs)
+
+Prints one table: per-call capture overhead against the trap floor, the cost to a process
+that is not traced, ITT, collector throughput and drops, log bytes per launch, and convert
+speed and memory against a DOM-based baseline. Ratios are measured in the same run.
+
+  --quick              fewer repetitions and smaller inputs (a smoke run, about a minute)
+  --only ID            run only sections whose id contains ID: overhead, untargeted, itt,
+                       collector, log, convert
+  --repetitions N      timed runs per configuration; the fastest is kept (default 7)
+  --rate-seconds S     how long each rate of the zero-drop ladder runs (default 5)
+  --sustain S          also hold 1M events/s for S seconds (the target says 60)
+  --soak S             watch the collector's RSS over a capture of S seconds (default 30;
+                       the target says 600)
+  --convert-events N   events in the large convert input (default 10000000)
+  --baseline-events N  events the DOM baseline converts (default 1000000; it needs about
+                       1.5 KB of memory per event)
+  --keep               keep the scratch directory (printed)
+  --write-log FILE     only write the synthetic convert input (--convert-events events) to
+                       FILE and exit, e.g. to profile `xtrace convert FILE` by hand
+  --help
+)";
+
+uint64_t Number(const char* flag, const char* text) {
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (!end || *end || v < 0) {
+    std::fprintf(stderr, "xtrace_bench: %s: '%s' is not a number\n", flag, text);
+    std::exit(2);
+  }
+  return static_cast<uint64_t>(v);
+}
+
+int Main(int argc, char** argv) {
+  BenchContext ctx;
+  ctx.paths = {XTRACE_BIN,       ZE_CALL_LOOP_BIN, ZE_WORKLOAD_BIN, SIMZE_LIB,
+               DOM_BASELINE_BIN, ITT_OVERHEAD_BIN, ITT_COLLECTOR_LIB};
+  BenchOptions& o = ctx.options;
+  std::string write_log;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "xtrace_bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--help") {
+      std::fputs(kHelp, stdout);
+      return 0;
+    } else if (a == "--quick") {
+      o.quick = true;
+      o.repetitions = 3;
+      o.rate_seconds = 2;
+      o.soak_seconds = 5;
+      o.convert_events = 1'000'000;
+      o.baseline_events = 200'000;
+    } else if (a == "--only") {
+      o.only = value();
+    } else if (a == "--repetitions") {
+      o.repetitions = static_cast<int>(std::max<uint64_t>(1, Number(a.c_str(), value())));
+    } else if (a == "--rate-seconds") {
+      o.rate_seconds = static_cast<double>(Number(a.c_str(), value()));
+    } else if (a == "--sustain") {
+      o.sustain_seconds = static_cast<double>(Number(a.c_str(), value()));
+    } else if (a == "--soak") {
+      o.soak_seconds = static_cast<double>(Number(a.c_str(), value()));
+    } else if (a == "--convert-events") {
+      o.convert_events = Number(a.c_str(), value());
+    } else if (a == "--baseline-events") {
+      o.baseline_events = Number(a.c_str(), value());
+    } else if (a == "--keep") {
+      o.keep = true;
+    } else if (a == "--write-log") {
+      write_log = value();
+    } else {
+      std::fprintf(stderr, "xtrace_bench: unknown option '%s' (see --help)\n", a.c_str());
+      return 2;
+    }
+  }
+  if (!write_log.empty()) {
+    if (Status st = WriteSyntheticLaunchLog(write_log, o.convert_events); !st.ok()) {
+      std::fprintf(stderr, "xtrace_bench: %s\n", st.message().c_str());
+      return 1;
+    }
+    return 0;
+  }
+  if (geteuid() != 0) {
+    std::fprintf(stderr, "xtrace_bench: needs root (it attaches BPF programs); run sudo make bench\n");
+    return 1;
+  }
+  char tmpl[] = "/tmp/xtrace-bench-XXXXXX";
+  if (!mkdtemp(tmpl)) {
+    std::perror("xtrace_bench: mkdtemp");
+    return 1;
+  }
+  o.work_dir = tmpl;
+
+  const auto start = std::chrono::steady_clock::now();
+  for (auto& section : AllBenchSections()) {
+    if (!o.only.empty() && section->id().find(o.only) == std::string_view::npos) continue;
+    section->Run(ctx);
+  }
+  const double minutes =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60;
+  std::printf("\nxtrace benchmark (%s, %ld CPUs, %.1f min)\n\n", o.quick ? "quick" : "full",
+              sysconf(_SC_NPROCESSORS_ONLN), minutes);
+  ctx.table.Print(stdout);
+  if (o.keep) {
+    std::fprintf(stderr, "xtrace_bench: scratch files kept in %s\n", o.work_dir.c_str());
+  } else {
+    std::filesystem::remove_all(o.work_dir);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void BenchContext::Say(const std::string& line) const {
+  std::fprintf(stderr, "xtrace_bench: %s\n", line.c_str());
+}
+
+}  // namespace xtrace::bench
+
+int main(int argc, char** argv) { return xtrace::bench::Main(argc, argv); }

@@ -1,0 +1,46 @@
+// ze_call_loop (the benchmark's launch-bound target) run as a child process on the simulated
+// GPU, driven line by line: "run N calls, how long did they take?".
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "bench_context.h"
+#include "child_process.h"
+
+namespace xtrace::bench {
+
+struct PaceResult {
+  uint64_t calls = 0;
+  double seconds = 0;
+  double worst_late_ms = 0;  // the generator's worst lag behind its schedule
+  double rate() const { return seconds > 0 ? double(calls) / seconds : 0; }
+};
+
+class CallLoopProcess {
+ public:
+  static Result<std::unique_ptr<CallLoopProcess>> Start(const BenchContext& ctx);
+
+  int pid() const { return child_.pid(); }
+  // The loader as this process maps it, openable from here (for attaching probes).
+  const std::string& loader_path() const { return loader_path_; }
+
+  // Runs `n` calls of `call` ("launch", "copy", "sync", "ioctl", "syscall"); the time per
+  // call in ns, as CPU time of the calling thread (kernel time, so traps and BPF programs,
+  // included; time other processes had the CPU excluded: the machine is shared).
+  Result<double> NsPerCall(const std::string& call, uint64_t n);
+  // The fastest of `reps` runs after one warm-up run: noise on a shared machine only adds.
+  Result<double> MinNsPerCall(const std::string& call, uint64_t n, int reps);
+
+  // Starts paced launching (pace R S T) without waiting; FinishPace waits for its result.
+  bool StartPace(double rate, double seconds, unsigned threads);
+  Result<PaceResult> FinishPace(double seconds);
+
+ private:
+  explicit CallLoopProcess(const BenchContext& ctx);
+  ChildProcess child_;
+  std::string loader_path_;
+};
+
+}  // namespace xtrace::bench

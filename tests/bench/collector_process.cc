@@ -1,0 +1,80 @@
+// Running `xtrace attach` for the benchmark and reading its summary.
+#include "collector_process.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+
+namespace xtrace::bench {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+std::vector<std::string> AttachArgv(const BenchContext& ctx, int target_pid,
+                                    const std::string& output, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {ctx.paths.xtrace, "attach", "-o", output};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back("--pid");
+  argv.push_back(std::to_string(target_pid));
+  return argv;
+}
+
+uint64_t Captured(const std::string& text, const char* pattern) {
+  std::smatch m;
+  if (std::regex_search(text, m, std::regex(pattern))) return std::stoull(m[1]);
+  return 0;
+}
+
+}  // namespace
+
+CollectorProcess::CollectorProcess(const BenchContext& ctx, int target_pid,
+                                   const std::string& output, const std::vector<std::string>& extra)
+    : child_(AttachArgv(ctx, target_pid, output, extra)), output_(output) {}
+
+Result<std::unique_ptr<CollectorProcess>> CollectorProcess::Attach(
+    const BenchContext& ctx, int target_pid, const std::string& output,
+    const std::vector<std::string>& extra) {
+  std::unique_ptr<CollectorProcess> self(new CollectorProcess(ctx, target_pid, output, extra));
+  if (!self->child_.WaitStderr("attached to pid", 60s))
+    return Status::Error("xtrace attach did not attach: " + self->child_.stderr_text());
+  return self;
+}
+
+uint64_t CollectorProcess::rss_bytes() const {
+  std::ifstream in("/proc/" + std::to_string(child_.pid()) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    unsigned long long kb = 0;
+    if (std::sscanf(line.c_str(), "VmRSS: %llu kB", &kb) == 1) return kb * 1024;
+  }
+  return 0;
+}
+
+Result<CollectorSummary> CollectorProcess::Stop() {
+  child_.Signal(SIGINT);
+  auto status = child_.Wait(300s);
+  if (!status) return Status::Error("xtrace attach did not stop after SIGINT");
+  const std::string& err = child_.stderr_text();
+  if (err.find("xtrace: captured") == std::string::npos)
+    return Status::Error("xtrace attach ended without a summary: " + err);
+  CollectorSummary s;
+  s.text = err.substr(err.find("xtrace: captured"));
+  s.launches = Captured(s.text, R"(captured (\d+) kernel launches)");
+  s.events = Captured(s.text, R"(; (\d+) events written)");
+  s.dropped = Captured(s.text, R"((\d+) events dropped)");
+  const std::regex ioctls(R"((\d+) ioctls? in all)");
+  for (std::sregex_iterator it(s.text.begin(), s.text.end(), ioctls), end; it != end; ++it)
+    s.ioctls += std::stoull((*it)[1]);
+  struct stat st {};
+  if (stat(output_.c_str(), &st) == 0) s.file_bytes = static_cast<uint64_t>(st.st_size);
+  s.peak_rss_bytes = child_.peak_rss_bytes();
+  const rusage& u = child_.usage();
+  s.cpu_seconds = double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+                  double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  return s;
+}
+
+}  // namespace xtrace::bench

@@ -1,0 +1,144 @@
+// Section 6: `xtrace convert` speed and memory on large synthetic logs (synthetic_log.h),
+// against dom_convert_baseline (the whole trace as one nlohmann::json document) in the same
+// run. Both write to /dev/null, so what is timed is the converters, not the disk. Rates are
+// per second of the converter's own CPU time (user + system, from wait4, like its peak RSS):
+// on a shared machine, wall time also counts the time other processes ran; it is shown raw.
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "bench_sections.h"
+#include "child_process.h"
+#include "synthetic_log.h"
+
+namespace xtrace::bench {
+namespace {
+
+constexpr double kEventsPerSecondTarget = 2e6;
+// "Memory flat in trace size": peak RSS may grow this much from the small to the large log.
+constexpr double kFlatRssTolerance = 1.10;
+
+struct ConvertRun {
+  uint64_t events = 0;
+  double seconds = 0;  // CPU time
+  double wall_seconds = 0;
+  uint64_t json_bytes = 0;
+  uint64_t peak_rss = 0;
+  double events_per_s() const { return seconds > 0 ? double(events) / seconds : 0; }
+  double mb_per_s() const { return seconds > 0 ? double(json_bytes) / 1e6 / seconds : 0; }
+};
+
+uint64_t FileSize(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+std::string Mib(uint64_t bytes) { return Format("%.1f MiB", double(bytes) / 1048576.0); }
+
+class ConvertSection final : public BenchSection {
+ public:
+  std::string_view id() const override { return "convert"; }
+
+  void Run(BenchContext& ctx) override {
+    const std::string section = "6 convert";
+    auto fail = [&](const std::string& what, const std::string& why) {
+      ctx.table.Add({section, what, "failed", "", why, "", ""});
+    };
+    const uint64_t small = std::min(ctx.options.baseline_events, ctx.options.convert_events);
+    const uint64_t large = ctx.options.convert_events;
+
+    auto log_of = [&](uint64_t events) -> Result<std::string> {
+      const std::string path = ctx.Scratch("synthetic-" + std::to_string(events) + ".capnp");
+      ctx.Say(section + Format(": writing a %llu-event log", (unsigned long long)events));
+      if (Status st = WriteSyntheticLaunchLog(path, events); !st.ok()) return st;
+      return path;
+    };
+    auto small_log = log_of(small);
+    if (!small_log.ok()) return fail("synthetic log", small_log.status().message());
+
+    // The JSON byte count comes from a run to a file for the small log (the converters write
+    // the same events, so bytes per event carry over); timed runs write to /dev/null.
+    auto streaming = [&](const std::string& log, uint64_t events) -> Result<ConvertRun> {
+      ChildResult r = RunChild({ctx.paths.xtrace, "convert", "-q", log, "-o", "/dev/null"}, {},
+                               std::chrono::minutes(30));
+      if (!r.ok()) return Status::Error("xtrace convert: " + r.err);
+      return ConvertRun{events, r.cpu_seconds, r.seconds, 0, r.peak_rss_bytes};
+    };
+    auto dom = [&](const std::string& log, uint64_t events) -> Result<ConvertRun> {
+      ChildResult r = RunChild({ctx.paths.dom_baseline, log, "/dev/null"}, {}, std::chrono::minutes(30));
+      if (!r.ok()) return Status::Error("dom_convert_baseline: " + r.err);
+      return ConvertRun{events, r.cpu_seconds, r.seconds, 0, r.peak_rss_bytes};
+    };
+    ChildResult sized = RunChild({ctx.paths.xtrace, "convert", "-q", *small_log, "-o",
+                                  ctx.Scratch("small.json")},
+                                 {}, std::chrono::minutes(30));
+    if (!sized.ok()) return fail("xtrace convert", sized.err);
+    const double json_bytes_per_event = double(FileSize(ctx.Scratch("small.json"))) / double(small);
+    std::remove(ctx.Scratch("small.json").c_str());
+
+    ctx.Say(section + ": converting");
+    auto best_of = [&](auto convert, const std::string& log, uint64_t events) -> Result<ConvertRun> {
+      ConvertRun best;
+      const int reps = events > 2'000'000 ? 1 : std::max(1, ctx.options.repetitions / 2);
+      for (int i = 0; i < reps; ++i) {
+        auto r = convert(log, events);
+        if (!r.ok()) return r;
+        if (i == 0 || r->seconds < best.seconds) best = *r;
+      }
+      best.json_bytes = uint64_t(json_bytes_per_event * double(events));
+      return best;
+    };
+    auto s_small = best_of(streaming, *small_log, small);
+    if (!s_small.ok()) return fail("streaming convert", s_small.status().message());
+    auto d_small = best_of(dom, *small_log, small);
+    if (!d_small.ok()) return fail("DOM baseline", d_small.status().message());
+    std::remove(small_log->c_str());
+
+    Result<ConvertRun> s_large = *s_small;
+    if (large != small) {
+      auto large_log = log_of(large);
+      if (!large_log.ok()) return fail("synthetic log", large_log.status().message());
+      s_large = best_of(streaming, *large_log, large);
+      std::remove(large_log->c_str());
+      if (!s_large.ok()) return fail("streaming convert", s_large.status().message());
+    }
+
+    auto events_label = [](uint64_t n) { return Format("%.3gM events", double(n) / 1e6); };
+    ctx.table.Add({section, "xtrace convert, " + events_label(large),
+                   Format("%.2fM events/s", s_large->events_per_s() / 1e6),
+                   Format("%.1fx DOM speed", s_large->events_per_s() / d_small->events_per_s()),
+                   Format("%.2f s CPU (%.2f s wall), %.0f MB/s JSON", s_large->seconds,
+                          s_large->wall_seconds, s_large->mb_per_s()),
+                   ">= 2M events/s",
+                   Verdict(s_large->events_per_s() / 1e6, kEventsPerSecondTarget / 1e6, false,
+                           "M events/s")});
+    ctx.table.Add({section, "xtrace convert peak RSS, " + events_label(large), Mib(s_large->peak_rss),
+                   Format("%.2fx the %s run", double(s_large->peak_rss) / double(s_small->peak_rss),
+                          events_label(small).c_str()),
+                   Format("%llu bytes", (unsigned long long)s_large->peak_rss), "flat in trace size",
+                   large == small ? "n/a: one size only"
+                                  : Verdict(double(s_large->peak_rss) / double(s_small->peak_rss),
+                                            kFlatRssTolerance, true, "x")});
+    ctx.table.Add({section, "xtrace convert, " + events_label(small),
+                   Format("%.2fM events/s", s_small->events_per_s() / 1e6),
+                   Format("%.1fx DOM speed", s_small->events_per_s() / d_small->events_per_s()),
+                   Format("%.2f s CPU (%.2f s wall), %.0f MB/s JSON, peak RSS %s", s_small->seconds,
+                          s_small->wall_seconds, s_small->mb_per_s(), Mib(s_small->peak_rss).c_str()),
+                   "", ""});
+    ctx.table.Add({section, "DOM baseline (nlohmann::json), " + events_label(small),
+                   Format("%.2fM events/s", d_small->events_per_s() / 1e6),
+                   Format("%.0fx the streaming RSS", double(d_small->peak_rss) / double(s_small->peak_rss)),
+                   Format("%.2f s CPU (%.2f s wall), %.0f MB/s JSON, peak RSS %s", d_small->seconds,
+                          d_small->wall_seconds, d_small->mb_per_s(), Mib(d_small->peak_rss).c_str()),
+                   "", Format("%.0f bytes of RSS per event: extrapolated %s for %s",
+                              double(d_small->peak_rss) / double(small),
+                              Mib(uint64_t(double(d_small->peak_rss) / double(small) * double(large))).c_str(),
+                              events_label(large).c_str())});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<BenchSection> MakeConvertSection() { return std::make_unique<ConvertSection>(); }
+
+}  // namespace xtrace::bench

@@ -1,0 +1,18 @@
+// A large event log shaped like a real launch-heavy capture, for the convert benchmark:
+// written with the real LogWriter, so its encoding is exactly what a capture produces.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+
+namespace xtrace::bench {
+
+// Writes `events` events to `path`: a few processes and threads with their names, kernel
+// creations (some with ~1,000-character names), then launches spread over the threads with
+// realistic handles (a few kernels and command lists per thread, a pool of signal events),
+// group counts and timing (a launch every ~1 us, each taking a few hundred ns). Deterministic.
+Status WriteSyntheticLaunchLog(const std::string& path, uint64_t events);
+
+}  // namespace xtrace::bench

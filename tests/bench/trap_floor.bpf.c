@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The benchmark's floor: BPF programs that do nothing, attached where the capture probes
+ * sit — uprobes at an instruction, or the syscall tracepoints. What a call costs with these
+ * attached is what the kernel's trap (or tracepoint) alone costs there; the capture's own
+ * cost is measured against it. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+SEC("uprobe")
+int empty_entry(void *ctx)
+{
+	return 0;
+}
+
+SEC("uretprobe")
+int empty_return(void *ctx)
+{
+	return 0;
+}
+
+SEC("raw_tp/sys_enter")
+int empty_sys_enter(void *ctx)
+{
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int empty_sys_exit(void *ctx)
+{
+	return 0;
+}
