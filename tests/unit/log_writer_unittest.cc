@@ -516,5 +516,54 @@ TEST(LogWriterTest, LaunchHandlesAreStoredOncePerBatchAndReferred) {
   }
 }
 
+// Refs are 16 bits: in a batch with more distinct handles than that, the rest stay inline.
+TEST(LogWriterTest, HandlesBeyondSixteenBitRefsStayInline) {
+  ScratchDir dir;
+  const std::string path = dir.File("run.capnp");
+  constexpr uint64_t kLaunches = 70'000;  // distinct kernels, one batch
+  {
+    auto writer = LogWriter::Create(path, SampleHeader(), {.events_per_batch = kLaunches});
+    ASSERT_TRUE(writer.ok());
+    const StringId name = (*writer)->strings().Intern("k");
+    for (uint64_t i = 0; i < kLaunches; ++i) {
+      KernelLaunch l;
+      l.kernel = 0x7f0000000000 + 0x40 * i;
+      l.command_list = 0x55d0c0a3f000;
+      l.kernel_name = name;
+      (*writer)->Append(l);
+    }
+    ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
+  }
+  kj::AutoCloseFd fd(::open(path.c_str(), O_RDONLY));
+  kj::FdInputStream raw(fd.get());
+  kj::BufferedInputStreamWrapper input(raw);
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords = 1ull << 30;
+  size_t inline_handles = 0;
+  while (input.tryGetReadBuffer().size() > 0) {
+    capnp::PackedMessageReader message(input, options);
+    auto root = message.getRoot<log_schema::LogFrame>();
+    if (!root.isBatch()) continue;
+    EXPECT_EQ(root.getBatch().getHandles().size(), 65535u);
+    for (auto e : root.getBatch().getEvents()) {
+      if (e.getKernelLaunch().getKernelRef() == 0) {
+        EXPECT_NE(e.getKernelLaunch().getKernel(), 0u);
+        ++inline_handles;
+      }
+    }
+  }
+  EXPECT_EQ(inline_handles, kLaunches - 65534);  // the command list took ref 2
+
+  auto reader = LogReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  const std::vector<Event> read = ReadAll(*reader);
+  ASSERT_EQ(read.size(), kLaunches);
+  for (uint64_t i = 0; i < kLaunches; i += 997) {
+    EXPECT_EQ(std::get<KernelLaunch>(read[i]).kernel, 0x7f0000000000 + 0x40 * i) << i;
+    EXPECT_EQ(std::get<KernelLaunch>(read[i]).command_list, 0x55d0c0a3f000u) << i;
+  }
+  EXPECT_EQ(std::get<KernelLaunch>(read.back()).kernel, 0x7f0000000000 + 0x40 * (kLaunches - 1));
+}
+
 }  // namespace
 }  // namespace xtrace

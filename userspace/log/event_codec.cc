@@ -56,16 +56,15 @@ bool ResolveHandle(uint32_t ref, uint64_t inline_value, std::span<const uint64_t
   return true;
 }
 
-// Refs are UInt16 in the schema: small enough to share a word with the union tag.
-constexpr uint32_t kMaxHandleRef = 0xffff;
-
 }  // namespace
 
 uint32_t HandleTable::Ref(uint64_t handle) {
   if (handle == 0) return 0;
-  auto [it, added] = refs_.try_emplace(handle, static_cast<uint32_t>(handles_.size() + 1));
-  if (added) handles_.push_back(handle);
-  return it->second;
+  if (auto it = refs_.find(handle); it != refs_.end()) return it->second;
+  if (handles_.size() >= kMaxRef) return 0;
+  handles_.push_back(handle);
+  refs_.emplace(handle, static_cast<uint32_t>(handles_.size()));
+  return static_cast<uint32_t>(handles_.size());
 }
 
 uint64_t BatchBaseNs(std::span<const Event> events) {
@@ -84,11 +83,10 @@ void EncodeEvent(const Event& event, uint64_t base_ns, HandleTable& handles,
     g.setTid(e->tid);
     g.setStartOffsetNs(e->start_ns - base_ns);
     g.setDurationNs(e->end_ns - e->start_ns);
-    // A ref that does not fit its 16 bits (a batch with more distinct handles than that)
-    // leaves the handle inline, as format 1 stored it.
+    // A handle without a ref (a batch with more distinct handles than refs reach) stays
+    // inline, as format 1 stored it.
     auto by_ref = [&](uint64_t handle, auto set_ref, auto set_inline) {
-      const uint32_t ref = handles.Ref(handle);
-      if (ref <= kMaxHandleRef) set_ref(static_cast<uint16_t>(ref));
+      if (const uint32_t ref = handles.Ref(handle)) set_ref(static_cast<uint16_t>(ref));
       else set_inline(handle);
     };
     by_ref(e->kernel, [&](uint16_t r) { g.setKernelRef(r); }, [&](uint64_t h) { g.setKernel(h); });

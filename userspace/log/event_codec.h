@@ -21,7 +21,11 @@ uint64_t BatchBaseNs(std::span<const Event> events);
 // in order of first use. One per batch being written.
 class HandleTable {
  public:
-  // The ref of `handle` (from 1), adding it if new; 0 for handle 0 (no handle).
+  // Refs are UInt16 in the schema: small enough to share a word with the union tag.
+  static constexpr uint32_t kMaxRef = 0xffff;
+
+  // The ref of `handle` (from 1), adding it if new; 0 for handle 0 (no handle), and for a
+  // new handle once the table is full (the event then keeps it inline).
   uint32_t Ref(uint64_t handle);
   const std::vector<uint64_t>& handles() const { return handles_; }
 
