@@ -73,6 +73,17 @@ struct {
 	__type(value, __u64);
 } drops_by_pid SEC(".maps");
 
+/* Changes to traced_pids, collection_state and capture_config, counted, so a thread may keep
+ * its last xt_traced answer until something changes (xt_traced_by_thread): [0] is bumped by
+ * user space (CaptureMaps, its only writer), [1] by BPF programs (xt_filter_changed,
+ * atomically). Whoever changes one of those maps must bump one of these after the change. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} filter_epoch SEC(".maps");
+
 /* Entry state of one probed call, from its entry to its return. */
 struct xt_inflight {
 	__u64 start_ns; /* 0: no call of this function is pending on the thread */
@@ -107,8 +118,18 @@ struct xt_call_slot {
 
 struct xt_thread_state {
 	union xt_comm reported; /* all zero until the first report */
+	__u64 filter_epoch[2];  /* filter_epoch when `traced` was decided */
+	__u32 traced;           /* enum xt_traced_answer; XT_TRACED_UNKNOWN: decide afresh */
+	__u32 pad;
 	struct xt_inflight inflight[XT_MAX_FN];
 	struct xt_call_slot call;
+};
+
+enum xt_traced_answer {
+	XT_TRACED_UNKNOWN = 0,
+	XT_TRACED_NO = 1,     /* not selected by the process filter */
+	XT_TRACED_PAUSED = 2, /* selected, but its collection is paused or detached */
+	XT_TRACED_YES = 3,
 };
 
 struct {
@@ -283,6 +304,16 @@ static __always_inline void xt_count_process_drop(void)
 		bpf_map_update_elem(&drops_by_pid, &tgid, &one, BPF_NOEXIST);
 }
 
+/* For a BPF program that changed traced_pids or collection_state: see filter_epoch. */
+static __always_inline void xt_filter_changed(void)
+{
+	__u32 key = 1;
+	__u64 *epoch = bpf_map_lookup_elem(&filter_epoch, &key);
+
+	if (epoch)
+		__sync_fetch_and_add(epoch, 1);
+}
+
 static __always_inline int xt_output(void *rec, __u64 size)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
@@ -339,17 +370,53 @@ static __always_inline void xt_note_thread(__u64 now)
 	xt_note_thread_of(xt_thread_state(1), now);
 }
 
+/* xt_traced for the current thread, whose state is `st`: the answer it got last time while
+ * neither filter map has changed since (two array reads), else asked afresh (two hash
+ * lookups) and kept. Counts a paused hit as xt_collecting does. */
+static __always_inline int xt_traced_by_thread(struct xt_thread_state *st, __u32 tgid)
+{
+	__u32 user = 0, bpf = 1;
+	__u64 *user_epoch = bpf_map_lookup_elem(&filter_epoch, &user);
+	__u64 *bpf_epoch = bpf_map_lookup_elem(&filter_epoch, &bpf);
+	const struct xt_capture_config *cfg = xt_config();
+	__u64 seen_user, seen_bpf;
+
+	/* A cgroup scope is a property of the task that changes without any map changing (the
+	 * task can be moved): asked afresh every time. */
+	if (!user_epoch || !bpf_epoch || (cfg && (cfg->scope & XT_SCOPE_CGROUP)))
+		return xt_traced(tgid);
+	seen_user = *user_epoch;
+	seen_bpf = *bpf_epoch;
+	if (st->traced == XT_TRACED_UNKNOWN || st->filter_epoch[0] != seen_user ||
+	    st->filter_epoch[1] != seen_bpf) {
+		/* Epochs read before the maps: a change racing with this is seen next time. */
+		st->traced = !xt_selected(tgid)		  ? XT_TRACED_NO
+			     : !xt_collecting(tgid) ? XT_TRACED_PAUSED
+						    : XT_TRACED_YES;
+		st->filter_epoch[0] = seen_user;
+		st->filter_epoch[1] = seen_bpf;
+		return st->traced == XT_TRACED_YES;
+	}
+	if (st->traced == XT_TRACED_PAUSED)
+		xt_count(XT_CNT_PAUSED);
+	return st->traced == XT_TRACED_YES;
+}
+
 /* Remembers an entry; returns the slot to fill, or NULL when the call is not recorded.
  * Reports the thread's name first if needed (the state is at hand here, and a record made at
  * the call's return follows it in the ring). */
 static __always_inline struct xt_inflight *xt_enter(__u32 fn)
 {
-	struct xt_thread_state *st;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct xt_thread_state *st = xt_thread_state(0);
 	struct xt_inflight *in;
 
-	if (!xt_traced(bpf_get_current_pid_tgid() >> 32))
+	/* A thread gets state only once it is traced: other processes that map a probed file
+	 * (system-wide captures) keep none. */
+	if (st ? !xt_traced_by_thread(st, tgid) : !xt_traced(tgid))
 		return NULL;
-	st = xt_thread_state(1);
+	if (!st)
+		st = xt_thread_state(1);
 	if (!st || fn >= XT_MAX_FN) {
 		xt_count(XT_CNT_INFLIGHT_FULL);
 		return NULL;

@@ -113,6 +113,7 @@ static __always_inline void itt_change_state(__u32 tgid, __u64 op, __u64 now)
 		return;
 	if (bpf_map_update_elem(&collection_state, &key, &next, BPF_ANY))
 		return;
+	xt_filter_changed();
 	xt_note_thread(now);
 	itt_fill_header(&rec.hdr, XT_REC_ITT_STATE, now);
 	rec.hdr.size = sizeof(rec);

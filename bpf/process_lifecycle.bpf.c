@@ -35,6 +35,8 @@ static __always_inline void xt_select(__u32 tgid)
 
 	if (bpf_map_update_elem(&traced_pids, &tgid, &one, BPF_ANY))
 		xt_count(XT_CNT_TRACED_FULL);
+	else
+		xt_filter_changed(); /* e.g. an exec that now matches --comm: its thread asks again */
 }
 
 /* The process's pid in its own (innermost) pid namespace. */
@@ -176,8 +178,12 @@ int BPF_PROG(xt_process_exit, struct task_struct *task)
 	}
 	/* A pid is reused sooner or later: the next process with it starts unselected, and
 	 * collecting (a pause or __itt_detach was this process's alone). */
-	bpf_map_delete_elem(&traced_pids, &tgid);
-	bpf_map_delete_elem(&collection_state, &tgid);
+	/* Both deletes run: a paused process that left the filter has both entries. */
+	int forgot = bpf_map_delete_elem(&traced_pids, &tgid) == 0;
+
+	forgot |= bpf_map_delete_elem(&collection_state, &tgid) == 0;
+	if (forgot)
+		xt_filter_changed();
 	return 0;
 }
 

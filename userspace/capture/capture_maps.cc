@@ -73,6 +73,7 @@ Status CaptureMaps::Share(bpf_object* obj) const {
       {"capture_config", skel_->maps.capture_config},
       {"scope_cgroup", skel_->maps.scope_cgroup},
       {"drops_by_pid", skel_->maps.drops_by_pid},
+      {"filter_epoch", skel_->maps.filter_epoch},
   };
   for (const auto& [name, ours] : shared) {
     bpf_map* theirs = bpf_object__find_map_by_name(obj, name);
@@ -83,18 +84,29 @@ Status CaptureMaps::Share(bpf_object* obj) const {
   return Status::Ok();
 }
 
+// BPF threads keep their last filter answer until filter_epoch moves: every change to
+// traced_pids, collection_state or the scope from here is followed by this.
+void CaptureMaps::FilterChanged() {
+  const __u32 user_slot = 0;
+  ++filter_epoch_;
+  bpf_map__update_elem(skel_->maps.filter_epoch, &user_slot, sizeof(user_slot), &filter_epoch_,
+                       sizeof(filter_epoch_), BPF_ANY);
+}
+
 Status CaptureMaps::TracePid(uint32_t pid) {
   const __u8 one = 1;
   if (bpf_map__update_elem(skel_->maps.traced_pids, &pid, sizeof(pid), &one, sizeof(one),
                            BPF_ANY))
     return Status::Error("adding pid " + std::to_string(pid) + " to the filter: " +
                          BpfErrorText(errno));
+  FilterChanged();
   return Status::Ok();
 }
 
 void CaptureMaps::ForgetPid(uint32_t pid) {
   bpf_map__delete_elem(skel_->maps.traced_pids, &pid, sizeof(pid), 0);
   bpf_map__delete_elem(skel_->maps.collection_state, &pid, sizeof(pid), 0);
+  FilterChanged();
 }
 
 Status CaptureMaps::SetCollectionState(uint32_t pid, uint32_t state) {
@@ -102,6 +114,7 @@ Status CaptureMaps::SetCollectionState(uint32_t pid, uint32_t state) {
                            sizeof(state), BPF_ANY))
     return Status::Error("setting the collection state of pid " + std::to_string(pid) + ": " +
                          BpfErrorText(errno));
+  FilterChanged();
   return Status::Ok();
 }
 
@@ -122,6 +135,7 @@ Status CaptureMaps::SetScope(const xt_capture_config& config) {
   if (bpf_map__update_elem(skel_->maps.capture_config, &zero, sizeof(zero), &config,
                            sizeof(config), BPF_ANY))
     return Status::Error("setting the capture scope: " + BpfErrorText(errno));
+  FilterChanged();
   return Status::Ok();
 }
 
@@ -132,6 +146,7 @@ Status CaptureMaps::SetScopeCgroup(int cgroup_dir_fd) {
                            BPF_ANY))
     return Status::Error("setting the capture cgroup: " + BpfErrorText(errno) +
                          " (is it a cgroup v2 directory?)");
+  FilterChanged();
   return Status::Ok();
 }
 

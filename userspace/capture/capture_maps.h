@@ -71,6 +71,7 @@ class CaptureMaps {
  private:
   CaptureMaps() = default;
   static int OnSample(void* ctx, void* data, size_t size);
+  void FilterChanged();
 
   struct SkeletonDeleter {
     void operator()(::shared_maps* skel) const;
@@ -82,6 +83,7 @@ class CaptureMaps {
   std::unique_ptr<::shared_maps, SkeletonDeleter> skel_;
   std::unique_ptr<ring_buffer, RingDeleter> ring_;
   uint64_t ring_bytes_ = 0;
+  uint64_t filter_epoch_ = 0;  // user space's slot of the BPF filter_epoch map
   const RecordCallback* callback_ = nullptr;  // valid only during Poll/Drain
 };
 
