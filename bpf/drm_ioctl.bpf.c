@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-/* ioctl(2) calls with a DRM command ('d') from traced processes, seen at the syscall
- * tracepoints (no kprobes, no tracefs needed). Entry copies the argument struct and
- * remembers the call per thread; exit adds the result, copies what the kernel wrote back and
- * emits one record. Which driver the fd belongs to, and so what the struct means, is decided
- * in user space. */
+/* ioctl(2) calls with a DRM command ('d') from traced processes. Entry copies the argument
+ * struct and remembers the call per thread; exit adds the result, copies what the kernel wrote
+ * back and emits one record. Which driver the fd belongs to, and so what the struct means, is
+ * decided in user space.
+ *
+ * Two attachments of the same bodies; user space loads one pair:
+ * - fentry/fexit on the ioctl syscall's entry point (BPF trampolines): only ioctl(2) calls pay,
+ *   so a capture costs the rest of the machine's syscalls nothing.
+ * - raw_tp/sys_enter and sys_exit, where trampolines are not available: every syscall on the
+ *   machine runs the program (and takes the kernel's slow syscall path while it is attached). */
 #include "drm.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -51,17 +56,13 @@ static __always_inline void xt_fd_file(__u32 fd, __u32 *rdev, __u32 *mode)
 	*mode = BPF_CORE_READ(file, f_inode, i_mode);
 }
 
-/* raw_tp, not tp/syscalls: tracefs may not be mounted, and raw_tp needs no BTF either. */
-SEC("raw_tp/sys_enter")
-int BPF_PROG(drm_sys_enter, struct pt_regs *regs, long id)
+/* Entry of an ioctl(2) from the current thread. */
+static __always_inline int xt_drm_enter(__u32 fd, __u32 cmd, __u64 arg)
 {
 	struct xt_drm_pending *p;
 	__u64 pid_tgid;
-	__u32 zero = 0, cmd, len;
+	__u32 zero = 0, len;
 
-	if (id != XT_NR_IOCTL)
-		return 0;
-	cmd = (__u32)BPF_CORE_READ(regs, si);
 	if (XT_IOC_TYPE(cmd) != XT_DRM_IOCTL_TYPE)
 		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
@@ -71,9 +72,9 @@ int BPF_PROG(drm_sys_enter, struct pt_regs *regs, long id)
 	if (!p)
 		return 0;
 	p->start_ns = bpf_ktime_get_ns();
-	p->fd = (__u32)BPF_CORE_READ(regs, di);
+	p->fd = fd;
 	p->cmd = cmd;
-	p->arg = BPF_CORE_READ(regs, dx);
+	p->arg = arg;
 	p->flags = 0;
 	xt_fd_file(p->fd, &p->rdev, &p->mode);
 	p->in_len = 0;
@@ -90,8 +91,8 @@ int BPF_PROG(drm_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
-SEC("raw_tp/sys_exit")
-int BPF_PROG(drm_sys_exit, struct pt_regs *regs, long ret)
+/* Exit of an ioctl(2) with command `cmd` from the current thread, returning `ret`. */
+static __always_inline int xt_drm_exit(__u32 cmd, long ret)
 {
 	struct xt_drm_pending *p;
 	struct xt_drm_ioctl *rec;
@@ -99,14 +100,13 @@ int BPF_PROG(drm_sys_exit, struct pt_regs *regs, long ret)
 	__u64 pid_tgid, now, size;
 	__u32 zero = 0, in_len, out_len = 0, flags;
 
-	if (BPF_CORE_READ(regs, orig_ax) != XT_NR_IOCTL)
+	if (XT_IOC_TYPE(cmd) != XT_DRM_IOCTL_TYPE)
 		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
 	p = bpf_map_lookup_elem(&drm_pending, &pid_tgid);
 	if (!p) {
 		/* In the ioctl since before the capture began (a long wait, typically). */
-		if (XT_IOC_TYPE((__u32)BPF_CORE_READ(regs, si)) == XT_DRM_IOCTL_TYPE &&
-		    xt_traced(pid_tgid >> 32))
+		if (xt_traced(pid_tgid >> 32))
 			xt_count(XT_CNT_DRM_UNPAIRED_EXIT);
 		return 0;
 	}
@@ -156,4 +156,37 @@ int BPF_PROG(drm_sys_exit, struct pt_regs *regs, long ret)
 out:
 	bpf_map_delete_elem(&drm_pending, &pid_tgid);
 	return 0;
+}
+
+/* The x86-64 ioctl(2) entry point; 32-bit processes enter through the compat one and are not
+ * traced. Its one argument is the syscall's register frame. */
+SEC("fentry/__x64_sys_ioctl")
+int BPF_PROG(drm_ioctl_entry, const struct pt_regs *regs)
+{
+	return xt_drm_enter((__u32)BPF_CORE_READ(regs, di), (__u32)BPF_CORE_READ(regs, si),
+			    BPF_CORE_READ(regs, dx));
+}
+
+SEC("fexit/__x64_sys_ioctl")
+int BPF_PROG(drm_ioctl_exit, const struct pt_regs *regs, long ret)
+{
+	return xt_drm_exit((__u32)BPF_CORE_READ(regs, si), ret);
+}
+
+/* raw_tp, not tp/syscalls: tracefs may not be mounted, and raw_tp needs no BTF either. */
+SEC("raw_tp/sys_enter")
+int BPF_PROG(drm_sys_enter, struct pt_regs *regs, long id)
+{
+	if (id != XT_NR_IOCTL)
+		return 0;
+	return xt_drm_enter((__u32)BPF_CORE_READ(regs, di), (__u32)BPF_CORE_READ(regs, si),
+			    BPF_CORE_READ(regs, dx));
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(drm_sys_exit, struct pt_regs *regs, long ret)
+{
+	if (BPF_CORE_READ(regs, orig_ax) != XT_NR_IOCTL)
+		return 0;
+	return xt_drm_exit((__u32)BPF_CORE_READ(regs, si), ret);
 }

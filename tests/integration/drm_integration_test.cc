@@ -378,12 +378,24 @@ void ExpectMatchesProgramLog(const Capture& c, const std::string& log_path) {
   EXPECT_EQ(c.launches, 0u);
 }
 
-TEST_F(DrmIntegrationTest, DrmOnlyCapturesAProgramThatNeverUsesLevelZero) {
+// Both places the ioctl programs attach: the default (fentry/fexit on ioctl(2) where the
+// kernel allows it, else the syscall tracepoints, said in one line) and the tracepoints asked
+// for by --drm-syscall-tracepoints.
+class DrmHookTest : public DrmIntegrationTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(DrmHookTest, DrmOnlyCapturesAProgramThatNeverUsesLevelZero) {
+  const bool tracepoints = GetParam();
   const std::string log = Path("ioctls.tsv"), out = Path("drm.capnp");
-  auto r = RunCommand({kXtrace, "record", "--drm-only", "-o", out, "--", kDrmIoctls, "--threads",
-                       "2", "--repeat", "5", "--log", log},
-                      {}, 60s);
+  std::vector<std::string> argv = {kXtrace, "record", "--drm-only", "-o", out};
+  if (tracepoints) argv.push_back("--drm-syscall-tracepoints");
+  argv.insert(argv.end(), {"--", kDrmIoctls, "--threads", "2", "--repeat", "5",
+                           "--log", log});
+  auto r = RunCommand(argv, {}, 60s);
   ASSERT_EQ(r.exit_code(), 0) << r.err;
+  // Asked for, the tracepoints are used without a word; by default a kernel that refuses
+  // fentry is said in one line.
+  EXPECT_LE(CountLinesWith(r.err, "using the syscall tracepoints instead"), tracepoints ? 0u : 1u)
+      << r.err;
   Capture c = ReadCapture(out);
   EXPECT_TRUE(c.complete);
   ExpectMatchesProgramLog(c, log);
@@ -412,6 +424,11 @@ TEST_F(DrmIntegrationTest, DrmOnlyCapturesAProgramThatNeverUsesLevelZero) {
             std::string::npos)
       << r.err;
 }
+
+INSTANTIATE_TEST_SUITE_P(Hooks, DrmHookTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "SyscallTracepoints" : "Default";
+                         });
 
 TEST_F(DrmIntegrationTest, AttachToARunningProgramWithoutLevelZero) {
   const std::string log = Path("ioctls.tsv"), out = Path("attach.capnp");

@@ -73,6 +73,10 @@ struct CaptureOptions {
   bool quiet = false;
   bool verbose = false;
   bool single_uprobes = false;       // never uprobe_multi (see ZeSource)
+  // With a scope that discovers processes, uprobes per selected process instead of per
+  // library file: processes outside the scope pay nothing, later ones may lose first calls.
+  bool probes_per_process = false;
+  bool drm_syscall_tracepoints = false;  // DRM ioctls from sys_enter/exit, not fentry/fexit
   std::string xtrace_command_line;
 
   // Embedding (the daemon): a stop request besides g_capture_stop, and where to report

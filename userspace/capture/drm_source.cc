@@ -71,24 +71,60 @@ bool DrmSource::Trace(uint32_t pid) {
 }
 
 Status DrmSource::LoadIoctlProbes() {
+  if (!ctx_.options.drm_syscall_tracepoints) {
+    Status st = LoadIoctlObject(IoctlHook::kTrampoline);
+    if (st.ok()) return st;
+    ctx_.say("DRM ioctls: " + st.message() +
+             "; using the syscall tracepoints instead, which every syscall on the machine pays "
+             "for while the capture runs");
+  }
+  return LoadIoctlObject(IoctlHook::kSyscallTracepoints);
+}
+
+Status DrmSource::LoadIoctlObject(IoctlHook hook) {
+  links_.clear();
   ioctl_skel_.reset(drm_ioctl__open());
   if (!ioctl_skel_) return Status::Error("opening DRM ioctl BPF object: " + BpfErrorText(errno));
   auto* skel = ioctl_skel_.get();
-  // The tracepoints fire for every process on the machine: the filter is what keeps the
-  // capture to its targets.
+  const bool trampoline = hook == IoctlHook::kTrampoline;
+  struct Attachment {
+    bpf_program* prog;
+    const char* tracepoint;  // null: fentry/fexit, the target named in the program's section
+  };
+  const Attachment used[] = {
+      trampoline ? Attachment{skel->progs.drm_ioctl_entry, nullptr}
+                 : Attachment{skel->progs.drm_sys_enter, "sys_enter"},
+      trampoline ? Attachment{skel->progs.drm_ioctl_exit, nullptr}
+                 : Attachment{skel->progs.drm_sys_exit, "sys_exit"},
+  };
+  // Load only the pair in use: fentry programs need the kernel's BTF and trampolines at load.
+  for (bpf_program* prog : {skel->progs.drm_ioctl_entry, skel->progs.drm_ioctl_exit,
+                            skel->progs.drm_sys_enter, skel->progs.drm_sys_exit})
+    bpf_program__set_autoload(prog, prog == used[0].prog || prog == used[1].prog);
+  // Every process on the machine reaches these programs: the filter is what keeps the capture
+  // to its targets.
   skel->rodata->filter_by_pid = 1;
   skel->rodata->wakeup_bytes = ctx_.maps.wakeup_bytes();
+  const char* what = trampoline ? "fentry/fexit on __x64_sys_ioctl" : "the syscall tracepoints";
   if (Status st = ctx_.maps.Share(skel->obj); !st.ok()) return st;
-  if (int err = drm_ioctl__load(skel))
-    return Status::Error("loading DRM ioctl BPF programs: " + BpfErrorText(err));
-  for (auto [prog, tracepoint] : {std::pair{skel->progs.drm_sys_enter, "sys_enter"},
-                                  std::pair{skel->progs.drm_sys_exit, "sys_exit"}}) {
-    bpf_link* link = bpf_program__attach_raw_tracepoint(prog, tracepoint);
-    if (!link)
-      return Status::Error(std::string("attaching to raw tracepoint ") + tracepoint + ": " +
-                           BpfErrorText(errno));
+  if (int err = drm_ioctl__load(skel)) {
+    ioctl_skel_.reset();
+    return Status::Error(std::string("loading the DRM ioctl programs for ") + what + ": " +
+                         BpfErrorText(err));
+  }
+  for (const Attachment& a : used) {
+    bpf_link* link = a.tracepoint ? bpf_program__attach_raw_tracepoint(a.prog, a.tracepoint)
+                                  : bpf_program__attach_trace(a.prog);
+    if (!link) {
+      const int err = errno;
+      links_.clear();
+      ioctl_skel_.reset();
+      return Status::Error(std::string("attaching the DRM ioctl programs to ") + what + ": " +
+                           BpfErrorText(err));
+    }
     links_.emplace_back(link);
   }
+  if (ctx_.options.verbose) ctx_.say(std::string("DRM ioctls: attached to ") + what);
   return Status::Ok();
 }
 

@@ -1,5 +1,5 @@
-// The DRM source: ioctl(2) calls with DRM commands made by traced processes, from the syscall
-// tracepoints, plus — where the kernel has them — fence tracepoints that say when the work a
+// The DRM source: ioctl(2) calls with DRM commands made by traced processes, from fentry/fexit
+// on the ioctl syscall (or the syscall tracepoints), plus — where the kernel has them — fence tracepoints that say when the work a
 // submission handed to the driver completed. Needs no library in the target: a process is
 // traced from the moment it is a target, whatever API (Level Zero, OpenCL, media) it uses.
 #pragma once
@@ -23,7 +23,7 @@ class DrmSource final : public ProbeSource {
 
   std::string_view name() const override { return "DRM"; }
   std::string_view waits_for() const override { return {}; }
-  // The tracepoints are attached once for every process; the traced-process filter, which
+  // The ioctl programs are attached once for every process; the traced-process filter, which
   // the capture fills before the command execs, selects the targets.
   bool BeforeExec(uint32_t pid) override { return Trace(pid); }
   bool OnProcessMaps(uint32_t pid, const std::vector<MappedLibrary>&) override {
@@ -36,7 +36,11 @@ class DrmSource final : public ProbeSource {
   explicit DrmSource(const SourceContext& ctx) : ctx_(ctx) {}
   // Says once per process that its DRM ioctls are traced; always true.
   bool Trace(uint32_t pid);
+  // Where the ioctl programs attach (see bpf/drm_ioctl.bpf.c): trampolines on the ioctl
+  // syscall where the kernel has them, else the syscall tracepoints.
+  enum class IoctlHook { kTrampoline, kSyscallTracepoints };
   Status LoadIoctlProbes();
+  Status LoadIoctlObject(IoctlHook hook);
   // Optional: every problem is said in one line and leaves the ioctl probes working.
   void LoadCompletionProbes();
 

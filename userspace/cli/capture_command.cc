@@ -44,6 +44,10 @@ emit_itt() ranges need nothing.
 ADVANCED
 %s      --single-uprobes   one uprobe per probed function instead of one uprobe_multi link per
                          program (what kernels before 6.6 get anyway); slower to detach
+      --drm-syscall-tracepoints
+                         DRM ioctls from the raw syscall tracepoints instead of fentry/fexit
+                         on ioctl(2) (what kernels without BPF trampolines get anyway); every
+                         syscall on the machine then pays for them
   -v, --verbose          more detail on stderr
 
 Examples:
@@ -87,6 +91,8 @@ labels (oneDNN primitives, TBB algorithms, __itt_* calls) are captured from its 
 
 ADVANCED
 %s      --single-uprobes   one uprobe per probed function instead of uprobe_multi links
+      --drm-syscall-tracepoints
+                         DRM ioctls from the syscall tracepoints instead of fentry/fexit
   -v, --verbose          more detail on stderr
 
 Examples:
@@ -158,6 +164,8 @@ int RunCaptureCommand(int argc, char** argv) {
       opt.drm = want;
     } else if (a == "--single-uprobes") {
       opt.single_uprobes = true;
+    } else if (a == "--drm-syscall-tracepoints") {
+      opt.drm_syscall_tracepoints = true;
     } else if (a == "-o" || a == "--output") {
       const char* v = value();
       if (!v) return UsageError(cmd, a + " needs a file name");
