@@ -6,6 +6,7 @@
 // under CI. Other tests may run workloads on this machine at the same time: every check is
 // about the processes a test started, never about "nothing else".
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -25,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/status.h"
 #include "capture/cgroup.h"
 #include "log_contents.h"
 #include "subprocess.h"
@@ -76,6 +78,37 @@ std::string LoaderPathOf(uint32_t pid) {
       return line.substr(slash);
   }
   return {};
+}
+
+// How many uprobe breakpoints sit in the text of the loader `pid` maps: int3 bytes in its
+// memory where the file has another byte. A process holds one exactly where a probe applies to
+// it, and pays a trap on every call through it.
+Result<size_t> LoaderBreakpoints(uint32_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  const int mem = ::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+  if (mem < 0) return Status::Error("cannot open the memory of pid " + std::to_string(pid));
+  size_t found = 0, mappings = 0;
+  for (std::string line; std::getline(maps, line);) {
+    unsigned long long start = 0, end = 0, offset = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%llx-%llx %4s %llx", &start, &end, perms, &offset) != 4) continue;
+    const size_t slash = line.find('/');
+    if (perms[2] != 'x' || slash == std::string::npos ||
+        line.find("libze_loader.so", slash) == std::string::npos)
+      continue;
+    std::ifstream file(line.substr(slash), std::ios::binary);
+    std::string in_file(end - start, '\0'), in_memory(end - start, '\0');
+    file.seekg(static_cast<std::streamoff>(offset));
+    file.read(in_file.data(), static_cast<std::streamsize>(in_file.size()));
+    const ssize_t got = ::pread(mem, in_memory.data(), in_memory.size(), static_cast<off_t>(start));
+    if (got != static_cast<ssize_t>(in_memory.size()) || file.gcount() <= 0) continue;
+    ++mappings;
+    for (size_t i = 0; i < static_cast<size_t>(file.gcount()); ++i)
+      found += in_memory[i] == '\xcc' && in_file[i] != '\xcc';
+  }
+  ::close(mem);
+  if (!mappings) return Status::Error("pid " + std::to_string(pid) + " maps no loader text");
+  return found;
 }
 
 bool StopCapture(Subprocess& xtrace) {
@@ -365,6 +398,65 @@ TEST_F(SystemCaptureTest, ContainerIdSelectsItsCgroupAndNamesTheContainer) {
   ASSERT_TRUE(c.processes.count(pid));
   EXPECT_EQ(c.processes.at(pid).container_id, std::string(id));
   EXPECT_EQ(c.processes.at(pid).cgroup, parent.HierarchyPath(container_dir));
+}
+
+// A --comm capture puts probes on the loader file by default: a process outside the scope
+// that maps the same file holds the breakpoints too (and traps on them, for nothing). With
+// --probes-per-process only the selected process holds any, and is still captured whole.
+TEST_F(SystemCaptureTest, ProbesPerProcessLeaveProcessesOutsideTheScopeUntouched) {
+  for (const bool per_process : {false, true}) {
+    SCOPED_TRACE(per_process ? "--probes-per-process" : "probes per library file");
+    const std::string tag = per_process ? "own" : "file";
+    const std::string out = Path(tag + ".capnp"), in_log = Path(tag + "-in.tsv"),
+                      out_log = Path(tag + "-out.tsv");
+    std::vector<std::string> argv = {kXtrace, "attach", "--comm", "ze_workload", "-o", out};
+    if (per_process) argv.push_back("--probes-per-process");
+    Subprocess xtrace(argv);
+    ASSERT_TRUE(xtrace.WaitStderr("tracing every process named ze_workload", 60s))
+        << xtrace.stderr_text();
+    Subprocess inside({kWorkload, "--wait-for-signal", "--recreate-kernels", "--iterations", "2",
+                       "--launch-log", in_log},
+                      {kSimDriver});
+    // Another name, the same loader file.
+    Subprocess outside({kLateLoad, "--launches", "6", "--pause-after-load", "--launch-log", out_log},
+                       {kSimDriver});
+    const uint32_t in_pid = PidFromReadyLine(inside.WaitStdout("ready", 30s));
+    const uint32_t out_pid = PidFromReadyLine(outside.WaitStdout("ready", 30s));
+    ASSERT_GT(in_pid, 0u) << inside.stderr_text();
+    ASSERT_GT(out_pid, 0u) << outside.stderr_text();
+    outside.Signal(SIGUSR1);  // dlopen the loader, set up
+    ASSERT_TRUE(outside.WaitStdout("loaded", 30s)) << outside.stderr_text();
+    ASSERT_TRUE(WaitAttached(xtrace, {in_pid}, 30s)) << xtrace.stderr_text();
+    ASSERT_EQ(LoaderPathOf(in_pid), LoaderPathOf(out_pid));
+
+    auto in_bps = LoaderBreakpoints(in_pid);
+    auto out_bps = LoaderBreakpoints(out_pid);
+    ASSERT_TRUE(in_bps.ok()) << in_bps.status().message();
+    ASSERT_TRUE(out_bps.ok()) << out_bps.status().message();
+    EXPECT_GT(*in_bps, 0u);
+    if (per_process)
+      EXPECT_EQ(*out_bps, 0u) << "a process outside the scope holds probes";
+    else
+      EXPECT_EQ(*out_bps, *in_bps) << "the file's probes are in every process that maps it";
+
+    inside.Signal(SIGUSR1);
+    outside.Signal(SIGUSR1);
+    ASSERT_TRUE(inside.WaitStdout("round 1", 60s));
+    ASSERT_TRUE(outside.WaitStdout("round 1 launches=6", 60s)) << outside.stderr_text();
+    for (Subprocess* w : {&inside, &outside}) {
+      w->Signal(SIGTERM);
+      w->Wait(30s);
+    }
+    ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
+
+    const LogContents c = ReadLogContents(out);
+    ASSERT_TRUE(c.readable) << c.error;
+    EXPECT_EQ(c.launches.count(out_pid), 0u) << "a process outside the scope was traced";
+    const auto expected = ReadLaunchLog(in_log);
+    ASSERT_EQ(expected.size(), 10u);
+    EXPECT_EQ(Sorted(c.launches.count(in_pid) ? c.launches.at(in_pid) : std::vector<std::string>{}),
+              expected);
+  }
 }
 
 TEST_F(SystemCaptureTest, LateDlopenIsCapturedFromThatPointOn) {

@@ -34,7 +34,7 @@ Parsed Parse(std::vector<std::string> args) {
 TEST(CaptureOptions, TargetsAccumulate) {
   auto p = Parse({"-p", "1", "--pid", "2", "--comm", "python3", "--cgroup", "/a", "--system",
                   "--no-follow-children", "--duration", "30s", "--detach-after", "2s",
-                  "--buffer-size", "64M"});
+                  "--buffer-size", "64M", "--probes-per-process"});
   ASSERT_TRUE(p.ok) << p.error;
   EXPECT_EQ(p.options.pids, (std::vector<uint32_t>{1, 2}));
   EXPECT_EQ(p.options.comm, "python3");
@@ -44,6 +44,8 @@ TEST(CaptureOptions, TargetsAccumulate) {
   EXPECT_EQ(p.options.duration_ns, 30'000'000'000ull);
   EXPECT_EQ(p.options.library_grace_ns, 2'000'000'000ull);
   EXPECT_EQ(p.options.ring_bytes, 64ull << 20);
+  EXPECT_TRUE(p.options.probes_per_process);
+  EXPECT_FALSE(Parse({"--comm", "python3"}).options.probes_per_process);
 }
 
 TEST(CaptureOptions, BadValuesSayWhichOption) {

@@ -17,6 +17,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   r.duration_ns = 30'000'000'000ull;
   r.ring_bytes = 64 << 20;
   r.library_grace_ns = 5;
+  r.probes_per_process = true;
   capnp::MallocMessageBuilder message;
   auto built = message.initRoot<control_schema::CaptureRequest>();
   control_codec::EncodeRequest(r, built);
@@ -30,6 +31,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_EQ(back.duration_ns, r.duration_ns);
   EXPECT_EQ(back.ring_bytes, r.ring_bytes);
   EXPECT_EQ(back.library_grace_ns, 5u);
+  EXPECT_TRUE(back.probes_per_process);
 
   // Unset fields stay the capture's defaults.
   capnp::MallocMessageBuilder empty;
@@ -38,6 +40,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_FALSE(defaults.follow_children.has_value());
   EXPECT_FALSE(defaults.duration_ns.has_value());
   EXPECT_EQ(defaults.ring_bytes, CaptureOptions().ring_bytes);
+  EXPECT_FALSE(defaults.probes_per_process);
 }
 
 TEST(ControlCodec, StatusCarriesPerProcessCounts) {

@@ -270,7 +270,9 @@ class Session {
   }
   // The pseudo-owner of the dynamic linker hooks in attachments_ (sources are 0..n-1).
   size_t linker_owner() const { return sources_.size(); }
-  bool per_process_links() const { return !scope_.discovers(); }
+  // Given processes alone: their own uprobes. A scope that discovers processes: uprobes per
+  // library file unless asked otherwise (see docs/design-notes.md, "Probes per library file").
+  bool per_process_links() const { return !scope_.discovers() || opt_.probes_per_process; }
 
   Status Prepare();
   Status LaunchCommand();

@@ -19,6 +19,13 @@ const char* const kTargetOptionsHelp = R"(TARGET (combine freely; --cgroup/--con
                          the cgroup hierarchy (Docker, containerd, CRI-O, Podman)
       --follow-children  trace new children of traced processes too (default for record)
       --no-follow-children
+      --probes-per-process
+                         with --comm, --cgroup, --container or children: probes go into each
+                         selected process alone, so processes outside the selection that use
+                         the same libraries pay nothing; a process that starts later is
+                         probed once its libraries are seen (its first calls may be missed).
+                         Default: probes per library file, which every process mapping the
+                         file traps on and the filter then drops
 )";
 
 const char* const kDurationHelp =
@@ -88,6 +95,8 @@ OptionMatch ParseTargetOption(int argc, char** argv, int& i, CaptureOptions& opt
     options.follow_children = true;
   } else if (a == "--no-follow-children") {
     options.follow_children = false;
+  } else if (a == "--probes-per-process") {
+    options.probes_per_process = true;
   } else {
     return OptionMatch::kNotMine;
   }

@@ -21,6 +21,7 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
   out.setDurationNs(r.duration_ns.value_or(0));
   out.setBufferBytes(r.ring_bytes);
   out.setDetachAfterNs(r.library_grace_ns);
+  out.setProbesPerProcess(r.probes_per_process);
 }
 
 CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
@@ -36,6 +37,7 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   if (in.getDurationNs()) r.duration_ns = in.getDurationNs();
   if (in.getBufferBytes()) r.ring_bytes = in.getBufferBytes();
   if (in.getDetachAfterNs()) r.library_grace_ns = in.getDetachAfterNs();
+  r.probes_per_process = in.getProbesPerProcess();
   return r;
 }
 

@@ -17,6 +17,7 @@ struct CaptureRequest {
   durationNs @6 :UInt64;     # 0: until stopped
   bufferBytes @7 :UInt64;    # BPF ring buffer; 0: the default
   detachAfterNs @8 :UInt64;  # probe grace period on unused libraries; 0: the default
+  probesPerProcess @9 :Bool; # uprobes per selected process, not per library file
 
   enum FollowChildren {
     default @0;
