@@ -163,7 +163,7 @@ int BPF_KPROBE(ze_call_entry)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	struct xt_call_slot *st = xt_enter_call(XT_ZE_COOKIE_FN(cookie));
-	__u32 stack_count;
+	__u32 stack_count, moved;
 
 	if (!st)
 		return 0;
@@ -175,6 +175,9 @@ int BPF_KPROBE(ze_call_entry)
 	st->arg[5] = ctx->r9; /* libbpf 1.1's bpf_tracing.h has no PT_REGS_PARM6 (x86-64: r9) */
 	st->arg[6] = 0;
 	st->arg[7] = 0;
+	moved = XT_ZE_COOKIE_R10_ARG(cookie);
+	if (moved >= 1 && moved <= 6)
+		st->arg[moved - 1] = ctx->r10;
 	stack_count = XT_ZE_COOKIE_STACK_COUNT(cookie);
 	if (stack_count) {
 		/* At entry the return address is at sp; argument n (n >= 6) at sp + 8 * (n - 5). */

@@ -160,6 +160,9 @@ enum xt_ze_fn {
  *               into data (read 0 into bytes 0-31, read 1 into bytes 32-63):
  *                 bits 0-2 arg index, bits 3-6 size / 4 (0: no read, at most 8),
  *                 bits 7-14 offset, bit 15 output (read only if the call succeeded)
+ *   bits 48-50  argument index + 1 to take from r10 instead of its own register (0: none):
+ *               the probe sits past a stub instruction that saved it there and then
+ *               overwrote its register (capture/probe_site.h)
  */
 #define XT_ZE_CALL_ARGS 8
 #define XT_ZE_CALL_DATA_WORDS 8
@@ -168,6 +171,8 @@ enum xt_ze_fn {
 #define XT_ZE_COOKIE_STACK_FIRST(c) ((__u32)(((c) >> 8) & 0xf) + 6)
 #define XT_ZE_COOKIE_STACK_COUNT(c) ((__u32)(((c) >> 12) & 0x3))
 #define XT_ZE_COOKIE_READ(c, i) ((__u32)(((c) >> (16 + 16 * (i))) & 0xffff))
+#define XT_ZE_COOKIE_R10_ARG(c) ((__u32)(((c) >> 48) & 0x7))
+#define XT_ZE_COOKIE_WITH_R10_ARG(arg) ((__u64)((arg) + 1) << 48)
 #define XT_ZE_READ_ARG(r) ((r) & 0x7)
 #define XT_ZE_READ_SIZE(r) ((((r) >> 3) & 0xf) * 4)
 #define XT_ZE_READ_OFFSET(r) (((r) >> 7) & 0xff)

@@ -104,6 +104,18 @@ TEST_F(ZeApiIntegrationTest, EveryRecordedFunctionArrivesWithItsArgumentsAndResu
     EXPECT_NE(a.arg[5], 0u);  // the allocation
   }
   for (const ApiCall& a : c.Calls(XT_ZE_MEM_ALLOC_SHARED)) EXPECT_NE(a.arg[5], 0u);  // 7th parameter
+  // The copy's stub overwrites rdx (srcptr) before the probed `je`; it is read from r10 there.
+  std::set<uint64_t> device_buffers, host_buffers;
+  for (const ApiCall& a : c.Calls(XT_ZE_MEM_ALLOC_DEVICE)) device_buffers.insert(a.arg[5]);
+  for (const ApiCall& a : c.Calls(XT_ZE_MEM_ALLOC_HOST)) host_buffers.insert(a.arg[5]);
+  const auto copies = c.Calls(XT_ZE_APPEND_MEMORY_COPY);
+  EXPECT_FALSE(copies.empty());
+  for (const ApiCall& a : copies) {
+    // In the table's order: command list, signal event, wait count, dst, src, size.
+    EXPECT_TRUE(host_buffers.count(a.arg[3])) << std::hex << a.arg[3];    // dst: host_buf_
+    EXPECT_TRUE(device_buffers.count(a.arg[4])) << std::hex << a.arg[4];  // src: device_buf_
+    EXPECT_EQ(a.arg[5], 16u * 1024u);
+  }
   for (const ApiCall& a : c.Calls(XT_ZE_APPEND_MEMORY_COPY_REGION)) {
     EXPECT_EQ(a.arg[5], 64u * 16u);
     EXPECT_NE(a.arg[1], 0u);  // hSignalEvent: the 10th parameter

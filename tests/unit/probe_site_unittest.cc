@@ -19,7 +19,11 @@ namespace {
 constexpr ArgRegisterMask kAll = 0b111111;
 
 std::optional<uint32_t> Site(std::vector<uint8_t> code, ArgRegisterMask needed) {
-  return FindEmulatedProbeSite(code, needed);
+  const auto site = FindEmulatedProbeSite(code, needed);
+  if (site) {
+    EXPECT_EQ(site->argument_in_r10, -1);
+  }
+  return site ? std::optional<uint32_t>(site->offset) : std::nullopt;
 }
 
 // zeCommandListAppendLaunchKernel in libze1 1.8.12: scratch register r10.
@@ -53,6 +57,27 @@ TEST(ProbeSite, NeverWhereANeededRegisterWasOverwritten) {
   EXPECT_EQ(Site(rcx, 0b001000), std::nullopt);
 }
 
+// zeCommandListAppendMemoryCopy saves rdx (srcptr) in r10 before using rdx for the table: a
+// probe that can read that argument from r10 goes on the `je` all the same, and is told so.
+TEST(ProbeSite, AnArgumentSavedInR10IsReadFromThere) {
+  const auto site = FindEmulatedProbeSite(kSharedStub, kAll, kAll);
+  ASSERT_TRUE(site.has_value());
+  EXPECT_EQ(site->offset, 23u);
+  EXPECT_EQ(site->argument_in_r10, 2);  // rdx: the third argument
+  // Only if r10 is an option for that very argument.
+  EXPECT_FALSE(FindEmulatedProbeSite(kSharedStub, kAll, 0b111011).has_value());
+  // Not needed at all: nothing to read from r10.
+  const auto unneeded = FindEmulatedProbeSite(kSharedStub, 0b111011, kAll);
+  ASSERT_TRUE(unneeded.has_value());
+  EXPECT_EQ(unneeded->argument_in_r10, -1);
+  // Saved from another register than the one overwritten: the value is lost.
+  std::vector<uint8_t> other = kSharedStub;
+  other[9] = 0xca;  // mov %rcx,%r10
+  EXPECT_FALSE(FindEmulatedProbeSite(other, kAll, kAll).has_value());
+  // A stub without the save keeps its rule.
+  EXPECT_EQ(FindEmulatedProbeSite(kLaunchStub, kAll, kAll)->argument_in_r10, -1);
+}
+
 TEST(ProbeSite, AnythingElseIsProbedAtItsEntry) {
   EXPECT_EQ(Site({0x41, 0x54, 0x55, 0x53}, 0), std::nullopt);  // push r12: a real function
   EXPECT_EQ(Site(std::vector<uint8_t>(kLaunchStub.begin(), kLaunchStub.begin() + 21), 0),
@@ -84,8 +109,8 @@ TEST(ProbeSite, ClassifiesTheInstalledLoadersFunctions) {
     file.seekg(static_cast<std::streamoff>(offset));
     file.read(reinterpret_cast<char*>(code.data()), static_cast<std::streamsize>(code.size()));
     if (const auto site = FindEmulatedProbeSite(code, 0)) {
-      EXPECT_EQ(code[*site], 0x74) << name;  // je rel8
-      EXPECT_LE(*site, 30u) << name;
+      EXPECT_EQ(code[site->offset], 0x74) << name;  // je rel8
+      EXPECT_LE(site->offset, 30u) << name;
     } else {
       at_entry.insert(name);
     }

@@ -34,6 +34,9 @@ struct ProbeSpec {
   bpf_program* (*ret)(const ze_probes*);
   uint64_t cookie = 0;
   ArgRegisterMask needed = 0;  // argument registers the programs read (see probe_site.h)
+  // Of those, the ones the programs can take from r10 where a stub saved them there (the
+  // generic entry program can: its cookie says which).
+  ArgRegisterMask readable_from_r10 = 0;
 };
 
 // The dedicated programs read these arguments (ze_probes.bpf.c).
@@ -73,7 +76,7 @@ const std::vector<ProbeSpec>& Probes() {
     };
     for (const ZeApiInfo& api : ZeApiTable())
       v.push_back({api.symbol, CallEntry, api.dedicated_return ? ExecuteReturn : CallReturn,
-                   ZeProbeCookie(api), RegistersRead(api)});
+                   ZeProbeCookie(api), RegistersRead(api), RegistersRead(api)});
     return v;
   }();
   return probes;
@@ -84,6 +87,7 @@ const std::vector<ProbeSpec>& Probes() {
 struct ProbeSite {
   uint64_t file_offset = 0;
   uint32_t into_function = 0;
+  uint64_t cookie = 0;  // the spec's cookie, plus where the site needs an argument read from
 };
 
 using ProbeSites = std::map<std::string, ProbeSite, std::less<>>;
@@ -98,12 +102,16 @@ Result<ProbeSites> FindProbeSites(const std::string& path) {
   for (const ProbeSpec& spec : Probes()) {
     auto it = offsets->find(spec.symbol);
     if (it == offsets->end()) continue;
-    ProbeSite site{it->second, 0};
+    ProbeSite site{it->second, 0, spec.cookie};
     uint8_t code[kStubBytes];
     const ssize_t n =
         fd.valid() ? ::pread(fd.get(), code, sizeof(code), static_cast<off_t>(site.file_offset)) : -1;
     const std::span<const uint8_t> bytes(code, n > 0 ? static_cast<size_t>(n) : 0);
-    if (auto at = FindEmulatedProbeSite(bytes, spec.needed)) site.into_function = *at;
+    if (auto at = FindEmulatedProbeSite(bytes, spec.needed, spec.readable_from_r10)) {
+      site.into_function = at->offset;
+      if (at->argument_in_r10 >= 0)
+        site.cookie |= XT_ZE_COOKIE_WITH_R10_ARG(static_cast<uint64_t>(at->argument_in_r10));
+    }
     sites.emplace(spec.symbol, site);
   }
   return sites;
@@ -204,7 +212,7 @@ size_t ZeSource::AttachMulti(int pid, const MappedLibrary& lib, std::string* fir
     for (bool ret : {false, true}) {
       Group& g = groups[{ret ? spec.ret(skel_.get()) : spec.entry(skel_.get()), ret}];
       g.offsets.push_back(it->second.file_offset + it->second.into_function);
-      g.cookies.push_back(spec.cookie);
+      g.cookies.push_back(it->second.cookie);
       g.symbols.push_back(spec.symbol);
     }
   }
@@ -236,12 +244,17 @@ size_t ZeSource::AttachEach(int pid, const MappedLibrary& lib, std::string* firs
   size_t attached = 0;
   for (const ProbeSpec& spec : Probes()) {
     uint32_t into = 0;
-    if (sites.ok())
-      if (auto it = sites->find(spec.symbol); it != sites->end()) into = it->second.into_function;
+    uint64_t cookie = spec.cookie;
+    if (sites.ok()) {
+      if (auto it = sites->find(spec.symbol); it != sites->end()) {
+        into = it->second.into_function;
+        cookie = it->second.cookie;
+      }
+    }
     auto entry = AttachUprobe(spec.entry(skel_.get()), pid, lib.host_path, spec.symbol, false,
-                              spec.cookie, into);
+                              cookie, into);
     auto ret = entry.ok() ? AttachUprobe(spec.ret(skel_.get()), pid, lib.host_path, spec.symbol,
-                                         true, spec.cookie, into)
+                                         true, cookie, into)
                           : Result<BpfLink>(entry.status());
     if (!entry.ok() || !ret.ok()) {
       const Status& why = entry.ok() ? ret.status() : entry.status();
