@@ -10,11 +10,21 @@ namespace xtrace::bench {
 
 using namespace std::chrono_literals;
 
-CallLoopProcess::CallLoopProcess(const BenchContext& ctx)
-    : child_({ctx.paths.call_loop}, {ctx.paths.simze_env()}) {}
+namespace {
 
-Result<std::unique_ptr<CallLoopProcess>> CallLoopProcess::Start(const BenchContext& ctx) {
-  std::unique_ptr<CallLoopProcess> self(new CallLoopProcess(ctx));
+std::vector<std::string> CallLoopArgv(const BenchContext& ctx, const std::string& name) {
+  if (name.empty()) return {ctx.paths.call_loop};
+  return {ctx.paths.call_loop, "--name", name};
+}
+
+}  // namespace
+
+CallLoopProcess::CallLoopProcess(const BenchContext& ctx, const std::string& name)
+    : child_(CallLoopArgv(ctx, name), {ctx.paths.simze_env()}) {}
+
+Result<std::unique_ptr<CallLoopProcess>> CallLoopProcess::Start(const BenchContext& ctx,
+                                                                const std::string& name) {
+  std::unique_ptr<CallLoopProcess> self(new CallLoopProcess(ctx, name));
   if (!self->child_.WaitStdout("ready", 60s))
     return Status::Error("ze_call_loop did not start: " + self->child_.stderr_text());
   auto libs = FindMappedLibraries(static_cast<uint32_t>(self->pid()), "libze_loader.so");

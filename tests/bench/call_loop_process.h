@@ -20,7 +20,9 @@ struct PaceResult {
 
 class CallLoopProcess {
  public:
-  static Result<std::unique_ptr<CallLoopProcess>> Start(const BenchContext& ctx);
+  // `name`, if given, becomes the process's name (what --comm selects).
+  static Result<std::unique_ptr<CallLoopProcess>> Start(const BenchContext& ctx,
+                                                        const std::string& name = "");
 
   int pid() const { return child_.pid(); }
   // The loader as this process maps it, openable from here (for attaching probes).
@@ -38,7 +40,7 @@ class CallLoopProcess {
   Result<PaceResult> FinishPace(double seconds);
 
  private:
-  explicit CallLoopProcess(const BenchContext& ctx);
+  CallLoopProcess(const BenchContext& ctx, const std::string& name);
   ChildProcess child_;
   std::string loader_path_;
 };

@@ -14,12 +14,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::vector<std::string> AttachArgv(const BenchContext& ctx, int target_pid,
+std::vector<std::string> AttachArgv(const BenchContext& ctx, const std::vector<std::string>& targets,
                                     const std::string& output, const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {ctx.paths.xtrace, "attach", "-o", output};
   argv.insert(argv.end(), extra.begin(), extra.end());
-  argv.push_back("--pid");
-  argv.push_back(std::to_string(target_pid));
+  argv.insert(argv.end(), targets.begin(), targets.end());
   return argv;
 }
 
@@ -31,16 +30,24 @@ uint64_t Captured(const std::string& text, const char* pattern) {
 
 }  // namespace
 
-CollectorProcess::CollectorProcess(const BenchContext& ctx, int target_pid,
+CollectorProcess::CollectorProcess(const BenchContext& ctx, const std::vector<std::string>& targets,
                                    const std::string& output, const std::vector<std::string>& extra)
-    : child_(AttachArgv(ctx, target_pid, output, extra)), output_(output) {}
+    : child_(AttachArgv(ctx, targets, output, extra)), output_(output) {}
 
 Result<std::unique_ptr<CollectorProcess>> CollectorProcess::Attach(
     const BenchContext& ctx, int target_pid, const std::string& output,
     const std::vector<std::string>& extra) {
-  std::unique_ptr<CollectorProcess> self(new CollectorProcess(ctx, target_pid, output, extra));
-  if (!self->child_.WaitStderr("attached to pid", 60s))
-    return Status::Error("xtrace attach did not attach: " + self->child_.stderr_text());
+  return AttachTargets(ctx, {"--pid", std::to_string(target_pid)}, target_pid, output, extra);
+}
+
+Result<std::unique_ptr<CollectorProcess>> CollectorProcess::AttachTargets(
+    const BenchContext& ctx, const std::vector<std::string>& targets, int expected_pid,
+    const std::string& output, const std::vector<std::string>& extra) {
+  std::unique_ptr<CollectorProcess> self(new CollectorProcess(ctx, targets, output, extra));
+  const std::string attached = "attached to pid " + std::to_string(expected_pid) + " ";
+  if (!self->child_.WaitStderr(attached, 60s))
+    return Status::Error("xtrace attach did not attach to pid " + std::to_string(expected_pid) +
+                         ": " + self->child_.stderr_text());
   return self;
 }
 

@@ -30,14 +30,19 @@ class CollectorProcess {
   static Result<std::unique_ptr<CollectorProcess>> Attach(const BenchContext& ctx, int target_pid,
                                                           const std::string& output,
                                                           const std::vector<std::string>& extra = {});
+  // `xtrace attach` with any target options (e.g. --comm NAME), ready once it has attached to
+  // `expected_pid`.
+  static Result<std::unique_ptr<CollectorProcess>> AttachTargets(
+      const BenchContext& ctx, const std::vector<std::string>& targets, int expected_pid,
+      const std::string& output, const std::vector<std::string>& extra = {});
   int pid() const { return child_.pid(); }
   // Resident set now (VmRSS), in bytes; 0 if it cannot be read.
   uint64_t rss_bytes() const;
   Result<CollectorSummary> Stop();
 
  private:
-  CollectorProcess(const BenchContext& ctx, int target_pid, const std::string& output,
-                   const std::vector<std::string>& extra);
+  CollectorProcess(const BenchContext& ctx, const std::vector<std::string>& targets,
+                   const std::string& output, const std::vector<std::string>& extra);
   ChildProcess child_;
   std::string output_;
 };

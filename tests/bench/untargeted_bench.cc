@@ -1,9 +1,11 @@
-// Section 2: a process that is not targeted pays nothing while another is traced. Two
+// Section 2: a process that is not targeted pays nothing while others are traced. Two
 // ze_call_loop processes map the same loader file; A launches at a steady rate, B runs the
-// timed loops (a launch, a plain syscall, a DRM ioctl). B is timed with A untraced and with
-// the collector attached to A, in interleaved rounds, so the only difference between the two
-// is the capture of A.
+// timed loops (a launch, a plain syscall, a DRM ioctl). B is timed with A untraced and under
+// captures of A — by pid, and system-wide by name (--comm, which selects A and not B) with the
+// default probes per library file and with --probes-per-process — in interleaved rounds, so
+// the only difference between configurations is the capture.
 #include <algorithm>
+#include <array>
 #include <iterator>
 
 #include "bench_sections.h"
@@ -15,6 +17,15 @@ namespace {
 
 // A's steady load: enough to keep the collector busy without taking a core from B.
 constexpr double kTracedRate = 20000;
+// A's process name; B keeps ze_call_loop.
+constexpr const char* kTracedName = "xt_bench_a";
+
+// One way of capturing A.
+struct Capture {
+  const char* label;                 // how the table names it
+  std::vector<std::string> targets;  // empty: A untraced
+  std::vector<std::string> extra;
+};
 
 class UntargetedSection final : public BenchSection {
  public:
@@ -25,34 +36,40 @@ class UntargetedSection final : public BenchSection {
     auto fail = [&](const Status& st) {
       ctx.table.Add({section, "launch loop of B", "failed", "", st.message(), "", ""});
     };
-    auto traced = CallLoopProcess::Start(ctx);
+    auto traced = CallLoopProcess::Start(ctx, kTracedName);
     if (!traced.ok()) return fail(traced.status());
     auto other = CallLoopProcess::Start(ctx);
     if (!other.ok()) return fail(other.status());
     const uint64_t n = ctx.options.quick ? 4000 : 20000;
     const double pace_seconds = ctx.options.quick ? 1 : 2;
+    const std::vector<std::string> by_pid = {"--pid", std::to_string((*traced)->pid())};
+    const std::vector<std::string> by_name = {"--comm", kTracedName};
+    const std::vector<Capture> captures = {
+        {"A untraced", {}, {}},
+        {"--pid A", by_pid, {}},
+        {"--pid A --no-drm", by_pid, {"--no-drm"}},
+        {"--comm A (probes per library file)", by_name, {}},
+        {"--comm A --probes-per-process", by_name, {"--probes-per-process"}},
+        {"--comm A --probes-per-process --no-drm", by_name, {"--probes-per-process", "--no-drm"}},
+    };
 
     // What B does: a probed Level Zero call, a syscall that is not an ioctl, and an ioctl
-    // with a DRM command (the DRM source sees syscalls at tracepoints every process passes).
+    // with a DRM command (the DRM source sees syscalls every process makes).
     static constexpr const char* kCalls[] = {"launch", "syscall", "ioctl"};
     constexpr size_t kKinds = std::size(kCalls);
-    // A untraced, A traced, A traced without the DRM source (whose syscall tracepoints every
-    // process on the machine passes through).
-    enum Config { kUntraced, kTraced, kTracedNoDrm, kConfigs };
-    double best[kKinds][kConfigs];
-    for (auto& b : best) std::fill(b, b + kConfigs, 1e300);
+    std::vector<std::array<double, kKinds>> best(captures.size());
+    for (auto& b : best) b.fill(1e300);
     uint64_t captured = 0;
     ctx.Say(section + Format(": %d rounds", ctx.options.repetitions));
     for (int round = 0; round < ctx.options.repetitions; ++round) {
-      for (int config = 0; config < kConfigs; ++config) {
+      for (size_t c = 0; c < captures.size(); ++c) {
         std::unique_ptr<CollectorProcess> collector;
-        if (config != kUntraced) {
-          std::vector<std::string> extra;
-          if (config == kTracedNoDrm) extra.push_back("--no-drm");
-          auto c = CollectorProcess::Attach(ctx, (*traced)->pid(), ctx.Scratch("untargeted.capnp"),
-                                            extra);
-          if (!c.ok()) return fail(c.status());
-          collector = std::move(*c);
+        if (!captures[c].targets.empty()) {
+          auto started = CollectorProcess::AttachTargets(ctx, captures[c].targets, (*traced)->pid(),
+                                                         ctx.Scratch("untargeted.capnp"),
+                                                         captures[c].extra);
+          if (!started.ok()) return fail(started.status());
+          collector = std::move(*started);
         }
         (*traced)->StartPace(kTracedRate, pace_seconds, 1);
         // B runs while A is pacing (B's loops are far shorter than A's pace).
@@ -62,7 +79,7 @@ class UntargetedSection final : public BenchSection {
           for (size_t k = 0; k < kKinds; ++k) {
             auto t = (*other)->NsPerCall(kCalls[k], n);
             if (!t.ok()) return fail(t.status());
-            best[k][config] = std::min(best[k][config], *t);
+            best[c][k] = std::min(best[c][k], *t);
           }
         }
         if (auto p = (*traced)->FinishPace(pace_seconds); !p.ok()) return fail(p.status());
@@ -74,17 +91,15 @@ class UntargetedSection final : public BenchSection {
       }
     }
     for (size_t k = 0; k < kKinds; ++k) {
-      const double untraced = best[k][kUntraced];
-      for (Config c : {kTraced, kTracedNoDrm}) {
-        const double added = best[k][c] - untraced;
+      const double untraced = best[0][k];
+      for (size_t c = 1; c < captures.size(); ++c) {
+        const double added = best[c][k] - untraced;
         // A trap would cost B hundreds of ns per call; a few ns is timer noise.
         const bool nothing = added < 0.05 * untraced + 3;
-        ctx.table.Add({section,
-                       Format("B's %s while A is traced%s", kCalls[k],
-                              c == kTracedNoDrm ? " (--no-drm)" : ""),
+        ctx.table.Add({section, Format("B's %s, capture %s", kCalls[k], captures[c].label),
                        Format("%+.1f ns/call", added),
-                       Format("%.3fx A untraced", best[k][c] / untraced),
-                       Format("%.1f ns untraced, %.1f ns", untraced, best[k][c]),
+                       Format("%.3fx A untraced", best[c][k] / untraced),
+                       Format("%.1f ns untraced, %.1f ns", untraced, best[c][k]),
                        "nothing measurable",
                        nothing ? "met"
                                : Format("MISSED: B pays %.0f ns/call (%.0f%%)", added,

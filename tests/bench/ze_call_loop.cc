@@ -31,7 +31,7 @@ namespace {
 
 using xtrace::UniqueFd;
 
-constexpr const char kHelp[] = R"(usage: ze_call_loop
+constexpr const char kHelp[] = R"(usage: ze_call_loop [--name NAME]
 
 Sets up Level Zero through the real loader (run it on the simulated GPU:
 ZE_ENABLE_ALT_DRIVERS=/abs/path/libxtrace_simze.so), prints "ready <pid>", then reads
@@ -48,6 +48,8 @@ commands from stdin, one per line, and answers each with one line on stdout:
                -> "paced calls=<n> ns=<elapsed> late_ns=<worst lag behind the schedule>"
   quit
 The regular command list is reset every 1024 appends (the reset is part of the loop).
+--name sets the process name (/proc/PID/comm, at most 15 bytes) before anything else, so a
+capture can select one ze_call_loop by name among several.
 )";
 
 // Appends per reset: keeps the list's memory bounded without making resets matter.
@@ -204,7 +206,9 @@ void Pace(CallLoop& loop, double rate, double seconds, unsigned threads) {
 
 int Main(int argc, char** argv) {
   set_program_name("ze_call_loop");
-  if (argc > 1) {
+  if (argc == 3 && std::string(argv[1]) == "--name") {
+    prctl(PR_SET_NAME, argv[2], 0, 0, 0);
+  } else if (argc > 1) {
     std::fputs(kHelp, std::string(argv[1]) == "--help" ? stdout : stderr);
     return std::string(argv[1]) == "--help" ? 0 : 2;
   }
