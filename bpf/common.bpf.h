@@ -491,21 +491,12 @@ static __always_inline void *xt_reserve_record(__u16 type, __u16 size, const str
 {
 	struct xt_record_header *hdr = bpf_ringbuf_reserve(&events, size, 0);
 
-	__u32 pid = 0, tgid = 0;
-
 	if (!hdr) {
 		xt_count(XT_CNT_DROPPED);
 		xt_count_process_drop();
 		return NULL;
 	}
-	xt_current_ids(xt_config(), &pid, &tgid);
-	hdr->type = type;
-	hdr->size = size;
-	hdr->flags = in->flags;
-	hdr->pid = tgid;
-	hdr->tid = pid;
-	hdr->start_ns = in->start_ns;
-	hdr->end_ns = now;
+	xt_fill_header(hdr, type, size, in, now);
 	return hdr;
 }
 

@@ -20,7 +20,7 @@ std::vector<std::string> CallLoopArgv(const BenchContext& ctx, const std::string
 }  // namespace
 
 CallLoopProcess::CallLoopProcess(const BenchContext& ctx, const std::string& name)
-    : child_(CallLoopArgv(ctx, name), {ctx.paths.simze_env()}) {}
+    : child_(CallLoopArgv(ctx, name), {ctx.paths.simze_env()}, /*pipe_stdin=*/true) {}
 
 Result<std::unique_ptr<CallLoopProcess>> CallLoopProcess::Start(const BenchContext& ctx,
                                                                 const std::string& name) {

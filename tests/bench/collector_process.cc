@@ -78,9 +78,7 @@ Result<CollectorSummary> CollectorProcess::Stop() {
   struct stat st {};
   if (stat(output_.c_str(), &st) == 0) s.file_bytes = static_cast<uint64_t>(st.st_size);
   s.peak_rss_bytes = child_.peak_rss_bytes();
-  const rusage& u = child_.usage();
-  s.cpu_seconds = double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-                  double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  s.cpu_seconds = CpuSeconds(child_.usage());
   return s;
 }
 

@@ -1,4 +1,4 @@
-// Subprocess handling for integration tests.
+// Subprocess handling for integration tests and the benchmark.
 #include "subprocess.h"
 
 #include <fcntl.h>
@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -15,12 +17,14 @@ extern char** environ;
 namespace xtrace::testing {
 
 Subprocess::Subprocess(const std::vector<std::string>& argv,
-                       const std::vector<std::string>& extra_env) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe failed");
+                       const std::vector<std::string>& extra_env, bool pipe_stdin) {
+  int in[2] = {-1, -1}, out[2], err[2];
+  if ((pipe_stdin && pipe2(in, O_CLOEXEC)) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   pid_ = fork();
-  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid_ == 0) {
+    if (pipe_stdin) dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
     setpgid(0, 0);  // own group: a test's Ctrl-C never reaches it, and it can be killed whole
@@ -32,6 +36,8 @@ Subprocess::Subprocess(const std::vector<std::string>& argv,
     std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
     _exit(127);
   }
+  if (pipe_stdin) close(in[0]);
+  stdin_fd_ = in[1];
   close(out[1]);
   close(err[1]);
   out_.fd = out[0];
@@ -43,8 +49,13 @@ Subprocess::~Subprocess() {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
   }
-  if (out_.fd >= 0) close(out_.fd);
-  if (err_.fd >= 0) close(err_.fd);
+  for (int fd : {stdin_fd_, out_.fd, err_.fd})
+    if (fd >= 0) close(fd);
+}
+
+bool Subprocess::Send(const std::string& line) {
+  const std::string text = line + "\n";
+  return stdin_fd_ >= 0 && write(stdin_fd_, text.data(), text.size()) == ssize_t(text.size());
 }
 
 void Subprocess::Pump(std::chrono::milliseconds timeout) {
@@ -96,10 +107,14 @@ void Subprocess::Signal(int sig) {
 }
 
 std::optional<int> Subprocess::Wait(std::chrono::milliseconds timeout) {
+  if (stdin_fd_ >= 0) {
+    close(stdin_fd_);  // a child reading commands sees EOF
+    stdin_fd_ = -1;
+  }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!reaped_) {
     int status = 0;
-    const pid_t r = waitpid(pid_, &status, WNOHANG);
+    const pid_t r = wait4(pid_, &status, WNOHANG, &usage_);
     if (r == pid_) {
       reaped_ = true;
       status_ = status;

@@ -1,8 +1,12 @@
-// A child process for integration tests: argv + extra environment, stdout/stderr piped and
-// read line by line with timeouts, killed on destruction so a failed test leaves nothing behind.
+// A child process for integration tests and the benchmark: argv + extra environment,
+// stdout/stderr piped and read line by line with timeouts, optionally a pipe to its stdin, its
+// resource usage once reaped; killed on destruction so a failed test leaves nothing behind.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
+
+#include <cstdint>
 
 #include <chrono>
 #include <optional>
@@ -13,12 +17,18 @@ namespace xtrace::testing {
 
 class Subprocess {
  public:
-  Subprocess(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {});
+  // With `pipe_stdin`, the child reads what Send writes (EOF once Wait begins); otherwise it
+  // inherits this process's stdin.
+  Subprocess(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {},
+             bool pipe_stdin = false);
   ~Subprocess();
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
 
   pid_t pid() const { return pid_; }
+
+  // Writes `line` and a newline to the child's stdin (needs pipe_stdin).
+  bool Send(const std::string& line);
 
   // Waits for a line on stdout (or stderr) containing `needle`; returns the line, or nullopt
   // on timeout or end of output. Lines read on the way are kept in stdout_text()/stderr_text().
@@ -29,6 +39,9 @@ class Subprocess {
 
   // Waits for exit (reading the pipes meanwhile); returns the wait status or nullopt on timeout.
   std::optional<int> Wait(std::chrono::milliseconds timeout);
+  // Valid after Wait returned a status: the child's CPU time and peak resident set.
+  const rusage& usage() const { return usage_; }
+  uint64_t peak_rss_bytes() const { return static_cast<uint64_t>(usage_.ru_maxrss) * 1024; }
 
   const std::string& stdout_text() const { return out_.text; }
   const std::string& stderr_text() const { return err_.text; }
@@ -45,8 +58,10 @@ class Subprocess {
                                       std::chrono::milliseconds timeout);
 
   pid_t pid_ = -1;
+  int stdin_fd_ = -1;
   bool reaped_ = false;
   int status_ = 0;
+  rusage usage_{};
   Stream out_, err_;
 };
 
