@@ -7,8 +7,9 @@
  * Two attachments of the same bodies; user space loads one pair:
  * - fentry/fexit on the ioctl syscall's entry point (BPF trampolines): only ioctl(2) calls pay,
  *   so a capture costs the rest of the machine's syscalls nothing.
- * - raw_tp/sys_enter and sys_exit, where trampolines are not available: every syscall on the
- *   machine runs the program (and takes the kernel's slow syscall path while it is attached). */
+ * - tp_btf/sys_enter and sys_exit, where trampolines are not available: every syscall on the
+ *   machine runs the program (and takes the kernel's slow syscall path while it is attached).
+ *   BTF-typed, so the register frame is read with plain loads, not helper calls. */
 #include "drm.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -103,11 +104,15 @@ static __always_inline int xt_drm_exit(__u32 cmd, long ret)
 	if (XT_IOC_TYPE(cmd) != XT_DRM_IOCTL_TYPE)
 		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
+	/* The filter first: a DRM ioctl of a process nobody traces (another GPU program) costs one
+	 * lookup. An entry left pending by a process that stopped being traced meanwhile is
+	 * replaced by its thread's next ioctl, or aged out of the LRU map. */
+	if (!xt_traced(pid_tgid >> 32))
+		return 0;
 	p = bpf_map_lookup_elem(&drm_pending, &pid_tgid);
 	if (!p) {
 		/* In the ioctl since before the capture began (a long wait, typically). */
-		if (xt_traced(pid_tgid >> 32))
-			xt_count(XT_CNT_DRM_UNPAIRED_EXIT);
+		xt_count(XT_CNT_DRM_UNPAIRED_EXIT);
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
@@ -163,30 +168,28 @@ out:
 SEC("fentry/__x64_sys_ioctl")
 int BPF_PROG(drm_ioctl_entry, const struct pt_regs *regs)
 {
-	return xt_drm_enter((__u32)BPF_CORE_READ(regs, di), (__u32)BPF_CORE_READ(regs, si),
-			    BPF_CORE_READ(regs, dx));
+	return xt_drm_enter((__u32)regs->di, (__u32)regs->si, regs->dx);
 }
 
 SEC("fexit/__x64_sys_ioctl")
 int BPF_PROG(drm_ioctl_exit, const struct pt_regs *regs, long ret)
 {
-	return xt_drm_exit((__u32)BPF_CORE_READ(regs, si), ret);
+	return xt_drm_exit((__u32)regs->si, ret);
 }
 
-/* raw_tp, not tp/syscalls: tracefs may not be mounted, and raw_tp needs no BTF either. */
-SEC("raw_tp/sys_enter")
+/* tp_btf, not tp/syscalls: tracefs may not be mounted. */
+SEC("tp_btf/sys_enter")
 int BPF_PROG(drm_sys_enter, struct pt_regs *regs, long id)
 {
 	if (id != XT_NR_IOCTL)
 		return 0;
-	return xt_drm_enter((__u32)BPF_CORE_READ(regs, di), (__u32)BPF_CORE_READ(regs, si),
-			    BPF_CORE_READ(regs, dx));
+	return xt_drm_enter((__u32)regs->di, (__u32)regs->si, regs->dx);
 }
 
-SEC("raw_tp/sys_exit")
+SEC("tp_btf/sys_exit")
 int BPF_PROG(drm_sys_exit, struct pt_regs *regs, long ret)
 {
-	if (BPF_CORE_READ(regs, orig_ax) != XT_NR_IOCTL)
+	if (regs->orig_ax != XT_NR_IOCTL)
 		return 0;
-	return xt_drm_exit((__u32)BPF_CORE_READ(regs, si), ret);
+	return xt_drm_exit((__u32)regs->si, ret);
 }

@@ -186,7 +186,7 @@ class CallOverheadSection final : public BenchSection {
     const double base = best[kUntraced], floor = best[kFloor] - base, cap = best[kCapture] - base;
     ctx.table.Add({section, "untraced ioctl (GEM_EXECBUFFER2 on /dev/null)",
                    Format("%.0f ns/call", base), "", Ns(base), "", ""});
-    ctx.table.Add({section, "floor: empty programs on raw_tp sys_enter + sys_exit", Us(floor),
+    ctx.table.Add({section, "floor: empty programs on tp_btf sys_enter + sys_exit", Us(floor),
                    "1.00x (the floor)", Ns(floor), "", ""});
     ctx.table.Add({section, "capture (DRM source)", Us(cap),
                    Format("%.2fx floor", cap / std::max(floor, 1.0)), Ns(cap), "",

@@ -20,13 +20,13 @@ int empty_return(void *ctx)
 	return 0;
 }
 
-SEC("raw_tp/sys_enter")
+SEC("tp_btf/sys_enter")
 int empty_sys_enter(void *ctx)
 {
 	return 0;
 }
 
-SEC("raw_tp/sys_exit")
+SEC("tp_btf/sys_exit")
 int empty_sys_exit(void *ctx)
 {
 	return 0;

@@ -80,8 +80,8 @@ Result<std::unique_ptr<TrapFloor>> TrapFloor::AttachSyscalls() {
   if (!self->skel_) return Status::Error("loading the trap-floor programs: " + BpfErrorText(errno));
   for (auto [prog, tp] : {std::pair{self->skel_->progs.empty_sys_enter, "sys_enter"},
                           std::pair{self->skel_->progs.empty_sys_exit, "sys_exit"}}) {
-    bpf_link* link = bpf_program__attach_raw_tracepoint(prog, tp);
-    if (!link) return Status::Error(std::string("trap floor: raw_tp/") + tp + ": " + BpfErrorText(errno));
+    bpf_link* link = bpf_program__attach_trace(prog);
+    if (!link) return Status::Error(std::string("trap floor: tp_btf/") + tp + ": " + BpfErrorText(errno));
     self->links_.emplace_back(link);
   }
   return self;

@@ -87,20 +87,15 @@ Status DrmSource::LoadIoctlObject(IoctlHook hook) {
   if (!ioctl_skel_) return Status::Error("opening DRM ioctl BPF object: " + BpfErrorText(errno));
   auto* skel = ioctl_skel_.get();
   const bool trampoline = hook == IoctlHook::kTrampoline;
-  struct Attachment {
-    bpf_program* prog;
-    const char* tracepoint;  // null: fentry/fexit, the target named in the program's section
+  // Both pairs are BTF-typed tracing programs, attached where their section says.
+  bpf_program* const used[] = {
+      trampoline ? skel->progs.drm_ioctl_entry : skel->progs.drm_sys_enter,
+      trampoline ? skel->progs.drm_ioctl_exit : skel->progs.drm_sys_exit,
   };
-  const Attachment used[] = {
-      trampoline ? Attachment{skel->progs.drm_ioctl_entry, nullptr}
-                 : Attachment{skel->progs.drm_sys_enter, "sys_enter"},
-      trampoline ? Attachment{skel->progs.drm_ioctl_exit, nullptr}
-                 : Attachment{skel->progs.drm_sys_exit, "sys_exit"},
-  };
-  // Load only the pair in use: fentry programs need the kernel's BTF and trampolines at load.
+  // Load only the pair in use: fentry programs need trampolines at load.
   for (bpf_program* prog : {skel->progs.drm_ioctl_entry, skel->progs.drm_ioctl_exit,
                             skel->progs.drm_sys_enter, skel->progs.drm_sys_exit})
-    bpf_program__set_autoload(prog, prog == used[0].prog || prog == used[1].prog);
+    bpf_program__set_autoload(prog, prog == used[0] || prog == used[1]);
   // Every process on the machine reaches these programs: the filter is what keeps the capture
   // to its targets.
   skel->rodata->filter_by_pid = 1;
@@ -112,9 +107,8 @@ Status DrmSource::LoadIoctlObject(IoctlHook hook) {
     return Status::Error(std::string("loading the DRM ioctl programs for ") + what + ": " +
                          BpfErrorText(err));
   }
-  for (const Attachment& a : used) {
-    bpf_link* link = a.tracepoint ? bpf_program__attach_raw_tracepoint(a.prog, a.tracepoint)
-                                  : bpf_program__attach_trace(a.prog);
+  for (bpf_program* prog : used) {
+    bpf_link* link = bpf_program__attach_trace(prog);
     if (!link) {
       const int err = errno;
       links_.clear();
