@@ -15,6 +15,9 @@
 namespace xtrace::bench {
 namespace {
 
+// Exit status without root: ctest's "skipped" for the smoke test (see CMakeLists.txt).
+constexpr int kNotRoot = 77;
+
 constexpr const char kHelp[] = R"(usage: xtrace_bench [options]     (as root: it loads BPF programs)
 
 Prints one table: per-call capture overhead against the trap floor, the cost to a process
@@ -22,8 +25,8 @@ that is not traced, ITT, collector throughput and drops, log bytes per launch, a
 speed and memory against a DOM-based baseline. Ratios are measured in the same run.
 
   --quick              fewer repetitions and smaller inputs (a smoke run, about a minute)
-  --only ID            run only sections whose id contains ID: overhead, untargeted, itt,
-                       collector, log, convert
+  --only ID[,ID...]    run only sections whose id contains one of the IDs: overhead,
+                       untargeted, itt, collector, log, convert
   --repetitions N      timed runs per configuration; the fastest is kept (default 7)
   --rate-seconds S     how long each rate of the zero-drop ladder runs (default 5)
   --sustain S          also hold 1M events/s for S seconds (the target says 60)
@@ -36,6 +39,9 @@ speed and memory against a DOM-based baseline. Ratios are measured in the same r
   --write-log FILE     only write the synthetic convert input (--convert-events events) to
                        FILE and exit, e.g. to profile `xtrace convert FILE` by hand
   --help
+
+Exit status: 0; 1 if a measurement failed (its row says why); 2 on a usage error; 77 without
+root. A missed target is a figure, not a failure.
 )";
 
 uint64_t Number(const char* flag, const char* text) {
@@ -46,6 +52,17 @@ uint64_t Number(const char* flag, const char* text) {
     std::exit(2);
   }
   return static_cast<uint64_t>(v);
+}
+
+// Whether a section id contains one of the comma-separated names in `only`.
+bool Selected(std::string_view id, std::string_view only) {
+  for (size_t start = 0; start <= only.size();) {
+    const size_t comma = std::min(only.find(',', start), only.size());
+    const std::string_view name = only.substr(start, comma - start);
+    if (!name.empty() && id.find(name) != std::string_view::npos) return true;
+    start = comma + 1;
+  }
+  return false;
 }
 
 int Main(int argc, char** argv) {
@@ -105,7 +122,7 @@ int Main(int argc, char** argv) {
   }
   if (geteuid() != 0) {
     std::fprintf(stderr, "xtrace_bench: needs root (it attaches BPF programs); run sudo make bench\n");
-    return 1;
+    return kNotRoot;
   }
   char tmpl[] = "/tmp/xtrace-bench-XXXXXX";
   if (!mkdtemp(tmpl)) {
@@ -116,7 +133,7 @@ int Main(int argc, char** argv) {
 
   const auto start = std::chrono::steady_clock::now();
   for (auto& section : AllBenchSections()) {
-    if (!o.only.empty() && section->id().find(o.only) == std::string_view::npos) continue;
+    if (!o.only.empty() && !Selected(section->id(), o.only)) continue;
     section->Run(ctx);
   }
   const double minutes =
@@ -128,6 +145,11 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "xtrace_bench: scratch files kept in %s\n", o.work_dir.c_str());
   } else {
     std::filesystem::remove_all(o.work_dir);
+  }
+  if (const size_t failed = ctx.table.failures()) {
+    std::fprintf(stderr, "xtrace_bench: %zu measurement%s failed (the table says why)\n", failed,
+                 failed == 1 ? "" : "s");
+    return 1;
   }
   return 0;
 }

@@ -56,4 +56,10 @@ void BenchTable::Print(std::FILE* out) const {
   }
 }
 
+size_t BenchTable::failures() const {
+  size_t n = 0;
+  for (const BenchRow& row : rows_) n += row.value == "failed";
+  return n;
+}
+
 }  // namespace xtrace::bench

@@ -33,6 +33,8 @@ class BenchTable {
   // Prints every row as aligned columns (section title once per group).
   void Print(std::FILE* out) const;
   const std::vector<BenchRow>& rows() const { return rows_; }
+  // Rows whose measurement failed (value "failed": the reason is in raw).
+  size_t failures() const;
 
  private:
   std::vector<BenchRow> rows_;
