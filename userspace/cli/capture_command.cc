@@ -45,7 +45,7 @@ ADVANCED
 %s      --single-uprobes   one uprobe per probed function instead of one uprobe_multi link per
                          program (what kernels before 6.6 get anyway); slower to detach
       --drm-syscall-tracepoints
-                         DRM ioctls from the raw syscall tracepoints instead of fentry/fexit
+                         DRM ioctls from the syscall tracepoints instead of fentry/fexit
                          on ioctl(2) (what kernels without BPF trampolines get anyway); every
                          syscall on the machine then pays for them
   -v, --verbose          more detail on stderr
