@@ -92,8 +92,9 @@ struct xt_inflight {
 	__u32 flags;
 };
 
-/* Probed functions (the fn ids of every probe object) a thread can have pending at once. */
-#define XT_MAX_FN 32
+/* Pairing slots per thread: the dedicated programs' fn ids (ze_probes.bpf.c) are below this.
+ * Every slot is in every traced thread's task storage, so it stays small. */
+#define XT_MAX_FN 4
 
 union xt_comm {
 	char c[XT_COMM_LEN];
@@ -314,13 +315,16 @@ static __always_inline void xt_filter_changed(void)
 		__sync_fetch_and_add(epoch, 1);
 }
 
+/* No wakeup per record: only once a quarter of the ring (wakeup_bytes) is pending. */
+static __always_inline __u64 xt_wakeup_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									  : BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline int xt_output(void *rec, __u64 size)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&events, rec, size, flags)) {
+	if (bpf_ringbuf_output(&events, rec, size, xt_wakeup_flags())) {
 		xt_count(XT_CNT_DROPPED);
 		xt_count_process_drop();
 		return -1;
@@ -402,21 +406,32 @@ static __always_inline int xt_traced_by_thread(struct xt_thread_state *st, __u32
 	return st->traced == XT_TRACED_YES;
 }
 
+/* Whether the current thread's call is recorded; if so *st is its state (created now if it
+ * had none; NULL only if creating failed). A thread gets state only once it is traced: other
+ * processes that map a probed file (system-wide captures) keep none. Once it has state, the
+ * filter answer it keeps there is reused until filter_epoch moves. */
+static __always_inline int xt_traced_thread(struct xt_thread_state **st)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	*st = xt_thread_state(0);
+	if (*st ? !xt_traced_by_thread(*st, tgid) : !xt_traced(tgid))
+		return 0;
+	if (!*st)
+		*st = xt_thread_state(1);
+	return 1;
+}
+
 /* Remembers an entry; returns the slot to fill, or NULL when the call is not recorded.
  * Reports the thread's name first if needed (the state is at hand here, and a record made at
  * the call's return follows it in the ring). */
 static __always_inline struct xt_inflight *xt_enter(__u32 fn)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct xt_thread_state *st = xt_thread_state(0);
+	struct xt_thread_state *st;
 	struct xt_inflight *in;
 
-	/* A thread gets state only once it is traced: other processes that map a probed file
-	 * (system-wide captures) keep none. */
-	if (st ? !xt_traced_by_thread(st, tgid) : !xt_traced(tgid))
+	if (!xt_traced_thread(&st))
 		return NULL;
-	if (!st)
-		st = xt_thread_state(1);
 	if (!st || fn >= XT_MAX_FN) {
 		xt_count(XT_CNT_INFLIGHT_FULL);
 		return NULL;
@@ -434,9 +449,8 @@ static __always_inline struct xt_call_slot *xt_enter_call(__u32 fn)
 {
 	struct xt_thread_state *st;
 
-	if (!xt_traced(bpf_get_current_pid_tgid() >> 32))
+	if (!xt_traced_thread(&st))
 		return NULL;
-	st = xt_thread_state(1);
 	if (!st) {
 		xt_count(XT_CNT_INFLIGHT_FULL);
 		return NULL;
@@ -503,11 +517,7 @@ static __always_inline void *xt_reserve_record(__u16 type, __u16 size, const str
 /* Publishes a record from xt_reserve_record, waking the reader only past wakeup_bytes. */
 static __always_inline void xt_submit(void *rec)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(rec, flags);
+	bpf_ringbuf_submit(rec, xt_wakeup_flags());
 }
 
 #endif /* XTRACE_COMMON_BPF_H */

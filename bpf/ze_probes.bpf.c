@@ -6,8 +6,10 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Pairing keys of the dedicated programs (the generic ones pair by enum xt_ze_fn in their
- * own map). The three launch variants share one key: a thread is in one loader call at a time. */
+/* Pairing slots of the dedicated programs in the thread's state (the generic ones share one
+ * slot of their own). The three launch variants share one: a thread is in one loader call at
+ * a time — a loader call made from a signal handler that interrupted another would take the
+ * outer call's slot, and the outer call would be lost (counted as unpaired). */
 enum xt_ze_dedicated_fn {
 	FN_KERNEL_CREATE = 1,
 	FN_APPEND_LAUNCH_KERNEL = 2,
