@@ -22,7 +22,8 @@ test: build
 demo: build
 	@scripts/demo.sh $(BUILD)
 
-# The benchmark (root; not part of `make test`): one table of ratios measured in the same run.
+# The benchmark (root; `make test` runs only a smoke run of it): one table of ratios measured
+# in the same run.
 # BENCH_ARGS=--quick for a smoke run; see tests/bench/README.md.
 bench: build
 	@$(BUILD)/bin/xtrace_bench $(BENCH_ARGS)

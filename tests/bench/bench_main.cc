@@ -1,5 +1,6 @@
 // xtrace_bench: measures what capture costs the traced program and how fast a capture turns
 // into a log and a trace, and prints it as one table (see README.md in this directory).
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -44,14 +45,15 @@ Exit status: 0; 1 if a measurement failed (its row says why); 2 on a usage error
 root. A missed target is a figure, not a failure.
 )";
 
-uint64_t Number(const char* flag, const char* text) {
+// A non-negative number (seconds may have a fraction); a usage error otherwise.
+double Number(const char* flag, const char* text) {
   char* end = nullptr;
   const double v = std::strtod(text, &end);
-  if (!end || *end || v < 0) {
+  if (!end || end == text || *end || !(v >= 0)) {
     std::fprintf(stderr, "xtrace_bench: %s: '%s' is not a number\n", flag, text);
     std::exit(2);
   }
-  return static_cast<uint64_t>(v);
+  return v;
 }
 
 // Whether a section id contains one of the comma-separated names in `only`.
@@ -93,17 +95,21 @@ int Main(int argc, char** argv) {
     } else if (a == "--only") {
       o.only = value();
     } else if (a == "--repetitions") {
-      o.repetitions = static_cast<int>(std::max<uint64_t>(1, Number(a.c_str(), value())));
+      o.repetitions = std::max(1, static_cast<int>(Number(a.c_str(), value())));
     } else if (a == "--rate-seconds") {
-      o.rate_seconds = static_cast<double>(Number(a.c_str(), value()));
+      o.rate_seconds = Number(a.c_str(), value());
+      if (o.rate_seconds < 0.5) {
+        std::fprintf(stderr, "xtrace_bench: --rate-seconds must be at least 0.5\n");
+        return 2;
+      }
     } else if (a == "--sustain") {
-      o.sustain_seconds = static_cast<double>(Number(a.c_str(), value()));
+      o.sustain_seconds = Number(a.c_str(), value());
     } else if (a == "--soak") {
-      o.soak_seconds = static_cast<double>(Number(a.c_str(), value()));
+      o.soak_seconds = Number(a.c_str(), value());
     } else if (a == "--convert-events") {
-      o.convert_events = Number(a.c_str(), value());
+      o.convert_events = static_cast<uint64_t>(Number(a.c_str(), value()));
     } else if (a == "--baseline-events") {
-      o.baseline_events = Number(a.c_str(), value());
+      o.baseline_events = static_cast<uint64_t>(Number(a.c_str(), value()));
     } else if (a == "--keep") {
       o.keep = true;
     } else if (a == "--write-log") {
@@ -124,6 +130,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "xtrace_bench: needs root (it attaches BPF programs); run sudo make bench\n");
     return kNotRoot;
   }
+  // A child that died makes the next command to it fail (reported in its row), not this run.
+  signal(SIGPIPE, SIG_IGN);
   char tmpl[] = "/tmp/xtrace-bench-XXXXXX";
   if (!mkdtemp(tmpl)) {
     std::perror("xtrace_bench: mkdtemp");

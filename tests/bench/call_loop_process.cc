@@ -46,17 +46,6 @@ Result<double> CallLoopProcess::NsPerCall(const std::string& call, uint64_t n) {
   return double(cpu_ns) / double(calls);
 }
 
-Result<double> CallLoopProcess::MinNsPerCall(const std::string& call, uint64_t n, int reps) {
-  if (auto warm = NsPerCall(call, n); !warm.ok()) return warm;
-  double best = 0;
-  for (int i = 0; i < reps; ++i) {
-    auto t = NsPerCall(call, n);
-    if (!t.ok()) return t;
-    if (i == 0 || *t < best) best = *t;
-  }
-  return best;
-}
-
 bool CallLoopProcess::StartPace(double rate, double seconds, unsigned threads) {
   return child_.Send("pace " + std::to_string(uint64_t(rate)) + " " + std::to_string(seconds) +
                      " " + std::to_string(threads));

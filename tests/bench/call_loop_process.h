@@ -32,8 +32,6 @@ class CallLoopProcess {
   // call in ns, as CPU time of the calling thread (kernel time, so traps and BPF programs,
   // included; time other processes had the CPU excluded: the machine is shared).
   Result<double> NsPerCall(const std::string& call, uint64_t n);
-  // The fastest of `reps` runs after one warm-up run: noise on a shared machine only adds.
-  Result<double> MinNsPerCall(const std::string& call, uint64_t n, int reps);
 
   // Starts paced launching (pace R S T) without waiting; FinishPace waits for its result.
   bool StartPace(double rate, double seconds, unsigned threads);

@@ -1,6 +1,7 @@
 // Running a benchmark child to completion, with its time and memory.
 #include "child_process.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 namespace xtrace::bench {
@@ -8,6 +9,11 @@ namespace xtrace::bench {
 double CpuSeconds(const rusage& u) {
   return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+uint64_t FileSize(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
 bool ChildResult::ok() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }

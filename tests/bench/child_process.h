@@ -17,6 +17,9 @@ using ChildProcess = testing::Subprocess;
 // User + system time in `u`, in seconds.
 double CpuSeconds(const rusage& u);
 
+// Size of the file a child wrote, 0 if there is none.
+uint64_t FileSize(const std::string& path);
+
 // Runs to completion; the wait status (-1 on timeout, after which the child is killed).
 struct ChildResult {
   int status = -1;

@@ -2,7 +2,7 @@
 #include "collector_process.h"
 
 #include <signal.h>
-#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cstdio>
 #include <fstream>
@@ -64,6 +64,8 @@ Result<CollectorSummary> CollectorProcess::Stop() {
   child_.Signal(SIGINT);
   auto status = child_.Wait(300s);
   if (!status) return Status::Error("xtrace attach did not stop after SIGINT");
+  if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0)
+    return Status::Error("xtrace attach failed: " + child_.stderr_text());
   const std::string& err = child_.stderr_text();
   if (err.find("xtrace: captured") == std::string::npos)
     return Status::Error("xtrace attach ended without a summary: " + err);
@@ -75,8 +77,7 @@ Result<CollectorSummary> CollectorProcess::Stop() {
   const std::regex ioctls(R"((\d+) ioctls? in all)");
   for (std::sregex_iterator it(s.text.begin(), s.text.end(), ioctls), end; it != end; ++it)
     s.ioctls += std::stoull((*it)[1]);
-  struct stat st {};
-  if (stat(output_.c_str(), &st) == 0) s.file_bytes = static_cast<uint64_t>(st.st_size);
+  s.file_bytes = FileSize(output_);
   s.peak_rss_bytes = child_.peak_rss_bytes();
   s.cpu_seconds = CpuSeconds(child_.usage());
   return s;

@@ -26,7 +26,7 @@ struct CollectorSummary {
 
 class CollectorProcess {
  public:
-  // `extra` goes before the target (e.g. "--probe-at-entry", "--buffer-size", "64M").
+  // `extra` goes before the target (e.g. "--no-drm", "--buffer-size", "64M").
   static Result<std::unique_ptr<CollectorProcess>> Attach(const BenchContext& ctx, int target_pid,
                                                           const std::string& output,
                                                           const std::vector<std::string>& extra = {});

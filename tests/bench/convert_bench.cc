@@ -3,7 +3,6 @@
 // run. Both write to /dev/null, so what is timed is the converters, not the disk. Rates are
 // per second of the converter's own CPU time (user + system, from wait4, like its peak RSS):
 // on a shared machine, wall time also counts the time other processes ran; it is shown raw.
-#include <sys/stat.h>
 
 #include <algorithm>
 
@@ -27,11 +26,6 @@ struct ConvertRun {
   double events_per_s() const { return seconds > 0 ? double(events) / seconds : 0; }
   double mb_per_s() const { return seconds > 0 ? double(json_bytes) / 1e6 / seconds : 0; }
 };
-
-uint64_t FileSize(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-}
 
 std::string Mib(uint64_t bytes) { return Format("%.1f MiB", double(bytes) / 1048576.0); }
 

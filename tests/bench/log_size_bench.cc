@@ -6,7 +6,6 @@
 // the real LogWriter, and measured at two lengths: the average over that whole file, and the
 // marginal figure (the difference between the two) that leaves out what a log pays once.
 // The capture itself is reported per event of any kind.
-#include <sys/stat.h>
 
 #include <vector>
 
@@ -27,11 +26,6 @@ struct Capture {
   uint64_t events = 0;  // of every kind
   uint64_t bytes = 0;
 };
-
-uint64_t FileSize(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-}
 
 class LogSizeSection final : public BenchSection {
  public:

@@ -66,7 +66,8 @@ Status WriteSyntheticLaunchLog(const std::string& path, uint64_t events) {
         KernelCreate c;
         c.pid = th.pid, c.tid = th.tid, c.start_ns = now, c.end_ns = now + 2000;
         c.module = 0x55d0c0a10000ull, c.kernel = handle;
-        c.name = strings.Intern(KernelName(k));
+        // Every thread's kernels are its own: 48 distinct names, 16 of them long.
+        c.name = strings.Intern(KernelName((p * kThreadsPerProcess + t) * kKernelsPerThread + k));
         append(c);
         th.kernels.push_back(handle);
         th.kernel_names.push_back(c.name);

@@ -18,9 +18,13 @@ namespace xtrace::testing {
 
 Subprocess::Subprocess(const std::vector<std::string>& argv,
                        const std::vector<std::string>& extra_env, bool pipe_stdin) {
-  int in[2] = {-1, -1}, out[2], err[2];
-  if ((pipe_stdin && pipe2(in, O_CLOEXEC)) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
-    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+  if ((pipe_stdin && pipe2(in, O_CLOEXEC)) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+    const int saved = errno;
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]})
+      if (fd >= 0) close(fd);
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(saved));
+  }
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid_ == 0) {
