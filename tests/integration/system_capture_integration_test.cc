@@ -111,6 +111,14 @@ Result<size_t> LoaderBreakpoints(uint32_t pid) {
   return found;
 }
 
+// Ends workloads that wait for signals: SIGTERM, then their exit.
+void EndWorkloads(std::initializer_list<Subprocess*> workloads) {
+  for (Subprocess* w : workloads) {
+    w->Signal(SIGTERM);
+    w->Wait(30s);
+  }
+}
+
 bool StopCapture(Subprocess& xtrace) {
   xtrace.Signal(SIGINT);
   auto status = xtrace.Wait(60s);
@@ -339,10 +347,7 @@ TEST_F(SystemCaptureTest, CgroupCaptureTracesOnlyProcessesInItsCgroup) {
   for (Subprocess* w : {&inside, &outside}) w->Signal(SIGUSR1);
   ASSERT_TRUE(inside.WaitStdout("round 1", 60s));
   ASSERT_TRUE(outside.WaitStdout("round 1", 60s));
-  for (Subprocess* w : {&inside, &outside}) {
-    w->Signal(SIGTERM);
-    w->Wait(30s);
-  }
+  EndWorkloads({&inside, &outside});
   ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
 
   const LogContents c = ReadLogContents(out);
@@ -443,10 +448,7 @@ TEST_F(SystemCaptureTest, ProbesPerProcessLeaveProcessesOutsideTheScopeUntouched
     outside.Signal(SIGUSR1);
     ASSERT_TRUE(inside.WaitStdout("round 1", 60s));
     ASSERT_TRUE(outside.WaitStdout("round 1 launches=6", 60s)) << outside.stderr_text();
-    for (Subprocess* w : {&inside, &outside}) {
-      w->Signal(SIGTERM);
-      w->Wait(30s);
-    }
+    EndWorkloads({&inside, &outside});
     ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
 
     const LogContents c = ReadLogContents(out);

@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "log/log_reader.h"
@@ -457,6 +459,22 @@ TEST(LogWriterTest, RealisticLaunchesTakeFewBytesEach) {
   EXPECT_LT(per_launch, 32.0);  // the budget `make bench` reports on for real captures
 }
 
+// Calls `fn` with every batch of the log at `path`, read with Cap'n Proto's own packed reader
+// (what `capnp decode` sees), not LogReader.
+void ForEachRawBatch(const std::string& path,
+                     const std::function<void(log_schema::Batch::Reader)>& fn) {
+  kj::AutoCloseFd fd(::open(path.c_str(), O_RDONLY));
+  kj::FdInputStream raw(fd.get());
+  kj::BufferedInputStreamWrapper input(raw);
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords = 1ull << 30;  // a batch of 64k handles is large
+  while (input.tryGetReadBuffer().size() > 0) {
+    capnp::PackedMessageReader message(input, options);
+    auto root = message.getRoot<log_schema::LogFrame>();
+    if (root.isBatch()) fn(root.getBatch());
+  }
+}
+
 // Launch handles go to the batch's handle table once each; events carry small refs, which
 // Cap'n Proto's own reader (and so `capnp decode`) shows next to that table.
 TEST(LogWriterTest, LaunchHandlesAreStoredOncePerBatchAndReferred) {
@@ -476,26 +494,20 @@ TEST(LogWriterTest, LaunchHandlesAreStoredOncePerBatchAndReferred) {
     }
     ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
   }
-  kj::AutoCloseFd fd(::open(path.c_str(), O_RDONLY));
-  kj::FdInputStream raw(fd.get());
-  kj::BufferedInputStreamWrapper input(raw);
   std::vector<std::vector<uint64_t>> tables;
   std::vector<std::vector<uint32_t>> refs;  // per batch: kernel, list, signal refs per event
-  while (input.tryGetReadBuffer().size() > 0) {
-    capnp::PackedMessageReader message(input);
-    auto root = message.getRoot<log_schema::LogFrame>();
-    if (!root.isBatch()) continue;
+  ForEachRawBatch(path, [&](log_schema::Batch::Reader batch) {
     tables.emplace_back();
-    for (uint64_t h : root.getBatch().getHandles()) tables.back().push_back(h);
+    for (uint64_t h : batch.getHandles()) tables.back().push_back(h);
     refs.emplace_back();
-    for (auto e : root.getBatch().getEvents()) {
+    for (auto e : batch.getEvents()) {
       auto l = e.getKernelLaunch();
       EXPECT_EQ(l.getKernel(), 0u);  // the inline fields stay empty
       EXPECT_EQ(l.getCommandList(), 0u);
       refs.back().insert(refs.back().end(),
                          {l.getKernelRef(), l.getCommandListRef(), l.getSignalEventRef()});
     }
-  }
+  });
   ASSERT_EQ(tables.size(), 2u);  // 3 + 1 events
   EXPECT_EQ(tables[0], (std::vector<uint64_t>{0x55d0c0a3e000, 0x55d0c0a3f000, 0x55d0c0a3e040,
                                               0x55d0c1f00080}));
@@ -534,24 +546,16 @@ TEST(LogWriterTest, HandlesBeyondSixteenBitRefsStayInline) {
     }
     ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
   }
-  kj::AutoCloseFd fd(::open(path.c_str(), O_RDONLY));
-  kj::FdInputStream raw(fd.get());
-  kj::BufferedInputStreamWrapper input(raw);
-  capnp::ReaderOptions options;
-  options.traversalLimitInWords = 1ull << 30;
   size_t inline_handles = 0;
-  while (input.tryGetReadBuffer().size() > 0) {
-    capnp::PackedMessageReader message(input, options);
-    auto root = message.getRoot<log_schema::LogFrame>();
-    if (!root.isBatch()) continue;
-    EXPECT_EQ(root.getBatch().getHandles().size(), 65535u);
-    for (auto e : root.getBatch().getEvents()) {
+  ForEachRawBatch(path, [&](log_schema::Batch::Reader batch) {
+    EXPECT_EQ(batch.getHandles().size(), 65535u);
+    for (auto e : batch.getEvents()) {
       if (e.getKernelLaunch().getKernelRef() == 0) {
         EXPECT_NE(e.getKernelLaunch().getKernel(), 0u);
         ++inline_handles;
       }
     }
-  }
+  });
   EXPECT_EQ(inline_handles, kLaunches - 65534);  // the command list took ref 2
 
   auto reader = LogReader::Open(path);
