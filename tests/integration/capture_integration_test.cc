@@ -19,12 +19,15 @@
 #include <vector>
 
 #include "log/log_reader.h"
+#include "root_fixture.h"
 #include "subprocess.h"
 
 namespace xtrace {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::PidFromReadyLine;
+using testing::RootTest;
 using testing::RunCommand;
 using testing::Subprocess;
 
@@ -89,30 +92,9 @@ std::vector<std::string> Sorted(std::vector<std::string> v) {
   return v;
 }
 
-uint32_t PidFromReadyLine(const std::optional<std::string>& line) {
-  if (!line) return 0;
-  return static_cast<uint32_t>(std::stoul(line->substr(line->find(' ') + 1)));
-}
-
-class CaptureIntegrationTest : public ::testing::Test {
+class CaptureIntegrationTest : public RootTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) {
-      // CI runs as root; there a skip would hide a broken capture, so it is a failure.
-      if (getenv("CI")) FAIL() << "capture tests need root (BPF), and CI must run them";
-      GTEST_SKIP() << "capture tests load BPF programs and need root; run as root (sudo make test)";
-    }
-    char tmpl[] = "/tmp/xtrace-itest-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    if (!dir_.empty() && !HasFailure()) std::filesystem::remove_all(dir_);
-    else if (!dir_.empty()) std::fprintf(stderr, "test files kept in %s\n", dir_.c_str());
-  }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-
-  std::string dir_;
+  CaptureIntegrationTest() : RootTest("capture", "itest") {}
 };
 
 TEST_F(CaptureIntegrationTest, RecordCapturesEveryLaunchWithNamesPidsAndTids) {

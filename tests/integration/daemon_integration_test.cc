@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "log_contents.h"
+#include "root_fixture.h"
 #include "subprocess.h"
 
 namespace xtrace {
@@ -30,6 +31,8 @@ using testing::CountOpenFds;
 using testing::LogContents;
 using testing::ReadLaunchLog;
 using testing::ReadLogContents;
+using testing::PidFromReadyLine;
+using testing::RootTest;
 using testing::RunCommand;
 using testing::RunResult;
 using testing::Subprocess;
@@ -37,11 +40,6 @@ using testing::Subprocess;
 const std::string kXtrace = XTRACE_BIN;
 const std::string kWorkload = ZE_WORKLOAD_BIN;
 const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
-
-uint32_t PidFromReadyLine(const std::optional<std::string>& line) {
-  if (!line) return 0;
-  return static_cast<uint32_t>(std::stoul(line->substr(line->find(' ') + 1)));
-}
 
 // A number following `label` in `text` ("links 4" -> 4), or -1.
 long NumberAfter(const std::string& text, const std::string& label) {
@@ -62,16 +60,12 @@ size_t BpfDescriptors(uint32_t pid) {
   return n;
 }
 
-class DaemonTest : public ::testing::Test {
+class DaemonTest : public RootTest {
  protected:
+  DaemonTest() : RootTest("daemon", "daemontest") {}
   void SetUp() override {
-    if (geteuid() != 0) {
-      if (getenv("CI")) FAIL() << "daemon tests need root (BPF, a root-only socket), and CI must run them";
-      GTEST_SKIP() << "daemon tests load BPF programs and need root; run as root (sudo make test)";
-    }
-    char tmpl[] = "/tmp/xtrace-daemontest-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    RootTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     socket_ = dir_ + "/run/xtrace.sock";
     out_dir_ = dir_ + "/captures";
   }
@@ -81,9 +75,7 @@ class DaemonTest : public ::testing::Test {
       std::fprintf(stderr, "daemon's stderr:\n%s\n", daemon_->stderr_text().c_str());
     }
     daemon_.reset();
-    if (dir_.empty()) return;
-    if (!HasFailure()) std::filesystem::remove_all(dir_);
-    else std::fprintf(stderr, "test files kept in %s\n", dir_.c_str());
+    RootTest::TearDown();
   }
 
   void StartDaemon(const std::vector<std::string>& extra = {}) {
@@ -126,7 +118,7 @@ class DaemonTest : public ::testing::Test {
     return files;
   }
 
-  std::string dir_, socket_, out_dir_;
+  std::string socket_, out_dir_;
   std::unique_ptr<Subprocess> daemon_;
 };
 

@@ -24,12 +24,15 @@
 
 #include "log/log_reader.h"
 #include "model/ze_api.h"
+#include "root_fixture.h"
 #include "subprocess.h"
 
 namespace xtrace {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::PidFromReadyLine;
+using testing::RootTest;
 using testing::RunCommand;
 using testing::Subprocess;
 
@@ -162,11 +165,6 @@ std::vector<std::vector<std::string>> ReadTsv(const std::string& path) {
   return rows;
 }
 
-uint32_t PidFromReadyLine(const std::optional<std::string>& line) {
-  if (!line) return 0;
-  return static_cast<uint32_t>(std::stoul(line->substr(line->find(' ') + 1)));
-}
-
 size_t CountLinesWith(const std::string& text, const std::string& needle) {
   size_t n = 0;
   std::istringstream lines(text);
@@ -175,27 +173,9 @@ size_t CountLinesWith(const std::string& text, const std::string& needle) {
   return n;
 }
 
-class DrmIntegrationTest : public ::testing::Test {
+class DrmIntegrationTest : public RootTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) {
-      // CI runs as root; there a skip would hide a broken capture, so it is a failure.
-      if (getenv("CI")) FAIL() << "DRM capture tests need root (BPF), and CI must run them";
-      GTEST_SKIP() << "DRM capture tests load BPF programs and need root; run as root";
-    }
-    char tmpl[] = "/tmp/xtrace-drm-itest-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    if (!dir_.empty() && !HasFailure())
-      std::filesystem::remove_all(dir_);
-    else if (!dir_.empty())
-      std::fprintf(stderr, "test files kept in %s\n", dir_.c_str());
-  }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-
-  std::string dir_;
+  DrmIntegrationTest() : RootTest("DRM capture", "drm-itest") {}
 };
 
 // --- The simulated GPU, in both driver flavours ----------------------------------------

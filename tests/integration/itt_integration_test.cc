@@ -25,12 +25,15 @@
 
 #include "log/log_reader.h"
 #include "xtrace/records.h"
+#include "root_fixture.h"
 #include "subprocess.h"
 
 namespace xtrace {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::PidFromReadyLine;
+using testing::RootTest;
 using testing::RunCommand;
 using testing::Subprocess;
 
@@ -124,11 +127,6 @@ std::vector<std::string> LogLines(const std::string& path, const std::set<int>& 
   return lines;
 }
 
-uint32_t PidFromReadyLine(const std::optional<std::string>& line) {
-  if (!line) return 0;
-  return static_cast<uint32_t>(std::stoul(line->substr(line->find(' ') + 1)));
-}
-
 bool Encloses(const IttTask& outer, uint64_t start, uint64_t end) {
   return outer.start_ns <= start && end <= outer.end_ns;
 }
@@ -190,24 +188,9 @@ bool MapsContain(uint32_t pid, const std::string& needle) {
   return text.find(needle) != std::string::npos;
 }
 
-class IttIntegrationTest : public ::testing::Test {
+class IttIntegrationTest : public RootTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) {
-      if (getenv("CI")) FAIL() << "ITT capture tests need root (BPF), and CI must run them";
-      GTEST_SKIP() << "ITT capture tests load BPF programs and need root; run as root";
-    }
-    char tmpl[] = "/tmp/xtrace-itt-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    if (!dir_.empty() && !HasFailure()) std::filesystem::remove_all(dir_);
-    else if (!dir_.empty()) std::fprintf(stderr, "test files kept in %s\n", dir_.c_str());
-  }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-
-  std::string dir_;
+  IttIntegrationTest() : RootTest("ITT capture", "itt") {}
 };
 
 TEST_F(IttIntegrationTest, OwnLabelsFromSeveralThreadsRoundTripExactlyAroundTheirLaunches) {

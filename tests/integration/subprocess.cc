@@ -134,6 +134,11 @@ std::optional<int> Subprocess::Wait(std::chrono::milliseconds timeout) {
   return status_;
 }
 
+uint32_t PidFromReadyLine(const std::optional<std::string>& line) {
+  if (!line) return 0;
+  return static_cast<uint32_t>(std::stoul(line->substr(line->find(' ') + 1)));
+}
+
 int RunResult::exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
 
 RunResult RunCommand(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,

@@ -65,6 +65,9 @@ class Subprocess {
   Stream out_, err_;
 };
 
+// The pid in a workload's "ready <pid>" line; 0 if there was no such line.
+uint32_t PidFromReadyLine(const std::optional<std::string>& line);
+
 // Runs to completion and returns (wait status, stdout, stderr).
 struct RunResult {
   int status = -1;

@@ -29,6 +29,7 @@
 #include "base/status.h"
 #include "capture/cgroup.h"
 #include "log_contents.h"
+#include "root_fixture.h"
 #include "subprocess.h"
 
 namespace xtrace {
@@ -39,6 +40,8 @@ using testing::FindChildPid;
 using testing::LogContents;
 using testing::ReadLaunchLog;
 using testing::ReadLogContents;
+using testing::PidFromReadyLine;
+using testing::RootTest;
 using testing::RunCommand;
 using testing::Sorted;
 using testing::Subprocess;
@@ -49,11 +52,6 @@ const std::string kLateLoad = ZE_LATELOAD_BIN;
 const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
 const std::string kIttWorkload = ITT_WORKLOAD_BIN;
 const std::string kIttCollector = "INTEL_LIBITTNOTIFY64=" ITT_COLLECTOR_LIB;
-
-uint32_t PidFromReadyLine(const std::optional<std::string>& line) {
-  if (!line) return 0;
-  return static_cast<uint32_t>(std::stoul(line->substr(line->find(' ') + 1)));
-}
 
 // Waits until xtrace has said it attached to every pid in `pids` (in any order).
 bool WaitAttached(Subprocess& xtrace, const std::vector<uint32_t>& pids,
@@ -175,28 +173,12 @@ std::vector<std::string> InCgroup(const std::string& cgroup, const std::vector<s
   return {"/bin/sh", "-c", cmd};
 }
 
-class SystemCaptureTest : public ::testing::Test {
+class SystemCaptureTest : public RootTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) {
-      if (getenv("CI")) FAIL() << "capture tests need root (BPF), and CI must run them";
-      GTEST_SKIP() << "capture tests load BPF programs and need root; run as root (sudo make test)";
-    }
-    char tmpl[] = "/tmp/xtrace-systest-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    if (dir_.empty()) return;
-    if (!HasFailure()) std::filesystem::remove_all(dir_);
-    else std::fprintf(stderr, "test files kept in %s\n", dir_.c_str());
-  }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  SystemCaptureTest() : RootTest("capture", "systest") {}
   std::string Unique(const std::string& what) const {
     return "xtrace-itest-" + what + "-" + std::to_string(getpid());
   }
-
-  std::string dir_;
 };
 
 TEST_F(SystemCaptureTest, SystemCaptureTracesLaterProcessesIncludingOneInItsOwnNamespaces) {

@@ -13,6 +13,7 @@
 
 #include "capture_reader.h"
 #include "model/ze_api.h"
+#include "root_fixture.h"
 #include "subprocess.h"
 
 namespace xtrace {
@@ -21,28 +22,17 @@ namespace {
 using namespace std::chrono_literals;
 using testing::Capture;
 using testing::ReadWholeCapture;
+using testing::PidFromReadyLine;
+using testing::RootTest;
 using testing::RunCommand;
 
 const std::string kXtrace = XTRACE_BIN;
 const std::string kTimeline = ZE_TIMELINE_BIN;
 const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
 
-class ZeApiIntegrationTest : public ::testing::Test {
+class ZeApiIntegrationTest : public RootTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) {
-      if (getenv("CI")) FAIL() << "capture tests need root (BPF), and CI must run them";
-      GTEST_SKIP() << "capture tests load BPF programs and need root; run as root (sudo make test)";
-    }
-    char tmpl[] = "/tmp/xtrace-zeapi-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    if (!dir_.empty() && !HasFailure()) std::filesystem::remove_all(dir_);
-    else if (!dir_.empty()) std::fprintf(stderr, "test files kept in %s\n", dir_.c_str());
-  }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  ZeApiIntegrationTest() : RootTest("capture", "zeapi") {}
 
   // Records ze_timeline with `args`; returns the capture (and xtrace's stderr in *err).
   Capture Record(const std::vector<std::string>& args, std::string* err = nullptr,
@@ -56,8 +46,6 @@ class ZeApiIntegrationTest : public ::testing::Test {
     if (out) *out = r.out;
     return ReadWholeCapture(Path("run.capnp"));
   }
-
-  std::string dir_;
 };
 
 std::string Name(uint16_t fn) { return FindZeApi(fn) ? FindZeApi(fn)->symbol : "?"; }

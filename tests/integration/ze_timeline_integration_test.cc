@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "capture_reader.h"
+#include "root_fixture.h"
 #include "subprocess.h"
 
 namespace xtrace {
@@ -31,6 +32,8 @@ namespace {
 using namespace std::chrono_literals;
 using testing::Capture;
 using testing::ReadWholeCapture;
+using testing::PidFromReadyLine;
+using testing::RootTest;
 using testing::RunCommand;
 using testing::Subprocess;
 
@@ -133,22 +136,9 @@ Comparison CompareWithTruth(const Capture& c, const std::vector<Truth>& truth) {
   return r;
 }
 
-class ZeTimelineIntegrationTest : public ::testing::Test {
+class ZeTimelineIntegrationTest : public RootTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) {
-      if (getenv("CI")) FAIL() << "capture tests need root (BPF), and CI must run them";
-      GTEST_SKIP() << "capture tests load BPF programs and need root; run as root (sudo make test)";
-    }
-    char tmpl[] = "/tmp/xtrace-timeline-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    if (!dir_.empty() && !HasFailure()) std::filesystem::remove_all(dir_);
-    else if (!dir_.empty()) std::fprintf(stderr, "test files kept in %s\n", dir_.c_str());
-  }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  ZeTimelineIntegrationTest() : RootTest("capture", "timeline") {}
 
   // Records ze_timeline (xtrace and the workload share the environment: the same simulated
   // device clock), returning the capture; xtrace's stderr in *err.
@@ -164,8 +154,6 @@ class ZeTimelineIntegrationTest : public ::testing::Test {
     if (err) *err = r.err;
     return ReadWholeCapture(Path("run.capnp"));
   }
-
-  std::string dir_;
 };
 
 TEST_F(ZeTimelineIntegrationTest, MatchesGroundTruthAcrossAClockWrapWithHoursOfOffsetAndDrift) {
