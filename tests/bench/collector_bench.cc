@@ -9,7 +9,7 @@
 #include "bench_sections.h"
 #include "call_loop_process.h"
 #include "capture/capture_maps.h"
-#include "capture/capture_session.h"
+#include "capture/capture_options.h"
 #include "capture/host_info.h"
 #include "capture/proc_maps.h"
 #include "capture/ze_source.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "capture/capture_session.h"
+#include "capture/capture_options.h"
 #include "log/log_writer.h"
 
 namespace xtrace {

@@ -15,7 +15,7 @@
 
 #include "base/status.h"
 #include "base/unique_fd.h"
-#include "capture/capture_session.h"
+#include "capture/capture_options.h"
 #include "capture/cgroup.h"
 #include "capture/process_watcher.h"
 #include "xtrace/capture_config.h"

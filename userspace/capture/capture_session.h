@@ -4,86 +4,17 @@
 // stops on a signal, a request, a deadline, or when every target is gone.
 #pragma once
 
-#include <atomic>
 #include <csignal>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "capture/capture_options.h"
 #include "model/log_header.h"
 
 namespace xtrace {
-
-// Whether the kernel-driver view (DRM ioctls and fences) is captured, and with what.
-enum class DrmCapture {
-  kAlongside,  // with every other source (default)
-  kOff,        // --no-drm
-  kOnly,       // --drm-only: for programs that never use Level Zero (OpenCL, media, ...)
-};
-
-// Size/time-based rotation of a capture written to a directory (CaptureOptions::output_dir).
-struct RotationPolicy {
-  uint64_t max_file_bytes = 0;  // start a new file once one reaches this size (0: never)
-  uint64_t max_file_age_ns = 0; // ... or once it is this old (0: never)
-  uint32_t max_files = 0;       // keep at most this many finished files, oldest deleted (0: all)
-};
-
-// A capture's state while it runs (and at its end), for `xtrace ctl status`.
-struct CaptureProgress {
-  std::string current_file;
-  uint32_t files_finished = 0;
-  uint64_t events = 0;
-  uint64_t dropped = 0;
-  uint32_t processes_tracked = 0;   // processes followed now
-  uint32_t processes_traced = 0;    // processes with records or attached probes so far
-  uint64_t links = 0;               // BPF links held now (probes and tracepoints)
-  uint32_t traced_pid_entries = 0;  // entries in the BPF process filter now
-  std::vector<ProcessCaptureStats> per_process;
-};
-
-struct CaptureOptions {
-  // TARGET (see capture_scope.h for how they combine)
-  std::vector<uint32_t> pids;        // processes already running
-  std::vector<std::string> command;  // record: a command to launch and trace
-  bool system = false;               // every process on the machine (in xtrace's pid namespace)
-  std::string comm;                  // processes with this name, now and later
-  std::string cgroup;                // only processes in this cgroup (v2) and below
-  std::string container;             // only processes of this container (id or prefix)
-  std::optional<bool> follow_children;  // default: on for a command, off for --pid
-
-  // OUTPUT: one file, or a directory of rotated files (each a complete log)
-  std::string output_path;
-  std::string output_dir;
-  RotationPolicy rotation;
-
-  std::optional<uint64_t> duration_ns;
-  uint64_t ring_bytes = 16 << 20;
-  int poll_interval_ms = 100;        // ring-buffer poll and maps re-scan period
-  uint64_t flush_interval_ns = 1000000000;  // a killed capture loses at most this much
-  // How long probes stay on a library file after the last traced process using it is gone,
-  // so that short-lived processes started one after another are traced from their first call.
-  uint64_t library_grace_ns = 10'000'000'000ull;
-  // Every target starts paused: nothing is recorded until it calls __itt_resume (VTune's
-  // "start paused"); __itt_pause pauses again, __itt_detach ends its capture.
-  bool start_paused = false;
-  DrmCapture drm = DrmCapture::kAlongside;
-  bool quiet = false;
-  bool verbose = false;
-  bool single_uprobes = false;       // never uprobe_multi (see ZeSource)
-  // With a scope that discovers processes, uprobes per selected process instead of per
-  // library file: processes outside the scope pay nothing, later ones may lose first calls.
-  bool probes_per_process = false;
-  bool drm_syscall_tracepoints = false;  // DRM ioctls from sys_enter/exit, not fentry/fexit
-  std::string xtrace_command_line;
-
-  // Embedding (the daemon): a stop request besides g_capture_stop, and where to report
-  // progress (called from the capture's thread about every poll interval).
-  const std::atomic<bool>* stop_requested = nullptr;
-  std::function<void(const CaptureProgress&)> on_progress;
-};
 
 struct CaptureReport {
   uint64_t events = 0;

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <string>
 
-#include "capture/capture_session.h"
+#include "capture/capture_options.h"
 #include "drm_fence.skel.h"
 #include "drm_ioctl.skel.h"
 

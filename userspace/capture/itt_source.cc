@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "capture/capture_session.h"
+#include "capture/capture_options.h"
 #include "capture/elf_symbols.h"
 #include "capture/library_resolver.h"
 #include "itt_probes.skel.h"

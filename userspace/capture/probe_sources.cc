@@ -1,6 +1,6 @@
 // The registry of probe sources: each capture loads every source this build knows that its
 // options select.
-#include "capture/capture_session.h"
+#include "capture/capture_options.h"
 #include "capture/drm_source.h"
 #include "capture/itt_source.h"
 #include "capture/probe_source.h"

@@ -11,7 +11,7 @@
 #include <set>
 #include <string_view>
 
-#include "capture/capture_session.h"
+#include "capture/capture_options.h"
 #include "capture/elf_function_offsets.h"
 #include "capture/probe_site.h"
 #include "capture/uprobe_multi.h"

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "capture/capture_session.h"
+#include "capture/capture_options.h"
 
 namespace xtrace {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "capture/capture_session.h"
+#include "capture/capture_options.h"
 
 namespace xtrace {
 
