@@ -16,6 +16,7 @@ packages=(
   nodejs npm                      # runs the Chrome trace consumer in tests (below)
   python3-yaml                    # tests/deploy parses the Kubernetes manifests
   util-linux                      # unshare, nsenter, setpriv in the system-capture tests
+  podman runc                     # real containers in the container tests
 )
 
 # The Chrome DevTools trace engine, an independent consumer of Chrome trace JSON that the

@@ -1,0 +1,36 @@
+// Steps integration tests of running captures share: waiting for xtrace to attach, stopping
+// it, ending signal-driven workloads, and looking at a process's loader from outside (where
+// it is mapped from, and how many uprobe breakpoints its text holds).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "subprocess.h"
+
+namespace xtrace::testing {
+
+// Waits until xtrace has said it attached to every pid in `pids` (in any order).
+bool WaitAttached(Subprocess& xtrace, const std::vector<uint32_t>& pids,
+                  std::chrono::milliseconds timeout);
+
+// Ends a capture with SIGINT; true if it exited with status 0.
+bool StopCapture(Subprocess& xtrace);
+
+// Ends workloads that wait for signals: SIGTERM, then their exit.
+void EndWorkloads(std::initializer_list<Subprocess*> workloads);
+
+// The path of the Level Zero loader `pid` maps, as its own mount namespace names it.
+std::string LoaderPathOf(uint32_t pid);
+
+// How many uprobe breakpoints sit in the text of the loader `pid` maps: int3 bytes in its
+// memory where the file (read through /proc/PID/root, so a container's own copy) has another
+// byte. A process holds one exactly where a probe applies to it, and pays a trap on every call
+// through it.
+Result<size_t> LoaderBreakpoints(uint32_t pid);
+
+}  // namespace xtrace::testing

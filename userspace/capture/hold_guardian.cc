@@ -1,0 +1,141 @@
+// The guardian runs in a forked copy of xtrace that may have had other threads: between fork
+// and exit it calls only async-signal-safe functions and system calls (no allocation, no
+// stdio, no locks), and it keeps no descriptor but the pipe and the map, so that it never
+// holds xtrace's probes or files alive after xtrace is gone.
+#include "capture/hold_guardian.h"
+
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "xtrace/hold.h"
+
+namespace xtrace {
+namespace {
+
+// Descriptor numbers inside the guardian.
+constexpr int kGuardPipe = 3;
+constexpr int kGuardMap = 4;
+
+volatile sig_atomic_t g_guard_terminate = 0;
+extern "C" void OnGuardTerminate(int) { g_guard_terminate = 1; }
+
+uint64_t GuardNowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+// Continues every hold older than `older_than_ns` before now (all of them with 0).
+uint64_t ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns) {
+  uint64_t released = 0;
+  // Collect first, then delete: deleting while walking a hash map can restart the walk.
+  uint32_t due[XT_MAX_HELD];
+  uint32_t n = 0;
+  uint32_t key = 0, next = 0;
+  const void* prev = nullptr;
+  while (n < XT_MAX_HELD && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+    xt_hold hold{};
+    if (bpf_map_lookup_elem(map_fd, &next, &hold) == 0 &&
+        (older_than_ns == 0 || now_ns - hold.since_ns >= older_than_ns || hold.since_ns > now_ns))
+      due[n++] = next;
+    key = next;
+    prev = &key;
+  }
+  for (uint32_t i = 0; i < n; ++i) released += ContinueHeld(map_fd, due[i]) ? 1 : 0;
+  return released;
+}
+
+[[noreturn]] void GuardianMain(const HoldGuardian::Options& options, HoldGuardian::Tally* tally) {
+  prctl(PR_SET_NAME, "xtrace-guard", 0, 0, 0);
+  // Ctrl-C and the terminal's other signals go to the whole process group: the guardian
+  // outlives xtrace on purpose, so it ignores them; a SIGTERM of its own (systemd stopping
+  // the unit) makes it finish now, continuing everything still held.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  for (int sig : {SIGINT, SIGQUIT, SIGHUP, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU})
+    sigaction(sig, &ignore, nullptr);
+  struct sigaction term {};
+  term.sa_handler = OnGuardTerminate;
+  sigaction(SIGTERM, &term, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+
+  pollfd pfd{kGuardPipe, POLLIN, 0};
+  while (!g_guard_terminate) {
+    const int r = poll(&pfd, 1, options.check_interval_ms);
+    if (r > 0) {
+      char buf[64];
+      const ssize_t n = read(kGuardPipe, buf, sizeof(buf));
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;  // the capture is gone
+    }
+    tally->released_by_bound.fetch_add(ReleaseExpired(kGuardMap, GuardNowNs(), options.bound_ns));
+  }
+  tally->released_at_end.fetch_add(ReleaseExpired(kGuardMap, GuardNowNs(), 0));
+  _exit(0);
+}
+
+}  // namespace
+
+bool ContinueHeld(int held_map_fd, uint32_t pid) {
+  if (bpf_map_delete_elem(held_map_fd, &pid) != 0) return false;
+  kill(static_cast<pid_t>(pid), SIGCONT);
+  return true;
+}
+
+void HoldGuardian::TallyUnmapper::operator()(Tally* t) const {
+  t->~Tally();
+  munmap(t, sizeof(Tally));
+}
+
+Result<std::unique_ptr<HoldGuardian>> HoldGuardian::Start(int held_map_fd, const Options& options) {
+  void* page = mmap(nullptr, sizeof(Tally), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return Status::Error(std::string("hold guardian: mmap: ") + std::strerror(errno));
+  std::unique_ptr<HoldGuardian> g(new HoldGuardian());
+  g->tally_.reset(new (page) Tally());
+  g->map_fd_ = held_map_fd;
+
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return Status::Error(std::string("hold guardian: pipe: ") + std::strerror(errno));
+  UniqueFd read_end(fds[0]);
+  g->pipe_write_.Reset(fds[1]);
+
+  const pid_t pid = fork();
+  if (pid < 0) return Status::Error(std::string("hold guardian: fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    // Move the two descriptors it keeps to known numbers (above the ones in use, then down),
+    // and close every other one.
+    const int pipe_tmp = fcntl(read_end.get(), F_DUPFD, 1024);
+    const int map_tmp = fcntl(held_map_fd, F_DUPFD, 1024);
+    if (pipe_tmp < 0 || map_tmp < 0 || dup2(pipe_tmp, kGuardPipe) < 0 || dup2(map_tmp, kGuardMap) < 0)
+      _exit(1);
+    close_range(kGuardMap + 1, ~0u, 0);
+    GuardianMain(options, g->tally_.get());
+  }
+  g->pid_ = pid;
+  return g;
+}
+
+HoldGuardian::~HoldGuardian() {
+  pipe_write_.Reset();
+  if (pid_ > 0) {
+    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+bool HoldGuardian::Release(uint32_t pid) { return ContinueHeld(map_fd_, pid); }
+
+}  // namespace xtrace

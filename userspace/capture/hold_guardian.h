@@ -1,0 +1,65 @@
+// The hold guardian: the one thing that guarantees a process xtrace stopped is never left
+// stopped. A capture that holds processes at their start (include/xtrace/hold.h) forks it
+// once, before it holds anyone; it shares nothing with the capture but the `held` map and a
+// pipe, and it outlives the capture by as long as it takes to continue what is still held:
+//   - a hold older than the bound is continued (the capture was too slow or stuck);
+//   - when the pipe closes — the capture ended, crashed or was SIGKILLed — every process
+//     still held is continued, then the guardian exits.
+// Exactly one side continues each hold: whoever deletes its map entry first sends SIGCONT,
+// so a stop the user sent after xtrace's hold was released is never undone by xtrace.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "base/status.h"
+#include "base/unique_fd.h"
+
+namespace xtrace {
+
+class HoldGuardian {
+ public:
+  struct Options {
+    uint64_t bound_ns = 500'000'000;  // the longest a process stays held
+    int check_interval_ms = 10;       // how often the guardian looks at the map
+  };
+  // What the guardian did, readable while it runs and after (a page shared with it).
+  struct Tally {
+    std::atomic<uint64_t> released_by_bound{0};
+    std::atomic<uint64_t> released_at_end{0};
+  };
+
+  // `held_map_fd`: the BPF hash map of holds (key: __u32 pid, value: struct xt_hold).
+  static Result<std::unique_ptr<HoldGuardian>> Start(int held_map_fd, const Options& options);
+  // Closes the pipe (the guardian continues whatever is still held and exits) and reaps it.
+  ~HoldGuardian();
+  HoldGuardian(const HoldGuardian&) = delete;
+  HoldGuardian& operator=(const HoldGuardian&) = delete;
+
+  // The capture is done with `pid`'s hold: forgets it and continues the process. False if it
+  // was not held any more (the guardian's bound released it, or it never was): nothing sent.
+  bool Release(uint32_t pid);
+
+  pid_t pid() const { return pid_; }
+  const Tally& tally() const { return *tally_; }
+
+ private:
+  HoldGuardian() = default;
+  struct TallyUnmapper {
+    void operator()(Tally* t) const;
+  };
+
+  int map_fd_ = -1;       // not owned: the capture's map outlives the guardian object
+  UniqueFd pipe_write_;   // its end closing is the guardian's signal to finish
+  pid_t pid_ = -1;
+  std::unique_ptr<Tally, TallyUnmapper> tally_;
+};
+
+// Deletes `pid`'s hold from the map and, if this call was the one that deleted it, sends
+// SIGCONT. Shared by the capture and the guardian so that each hold is continued once.
+bool ContinueHeld(int held_map_fd, uint32_t pid);
+
+}  // namespace xtrace

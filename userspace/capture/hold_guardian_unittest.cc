@@ -1,0 +1,169 @@
+// Tests for capture/hold_guardian: a process held in the `held` map is continued by the
+// capture's Release, by the guardian's bound, when the capture ends, and when the capture is
+// SIGKILLed; a stop xtrace did not take is never undone; each hold is continued once.
+#include "capture/hold_guardian.h"
+
+#include <bpf/bpf.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "xtrace/hold.h"
+
+namespace xtrace {
+namespace {
+
+uint64_t NowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+// A child that runs until killed, stopped with SIGSTOP (as the BPF program stops a process).
+class StoppedChild {
+ public:
+  StoppedChild() {
+    pid_ = fork();
+    if (pid_ == 0) {
+      for (;;) pause();
+    }
+    kill(pid_, SIGSTOP);
+    int status = 0;
+    waitpid(pid_, &status, WUNTRACED);
+    stopped_ = WIFSTOPPED(status);
+  }
+  ~StoppedChild() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  pid_t pid() const { return pid_; }
+  bool stopped_at_start() const { return stopped_; }
+  // Waits up to `timeout` for the child to be continued; returns whether it was.
+  bool WaitContinued(std::chrono::milliseconds timeout) const {
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+      int status = 0;
+      const pid_t r = waitpid(pid_, &status, WCONTINUED | WNOHANG);
+      if (r == pid_ && WIFCONTINUED(status)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return false;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  bool stopped_ = false;
+};
+
+class HoldGuardianTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "creating a BPF map needs root (CAP_BPF)";
+    map_fd_ = bpf_map_create(BPF_MAP_TYPE_HASH, "held", sizeof(uint32_t), sizeof(xt_hold),
+                             XT_MAX_HELD, nullptr);
+    ASSERT_GE(map_fd_, 0) << "bpf_map_create: " << std::strerror(errno);
+  }
+  void TearDown() override {
+    if (map_fd_ >= 0) close(map_fd_);
+  }
+  void Hold(pid_t pid, uint64_t since_ns) {
+    const uint32_t key = static_cast<uint32_t>(pid);
+    xt_hold hold{since_ns, key, XT_HOLD_EXEC};
+    ASSERT_EQ(bpf_map_update_elem(map_fd_, &key, &hold, BPF_ANY), 0);
+  }
+  bool InMap(pid_t pid) const {
+    const uint32_t key = static_cast<uint32_t>(pid);
+    xt_hold hold{};
+    return bpf_map_lookup_elem(map_fd_, &key, &hold) == 0;
+  }
+
+  int map_fd_ = -1;
+};
+
+TEST_F(HoldGuardianTest, ReleaseContinuesAHeldProcessOnce) {
+  StoppedChild child;
+  ASSERT_TRUE(child.stopped_at_start());
+  Hold(child.pid(), NowNs());
+  auto guardian = HoldGuardian::Start(map_fd_, {.bound_ns = 60'000'000'000ull});
+  ASSERT_TRUE(guardian.ok()) << guardian.status().message();
+  EXPECT_TRUE((*guardian)->Release(child.pid()));
+  EXPECT_TRUE(child.WaitContinued(std::chrono::milliseconds(2000)));
+  EXPECT_FALSE(InMap(child.pid()));
+  // Not held any more: a second release sends nothing.
+  EXPECT_FALSE((*guardian)->Release(child.pid()));
+}
+
+TEST_F(HoldGuardianTest, BoundContinuesAHoldNobodyReleased) {
+  StoppedChild child;
+  ASSERT_TRUE(child.stopped_at_start());
+  const uint64_t start = NowNs();
+  Hold(child.pid(), start);
+  auto guardian = HoldGuardian::Start(map_fd_, {.bound_ns = 50'000'000, .check_interval_ms = 5});
+  ASSERT_TRUE(guardian.ok()) << guardian.status().message();
+  ASSERT_TRUE(child.WaitContinued(std::chrono::milliseconds(3000)));
+  EXPECT_GE(NowNs() - start, 50'000'000u) << "continued before its bound";
+  EXPECT_FALSE(InMap(child.pid()));
+  EXPECT_EQ((*guardian)->tally().released_by_bound.load(), 1u);
+  // The capture's late release finds nothing to do.
+  EXPECT_FALSE((*guardian)->Release(child.pid()));
+}
+
+TEST_F(HoldGuardianTest, EndOfCaptureContinuesEverythingStillHeld) {
+  StoppedChild a, b;
+  Hold(a.pid(), NowNs());
+  Hold(b.pid(), NowNs());
+  auto guardian = HoldGuardian::Start(map_fd_, {.bound_ns = 60'000'000'000ull});
+  ASSERT_TRUE(guardian.ok()) << guardian.status().message();
+  guardian->reset();  // the capture ends: the guardian continues both, then exits
+  EXPECT_TRUE(a.WaitContinued(std::chrono::milliseconds(2000)));
+  EXPECT_TRUE(b.WaitContinued(std::chrono::milliseconds(2000)));
+  EXPECT_FALSE(InMap(a.pid()));
+  EXPECT_FALSE(InMap(b.pid()));
+}
+
+TEST_F(HoldGuardianTest, ACaptureKilledWithSigkillLeavesNothingStopped) {
+  StoppedChild held;
+  Hold(held.pid(), NowNs());
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  // The "capture": starts its guardian, says so, and waits to be killed.
+  const pid_t capture = fork();
+  if (capture == 0) {
+    close(ready[0]);
+    auto guardian = HoldGuardian::Start(map_fd_, {.bound_ns = 60'000'000'000ull});
+    const char ok = guardian.ok() ? 'y' : 'n';
+    (void)!write(ready[1], &ok, 1);
+    for (;;) pause();
+  }
+  close(ready[1]);
+  char ok = 0;
+  ASSERT_EQ(read(ready[0], &ok, 1), 1);
+  close(ready[0]);
+  ASSERT_EQ(ok, 'y');
+  EXPECT_FALSE(held.WaitContinued(std::chrono::milliseconds(50))) << "continued while held";
+  kill(capture, SIGKILL);
+  waitpid(capture, nullptr, 0);
+  EXPECT_TRUE(held.WaitContinued(std::chrono::milliseconds(3000)));
+  EXPECT_FALSE(InMap(held.pid()));
+}
+
+TEST_F(HoldGuardianTest, AStopXtraceDidNotTakeIsNeverUndone) {
+  StoppedChild users_stop;  // stopped by someone else: not in the map
+  {
+    auto guardian = HoldGuardian::Start(map_fd_, {.bound_ns = 1'000'000, .check_interval_ms = 1});
+    ASSERT_TRUE(guardian.ok()) << guardian.status().message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    EXPECT_FALSE((*guardian)->Release(users_stop.pid()));
+  }
+  EXPECT_FALSE(users_stop.WaitContinued(std::chrono::milliseconds(100)));
+}
+
+}  // namespace
+}  // namespace xtrace
