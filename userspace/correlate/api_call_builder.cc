@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "model/ze_api.h"
+#include "model/ze_api_views.h"
 
 namespace xtrace {
 namespace {
@@ -62,11 +63,11 @@ ApiCall BuildApiCall(const DecodedZeCall& record) {
 
 ApiCall BuildApiCall(const DecodedZeExecute& record) {
   ApiCall call = Begin(record.hdr, XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS, record.result);
-  // The argument order of the table's entry: queue, fence, count, first list.
-  call.arg[0] = record.queue;
-  call.arg[1] = record.fence;
-  call.arg[2] = record.num_lists;
-  call.arg[3] = record.list(0);
+  constexpr uint16_t kFn = XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS;
+  call.arg[kZeArgSlot<kFn, "command_queue">] = record.queue;
+  call.arg[kZeArgSlot<kFn, "fence">] = record.fence;
+  call.arg[kZeArgSlot<kFn, "num_command_lists">] = record.num_lists;
+  call.arg[kZeArgSlot<kFn, "command_list">] = record.list(0);  // the first (the record holds all)
   return call;
 }
 

@@ -73,16 +73,30 @@ class DeviceTimeline {
 
  private:
   struct Instance;
-  struct Template;
+  // An append as a regular list keeps it, to submit on each execution.
+  struct Template {
+    AppendedCommand command;
+    bool visible = true;  // a kernel or memory operation (barriers and event ops only order)
+    uint64_t append_end_ns = 0;  // the append's end (command.append_ns is its start)
+  };
   struct ListState;
   struct QueueState;
   struct EngineState;
   struct EventState;
   struct FenceState;
+  // Applies each recorded call, seen through its typed view (device_timeline_calls.cc).
+  class CallHandler;
+  // The host call that saw work complete: its thread, and its end (work was done by then).
+  struct Observer {
+    uint32_t tid = 0;
+    uint64_t end_ns = 0;
+  };
 
-  void OnAppend(const ApiCall& call);
-  void Append(uint32_t pid, uint64_t list, Template t);
-  void Execute(const ApiCall& call, const DecodedZeExecute* execute);
+  void Append(uint32_t pid, uint64_t list, const Template& t);
+  // zeCommandQueueExecuteCommandLists: the lists in its own record if there is one, else the
+  // first list (the one the ApiCall carries).
+  void Execute(const ApiCall& call, uint64_t queue, uint64_t fence, uint64_t first_list,
+               const DecodedZeExecute* execute);
   void ClassifyImmediate(PidHandle list);
   void ClassifyBySignal(uint32_t pid, uint64_t event);
   uint64_t Submit(uint32_t pid, const Template& t, PidHandle engine, uint32_t device,
@@ -92,18 +106,16 @@ class DeviceTimeline {
   void ApplyFenceBound(const SubmissionFences::Bound& bound);
   void BindSignal(uint32_t pid, uint64_t event, uint64_t id);
   void ReleaseSignal(uint32_t pid, uint64_t event);
-  // Everything on `engine` submitted up to instance `last` (all, if 0) is complete by `call`'s
-  // end (the engine runs in order).
-  void CompleteThrough(PidHandle engine, uint64_t last, const ApiCall& call);
-  void CompleteSubmittedBefore(PidHandle engine, uint64_t before_ns, const ApiCall& call);
-  void CompleteEvent(const ApiCall& call, uint64_t event);
-  void ReadTimestamps(const ApiCall& call, uint64_t event, uint64_t start, uint64_t end);
-  void DropEngine(PidHandle engine, const ApiCall& call);
+  // Everything on `engine` submitted up to instance `last` (UINT64_MAX: all) is complete by
+  // `by.end_ns` (the engine runs in order).
+  void CompleteThrough(PidHandle engine, uint64_t last, Observer by);
+  void CompleteSubmittedBefore(PidHandle engine, uint64_t before_ns, Observer by);
+  void CompleteEvent(PidHandle event, Observer by);
+  void ReadTimestamps(PidHandle event, uint64_t start, uint64_t end, Observer by);
+  void DropEngine(PidHandle engine, Observer by);
   void TryEmit(uint64_t id);
   void Emit(Instance& inst, bool completion_seen);
   void ForceOut(PidHandle engine);
-  uint32_t TrackOf(const Instance& inst);
-  uint32_t DeviceOfList(uint32_t pid, uint64_t list) const;
   void CountObjects();
 
   StringTable& strings_;

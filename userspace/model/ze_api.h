@@ -1,7 +1,8 @@
 // The Level Zero calls xtrace records as ApiCall events: for each function its id (stored in
 // the log), its name, what the generic probe copies (see the cookie layout in records.h) and
 // what each of the event's six arguments means. Capture, correlation and export all read
-// this one table, so a function's meaning is written down once.
+// this one table (its entries are in ze_api_table.h; ze_api_views.h reads an ApiCall's
+// arguments by their names in it), so a function's meaning is written down once.
 #pragma once
 
 #include <cstdint>

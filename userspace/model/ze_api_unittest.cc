@@ -31,7 +31,8 @@ TEST(ZeApi, EveryFunctionHasOneEntryInIdOrder) {
   EXPECT_EQ(FindZeApi(XT_ZE_FN_COUNT), nullptr);
 }
 
-// Correlation depends on these positions (see the table's comment).
+// The table's habits (see its comment): correlation reads by name, but the log keeps these
+// positions, so an entry that broke them would have moved an argument.
 TEST(ZeApi, ArgumentConventionsHold) {
   for (const ZeApiInfo& api : ZeApiTable()) {
     const std::string symbol = api.symbol;

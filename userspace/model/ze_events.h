@@ -78,17 +78,28 @@ struct DeviceQueue {
 // What a device operation is.
 enum class DeviceOpKind : uint8_t { kKernel = 0, kCopy = 1, kFill = 2 };
 
+// What an append recorded: the part of a device operation that every execution of it shares.
+struct AppendedCommand {
+  DeviceOpKind kind = DeviceOpKind::kKernel;
+  StringId name = kEmptyString;  // kernel name, or the append function for memory operations
+  uint64_t kernel = 0;
+  uint32_t group_count[3] = {0, 0, 0};
+  uint64_t bytes = 0;       // memory operations
+  uint64_t signal_event = 0;
+  uint32_t append_tid = 0;  // the append that recorded it
+  uint64_t append_ns = 0;   // the append's start
+};
+
 // One operation run on a device: a kernel or memory operation, once per execution (a regular
-// command list executed n times yields n of each of its operations).
-struct DeviceOp {
+// command list executed n times yields n of each of its operations), with what its append
+// recorded.
+struct DeviceOp : AppendedCommand {
   uint32_t pid = 0;
   uint32_t device = kUnknownDevice;
   uint64_t queue = 0;         // the DeviceQueue handle it ran on
   uint32_t track = 0;         // that DeviceQueue's track
   uint64_t command_list = 0;
   uint64_t id = 0;            // unique in the capture, from 1
-  DeviceOpKind kind = DeviceOpKind::kKernel;
-  StringId name = kEmptyString;  // kernel name, or the append function for memory operations
   // CLOCK_MONOTONIC. Measured: the kernel timestamps the process read, mapped through the
   // device's clock fit. Estimated: the host-side bounds (submitted at or after start, seen
   // complete at or before end), which contain the true interval.
@@ -98,20 +109,14 @@ struct DeviceOp {
   bool completion_seen = true;  // false: no host call saw it complete; end_ns is a guess
   uint64_t start_ticks = 0;   // measured: device ticks, unwrapped to 64 bits
   uint64_t end_ticks = 0;
-  // The host calls around it: the append that recorded it, the call that submitted it (the
-  // append itself on an immediate list, else zeCommandQueueExecuteCommandLists) and the call
-  // that saw it complete (a host synchronize, status query or timestamp read).
-  uint32_t append_tid = 0;
-  uint64_t append_ns = 0;   // the append's start
+  // The host calls around it besides the append: the call that submitted it (the append
+  // itself on an immediate list, else zeCommandQueueExecuteCommandLists) and the call that
+  // saw it complete (a host synchronize, status query or timestamp read).
   uint32_t submit_tid = 0;
   uint64_t submit_ns = 0;   // the submitting call's start
   uint32_t sync_tid = 0;
   uint64_t sync_ns = 0;     // the observing call's end (0: none)
   uint64_t execution = 0;   // regular lists: which execution of the list (from 1); else 0
-  uint64_t kernel = 0;
-  uint32_t group_count[3] = {0, 0, 0};
-  uint64_t bytes = 0;       // memory operations
-  uint64_t signal_event = 0;
 };
 
 // Memory allocated through Level Zero and not yet freed, after a change: per device (device

@@ -1,0 +1,234 @@
+// How each recorded Level Zero call moves the device timeline (see device_timeline.h): the
+// call arrives as the typed view of its function (model/ze_api_views.h), so every argument is
+// read by the name the ze_api table gives it, never by its slot.
+#include "correlate/device_timeline.h"
+#include "correlate/device_timeline_state.h"
+#include "correlate/event_sink.h"
+#include "model/ze_api_views.h"
+
+namespace xtrace {
+namespace {
+
+constexpr uint32_t kPoolKernelTimestampFlag = 1u << 2;  // ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP
+constexpr uint32_t kModeSynchronous = 1;                // ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS
+
+// An id the table knows that names an append.
+bool IsAppendId(uint16_t fn) {
+  const ZeApiInfo* api = FindZeApi(fn);
+  return api && IsZeAppend(api->fn);
+}
+
+}  // namespace
+
+// One operator() per function the timeline follows; the template takes the rest (appends, and
+// calls that do not touch the device timeline). Only successful calls reach it.
+class DeviceTimeline::CallHandler {
+ public:
+  CallHandler(DeviceTimeline& tl, const DecodedZeExecute* execute) : tl_(tl), execute_(execute) {}
+
+  template <uint16_t Fn>
+  void operator()(const ZeCall<Fn>& c) {
+    if constexpr (IsZeAppend(Fn)) Append(c);
+  }
+
+  void operator()(const ZeCall<XT_ZE_DEVICE_GET>& c) {
+    const auto devices = c.Elements();
+    for (uint32_t i = 0; i < devices.size(); ++i)
+      if (devices[i]) tl_.devices_.Learn(c.pid(), devices[i], i);
+  }
+
+  void operator()(const ZeCall<XT_ZE_DEVICE_GET_GLOBAL_TIMESTAMPS>& c) {
+    const uint64_t host = c.Get<"host_timestamp">();
+    const uint64_t ticks = c.Get<"device_timestamp">();
+    // Level Zero's host time is CLOCK_MONOTONIC_RAW; without readings to map it, the middle
+    // of the call is within half its duration of the instant.
+    const uint64_t mono = tl_.host_clocks_.ready()
+                              ? tl_.host_clocks_.RawToMonotonic(host)
+                              : c.start_ns() + (c.end_ns() - c.start_ns()) / 2;
+    const uint32_t device = tl_.devices_.IndexOf(c.pid(), c.Get<"device">());
+    tl_.sink_.OnEvent(ClockSample{device, c.pid(), ticks, host, mono, 0});
+    if (device != kUnknownDevice) tl_.OnClockReading(device, ticks, mono);
+  }
+
+  void operator()(const ZeCall<XT_ZE_COMMAND_QUEUE_CREATE>& c) {
+    const PidHandle queue{c.pid(), c.Get<"command_queue">()};
+    tl_.DropEngine(queue, By(c));
+    tl_.queues_[queue] = {tl_.devices_.IndexOf(c.pid(), c.Get<"device">()), c.Get<"ordinal">(),
+                          c.Get<"index">(), c.Get<"mode">() == kModeSynchronous};
+  }
+
+  void operator()(const ZeCall<XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS>& c) {
+    tl_.Execute(c.call(), c.Get<"command_queue">(), c.Get<"fence">(), c.Get<"command_list">(),
+                execute_);
+  }
+
+  void operator()(const ZeCall<XT_ZE_COMMAND_QUEUE_SYNCHRONIZE>& c) {
+    tl_.CompleteSubmittedBefore({c.pid(), c.Get<"command_queue">()}, c.start_ns(), By(c));
+  }
+
+  void operator()(const ZeCall<XT_ZE_COMMAND_QUEUE_DESTROY>& c) {
+    const PidHandle queue{c.pid(), c.Get<"command_queue">()};
+    tl_.DropEngine(queue, By(c));
+    tl_.queues_.erase(queue);
+  }
+
+  void operator()(const ZeCall<XT_ZE_COMMAND_LIST_CREATE>& c) {
+    ListState list = NewList(c);
+    list.immediate = false;
+    tl_.lists_[{c.pid(), c.Get<"command_list">()}] = std::move(list);
+  }
+
+  void operator()(const ZeCall<XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE>& c) {
+    ListState list = NewList(c);
+    list.immediate = true;
+    list.index = c.Get<"index">();
+    list.synchronous = c.Get<"mode">() == kModeSynchronous;
+    tl_.lists_[{c.pid(), c.Get<"command_list">()}] = std::move(list);
+  }
+
+  void operator()(const ZeCall<XT_ZE_COMMAND_LIST_CLOSE>& c) {
+    tl_.lists_[{c.pid(), c.Get<"command_list">()}].regular_seen = true;
+  }
+
+  void operator()(const ZeCall<XT_ZE_COMMAND_LIST_RESET>& c) {
+    // A regular list forgets its commands (executions in flight keep their instances); an
+    // immediate list waits for its work first. What an unclassified list held is dropped:
+    // nothing says whether it ran.
+    const PidHandle list{c.pid(), c.Get<"command_list">()};
+    if (auto it = tl_.lists_.find(list); it != tl_.lists_.end()) {
+      if (it->second.unclassified()) tl_.stats_.unclassified_dropped += it->second.commands.size();
+      it->second.commands.clear();
+    }
+    tl_.CompleteThrough(list, UINT64_MAX, By(c));
+  }
+
+  void operator()(const ZeCall<XT_ZE_COMMAND_LIST_DESTROY>& c) {
+    const PidHandle list{c.pid(), c.Get<"command_list">()};
+    tl_.DropEngine(list, By(c));
+    if (auto it = tl_.lists_.find(list); it != tl_.lists_.end() && it->second.unclassified())
+      tl_.stats_.unclassified_dropped += it->second.commands.size();
+    tl_.lists_.erase(list);
+  }
+
+  void operator()(const ZeCall<XT_ZE_EVENT_POOL_CREATE>& c) {
+    tl_.pools_[{c.pid(), c.Get<"event_pool">()}] = c.Get<"flags">();
+  }
+
+  void operator()(const ZeCall<XT_ZE_EVENT_POOL_DESTROY>& c) {
+    tl_.pools_.erase({c.pid(), c.Get<"event_pool">()});
+  }
+
+  void operator()(const ZeCall<XT_ZE_EVENT_CREATE>& c) {
+    const uint64_t event = c.Get<"event">();
+    tl_.ReleaseSignal(c.pid(), event);
+    EventState e;
+    if (auto pool = tl_.pools_.find({c.pid(), c.Get<"event_pool">()}); pool != tl_.pools_.end())
+      e.timestamps = (pool->second & kPoolKernelTimestampFlag) ? 1 : 0;
+    tl_.events_[{c.pid(), event}] = e;
+  }
+
+  void operator()(const ZeCall<XT_ZE_EVENT_DESTROY>& c) {
+    const uint64_t event = c.Get<"event">();
+    tl_.ReleaseSignal(c.pid(), event);
+    tl_.events_.erase({c.pid(), event});
+  }
+
+  void operator()(const ZeCall<XT_ZE_EVENT_HOST_SIGNAL>& c) {
+    tl_.ReleaseSignal(c.pid(), c.Get<"event">());
+  }
+  void operator()(const ZeCall<XT_ZE_EVENT_HOST_RESET>& c) {
+    tl_.ReleaseSignal(c.pid(), c.Get<"event">());
+  }
+
+  void operator()(const ZeCall<XT_ZE_EVENT_HOST_SYNCHRONIZE>& c) {
+    tl_.CompleteEvent({c.pid(), c.Get<"event">()}, By(c));
+  }
+  void operator()(const ZeCall<XT_ZE_EVENT_QUERY_STATUS>& c) {
+    tl_.CompleteEvent({c.pid(), c.Get<"event">()}, By(c));
+  }
+
+  void operator()(const ZeCall<XT_ZE_EVENT_QUERY_KERNEL_TIMESTAMP>& c) {
+    tl_.ReadTimestamps({c.pid(), c.Get<"event">()}, c.Get<"global_start">(),
+                       c.Get<"global_end">(), By(c));
+  }
+
+  void operator()(const ZeCall<XT_ZE_EVENT_QUERY_TIMESTAMPS_EXP>& c) {
+    // A call that only asks for the count reads no timestamps (both stay 0).
+    const uint64_t start = c.Get<"global_start">();
+    const uint64_t end = c.Get<"global_end">();
+    if (start || end) tl_.ReadTimestamps({c.pid(), c.Get<"event">()}, start, end, By(c));
+  }
+
+  void operator()(const ZeCall<XT_ZE_FENCE_CREATE>& c) {
+    tl_.fences_[{c.pid(), c.Get<"fence">()}] = {c.Get<"command_queue">(), 0};
+  }
+
+  void operator()(const ZeCall<XT_ZE_FENCE_HOST_SYNCHRONIZE>& c) { FenceSeen(c); }
+  void operator()(const ZeCall<XT_ZE_FENCE_QUERY_STATUS>& c) { FenceSeen(c); }
+
+  void operator()(const ZeCall<XT_ZE_FENCE_DESTROY>& c) {
+    tl_.fences_.erase({c.pid(), c.Get<"fence">()});
+  }
+
+ private:
+  template <uint16_t Fn>
+  static Observer By(const ZeCall<Fn>& c) {
+    return {c.tid(), c.end_ns()};
+  }
+
+  // zeCommandListCreate and zeCommandListCreateImmediate: what both descriptors say.
+  template <uint16_t Fn>
+  ListState NewList(const ZeCall<Fn>& c) {
+    tl_.DropEngine({c.pid(), c.template Get<"command_list">()}, By(c));
+    ListState list;
+    list.device = tl_.devices_.IndexOf(c.pid(), c.template Get<"device">());
+    list.created_in_capture = true;
+    list.ordinal = c.template Get<"ordinal">();
+    return list;
+  }
+
+  // The fence signalled: what its queue ran up to its last execution is done.
+  template <uint16_t Fn>
+  void FenceSeen(const ZeCall<Fn>& c) {
+    auto f = tl_.fences_.find({c.pid(), c.template Get<"fence">()});
+    if (f != tl_.fences_.end() && f->second.last)
+      tl_.CompleteThrough({c.pid(), f->second.queue}, f->second.last, By(c));
+  }
+
+  template <uint16_t Fn>
+  void Append(const ZeCall<Fn>& c) {
+    if constexpr (Fn == XT_ZE_APPEND_MEMORY_PREFETCH) {
+      return;  // a hint: nothing runs
+    } else {
+      Template t;
+      AppendedCommand& command = t.command;
+      if constexpr (Fn == XT_ZE_APPEND_MEMORY_COPY || Fn == XT_ZE_APPEND_MEMORY_COPY_REGION) {
+        command.kind = DeviceOpKind::kCopy;
+        command.bytes = c.template Get<"size">();
+      } else if constexpr (Fn == XT_ZE_APPEND_MEMORY_FILL) {
+        command.kind = DeviceOpKind::kFill;
+        command.bytes = c.template Get<"size">();
+      } else {
+        t.visible = false;  // barriers, event and timestamp commands
+      }
+      if (t.visible) command.name = tl_.strings_.Intern(ZeCall<Fn>::kApi.symbol);
+      command.signal_event = c.template GetOrZero<"signal_event">();
+      command.append_tid = c.tid();
+      command.append_ns = c.start_ns();
+      t.append_end_ns = c.end_ns();
+      tl_.Append(c.pid(), c.template Get<"command_list">(), t);
+    }
+  }
+
+  DeviceTimeline& tl_;
+  const DecodedZeExecute* execute_;
+};
+
+void DeviceTimeline::OnCall(const ApiCall& call, const DecodedZeExecute* execute) {
+  // A failed call changed nothing.
+  if (call.result == 0) VisitZeCall(call, CallHandler(*this, execute));
+  // A successful append counts objects itself where it adds one (Append).
+  if (call.result != 0 || !IsAppendId(call.fn)) CountObjects();
+}
+
+}  // namespace xtrace
