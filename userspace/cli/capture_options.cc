@@ -54,9 +54,6 @@ bool HasTarget(const CaptureOptions& o) {
 }
 
 OptionTable CaptureOptionTable(CaptureOptions& o) {
-  auto on = [](bool& field) {
-    return [&field](Flag, Value) { return field = true, Status::Ok(); };
-  };
   return {
       {'p', "--pid", "PID", "TARGET", "process to trace (repeatable)",
        [&o](Flag flag, Value value) {
@@ -68,7 +65,7 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
       {0, "--system", "", "TARGET",
        "every process that uses Level Zero (or another probed library), including ones "
        "started later and libraries loaded late",
-       on(o.system)},
+       SetTrue(o.system)},
       {0, "--comm", "NAME", "TARGET", "processes named NAME (as in /proc/PID/comm), now and later",
        [&o](Flag flag, Value value) { return Text(flag, value, "a process name", o.comm); }},
       {0, "--cgroup", "PATH", "TARGET",
@@ -91,7 +88,7 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "process that starts later is probed once its libraries are seen (its first calls may "
        "be missed). Default: probes per library file, which every process mapping the file "
        "traps on and the filter then drops",
-       on(o.probes_per_process)},
+       SetTrue(o.probes_per_process)},
 
       {0, "--no-drm", "", "SOURCES", "leave out the kernel-driver view (DRM ioctls and fences)",
        [&o](Flag, Value) { return SetDrm(DrmCapture::kOff, o.drm); }},
@@ -101,16 +98,11 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        [&o](Flag, Value) { return SetDrm(DrmCapture::kOnly, o.drm); }},
 
       {'d', "--duration", "TIME", "CAPTURE", "stop after TIME (e.g. 10, 30s, 500ms, 5m)",
-       [&o](Flag flag, Value value) {
-         auto d = ParseDuration(flag, value);
-         if (!d.ok()) return d.status();
-         o.duration_ns = *d;
-         return Status::Ok();
-       }},
+       StoreParsed(o.duration_ns, ParseDuration)},
       {0, "--start-paused", "", "CAPTURE",
        "record nothing until a traced process calls __itt_resume (VTune's \"start paused\"); "
        "__itt_pause pauses again, __itt_detach ends that process's capture",
-       on(o.start_paused)},
+       SetTrue(o.start_paused)},
 
       {0, "--buffer-size", "SIZE", "ADVANCED",
        "BPF ring buffer size, a power of two (default 16M); raise it when the summary reports "
@@ -119,22 +111,17 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
       {0, "--detach-after", "TIME", "ADVANCED",
        "how long probes stay on a library no traced process uses any more (default 10s), so "
        "that processes started one after another are traced from their first call",
-       [&o](Flag flag, Value value) {
-         auto d = ParseDuration(flag, value);
-         if (!d.ok()) return d.status();
-         o.library_grace_ns = *d;
-         return Status::Ok();
-       }},
+       StoreParsed(o.library_grace_ns, ParseDuration)},
       {0, "--single-uprobes", "", "ADVANCED",
        "one uprobe per probed function instead of one uprobe_multi link per program (what "
        "kernels before 6.6 get anyway); slower to attach and detach",
-       on(o.single_uprobes)},
+       SetTrue(o.single_uprobes)},
       {0, "--drm-syscall-tracepoints", "", "ADVANCED",
        "DRM ioctls from the syscall tracepoints instead of fentry/fexit on ioctl(2) (what "
        "kernels without BPF trampolines get anyway); every syscall on the machine then pays "
        "for them",
-       on(o.drm_syscall_tracepoints)},
-      {'v', "--verbose", "", "ADVANCED", "more detail on stderr", on(o.verbose)},
+       SetTrue(o.drm_syscall_tracepoints)},
+      {'v', "--verbose", "", "ADVANCED", "more detail on stderr", SetTrue(o.verbose)},
   };
 }
 
@@ -145,7 +132,7 @@ OptionTable LocalOutputOptionTable(CaptureOptions& o) {
        "command, else xtrace-system.capnp)",
        [&o](Flag flag, Value value) { return Text(flag, value, "a file name", o.output_path); }},
       {'q', "--quiet", "", "OUTPUT", "no progress or summary on stderr",
-       [&o](Flag, Value) { return o.quiet = true, Status::Ok(); }},
+       SetTrue(o.quiet)},
   };
 }
 

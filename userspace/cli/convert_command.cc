@@ -47,9 +47,6 @@ or chrome://tracing. Times are CLOCK_MONOTONIC microseconds with nanosecond deci
 }
 
 OptionTable ConvertOptionTable(Arguments& args) {
-  auto on = [](bool& field) {
-    return [&field](const std::string&, const std::string&) { return field = true, Status::Ok(); };
-  };
   return {
       {'o', "--output", "FILE", "OUTPUT",
        "where to write the JSON; \"-\" writes to standard output (default: IN with .capnp "
@@ -59,13 +56,13 @@ OptionTable ConvertOptionTable(Arguments& args) {
          return Status::Ok();
        }},
       {'q', "--quiet", "", "OUTPUT",
-       "no progress and no summary line (errors and warnings still print)", on(args.quiet)},
+       "no progress and no summary line (errors and warnings still print)", SetTrue(args.quiet)},
       {0, "--salvage", "", "DAMAGED LOGS",
        "convert everything before the first damage (for example the last batch of a capture "
        "that was killed mid-write) and warn about the damage, instead of failing. A log that "
        "merely lacks its summary (the capture did not finish cleanly) converts without "
        "--salvage, with a warning",
-       on(args.salvage)},
+       SetTrue(args.salvage)},
   };
 }
 

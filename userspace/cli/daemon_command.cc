@@ -35,29 +35,15 @@ OptionTable DaemonOptionTable(DaemonOptions& d) {
       {0, "--output-dir", "DIR", "OUTPUT", "where capture files go (default /var/lib/xtrace)",
        [&d](Flag flag, Value value) { return Path(flag, value, d.config.output_dir); }},
       {0, "--max-file-size", "SIZE", "OUTPUT", "start a new file once one reaches SIZE (default 256M)",
-       [&rotation](Flag flag, Value value) {
-         auto size = ParseSize(flag, value);
-         if (!size.ok()) return size.status();
-         rotation.max_file_bytes = *size;
-         return Status::Ok();
-       }},
+       StoreParsed(rotation.max_file_bytes, ParseSize)},
       {0, "--max-file-age", "TIME", "OUTPUT", "start a new file once one is TIME old (default 1h)",
-       [&rotation](Flag flag, Value value) {
-         auto age = ParseDuration(flag, value);
-         if (!age.ok()) return age.status();
-         rotation.max_file_age_ns = *age;
-         return Status::Ok();
-       }},
+       StoreParsed(rotation.max_file_age_ns, ParseDuration)},
       {0, "--max-files", "N", "OUTPUT",
        "keep at most N finished files, deleting the oldest (default: all)",
-       [&rotation](Flag flag, Value value) {
-         auto n = ParseCount(flag, value, 1, 1000000);
-         if (!n.ok()) return n.status();
-         rotation.max_files = static_cast<uint32_t>(*n);
-         return Status::Ok();
-       }},
+       StoreParsed(rotation.max_files,
+                   [](Flag flag, Value value) { return ParseCount(flag, value, 1, 1000000); })},
       {'q', "--quiet", "", "OUTPUT", "no capture progress on stderr",
-       [&d](Flag, Value) { return d.config.quiet = true, Status::Ok(); }},
+       SetTrue(d.config.quiet)},
   };
 }
 

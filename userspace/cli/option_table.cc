@@ -57,6 +57,10 @@ bool IsOption(const std::string& arg) { return arg.size() > 1 && arg[0] == '-'; 
 
 }  // namespace
 
+ApplyOption SetTrue(bool& into) {
+  return [&into](const std::string&, const std::string&) { return into = true, Status::Ok(); };
+}
+
 OptionTable Concat(OptionTable a, const OptionTable& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;

@@ -25,6 +25,21 @@ struct Option {
 };
 
 using OptionTable = std::vector<Option>;
+using ApplyOption = decltype(Option::apply);
+
+// Apply functions of the common kinds of option.
+// A switch that sets `into`.
+ApplyOption SetTrue(bool& into);
+// A value parsed by `parse` (e.g. ParseDuration from cli/args.h), stored into `into`.
+template <typename T, typename Parse>
+ApplyOption StoreParsed(T& into, Parse parse) {
+  return [&into, parse](const std::string& flag, const std::string& value) {
+    auto parsed = parse(flag, value);
+    if (!parsed.ok()) return parsed.status();
+    into = static_cast<T>(*parsed);
+    return Status::Ok();
+  };
+}
 
 // `a` followed by `b`: a command accepts several tables.
 OptionTable Concat(OptionTable a, const OptionTable& b);

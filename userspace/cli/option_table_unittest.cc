@@ -2,8 +2,11 @@
 // errors, and --help built from the same table.
 #include "cli/option_table.h"
 
+#include "cli/args.h"
+
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +93,19 @@ TEST(OptionTable, PositionalsAnywhereOrEndingTheOptions) {
   ASSERT_TRUE(dashes.parsed.ok());
   EXPECT_EQ(dashes.parsed->positionals, (std::vector<std::string>{"--flag"}));
   EXPECT_FALSE(dashes.settings.flag);
+}
+
+TEST(OptionTable, CommonApplyFunctions) {
+  bool flag = false;
+  EXPECT_TRUE(SetTrue(flag)("--flag", "").ok());
+  EXPECT_TRUE(flag);
+
+  std::optional<uint64_t> duration;
+  EXPECT_TRUE(StoreParsed(duration, ParseDuration)("--duration", "2s").ok());
+  EXPECT_EQ(duration, 2'000'000'000ull);
+  const Status bad = StoreParsed(duration, ParseDuration)("-d", "soon");
+  EXPECT_NE(bad.message().find("-d: 'soon' is not a duration"), std::string::npos) << bad.message();
+  EXPECT_EQ(duration, 2'000'000'000ull) << "a bad value must leave the setting alone";
 }
 
 TEST(OptionTable, HelpStopsParsing) {
