@@ -95,6 +95,8 @@ TEST(CaptureOptions, EveryCommandsHelpShowsEveryCaptureOption) {
     for (const char* section : {"Usage: xtrace ", "\nTARGET (", "\nSOURCES (", "\nCAPTURE",
                                 "\nADVANCED", "\nExamples:\n", "\nExit status: "})
       EXPECT_NE(help.find(section), std::string::npos) << command << " lacks " << section;
+    for (size_t start = 0, end; (end = help.find('\n', start)) != std::string::npos; start = end + 1)
+      EXPECT_LE(end - start, 95u) << command << ": " << help.substr(start, end - start);
   }
   for (const Option& o : LocalOutputOptionTable(unused)) {
     EXPECT_NE(helps[0].second.find(o.long_flag), std::string::npos) << o.long_flag;

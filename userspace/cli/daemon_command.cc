@@ -47,12 +47,10 @@ OptionTable DaemonOptionTable(DaemonOptions& d) {
   };
 }
 
-std::vector<HelpGroup> DaemonHelpGroups(const std::string& capture_note) {
+// The daemon's socket first, then the capture options' sections.
+std::vector<HelpGroup> DaemonHelpGroups() {
   std::vector<HelpGroup> groups = {{"CONTROL", ""}};
-  for (HelpGroup g : CaptureHelpGroups()) {
-    if (g.name != "OUTPUT") g.note = g.note.empty() ? capture_note : g.note + "; " + capture_note;
-    groups.push_back(g);
-  }
+  for (const HelpGroup& g : CaptureHelpGroups()) groups.push_back(g);
   return groups;
 }
 
@@ -68,7 +66,7 @@ and is renamed *.capnp once finished. SIGTERM finishes the open file before exit
 With TARGET options, a capture of them starts at once (for a node agent or a sidecar); the
 other capture options apply to it.
 )",
-      .groups = DaemonHelpGroups("for a capture started at once"),
+      .groups = DaemonHelpGroups(),
       .notes = "",
       .examples = {
           "sudo xtrace daemon --output-dir /var/lib/xtrace --max-files 48 &",
@@ -92,7 +90,7 @@ CommandDoc CtlDoc() {
   status   what is being captured: file, events, drops, processes, BPF links
   list     the capture files in the daemon's output directory
 )",
-      .groups = DaemonHelpGroups("for start"),
+      .groups = DaemonHelpGroups(),
       .notes = "",
       .examples = {
           "sudo xtrace ctl start --container 3f2a9c1b7e --duration 5m",
