@@ -52,6 +52,17 @@ Result<uint64_t> ParseSize(const std::string& option, const std::string& text) {
   return value * scale;
 }
 
+Result<uint64_t> ParseCount(const std::string& option, const std::string& text, uint64_t min,
+                            uint64_t max) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(begin, &end, 10);
+  if (end == begin || *end != '\0' || errno != 0 || text[0] == '-' || value < min || value > max)
+    return Bad(option, text, "a count from " + std::to_string(min) + " to " + std::to_string(max));
+  return value;
+}
+
 Result<uint32_t> ParsePid(const std::string& option, const std::string& text) {
   const char* begin = text.c_str();
   char* end = nullptr;

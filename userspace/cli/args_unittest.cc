@@ -28,6 +28,14 @@ TEST(Args, Sizes) {
     EXPECT_FALSE(ParseSize("--buffer-size", bad).ok()) << bad;
 }
 
+TEST(Args, Counts) {
+  EXPECT_EQ(*ParseCount("--max-files", "48", 1, 100), 48u);
+  EXPECT_EQ(*ParseCount("--max-files", "100", 1, 100), 100u);
+  for (const char* bad : {"", "0", "101", "-1", "4x", "99999999999999999999999"})
+    EXPECT_EQ(ParseCount("--max-files", bad, 1, 100).status().message(),
+              std::string("--max-files: '") + bad + "' is not a count from 1 to 100") << bad;
+}
+
 TEST(Args, Pids) {
   EXPECT_EQ(*ParsePid("--pid", "4242"), 4242u);
   for (const char* bad : {"", "0", "-3", "12ab", "99999999999"})

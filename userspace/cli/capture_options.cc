@@ -1,4 +1,4 @@
-// Target and tuning option parsing.
+// The capture option table.
 #include "cli/capture_options.h"
 
 #include <unistd.h>
@@ -6,101 +6,134 @@
 #include "cli/args.h"
 
 namespace xtrace {
+namespace {
 
-const char* const kTargetOptionsHelp = R"(TARGET (combine freely; --cgroup/--container narrow the others)
-  -p, --pid PID          process to trace (repeatable)
-      --system           every process that uses Level Zero (or another probed library),
-                         including ones started later and libraries loaded late
-      --comm NAME        processes named NAME (as in /proc/PID/comm), now and later
-      --cgroup PATH      only processes in this cgroup v2 and below it: a directory under
-                         the cgroup2 mount, or a path as /proc/PID/cgroup shows it; alone,
-                         every process in it
-      --container ID     only processes of this container (id or unique prefix), found in
-                         the cgroup hierarchy (Docker, containerd, CRI-O, Podman)
-      --follow-children  trace new children of traced processes too (default for record)
-      --no-follow-children
-      --probes-per-process
-                         with --comm, --cgroup, --container or children: probes go into each
-                         selected process alone, so processes outside the selection that use
-                         the same libraries pay nothing; a process that starts later is
-                         probed once its libraries are seen (its first calls may be missed).
-                         Default: probes per library file, which every process mapping the
-                         file traps on and the filter then drops
-)";
+using Flag = const std::string&;
+using Value = const std::string&;
 
-const char* const kDurationHelp =
-    "  -d, --duration TIME    stop after TIME (e.g. 10, 30s, 500ms, 5m)\n";
-
-const char* const kTuningHelp = R"(      --buffer-size SIZE BPF ring buffer size, a power of two (default 16M); raise it when
-                         the summary reports dropped events
-      --detach-after TIME
-                         how long probes stay on a library no traced process uses any more
-                         (default 10s), so that processes started one after another are
-                         traced from their first call
-)";
-
-OptionMatch ParseTuningOption(int argc, char** argv, int& i, CaptureOptions& options,
-                              std::string* error) {
-  const std::string a = argv[i];
-  auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-  if (a == "-d" || a == "--duration" || a == "--detach-after") {
-    const char* v = value();
-    if (!v) return *error = a + " needs a time (e.g. 30s)", OptionMatch::kError;
-    auto d = ParseDuration(a, v);
-    if (!d.ok()) return *error = d.status().message(), OptionMatch::kError;
-    if (a == "--detach-after") options.library_grace_ns = *d;
-    else options.duration_ns = *d;
-  } else if (a == "--buffer-size") {
-    const char* v = value();
-    if (!v) return *error = a + " needs a size (e.g. 64M)", OptionMatch::kError;
-    auto s = ParseSize(a, v);
-    if (!s.ok()) return *error = s.status().message(), OptionMatch::kError;
-    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    if ((*s & (*s - 1)) != 0 || *s < page)
-      return *error = a + ": " + v + " must be a power of two of at least " +
-                      std::to_string(page) + " bytes (e.g. 16M, 64M)",
-             OptionMatch::kError;
-    options.ring_bytes = *s;
-  } else {
-    return OptionMatch::kNotMine;
-  }
-  return OptionMatch::kTaken;
+// A non-empty text value, for names and paths.
+Status Text(Flag flag, Value value, const char* what, std::string& into) {
+  if (value.empty()) return Status::Error(flag + ": '' is not " + what);
+  into = value;
+  return Status::Ok();
 }
 
-OptionMatch ParseTargetOption(int argc, char** argv, int& i, CaptureOptions& options,
-                              std::string* error) {
-  const std::string a = argv[i];
-  auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-  if (a == "-p" || a == "--pid") {
-    const char* v = value();
-    if (!v) return *error = a + " needs a process id", OptionMatch::kError;
-    auto pid = ParsePid(a, v);
-    if (!pid.ok()) return *error = pid.status().message(), OptionMatch::kError;
-    options.pids.push_back(*pid);
-  } else if (a == "--system") {
-    options.system = true;
-  } else if (a == "--comm") {
-    const char* v = value();
-    if (!v || !*v) return *error = a + " needs a process name", OptionMatch::kError;
-    options.comm = v;
-  } else if (a == "--cgroup") {
-    const char* v = value();
-    if (!v || !*v) return *error = a + " needs a cgroup path", OptionMatch::kError;
-    options.cgroup = v;
-  } else if (a == "--container") {
-    const char* v = value();
-    if (!v || !*v) return *error = a + " needs a container id", OptionMatch::kError;
-    options.container = v;
-  } else if (a == "--follow-children") {
-    options.follow_children = true;
-  } else if (a == "--no-follow-children") {
-    options.follow_children = false;
-  } else if (a == "--probes-per-process") {
-    options.probes_per_process = true;
-  } else {
-    return OptionMatch::kNotMine;
-  }
-  return OptionMatch::kTaken;
+Status SetDrm(DrmCapture want, DrmCapture& drm) {
+  if (drm != DrmCapture::kAlongside && drm != want)
+    return Status::Error("--no-drm and --drm-only exclude each other");
+  drm = want;
+  return Status::Ok();
+}
+
+Status SetRingBytes(Flag flag, Value value, uint64_t& ring_bytes) {
+  auto size = ParseSize(flag, value);
+  if (!size.ok()) return size.status();
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if ((*size & (*size - 1)) != 0 || *size < page)
+    return Status::Error(flag + ": '" + value + "' must be a power of two of at least " +
+                         std::to_string(page) + " bytes (e.g. 16M, 64M)");
+  ring_bytes = *size;
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<HelpGroup> CaptureHelpGroups() {
+  return {
+      {"TARGET", "combine freely; --cgroup and --container narrow the others"},
+      {"OUTPUT", ""},
+      {"SOURCES", "default: Level Zero, ITT and the kernel-driver view"},
+      {"CAPTURE", ""},
+      {"ADVANCED", ""},
+  };
+}
+
+bool HasTarget(const CaptureOptions& o) {
+  return !o.pids.empty() || o.system || !o.comm.empty() || !o.cgroup.empty() ||
+         !o.container.empty();
+}
+
+OptionTable CaptureOptionTable(CaptureOptions& o) {
+  return {
+      {'p', "--pid", "PID", "TARGET", "process to trace (repeatable)",
+       [&o](Flag flag, Value value) {
+         auto pid = ParsePid(flag, value);
+         if (!pid.ok()) return pid.status();
+         o.pids.push_back(*pid);
+         return Status::Ok();
+       }},
+      {0, "--system", "", "TARGET",
+       "every process that uses Level Zero (or another probed library), including ones "
+       "started later and libraries loaded late",
+       SetTrue(o.system)},
+      {0, "--comm", "NAME", "TARGET", "processes named NAME (as in /proc/PID/comm), now and later",
+       [&o](Flag flag, Value value) { return Text(flag, value, "a process name", o.comm); }},
+      {0, "--cgroup", "PATH", "TARGET",
+       "only processes in this cgroup v2 and below it: a directory under the cgroup2 mount, "
+       "or a path as /proc/PID/cgroup shows it; alone, every process in it",
+       [&o](Flag flag, Value value) { return Text(flag, value, "a cgroup path", o.cgroup); }},
+      {0, "--container", "ID", "TARGET",
+       "only processes of this container (id or unique prefix), found in the cgroup "
+       "hierarchy (Docker, containerd, CRI-O, Podman)",
+       [&o](Flag flag, Value value) { return Text(flag, value, "a container id", o.container); }},
+      {0, "--follow-children", "", "TARGET",
+       "trace new children of traced processes too (default for a launched command)",
+       [&o](Flag, Value) { return o.follow_children = true, Status::Ok(); }},
+      {0, "--no-follow-children", "", "TARGET",
+       "trace the selected processes alone (default for --pid)",
+       [&o](Flag, Value) { return o.follow_children = false, Status::Ok(); }},
+      {0, "--probes-per-process", "", "TARGET",
+       "with --comm, --cgroup, --container or children: probes go into each selected process "
+       "alone, so processes outside the selection that use the same libraries pay nothing; a "
+       "process that starts later is probed once its libraries are seen (its first calls may "
+       "be missed). Default: probes per library file, which every process mapping the file "
+       "traps on and the filter then drops",
+       SetTrue(o.probes_per_process)},
+
+      {0, "--no-drm", "", "SOURCES", "leave out the kernel-driver view (DRM ioctls and fences)",
+       [&o](Flag, Value) { return SetDrm(DrmCapture::kOff, o.drm); }},
+      {0, "--drm-only", "", "SOURCES",
+       "capture only the kernel-driver view, e.g. of a program that never uses Level Zero "
+       "(OpenCL, media)",
+       [&o](Flag, Value) { return SetDrm(DrmCapture::kOnly, o.drm); }},
+
+      {'d', "--duration", "TIME", "CAPTURE", "stop after TIME (e.g. 10, 30s, 500ms, 5m)",
+       StoreParsed(o.duration_ns, ParseDuration)},
+      {0, "--start-paused", "", "CAPTURE",
+       "record nothing until a traced process calls __itt_resume (VTune's \"start paused\"); "
+       "__itt_pause pauses again, __itt_detach ends that process's capture",
+       SetTrue(o.start_paused)},
+
+      {0, "--buffer-size", "SIZE", "ADVANCED",
+       "BPF ring buffer size, a power of two (default 16M); raise it when the summary reports "
+       "dropped events",
+       [&o](Flag flag, Value value) { return SetRingBytes(flag, value, o.ring_bytes); }},
+      {0, "--detach-after", "TIME", "ADVANCED",
+       "how long probes stay on a library no traced process uses any more (default 10s), so "
+       "that processes started one after another are traced from their first call",
+       StoreParsed(o.library_grace_ns, ParseDuration)},
+      {0, "--single-uprobes", "", "ADVANCED",
+       "one uprobe per probed function instead of one uprobe_multi link per program (what "
+       "kernels before 6.6 get anyway); slower to attach and detach",
+       SetTrue(o.single_uprobes)},
+      {0, "--drm-syscall-tracepoints", "", "ADVANCED",
+       "DRM ioctls from the syscall tracepoints instead of fentry/fexit on ioctl(2) (what "
+       "kernels without BPF trampolines get anyway); every syscall on the machine then pays "
+       "for them",
+       SetTrue(o.drm_syscall_tracepoints)},
+      {'v', "--verbose", "", "ADVANCED", "more detail on stderr", SetTrue(o.verbose)},
+  };
+}
+
+OptionTable LocalOutputOptionTable(CaptureOptions& o) {
+  return {
+      {'o', "--output", "FILE", "OUTPUT",
+       "event log to write (default: xtrace-PID.capnp for one --pid, xtrace-record.capnp for a "
+       "command, else xtrace-system.capnp)",
+       [&o](Flag flag, Value value) { return Text(flag, value, "a file name", o.output_path); }},
+      {'q', "--quiet", "", "OUTPUT", "no progress or summary on stderr",
+       SetTrue(o.quiet)},
+  };
 }
 
 }  // namespace xtrace

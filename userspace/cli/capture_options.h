@@ -1,31 +1,27 @@
-// Options shared by attach, record, daemon and ctl start: TARGET (which processes a capture
-// traces, see capture/capture_scope.h for how they combine) and how the capture runs
-// (duration, buffer size, probe grace period).
+// The options of every command that starts a capture (attach, record, daemon and ctl start):
+// which processes (TARGET, see capture/capture_scope.h for how they combine), which sources,
+// when to stop, and the advanced knobs. One table, so that these commands cannot drift apart;
+// every CaptureOptions field it sets travels to the daemon (daemon/xtrace_control.capnp).
 #pragma once
 
-#include <string>
+#include <vector>
 
 #include "capture/capture_options.h"
+#include "cli/option_table.h"
 
 namespace xtrace {
 
-enum class OptionMatch {
-  kNotMine,  // argv[i] is not a target option
-  kTaken,    // parsed into the options (i now at its last argument)
-  kError,    // a target option with a bad or missing value; *error says what
-};
+// The capture options, applying to `options`.
+OptionTable CaptureOptionTable(CaptureOptions& options);
 
-// Parses argv[i] (and its value) if it is a target option.
-OptionMatch ParseTargetOption(int argc, char** argv, int& i, CaptureOptions& options,
-                              std::string* error);
+// -o and -q: the file attach and record write, and their own stderr. Not for the daemon,
+// which chooses its output files and its stderr once, for every capture.
+OptionTable LocalOutputOptionTable(CaptureOptions& options);
 
-// Parses argv[i] (and its value) if it is --duration, --buffer-size or --detach-after.
-OptionMatch ParseTuningOption(int argc, char** argv, int& i, CaptureOptions& options,
-                              std::string* error);
+// The --help sections of the capture options, in order, with their notes.
+std::vector<HelpGroup> CaptureHelpGroups();
 
-// The TARGET section of --help, and lines for the tuning options.
-extern const char* const kTargetOptionsHelp;
-extern const char* const kDurationHelp;
-extern const char* const kTuningHelp;
+// True when some TARGET option was given.
+bool HasTarget(const CaptureOptions& options);
 
 }  // namespace xtrace

@@ -1,10 +1,14 @@
-// Tests for cli/capture_options: target and tuning options with their errors.
+// Tests for cli/capture_options: the capture option table sets what each option says, rejects
+// bad values naming the option, and shows every option in --help.
 #include "cli/capture_options.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "cli/capture_command.h"
+#include "cli/daemon_command.h"
 
 namespace xtrace {
 namespace {
@@ -19,15 +23,9 @@ Parsed Parse(std::vector<std::string> args) {
   Parsed p;
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
-  const int argc = static_cast<int>(argv.size());
-  for (int i = 0; i < argc; ++i) {
-    OptionMatch m = ParseTargetOption(argc, argv.data(), i, p.options, &p.error);
-    if (m == OptionMatch::kNotMine) m = ParseTuningOption(argc, argv.data(), i, p.options, &p.error);
-    if (m != OptionMatch::kTaken) {
-      p.ok = false;
-      return p;
-    }
-  }
+  auto r = ParseCommandLine(CaptureOptionTable(p.options), argv, Positionals::kAnywhere);
+  if (!r.ok()) p.error = r.status().message();
+  p.ok = r.ok();
   return p;
 }
 
@@ -48,12 +46,62 @@ TEST(CaptureOptions, TargetsAccumulate) {
   EXPECT_FALSE(Parse({"--comm", "python3"}).options.probes_per_process);
 }
 
+TEST(CaptureOptions, SourcesAndAdvancedSwitches) {
+  auto p = Parse({"--drm-only", "--start-paused", "--single-uprobes", "--drm-syscall-tracepoints",
+                  "-v", "--follow-children", "-d", "500ms"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.options.drm, DrmCapture::kOnly);
+  EXPECT_TRUE(p.options.start_paused);
+  EXPECT_TRUE(p.options.single_uprobes);
+  EXPECT_TRUE(p.options.drm_syscall_tracepoints);
+  EXPECT_TRUE(p.options.verbose);
+  EXPECT_EQ(p.options.follow_children, true);
+  EXPECT_EQ(p.options.duration_ns, 500'000'000ull);
+  EXPECT_EQ(Parse({"--no-drm", "--no-drm"}).options.drm, DrmCapture::kOff);
+  EXPECT_EQ(Parse({}).options.drm, DrmCapture::kAlongside);
+}
+
 TEST(CaptureOptions, BadValuesSayWhichOption) {
-  EXPECT_NE(Parse({"--pid", "x"}).error.find("--pid: 'x' is not a process id"), std::string::npos);
-  EXPECT_NE(Parse({"--container"}).error.find("--container needs a container id"), std::string::npos);
-  EXPECT_NE(Parse({"--buffer-size", "3M"}).error.find("power of two"), std::string::npos);
+  EXPECT_EQ(Parse({"--pid", "x"}).error, "--pid: 'x' is not a process id (a positive number)");
+  EXPECT_EQ(Parse({"-p", "0"}).error, "-p: '0' is not a process id (a positive number)");
+  EXPECT_EQ(Parse({"--container"}).error, "--container needs a value (ID)");
+  EXPECT_EQ(Parse({"--comm", ""}).error, "--comm: '' is not a process name");
+  EXPECT_NE(Parse({"--buffer-size", "3M"}).error.find("--buffer-size: '3M' must be a power of two"),
+            std::string::npos);
   EXPECT_NE(Parse({"--detach-after", "soon"}).error.find("--detach-after: 'soon'"), std::string::npos);
-  EXPECT_FALSE(Parse({"--frobnicate"}).ok);
+  EXPECT_NE(Parse({"-d", "-5"}).error.find("-d: '-5' is not a duration"), std::string::npos);
+  EXPECT_EQ(Parse({"--no-drm", "--drm-only"}).error, "--no-drm and --drm-only exclude each other");
+  EXPECT_EQ(Parse({"--frobnicate"}).error, "unknown option '--frobnicate'");
+}
+
+// Every option of attach, record, daemon and ctl start is in that command's --help, in a group.
+TEST(CaptureOptions, EveryCommandsHelpShowsEveryCaptureOption) {
+  CaptureOptions unused;
+  const std::vector<std::pair<std::string, std::string>> helps = {
+      {"attach", CaptureCommandHelp("attach")},
+      {"record", CaptureCommandHelp("record")},
+      {"daemon", DaemonCommandHelp()},
+      {"ctl", CtlCommandHelp()},
+  };
+  for (const auto& [command, help] : helps) {
+    for (const Option& o : CaptureOptionTable(unused)) {
+      std::string flags = o.long_flag + (o.value_name.empty() ? "" : " " + o.value_name);
+      if (o.short_flag) flags = std::string("-") + o.short_flag + ", " + flags;
+      EXPECT_NE(help.find("  " + flags), std::string::npos) << command << " lacks " << flags;
+      // The first words of its help follow.
+      EXPECT_NE(help.find(o.help.substr(0, o.help.find(' ', 12))), std::string::npos)
+          << command << " lacks the help of " << o.long_flag;
+    }
+    for (const char* section : {"Usage: xtrace ", "\nTARGET (", "\nSOURCES (", "\nCAPTURE",
+                                "\nADVANCED", "\nExamples:\n", "\nExit status: "})
+      EXPECT_NE(help.find(section), std::string::npos) << command << " lacks " << section;
+    for (size_t start = 0, end; (end = help.find('\n', start)) != std::string::npos; start = end + 1)
+      EXPECT_LE(end - start, 95u) << command << ": " << help.substr(start, end - start);
+  }
+  for (const Option& o : LocalOutputOptionTable(unused)) {
+    EXPECT_NE(helps[0].second.find(o.long_flag), std::string::npos) << o.long_flag;
+    EXPECT_NE(helps[1].second.find(o.long_flag), std::string::npos) << o.long_flag;
+  }
 }
 
 }  // namespace

@@ -6,10 +6,10 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <string>
 
+#include "cli/option_table.h"
 #include "export/converter.h"
 
 namespace xtrace {
@@ -17,35 +17,6 @@ namespace {
 
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
-
-constexpr const char* kHelp = R"(Usage: xtrace convert IN.capnp [-o OUT.json] [--salvage] [-q]
-
-Converts an xtrace event log into Chrome trace JSON, which opens in https://ui.perfetto.dev
-or chrome://tracing. Times are CLOCK_MONOTONIC microseconds with nanosecond decimals.
-
-OUTPUT
-  -o, --output FILE   where to write the JSON; "-" writes to standard output
-                      (default: IN with .capnp replaced by .json)
-  -q, --quiet         no progress and no summary line (errors and warnings still print)
-
-DAMAGED LOGS
-  --salvage           convert everything before the first damage (for example the last batch
-                      of a capture that was killed mid-write) and warn about the damage,
-                      instead of failing. A log that merely lacks its summary (the capture
-                      did not finish cleanly) converts without --salvage, with a warning.
-
-  -h, --help          this help
-
-Exit status: 0 converted (with --salvage also when damage was skipped; a warning says so),
-1 the log could not be converted (one line on stderr says why), 2 bad usage.
-
-Examples:
-  xtrace convert run.capnp                    # writes run.json
-  xtrace convert run.capnp -o /tmp/trace.json
-  xtrace convert killed.capnp --salvage       # keep what a killed capture left
-  xtrace convert run.capnp -o - | gzip > run.json.gz
-)";
 
 struct Arguments {
   std::string input;
@@ -54,10 +25,48 @@ struct Arguments {
   bool quiet = false;
 };
 
-int UsageError(const std::string& message) {
-  std::fprintf(stderr, "xtrace convert: %s\nTry 'xtrace convert --help'.\n", message.c_str());
-  return kExitUsage;
+CommandDoc ConvertDoc() {
+  return {
+      .command = "convert",
+      .usage = {"IN.capnp [-o OUT.json] [--salvage] [-q]"},
+      .description = R"(Converts an xtrace event log into Chrome trace JSON, which opens in https://ui.perfetto.dev
+or chrome://tracing. Times are CLOCK_MONOTONIC microseconds with nanosecond decimals.
+)",
+      .groups = {{"OUTPUT", ""}, {"DAMAGED LOGS", ""}},
+      .notes = "",
+      .examples = {
+          "xtrace convert run.capnp                    # writes run.json",
+          "xtrace convert run.capnp -o /tmp/trace.json",
+          "xtrace convert killed.capnp --salvage       # keep what a killed capture left",
+          "xtrace convert run.capnp -o - | gzip > run.json.gz",
+      },
+      .exit_status = R"(Exit status: 0 converted (with --salvage also when damage was skipped; a warning says so),
+1 the log could not be converted (one line on stderr says why), 2 bad usage.
+)",
+  };
 }
+
+OptionTable ConvertOptionTable(Arguments& args) {
+  return {
+      {'o', "--output", "FILE", "OUTPUT",
+       "where to write the JSON; \"-\" writes to standard output (default: IN with .capnp "
+       "replaced by .json)",
+       [&args](const std::string&, const std::string& value) {
+         args.output = value;
+         return Status::Ok();
+       }},
+      {'q', "--quiet", "", "OUTPUT",
+       "no progress and no summary line (errors and warnings still print)", SetTrue(args.quiet)},
+      {0, "--salvage", "", "DAMAGED LOGS",
+       "convert everything before the first damage (for example the last batch of a capture "
+       "that was killed mid-write) and warn about the damage, instead of failing. A log that "
+       "merely lacks its summary (the capture did not finish cleanly) converts without "
+       "--salvage, with a warning",
+       SetTrue(args.salvage)},
+  };
+}
+
+int UsageError(const std::string& message) { return xtrace::UsageError("convert", message); }
 
 std::string DefaultOutputPath(const std::string& input) {
   constexpr std::string_view kLogSuffix = ".capnp";
@@ -79,27 +88,17 @@ std::string HumanBytes(uint64_t bytes) {
 
 // Returns an exit status when parsing decided the outcome (help, usage error).
 std::optional<int> ParseArguments(int argc, char** argv, Arguments* args) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kHelp, stdout);
-      return kExitOk;
-    } else if (arg == "-o" || arg == "--output") {
-      if (i + 1 >= argc) return UsageError(arg + " needs a file name");
-      args->output = argv[++i];
-    } else if (arg.starts_with("--output=")) {
-      args->output = arg.substr(std::strlen("--output="));
-    } else if (arg == "--salvage") {
-      args->salvage = true;
-    } else if (arg == "-q" || arg == "--quiet") {
-      args->quiet = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return UsageError("unknown option '" + arg + "'");
-    } else if (args->input.empty()) {
-      args->input = arg;
-    } else {
-      return UsageError("one input log at a time (got '" + args->input + "' and '" + arg + "')");
-    }
+  auto parsed = ParseCommandLine(ConvertOptionTable(*args), std::span(argv + 1, argc - 1),
+                                 Positionals::kAnywhere);
+  if (!parsed.ok()) return UsageError(parsed.status().message());
+  if (parsed->help) {
+    std::fputs(RenderHelp(ConvertDoc(), ConvertOptionTable(*args)).c_str(), stdout);
+    return kExitOk;
+  }
+  for (const std::string& positional : parsed->positionals) {
+    if (!args->input.empty())
+      return UsageError("one input log at a time (got '" + args->input + "' and '" + positional + "')");
+    args->input = positional;
   }
   if (args->input.empty()) return UsageError("which log? (xtrace convert IN.capnp)");
   if (args->output.empty()) args->output = DefaultOutputPath(args->input);

@@ -13,32 +13,11 @@
 
 #include "capture/elf_symbols.h"
 #include "capture/library_resolver.h"
+#include "cli/option_table.h"
 #include "xtrace/records.h"
 
 namespace xtrace {
 namespace {
-
-constexpr const char* kHelp = R"help(Usage: xtrace env [--shell | --systemd | --docker | --kubernetes] [--collector PATH]
-
-Prints what to add so that processes start with xtrace's ITT collector loaded
-(INTEL_LIBITTNOTIFY64=<path of libxtrace_itt.so>). ITT clients read the variable once, when
-the process starts: set it where your workloads are launched, then 'xtrace attach' or
-'xtrace record' captures their ITT labels (oneDNN primitives, TBB algorithms, __itt_* calls).
-With no capture attached the collector costs a few ns per ITT call, so it can stay set.
-
-OUTPUT (default: all, each under a comment saying where it goes)
-      --shell            the export line only, e.g. eval "$(xtrace env --shell)"
-      --systemd          the Environment= line for a unit's [Service] section
-      --docker           docker/podman run options (bind-mounts the collector read-only)
-      --kubernetes       pod spec fragments (env, volumeMounts, volumes)
-
-ADVANCED
-      --collector PATH   use this collector instead of the one installed with xtrace
-
-Examples:
-  eval "$(xtrace env --shell)"; python train.py &       # then: sudo xtrace attach -p $!
-  sudo systemctl edit inference.service                 # paste the --systemd line
-)help";
 
 // Where the collector is bind-mounted inside containers (the host path may not exist there).
 constexpr const char* kContainerPath = "/opt/xtrace/libxtrace_itt.so";
@@ -92,6 +71,60 @@ Status CheckCollector(const std::string& path) {
   return Status::Ok();
 }
 
+struct EnvArguments {
+  EnvFormat format = EnvFormat::kAll;
+  std::string collector;
+};
+
+CommandDoc EnvDoc() {
+  return {
+      .command = "env",
+      .usage = {"[--shell | --systemd | --docker | --kubernetes] [--collector PATH]"},
+      .description = R"(Prints what to add so that processes start with xtrace's ITT collector loaded
+(INTEL_LIBITTNOTIFY64=<path of libxtrace_itt.so>). ITT clients read the variable once, when
+the process starts: set it where your workloads are launched, then 'xtrace attach' or
+'xtrace record' captures their ITT labels (oneDNN primitives, TBB algorithms, __itt_* calls).
+With no capture attached the collector costs a few ns per ITT call, so it can stay set.
+)",
+      .groups = {{"OUTPUT", "default: all, each under a comment saying where it goes"},
+                 {"ADVANCED", ""}},
+      .notes = "",
+      .examples = {
+          "eval \"$(xtrace env --shell)\"; python train.py &       # then: sudo xtrace attach -p $!",
+          "sudo systemctl edit inference.service                 # paste the --systemd line",
+      },
+      .exit_status = "Exit status: 0 printed, 1 no collector found, 2 bad usage.\n",
+  };
+}
+
+OptionTable EnvOptionTable(EnvArguments& args) {
+  auto format = [&args](EnvFormat chosen) {
+    return [&args, chosen](const std::string&, const std::string&) {
+      if (args.format != EnvFormat::kAll && args.format != chosen)
+        return Status::Error("choose one of --shell, --systemd, --docker, --kubernetes");
+      args.format = chosen;
+      return Status::Ok();
+    };
+  };
+  return {
+      {0, "--shell", "", "OUTPUT", "the export line only, e.g. eval \"$(xtrace env --shell)\"",
+       format(EnvFormat::kShell)},
+      {0, "--systemd", "", "OUTPUT", "the Environment= line for a unit's [Service] section",
+       format(EnvFormat::kSystemd)},
+      {0, "--docker", "", "OUTPUT",
+       "docker/podman run options (bind-mounts the collector read-only)", format(EnvFormat::kDocker)},
+      {0, "--kubernetes", "", "OUTPUT", "pod spec fragments (env, volumeMounts, volumes)",
+       format(EnvFormat::kKubernetes)},
+      {0, "--collector", "PATH", "ADVANCED",
+       "use this collector instead of the one installed with xtrace",
+       [&args](const std::string& flag, const std::string& value) {
+         if (value.empty()) return Status::Error(flag + ": '' is not a path");
+         args.collector = value;
+         return Status::Ok();
+       }},
+  };
+}
+
 }  // namespace
 
 std::string EnvText(const std::string& collector, EnvFormat format) {
@@ -131,34 +164,18 @@ Result<std::string> FindCollector() {
 }
 
 int RunEnvCommand(int argc, char** argv) {
-  EnvFormat format = EnvFormat::kAll;
-  std::string collector;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(kHelp, stdout);
-      return 0;
-    }
-    EnvFormat chosen = EnvFormat::kAll;
-    if (a == "--shell") chosen = EnvFormat::kShell;
-    else if (a == "--systemd") chosen = EnvFormat::kSystemd;
-    else if (a == "--docker") chosen = EnvFormat::kDocker;
-    else if (a == "--kubernetes") chosen = EnvFormat::kKubernetes;
-    else if (a == "--collector" && i + 1 < argc) {
-      collector = argv[++i];
-      continue;
-    } else {
-      std::fprintf(stderr, "xtrace env: %s\nTry 'xtrace env --help'.\n",
-                   a == "--collector" ? "--collector needs a path"
-                                      : ("unknown option '" + a + "'").c_str());
-      return 2;
-    }
-    if (format != EnvFormat::kAll) {
-      std::fprintf(stderr, "xtrace env: choose one of --shell, --systemd, --docker, --kubernetes\n");
-      return 2;
-    }
-    format = chosen;
+  EnvArguments args;
+  auto parsed = ParseCommandLine(EnvOptionTable(args), std::span(argv + 1, argc - 1),
+                                 Positionals::kAnywhere);
+  if (!parsed.ok()) return UsageError("env", parsed.status().message());
+  if (parsed->help) {
+    std::fputs(RenderHelp(EnvDoc(), EnvOptionTable(args)).c_str(), stdout);
+    return 0;
   }
+  if (!parsed->positionals.empty())
+    return UsageError("env", "unexpected argument '" + parsed->positionals[0] + "'");
+  const EnvFormat format = args.format;
+  std::string collector = args.collector;
   if (collector.empty()) {
     auto found = FindCollector();
     if (!found.ok()) {

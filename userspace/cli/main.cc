@@ -1,4 +1,6 @@
 // xtrace's entry point: dispatches to a subcommand. Everything else lives in libraries.
+// Adding a command is one entry in kCommands (its options are a table of their own, see
+// cli/option_table.h).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -11,43 +13,59 @@
 
 namespace {
 
-constexpr const char* kHelp = R"(xtrace — trace Intel GPU (Level Zero) workloads and their ITT labels from outside the process,
-with eBPF
+int RunVersion(int, char**) {
+  std::printf("xtrace %s\n", xtrace::kXtraceVersion);
+  return 0;
+}
 
-Usage: xtrace COMMAND [options]
+struct Command {
+  const char* name;
+  const char* summary;  // what it does, for `xtrace --help`
+  const char* example;  // "" for none
+  int (*run)(int argc, char** argv);  // argv[0] is the command's name
+};
 
-Commands:
-  attach    trace running processes:           sudo xtrace attach --pid 4242 -o run.capnp
-  record    launch a command and trace it:     sudo xtrace record -o run.capnp -- ./app
-            or the whole machine:              sudo xtrace record --system -o node.capnp
-  convert   event log -> Chrome trace JSON:    xtrace convert run.capnp -o run.json
-  env       lines that load the ITT collector:  xtrace env --shell
-  daemon    capture on request, rotated files: sudo xtrace daemon --output-dir /var/lib/xtrace
-  ctl       control a running daemon:          sudo xtrace ctl start --system
-  version   print the version
+constexpr Command kCommands[] = {
+    {"attach", "trace running processes:", "sudo xtrace attach --pid 4242 -o run.capnp",
+     xtrace::RunCaptureCommand},
+    {"record", "launch a command and trace it:", "sudo xtrace record -o run.capnp -- ./app",
+     xtrace::RunCaptureCommand},
+    {"convert", "event log -> Chrome trace JSON:", "xtrace convert run.capnp -o run.json",
+     xtrace::RunConvertCommand},
+    {"env", "lines that load the ITT collector:", "xtrace env --shell", xtrace::RunEnvCommand},
+    {"daemon", "capture on request, rotated files:", "sudo xtrace daemon --output-dir /var/lib/xtrace",
+     xtrace::RunDaemonCommand},
+    {"ctl", "control a running daemon:", "sudo xtrace ctl start --system", xtrace::RunCtlCommand},
+    {"version", "print the version", "", RunVersion},
+};
 
-'xtrace COMMAND --help' describes each command. Open the JSON in https://ui.perfetto.dev
-(or chrome://tracing).
-)";
+std::string Help() {
+  std::string help =
+      "xtrace — trace Intel GPU (Level Zero) workloads and their ITT labels from outside the "
+      "process,\nwith eBPF\n\nUsage: xtrace COMMAND [options]\n\nCommands:\n";
+  for (const Command& c : kCommands) {
+    char line[160];
+    std::snprintf(line, sizeof(line), "  %-9s %-35s %s", c.name, c.summary, c.example);
+    std::string text = line;
+    text.erase(text.find_last_not_of(' ') + 1);
+    help += text + "\n";
+  }
+  return help +
+         "\n'xtrace COMMAND --help' describes each command. Open the JSON in "
+         "https://ui.perfetto.dev\n(or chrome://tracing).\n";
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") ||
       !std::strcmp(argv[1], "help")) {
-    std::fputs(kHelp, argc < 2 ? stderr : stdout);
+    std::fputs(Help().c_str(), argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
-  const std::string cmd = argv[1];
-  if (cmd == "attach" || cmd == "record") return xtrace::RunCaptureCommand(argc - 1, argv + 1);
-  if (cmd == "convert") return xtrace::RunConvertCommand(argc - 1, argv + 1);
-  if (cmd == "env") return xtrace::RunEnvCommand(argc - 1, argv + 1);
-  if (cmd == "daemon") return xtrace::RunDaemonCommand(argc - 1, argv + 1);
-  if (cmd == "ctl") return xtrace::RunCtlCommand(argc - 1, argv + 1);
-  if (cmd == "version" || cmd == "--version") {
-    std::printf("xtrace %s\n", xtrace::kXtraceVersion);
-    return 0;
-  }
-  std::fprintf(stderr, "xtrace: unknown command '%s'\nTry 'xtrace --help'.\n", cmd.c_str());
+  const std::string name = argv[1] == std::string("--version") ? "version" : argv[1];
+  for (const Command& c : kCommands)
+    if (name == c.name) return c.run(argc - 1, argv + 1);
+  std::fprintf(stderr, "xtrace: unknown command '%s'\nTry 'xtrace --help'.\n", argv[1]);
   return 2;
 }

@@ -22,6 +22,13 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
   out.setBufferBytes(r.ring_bytes);
   out.setDetachAfterNs(r.library_grace_ns);
   out.setProbesPerProcess(r.probes_per_process);
+  out.setStartPaused(r.start_paused);
+  using Drm = control_schema::CaptureRequest::DrmCapture;
+  out.setDrm(r.drm == DrmCapture::kOff ? Drm::OFF
+             : r.drm == DrmCapture::kOnly ? Drm::ONLY : Drm::ALONGSIDE);
+  out.setSingleUprobes(r.single_uprobes);
+  out.setDrmSyscallTracepoints(r.drm_syscall_tracepoints);
+  out.setVerbose(r.verbose);
 }
 
 CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
@@ -38,6 +45,13 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   if (in.getBufferBytes()) r.ring_bytes = in.getBufferBytes();
   if (in.getDetachAfterNs()) r.library_grace_ns = in.getDetachAfterNs();
   r.probes_per_process = in.getProbesPerProcess();
+  r.start_paused = in.getStartPaused();
+  using Drm = control_schema::CaptureRequest::DrmCapture;
+  if (in.getDrm() == Drm::OFF) r.drm = DrmCapture::kOff;
+  if (in.getDrm() == Drm::ONLY) r.drm = DrmCapture::kOnly;
+  r.single_uprobes = in.getSingleUprobes();
+  r.drm_syscall_tracepoints = in.getDrmSyscallTracepoints();
+  r.verbose = in.getVerbose();
   return r;
 }
 

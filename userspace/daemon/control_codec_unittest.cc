@@ -18,6 +18,11 @@ TEST(ControlCodec, RequestRoundTrips) {
   r.ring_bytes = 64 << 20;
   r.library_grace_ns = 5;
   r.probes_per_process = true;
+  r.start_paused = true;
+  r.drm = DrmCapture::kOnly;
+  r.single_uprobes = true;
+  r.drm_syscall_tracepoints = true;
+  r.verbose = true;
   capnp::MallocMessageBuilder message;
   auto built = message.initRoot<control_schema::CaptureRequest>();
   control_codec::EncodeRequest(r, built);
@@ -32,6 +37,11 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_EQ(back.ring_bytes, r.ring_bytes);
   EXPECT_EQ(back.library_grace_ns, 5u);
   EXPECT_TRUE(back.probes_per_process);
+  EXPECT_TRUE(back.start_paused);
+  EXPECT_EQ(back.drm, DrmCapture::kOnly);
+  EXPECT_TRUE(back.single_uprobes);
+  EXPECT_TRUE(back.drm_syscall_tracepoints);
+  EXPECT_TRUE(back.verbose);
 
   // Unset fields stay the capture's defaults.
   capnp::MallocMessageBuilder empty;
@@ -41,6 +51,8 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_FALSE(defaults.duration_ns.has_value());
   EXPECT_EQ(defaults.ring_bytes, CaptureOptions().ring_bytes);
   EXPECT_FALSE(defaults.probes_per_process);
+  EXPECT_EQ(defaults.drm, DrmCapture::kAlongside);
+  EXPECT_FALSE(defaults.start_paused);
 }
 
 TEST(ControlCodec, StatusCarriesPerProcessCounts) {

@@ -6,7 +6,9 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xtrace::control_schema");
 
-# What to capture; the fields mean what the TARGET options of `xtrace attach` mean.
+# What to capture; the fields mean what the capture options of `xtrace attach` mean (every
+# CaptureOptions field the CLI's capture option table sets has a field here). Zero values are
+# the capture's defaults.
 struct CaptureRequest {
   system @0 :Bool;
   pids @1 :List(UInt32);
@@ -18,11 +20,22 @@ struct CaptureRequest {
   bufferBytes @7 :UInt64;    # BPF ring buffer; 0: the default
   detachAfterNs @8 :UInt64;  # probe grace period on unused libraries; 0: the default
   probesPerProcess @9 :Bool; # uprobes per selected process, not per library file
+  startPaused @10 :Bool;     # nothing recorded until a process calls __itt_resume
+  drm @11 :DrmCapture;
+  singleUprobes @12 :Bool;   # never uprobe_multi
+  drmSyscallTracepoints @13 :Bool;  # DRM ioctls from sys_enter/exit, not fentry/fexit
+  verbose @14 :Bool;         # more detail on the daemon's stderr
 
   enum FollowChildren {
     default @0;
     yes @1;
     no @2;
+  }
+
+  enum DrmCapture {
+    alongside @0;  # with every other source
+    off @1;        # --no-drm
+    only @2;       # --drm-only
   }
 }
 
