@@ -4,7 +4,7 @@
 #ifndef XTRACE_DRM_BPF_H
 #define XTRACE_DRM_BPF_H
 
-#include "common.bpf.h"
+#include "maps.bpf.h"
 #include "xtrace/drm_records.h"
 
 /* Threads inside a DRM ioctl at once (across all traced processes). */

@@ -5,6 +5,7 @@
  * (dma_fence everywhere dma-buf is built in; i915's request tracepoints with i915 loaded,
  * xe's hardware fence tracepoints with xe loaded). */
 #include "drm.bpf.h"
+#include "output.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -54,7 +55,7 @@ static __always_inline int xt_fence_created(const struct dma_fence *fence)
 	xt_fence_key_of(fence, &key);
 	watch.created_ns = bpf_ktime_get_ns();
 	watch.ioctl_start_ns = ioctl->start_ns;
-	/* The thread as the collector numbers it (a sidecar's pid namespace), for the record. */
+	/* The thread as the collector numbers it, for the record. */
 	xt_current_ids(xt_config(), &watch.tid, &watch.pid);
 	/* Already watched: i915 requests are seen both at dma_fence_init and at
 	 * i915_request_add. */
@@ -75,12 +76,9 @@ static __always_inline int xt_fence_signaled(const struct dma_fence *fence, __u3
 	watch = bpf_map_lookup_elem(&watched_fences, &key);
 	if (!watch)
 		return 0;
-	rec.hdr.type = XT_REC_DRM_FENCE;
-	rec.hdr.size = sizeof(rec);
-	rec.hdr.pid = watch->pid;
-	rec.hdr.tid = watch->tid;
-	rec.hdr.start_ns = watch->created_ns;
-	rec.hdr.end_ns = bpf_ktime_get_ns();
+	/* About the thread whose ioctl made the fence, not whichever task signals it. */
+	xt_fill_header_of(&rec.hdr, XT_REC_DRM_FENCE, sizeof(rec), 0, watch->created_ns,
+			  bpf_ktime_get_ns(), watch->pid, watch->tid);
 	rec.ioctl_start_ns = watch->ioctl_start_ns;
 	rec.context = key.context;
 	rec.seqno = key.seqno;

@@ -11,6 +11,8 @@
  *   machine runs the program (and takes the kernel's slow syscall path while it is attached).
  *   BTF-typed, so the register frame is read with plain loads, not helper calls. */
 #include "drm.bpf.h"
+#include "scope.bpf.h"
+#include "thread.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -66,9 +68,10 @@ static __always_inline int xt_drm_enter(__u32 fd, __u32 cmd, __u64 arg)
 
 	if (XT_IOC_TYPE(cmd) != XT_DRM_IOCTL_TYPE)
 		return 0;
-	pid_tgid = bpf_get_current_pid_tgid();
-	if (!xt_traced(pid_tgid >> 32))
+	if (!xt_traced())
 		return 0;
+	/* Kernel ids: the key stays inside BPF (drm_fence.bpf.c finds the ioctl by it too). */
+	pid_tgid = bpf_get_current_pid_tgid();
 	p = bpf_map_lookup_elem(&drm_entry_scratch, &zero);
 	if (!p)
 		return 0;
@@ -103,12 +106,12 @@ static __always_inline int xt_drm_exit(__u32 cmd, long ret)
 
 	if (XT_IOC_TYPE(cmd) != XT_DRM_IOCTL_TYPE)
 		return 0;
-	pid_tgid = bpf_get_current_pid_tgid();
 	/* The filter first: a DRM ioctl of a process nobody traces (another GPU program) costs one
 	 * lookup. An entry left pending by a process that stopped being traced meanwhile is
 	 * replaced by its thread's next ioctl, or aged out of the LRU map. */
-	if (!xt_traced(pid_tgid >> 32))
+	if (!xt_traced())
 		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
 	p = bpf_map_lookup_elem(&drm_pending, &pid_tgid);
 	if (!p) {
 		/* In the ioctl since before the capture began (a long wait, typically). */
@@ -137,13 +140,11 @@ static __always_inline int xt_drm_exit(__u32 cmd, long ret)
 			out_len = 0;
 		}
 	}
+	size = sizeof(*rec) + in_len + out_len;
+	if (size > sizeof(*rec) + 2 * XT_DRM_MAX_ARG)
+		goto out;
 	xt_note_thread(now);
-	rec->hdr.type = XT_REC_DRM_IOCTL;
-	rec->hdr.flags = flags;
-	/* Ids as the collector numbers them (a sidecar's pid namespace), as xt_fill_header. */
-	xt_current_ids(xt_config(), &rec->hdr.tid, &rec->hdr.pid);
-	rec->hdr.start_ns = p->start_ns;
-	rec->hdr.end_ns = now;
+	xt_fill_header(&rec->hdr, XT_REC_DRM_IOCTL, size, flags, p->start_ns, now);
 	rec->ret = ret;
 	rec->arg = p->arg;
 	rec->fd = p->fd;
@@ -153,10 +154,6 @@ static __always_inline int xt_drm_exit(__u32 cmd, long ret)
 	rec->in_len = in_len;
 	rec->out_len = out_len;
 	rec->reserved[0] = rec->reserved[1] = rec->reserved[2] = 0;
-	size = sizeof(*rec) + in_len + out_len;
-	if (size > sizeof(*rec) + 2 * XT_DRM_MAX_ARG)
-		goto out;
-	rec->hdr.size = size;
 	xt_output(rec, size);
 out:
 	bpf_map_delete_elem(&drm_pending, &pid_tgid);

@@ -4,8 +4,9 @@
  * itt_range_pop and itt_mark see emit_itt() ranges with no collector at all. A domain or
  * string handle's text is sent once per process, after which events carry only the handle.
  * __itt_pause/__itt_resume/__itt_detach change the process's collection state, which every
- * source's programs check (common.bpf.h), and are recorded as transitions. */
-#include "common.bpf.h"
+ * source's programs check (scope.bpf.h), and are recorded as transitions. */
+#include "scope.bpf.h"
+#include "thread.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -14,7 +15,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 struct itt_handle_key {
 	__u64 handle;
-	__u32 tgid;
+	__u32 tgid; /* as the collector numbers it: user space forgets a process's handles by it */
 	__u32 kind;
 };
 
@@ -49,15 +50,6 @@ static __always_inline __u32 itt_copy_name(__u8 *dst, const char *src, __u32 *fl
 	return (__u32)len;
 }
 
-static __always_inline void itt_fill_header(struct xt_record_header *hdr, __u16 type, __u64 now)
-{
-	/* Ids as the collector numbers them (a sidecar's pid namespace), as xt_fill_header. */
-	xt_current_ids(xt_config(), &hdr->tid, &hdr->pid);
-	hdr->type = type;
-	hdr->start_ns = now;
-	hdr->end_ns = now;
-}
-
 /* Sends `text` as the name of `handle` (0 for a thread name); 0 when it reached the ring. */
 static __always_inline int itt_send_name(__u64 handle, __u32 kind, const char *text, __u32 flags,
 					 __u64 now)
@@ -71,9 +63,7 @@ static __always_inline int itt_send_name(__u64 handle, __u32 kind, const char *t
 	rec = (struct xt_itt_name *)buf->data;
 	__builtin_memset(rec, 0, sizeof(*rec));
 	len = itt_copy_name(buf->data + sizeof(*rec), text, &flags);
-	itt_fill_header(&rec->hdr, XT_REC_ITT_NAME, now);
-	rec->hdr.size = sizeof(*rec) + len;
-	rec->hdr.flags = flags;
+	xt_fill_header(&rec->hdr, XT_REC_ITT_NAME, sizeof(*rec) + len, flags, now, now);
 	rec->handle = handle;
 	rec->kind = kind;
 	rec->name_len = len;
@@ -102,8 +92,7 @@ static __always_inline void itt_note_handle(__u32 tgid, __u64 handle, __u32 kind
  * (resume while collecting) records nothing. */
 static __always_inline void itt_change_state(__u32 tgid, __u64 op, __u64 now)
 {
-	__u32 key = xt_collector_tgid(tgid);
-	__u32 *current = bpf_map_lookup_elem(&collection_state, &key);
+	__u32 *current = bpf_map_lookup_elem(&collection_state, &tgid);
 	__u32 previous = current ? *current : XT_COLLECT_ON;
 	__u32 next = op == XT_ITT_PAUSE ? XT_COLLECT_PAUSED
 		   : op == XT_ITT_RESUME ? XT_COLLECT_ON : XT_COLLECT_DETACHED;
@@ -111,12 +100,11 @@ static __always_inline void itt_change_state(__u32 tgid, __u64 op, __u64 now)
 
 	if (previous == XT_COLLECT_DETACHED || next == previous)
 		return;
-	if (bpf_map_update_elem(&collection_state, &key, &next, BPF_ANY))
+	if (bpf_map_update_elem(&collection_state, &tgid, &next, BPF_ANY))
 		return;
 	xt_filter_changed();
 	xt_note_thread(now);
-	itt_fill_header(&rec.hdr, XT_REC_ITT_STATE, now);
-	rec.hdr.size = sizeof(rec);
+	xt_fill_header(&rec.hdr, XT_REC_ITT_STATE, sizeof(rec), 0, now, now);
 	rec.state = next;
 	rec.previous = previous;
 	xt_output(&rec, sizeof(rec));
@@ -130,11 +118,12 @@ int itt_probe(struct pt_regs *ctx)
 	__u64 op = PT_REGS_PARM1(ctx);
 	__u64 domain = PT_REGS_PARM2(ctx);
 	__u64 name = PT_REGS_PARM3(ctx);
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	const struct xt_capture_config *cfg = xt_config();
+	__u32 tgid = xt_current_tgid(cfg);
 	struct xt_itt_event rec = {};
 	__u64 now;
 
-	if (!xt_selected(tgid))
+	if (!xt_selected(cfg, tgid))
 		return 0;
 	if (op == XT_ITT_PAUSE || op == XT_ITT_RESUME || op == XT_ITT_DETACH) {
 		itt_change_state(tgid, op, bpf_ktime_get_ns());
@@ -150,8 +139,7 @@ int itt_probe(struct pt_regs *ctx)
 	}
 	itt_note_handle(tgid, domain, XT_ITT_NAME_DOMAIN, now);
 	itt_note_handle(tgid, name, XT_ITT_NAME_STRING, now);
-	itt_fill_header(&rec.hdr, XT_REC_ITT_EVENT, now);
-	rec.hdr.size = sizeof(rec);
+	xt_fill_header(&rec.hdr, XT_REC_ITT_EVENT, sizeof(rec), 0, now, now);
 	rec.domain = domain;
 	rec.name = name;
 	rec.id[0] = PT_REGS_PARM4(ctx);
@@ -167,13 +155,12 @@ int itt_probe(struct pt_regs *ctx)
  * inline rather than as a handle. */
 static __always_inline int torch_event(__u16 op, const char *msg)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u32 zero = 0, flags = 0, len;
 	struct xt_scratch *buf;
 	struct xt_itt_event *rec;
 	__u64 now;
 
-	if (!xt_traced(tgid))
+	if (!xt_traced())
 		return 0;
 	now = bpf_ktime_get_ns();
 	xt_note_thread(now);
@@ -183,9 +170,7 @@ static __always_inline int torch_event(__u16 op, const char *msg)
 	rec = (struct xt_itt_event *)buf->data;
 	__builtin_memset(rec, 0, sizeof(*rec));
 	len = itt_copy_name(buf->data + sizeof(*rec), msg, &flags);
-	itt_fill_header(&rec->hdr, XT_REC_ITT_EVENT, now);
-	rec->hdr.size = sizeof(*rec) + len;
-	rec->hdr.flags = flags;
+	xt_fill_header(&rec->hdr, XT_REC_ITT_EVENT, sizeof(*rec) + len, flags, now, now);
 	rec->op = op;
 	rec->origin = XT_ITT_FROM_PYTORCH;
 	rec->name_len = len;

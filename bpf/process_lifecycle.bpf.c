@@ -5,7 +5,7 @@
  * and report processes in scope to user space; a uprobe on the dynamic linker's debugger hook
  * (_dl_debug_state, called after every change to the list of loaded objects, at start-up and
  * on each dlopen/dlclose) tells it when to look at a process's libraries again. */
-#include "common.bpf.h"
+#include "scope.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -14,10 +14,7 @@ char LICENSE[] SEC("license") = "GPL";
  * run before its libraries are probed. */
 static __always_inline void xt_output_now(void *rec, __u64 size)
 {
-	if (bpf_ringbuf_output(&events, rec, size, BPF_RB_FORCE_WAKEUP)) {
-		xt_count(XT_CNT_DROPPED);
-		xt_count_process_drop();
-	}
+	xt_output_waking(rec, size, BPF_RB_FORCE_WAKEUP);
 }
 
 static __always_inline int xt_same_comm(const char *a, const char *b)
@@ -61,12 +58,7 @@ static __always_inline void xt_fill_process_event(struct xt_process_event *rec, 
 	__u32 parent_pid = 0, parent_tgid = 0;
 	__u64 now = bpf_ktime_get_ns();
 
-	rec->hdr.type = type;
-	rec->hdr.size = sizeof(*rec);
-	rec->hdr.pid = tgid;
-	rec->hdr.tid = pid;
-	rec->hdr.start_ns = now;
-	rec->hdr.end_ns = now;
+	xt_fill_header_of(&rec->hdr, type, sizeof(*rec), 0, now, now, tgid, pid);
 	if (xt_task_ids(BPF_CORE_READ(task, real_parent), cfg, &parent_pid, &parent_tgid))
 		rec->parent_pid = parent_tgid;
 	rec->ns_pid = xt_innermost_pid(task);
@@ -101,7 +93,6 @@ int BPF_PROG(xt_process_exec, struct task_struct *task, pid_t old_pid, struct li
 		return 0;
 	rec = (struct xt_process_event *)buf->data;
 	xt_fill_process_event(rec, XT_REC_PROCESS_EXEC, task, cfg, pid, tgid);
-	rec->hdr.flags = 0;
 	/* The new stack holds argv, just written by the kernel, so it is resident. */
 	arg_start = BPF_CORE_READ(task, mm, arg_start);
 	arg_end = BPF_CORE_READ(task, mm, arg_end);
@@ -167,12 +158,7 @@ int BPF_PROG(xt_process_exit, struct task_struct *task)
 		return 0;
 	if (xt_scope_selects(cfg, tgid) && xt_in_cgroup_scope(cfg)) {
 		now = bpf_ktime_get_ns();
-		rec.hdr.type = XT_REC_PROCESS_EXIT;
-		rec.hdr.size = sizeof(rec);
-		rec.hdr.pid = tgid;
-		rec.hdr.tid = pid;
-		rec.hdr.start_ns = now;
-		rec.hdr.end_ns = now;
+		xt_fill_header_of(&rec.hdr, XT_REC_PROCESS_EXIT, sizeof(rec), 0, now, now, tgid, pid);
 		rec.exit_code = BPF_CORE_READ(task, exit_code);
 		xt_output_now(&rec, sizeof(rec));
 	}
@@ -192,18 +178,12 @@ SEC("uprobe")
 int xt_dl_debug_state(struct pt_regs *ctx)
 {
 	struct xt_record_header rec = {};
-	__u32 pid, tgid;
+	__u64 now;
 
-	if (!xt_traced(bpf_get_current_pid_tgid() >> 32))
+	if (!xt_traced())
 		return 0;
-	if (!xt_current_ids(xt_config(), &pid, &tgid))
-		return 0;
-	rec.type = XT_REC_PROCESS_MAPS;
-	rec.size = sizeof(rec);
-	rec.pid = tgid;
-	rec.tid = pid;
-	rec.start_ns = bpf_ktime_get_ns();
-	rec.end_ns = rec.start_ns;
+	now = bpf_ktime_get_ns();
+	xt_fill_header(&rec, XT_REC_PROCESS_MAPS, sizeof(rec), 0, now, now);
 	xt_output_now(&rec, sizeof(rec));
 	return 0;
 }

@@ -2,43 +2,25 @@
 /* Uprobes on the Level Zero loader's API entry points. Entry probes copy the arguments that
  * matter into per-thread state; return probes add the result and output handles and emit one
  * record per call. Naming and correlation happen in user space. */
-#include "common.bpf.h"
+#include "pairing.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Pairing slots of the dedicated programs in the thread's state (the generic ones share one
- * slot of their own). The three launch variants share one: a thread is in one loader call at
- * a time — a loader call made from a signal handler that interrupted another would take the
- * outer call's slot, and the outer call would be lost (counted as unpaired). */
+/* Pairing ids of the dedicated programs (pairing.bpf.h): above every generic call's fn, which
+ * the cookie holds in 8 bits. The three launch variants share one. */
 enum xt_ze_dedicated_fn {
-	FN_KERNEL_CREATE = 1,
-	FN_APPEND_LAUNCH_KERNEL = 2,
+	FN_KERNEL_CREATE = 256,
+	FN_APPEND_LAUNCH_KERNEL = 257,
 };
 
 /* ze_kernel_desc_t: stype@0, pNext@8, flags@16, pKernelName@24 (ze_api.h). */
 #define ZE_KERNEL_DESC_NAME_OFFSET 24
 
-static __always_inline struct xt_inflight *xt_exit(__u32 fn, __u64 *now)
-{
-	struct xt_inflight *in = xt_pending(fn);
-
-	*now = bpf_ktime_get_ns();
-	if (!in && xt_traced(bpf_get_current_pid_tgid() >> 32))
-		xt_count(XT_CNT_ORPHAN_RETURN);
-	return in;
-}
-
-/* Frees the slot xt_exit returned (a pointer, not a fn id: no second lookup). */
-static __always_inline void xt_forget(struct xt_inflight *in)
-{
-	in->start_ns = 0;
-}
-
 /* ze_result_t zeKernelCreate(ze_module_handle_t, const ze_kernel_desc_t *, ze_kernel_handle_t *) */
 SEC("uprobe")
 int BPF_KPROBE(ze_kernel_create_entry, void *module, const void *desc, void **out_kernel)
 {
-	struct xt_inflight *in = xt_enter(FN_KERNEL_CREATE);
+	struct xt_call_slot *in = xt_enter(FN_KERNEL_CREATE);
 	const char *name = NULL;
 
 	if (!in)
@@ -57,13 +39,12 @@ int BPF_KRETPROBE(ze_kernel_create_return, long ret)
 	__u32 zero = 0;
 	struct xt_scratch *buf;
 	struct xt_kernel_create *rec;
-	struct xt_inflight *in;
 	const char *name;
-	__u64 now, kernel = 0;
+	__u64 now = bpf_ktime_get_ns(), kernel = 0;
+	struct xt_call_slot *in = xt_exit(FN_KERNEL_CREATE);
 	long len = 0;
 	__u8 last = 0;
 
-	in = xt_exit(FN_KERNEL_CREATE, &now);
 	if (!in)
 		return 0;
 	buf = bpf_map_lookup_elem(&scratch, &zero);
@@ -96,7 +77,8 @@ int BPF_KRETPROBE(ze_kernel_create_return, long ret)
 	if (len > XT_MAX_NAME)
 		len = XT_MAX_NAME;
 	rec->name_len = len;
-	xt_fill_header(&rec->hdr, XT_REC_KERNEL_CREATE, sizeof(*rec) + len, in, now);
+	xt_fill_header(&rec->hdr, XT_REC_KERNEL_CREATE, sizeof(*rec) + len, in->flags, in->start_ns,
+		       now);
 	xt_output(rec, sizeof(*rec) + len);
 out:
 	xt_forget(in);
@@ -110,7 +92,7 @@ SEC("uprobe")
 int BPF_KPROBE(ze_append_launch_kernel_entry, void *cmdlist, void *kernel, const void *groups,
 	       void *signal_event, __u32 num_wait_events)
 {
-	struct xt_inflight *in = xt_enter(FN_APPEND_LAUNCH_KERNEL);
+	struct xt_call_slot *in = xt_enter(FN_APPEND_LAUNCH_KERNEL);
 
 	if (!in)
 		return 0;
@@ -119,9 +101,10 @@ int BPF_KPROBE(ze_append_launch_kernel_entry, void *cmdlist, void *kernel, const
 	in->arg[2] = (__u64)signal_event;
 	in->arg[3] = num_wait_events;
 	/* An indirect launch's group counts are in device memory, written by the GPU: not ours
-	 * to read, and not known yet anyway. */
-	if (bpf_get_attach_cookie(ctx) != XT_LAUNCH_INDIRECT &&
-	    bpf_probe_read_user(in->group_count, sizeof(in->group_count), groups))
+	 * to read, and not known yet anyway. (A failed read zeroes them too.) */
+	if (bpf_get_attach_cookie(ctx) == XT_LAUNCH_INDIRECT)
+		__builtin_memset(in->group_count, 0, sizeof(in->group_count));
+	else if (bpf_probe_read_user(in->group_count, sizeof(in->group_count), groups))
 		in->flags |= XT_FLAG_ARG_UNREADABLE;
 	return 0;
 }
@@ -129,15 +112,16 @@ int BPF_KPROBE(ze_append_launch_kernel_entry, void *cmdlist, void *kernel, const
 SEC("uretprobe")
 int BPF_KRETPROBE(ze_append_launch_kernel_return, long ret)
 {
+	__u64 now = bpf_ktime_get_ns();
+	struct xt_call_slot *in = xt_exit(FN_APPEND_LAUNCH_KERNEL);
 	struct xt_launch_kernel *rec;
-	struct xt_inflight *in;
-	__u64 now;
 
-	in = xt_exit(FN_APPEND_LAUNCH_KERNEL, &now);
 	if (!in)
 		return 0;
-	rec = xt_reserve_record(XT_REC_LAUNCH_KERNEL, sizeof(*rec), in, now);
+	rec = xt_reserve(sizeof(*rec));
 	if (rec) {
+		xt_fill_header(&rec->hdr, XT_REC_LAUNCH_KERNEL, sizeof(*rec), in->flags, in->start_ns,
+			       now);
 		rec->command_list = in->arg[0];
 		rec->kernel = in->arg[1];
 		rec->signal_event = in->arg[2];
@@ -157,14 +141,11 @@ int BPF_KRETPROBE(ze_append_launch_kernel_return, long ret)
  * struct xt_ze_call; the uprobe's cookie says which function it is and what to copy (layout
  * in records.h). The entry only saves the argument registers (and up to two stack arguments);
  * all pointer reads happen at return, when inputs are still valid and outputs are written. */
-_Static_assert(sizeof(((struct xt_call_slot *)0)->arg) == XT_ZE_CALL_ARGS * 8,
-	       "a generic call slot holds every argument word a record carries");
-
 SEC("uprobe")
 int BPF_KPROBE(ze_call_entry)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	struct xt_call_slot *st = xt_enter_call(XT_ZE_COOKIE_FN(cookie));
+	struct xt_call_slot *st = xt_enter(XT_ZE_COOKIE_FN(cookie));
 	__u32 stack_count, moved;
 
 	if (!st)
@@ -208,44 +189,27 @@ static __always_inline void ze_read(__u32 spec, const struct xt_call_slot *st, _
 		*flags |= XT_FLAG_ARG_UNREADABLE;
 }
 
-static __always_inline void ze_fill_header(struct xt_record_header *hdr, __u16 type, __u16 size,
-					   __u64 start_ns, __u32 flags, __u64 now)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-
-	/* The thread's name was reported, if needed, by xt_enter_call. */
-	hdr->type = type;
-	hdr->size = size;
-	hdr->flags = flags;
-	hdr->pid = id >> 32;
-	hdr->tid = (__u32)id;
-	hdr->start_ns = start_ns;
-	hdr->end_ns = now;
-}
-
 SEC("uretprobe")
 int BPF_KRETPROBE(ze_call_return, long ret)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 fn = XT_ZE_COOKIE_FN(cookie);
 	__u64 now = bpf_ktime_get_ns();
-	struct xt_call_slot *st = xt_pending_call(fn);
+	struct xt_call_slot *st = xt_exit(fn);
 	struct xt_ze_call rec = {};
-	__u32 flags = 0;
+	__u32 flags;
 
-	if (!st) {
-		if (xt_traced(bpf_get_current_pid_tgid() >> 32))
-			xt_count(XT_CNT_ORPHAN_RETURN);
+	if (!st)
 		return 0;
-	}
+	flags = st->flags;
 	rec.fn = fn;
 	rec.result = (__s32)ret;
 	__builtin_memcpy(rec.arg, st->arg, sizeof(rec.arg));
 	ze_read(XT_ZE_COOKIE_READ(cookie, 0), st, rec.result, &rec.data[0], &flags);
 	ze_read(XT_ZE_COOKIE_READ(cookie, 1), st, rec.result, &rec.data[4], &flags);
-	ze_fill_header(&rec.hdr, XT_REC_ZE_CALL, sizeof(rec), st->start_ns, flags, now);
+	xt_fill_header(&rec.hdr, XT_REC_ZE_CALL, sizeof(rec), flags, st->start_ns, now);
 	xt_output(&rec, sizeof(rec));
-	st->start_ns = 0;
+	xt_forget(st);
 	return 0;
 }
 
@@ -255,16 +219,14 @@ SEC("uretprobe")
 int BPF_KRETPROBE(ze_execute_return, long ret)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct xt_call_slot *st = xt_pending_call(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS);
+	struct xt_call_slot *st = xt_exit(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS);
 	struct xt_ze_execute *rec;
 	struct xt_scratch *buf;
-	__u32 zero = 0, flags = 0, n, copy, bytes;
+	__u32 zero = 0, flags, n, copy, bytes;
 
-	if (!st) {
-		if (xt_traced(bpf_get_current_pid_tgid() >> 32))
-			xt_count(XT_CNT_ORPHAN_RETURN);
+	if (!st)
 		return 0;
-	}
+	flags = st->flags;
 	buf = bpf_map_lookup_elem(&scratch, &zero);
 	if (!buf)
 		goto out;
@@ -286,9 +248,9 @@ int BPF_KRETPROBE(ze_execute_return, long ret)
 		flags |= XT_FLAG_ARG_UNREADABLE;
 		bytes = 0;
 	}
-	ze_fill_header(&rec->hdr, XT_REC_ZE_EXECUTE, sizeof(*rec) + bytes, st->start_ns, flags, now);
+	xt_fill_header(&rec->hdr, XT_REC_ZE_EXECUTE, sizeof(*rec) + bytes, flags, st->start_ns, now);
 	xt_output(rec, sizeof(*rec) + bytes);
 out:
-	st->start_ns = 0;
+	xt_forget(st);
 	return 0;
 }

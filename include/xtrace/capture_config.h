@@ -22,7 +22,7 @@ enum xt_scope_flags {
 	XT_SCOPE_FOLLOW_CHILDREN = 1u << 1, /* a traced process's new children are traced */
 	XT_SCOPE_COMM = 1u << 2,            /* processes that exec (or fork) as `comm` are traced */
 	XT_SCOPE_CGROUP = 1u << 3,          /* only processes under scope_cgroup (and its children) */
-	XT_SCOPE_PID_NAMESPACE = 1u << 4,   /* only the collector's pid namespace; ids as seen there */
+	XT_SCOPE_PID_NAMESPACE = 1u << 4,   /* only the collector's pid namespace (ids: records.h) */
 };
 
 /* Deepest pid namespace nesting the kernel allows (MAX_PID_NS_LEVEL). */

@@ -54,11 +54,16 @@ enum xt_record_flags {
 	XT_FLAG_ARG_UNREADABLE = 1u << 1, /* an argument pointer could not be read */
 };
 
+/* Process and thread ids, in every record (the header's and any other field naming a process)
+ * and in the BPF maps keyed by process: as the collector's pid namespace numbers them. That is
+ * the kernel's own ids when xtrace runs in the initial namespace, and its namespace's when it
+ * runs in one of its own (a container, a pod sidecar); a process outside that namespace is
+ * not recorded, and a parent outside it is 0. */
 struct xt_record_header {
 	__u16 type;    /* enum xt_record_type */
 	__u16 size;    /* bytes of the whole record, header included */
 	__u32 flags;   /* enum xt_record_flags */
-	__u32 pid;     /* tgid, as the kernel's init pid namespace sees it */
+	__u32 pid;     /* the process (tgid) */
 	__u32 tid;
 	__u64 start_ns; /* CLOCK_MONOTONIC at function entry */
 	__u64 end_ns;   /* CLOCK_MONOTONIC at function return */
@@ -217,8 +222,8 @@ struct xt_thread_name {
 #define XT_MAX_ARGS 1024
 
 /* A process appeared: hdr.pid is the process (tgid), hdr.tid the thread that exec'd or was
- * created; start_ns = end_ns = when. Pids are as the collector's pid namespace numbers them.
- * An exec record is followed by args_len bytes of its command line. */
+ * created; start_ns = end_ns = when. An exec record is followed by args_len bytes of its
+ * command line. */
 struct xt_process_event {
 	struct xt_record_header hdr;
 	__u32 parent_pid;  /* 0 when the parent lies outside the collector's pid namespace */

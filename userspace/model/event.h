@@ -15,7 +15,7 @@ namespace xtrace {
 
 // A traced process, emitted once when it is first seen (and again if its name changes).
 struct ProcessInfo {
-  uint32_t pid = 0;     // as the init pid namespace sees it
+  uint32_t pid = 0;     // as the collector's pid namespace numbers it (include/xtrace/records.h)
   uint32_t ns_pid = 0;  // as its own pid namespace sees it (equal to pid outside containers)
   StringId comm = kEmptyString;
   StringId command_line = kEmptyString;  // arguments joined with spaces

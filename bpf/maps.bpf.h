@@ -1,0 +1,145 @@
+/* The maps every xtrace BPF object shares, and the layouts of their values. maps.bpf.c owns
+ * them; every probe object declares the same maps and user space hands it ours by fd
+ * (CaptureMaps::Share), so all sources write one ordered stream and follow one filter.
+ * Processes are keyed by their id in the collector's pid namespace (records.h). BPF-only. */
+#ifndef XTRACE_MAPS_BPF_H
+#define XTRACE_MAPS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "xtrace/capture_config.h"
+#include "xtrace/records.h"
+
+/* Records to user space. Its size is set by user space (--buffer-size) between open and load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+/* enum xt_counter; per-CPU so counting needs no atomics on the hot path. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XT_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* Records lost in the ring per process, for the per-process summary. Written only when a
+ * record is dropped. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XT_MAX_DROP_PROCS);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops_by_pid SEC(".maps");
+
+/* Processes to record when filter_by_pid is set: uprobes attached to one library inode fire
+ * in every process that maps it, so system-wide or multi-target captures filter here. A
+ * uprobe attached for one pid needs no filter: the kernel installs it only there. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XT_MAX_TRACED_PROCS);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_pids SEC(".maps");
+
+/* Collection state per process (enum xt_collection_state): paused by --start-paused or
+ * __itt_pause, resumed by __itt_resume, ended for good by __itt_detach. Absent means
+ * collecting. Checked by every program through xt_traced, so pause applies to every source. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XT_MAX_TRACED_PROCS);
+	__type(key, __u32);
+	__type(value, __u32);
+} collection_state SEC(".maps");
+
+/* Which processes the capture records (one struct xt_capture_config, see capture_config.h).
+ * A map, not rodata, so every probe object follows it without setting anything itself, and
+ * user space can set it once for all of them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xt_capture_config);
+} capture_config SEC(".maps");
+
+/* XT_SCOPE_CGROUP: the cgroup (v2) at index 0, set from a directory fd by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} scope_cgroup SEC(".maps");
+
+/* Changes to traced_pids, collection_state and capture_config, counted, so a thread may keep
+ * its last xt_traced answer until something changes (xt_traced_by_thread): [0] is bumped by
+ * user space (CaptureMaps, its only writer), [1] by BPF programs (xt_filter_changed,
+ * atomically). Whoever changes one of those maps must bump one of these after the change. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} filter_epoch SEC(".maps");
+
+union xt_comm {
+	char c[XT_COMM_LEN];
+	__u64 w[XT_COMM_LEN / 8];
+};
+
+/* The probed call pending on a thread, from its entry to its return (pairing.bpf.h). A thread
+ * is in one library call at a time, so one slot serves every probed function; the return
+ * checks that the call is its own. */
+struct xt_call_slot {
+	__u64 start_ns; /* 0: none pending */
+	__u32 fn;       /* whose: enum xt_ze_fn, or a dedicated program's pairing id */
+	__u32 flags;    /* enum xt_record_flags, from the entry's reads */
+	__u64 arg[XT_ZE_CALL_ARGS];
+	__u32 group_count[3]; /* launches only: the group counts, read at entry */
+	__u32 pad;
+};
+
+enum xt_traced_answer {
+	XT_TRACED_UNKNOWN = 0,
+	XT_TRACED_NO = 1,     /* not selected by the process filter */
+	XT_TRACED_PAUSED = 2, /* selected, but its collection is paused or detached */
+	XT_TRACED_YES = 3,
+};
+
+/* What BPF keeps per thread: its pending call, the name last reported for it and its last
+ * filter answer. Task-local storage rather than hash maps keyed by tid: finding it is a
+ * pointer chase instead of a hash lookup (entry/return pairing and the thread-name check run
+ * on every probed call), nothing is inserted or deleted per call, the kernel frees it when
+ * the thread exits, and a new thread that reuses a tid starts afresh. */
+struct xt_thread_state {
+	union xt_comm reported; /* all zero until the first report */
+	__u64 filter_epoch[2];  /* filter_epoch when `traced` was decided */
+	__u32 traced;           /* enum xt_traced_answer; XT_TRACED_UNKNOWN: decide afresh */
+	__u32 pad;
+	struct xt_call_slot call;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct xt_thread_state);
+} thread_state SEC(".maps");
+
+/* Scratch space for records with a string tail: too large for the 512-byte BPF stack. Not
+ * shared by CaptureMaps: each object has its own. */
+struct xt_scratch {
+	__u8 data[XT_MAX_RECORD];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xt_scratch);
+} scratch SEC(".maps");
+
+#endif /* XTRACE_MAPS_BPF_H */

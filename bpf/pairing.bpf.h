@@ -1,0 +1,52 @@
+/* Entry/return pairing, the one scheme every entry + return pair of programs uses: the entry
+ * fills the thread's call slot (maps.bpf.h, struct xt_call_slot) and the return takes it
+ * back if the pending call is its own, then emits one record for the whole call. A thread is
+ * in one library call at a time: a probed call made from a signal handler that interrupted
+ * another takes the outer call's slot, and the outer call is lost (counted as an orphan
+ * return). BPF-only. */
+#ifndef XTRACE_PAIRING_BPF_H
+#define XTRACE_PAIRING_BPF_H
+
+#include "thread.bpf.h"
+
+/* Remembers the entry of call `fn` and returns its slot to fill with what the return needs;
+ * NULL when the call is not recorded. Reports the thread's name first if needed (the state
+ * is at hand here, and the record made at the call's return follows it in the ring). */
+static __always_inline struct xt_call_slot *xt_enter(__u32 fn)
+{
+	struct xt_thread_state *st;
+
+	if (!xt_traced_thread(&st))
+		return NULL;
+	if (!st) {
+		xt_count(XT_CNT_INFLIGHT_FULL);
+		return NULL;
+	}
+	st->call.fn = fn;
+	st->call.flags = 0;
+	st->call.start_ns = bpf_ktime_get_ns();
+	xt_note_thread_of(st, st->call.start_ns);
+	return &st->call;
+}
+
+/* At the return of `fn`: its slot if its entry was recorded, else NULL (an orphan return of a
+ * traced thread is counted: the probe was attached mid-call, or the slot was taken). Hand
+ * the slot to xt_forget when done. */
+static __always_inline struct xt_call_slot *xt_exit(__u32 fn)
+{
+	struct xt_thread_state *st = xt_thread_state(0);
+
+	if (st && st->call.start_ns && st->call.fn == fn)
+		return &st->call;
+	if (xt_traced())
+		xt_count(XT_CNT_ORPHAN_RETURN);
+	return NULL;
+}
+
+/* Frees the slot xt_exit returned. */
+static __always_inline void xt_forget(struct xt_call_slot *call)
+{
+	call->start_ns = 0;
+}
+
+#endif /* XTRACE_PAIRING_BPF_H */

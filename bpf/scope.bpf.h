@@ -1,0 +1,70 @@
+/* Whether a probe hit is recorded: the capture's scope (traced processes, cgroup) and each
+ * process's collection state (paused, detached). Every program asks xt_traced, or the
+ * per-thread kept answer (thread.bpf.h), before it records anything. BPF-only. */
+#ifndef XTRACE_SCOPE_BPF_H
+#define XTRACE_SCOPE_BPF_H
+
+#include "ids.bpf.h"
+#include "output.bpf.h"
+
+/* Set as rodata between open and load: the probe sources filter by the scope, the maps
+ * object (which has no programs) does not care. */
+const volatile __u32 filter_by_pid = 0;
+
+/* Process `tgid` (collector numbering) is one the capture records. */
+static __always_inline int xt_scope_selects(const struct xt_capture_config *cfg, __u32 tgid)
+{
+	if (cfg && (cfg->scope & XT_SCOPE_ALL_PROCESSES))
+		return 1;
+	return bpf_map_lookup_elem(&traced_pids, &tgid) != NULL;
+}
+
+/* The current task lies under the capture's cgroup, if it has one. */
+static __always_inline int xt_in_cgroup_scope(const struct xt_capture_config *cfg)
+{
+	if (!cfg || !(cfg->scope & XT_SCOPE_CGROUP))
+		return 1;
+	return bpf_current_task_under_cgroup(&scope_cgroup, 0) == 1;
+}
+
+/* True when the current process, `tgid` (xt_current_tgid), passes the process filter
+ * (whatever its collection state); see capture_config.h for the rule. */
+static __always_inline int xt_selected(const struct xt_capture_config *cfg, __u32 tgid)
+{
+	if (!filter_by_pid)
+		return 1;
+	return tgid && xt_scope_selects(cfg, tgid) && xt_in_cgroup_scope(cfg);
+}
+
+/* True unless process `tgid`'s collection is paused or detached; a skipped hit is counted. */
+static __always_inline int xt_collecting(__u32 tgid)
+{
+	__u32 *state = bpf_map_lookup_elem(&collection_state, &tgid);
+
+	if (state && *state != XT_COLLECT_ON) {
+		xt_count(XT_CNT_PAUSED);
+		return 0;
+	}
+	return 1;
+}
+
+/* Whether a probe hit in the current process is recorded. */
+static __always_inline int xt_traced(void)
+{
+	const struct xt_capture_config *cfg = xt_config();
+	__u32 tgid = xt_current_tgid(cfg);
+
+	return xt_selected(cfg, tgid) && xt_collecting(tgid);
+}
+
+/* For a BPF program that changed traced_pids or collection_state: see filter_epoch. */
+static __always_inline void xt_filter_changed(void)
+{
+	__u32 key = 1;
+	__u64 *epoch = bpf_map_lookup_elem(&filter_epoch, &key);
+
+	if (epoch)
+		__sync_fetch_and_add(epoch, 1);
+}
+
+#endif /* XTRACE_SCOPE_BPF_H */
