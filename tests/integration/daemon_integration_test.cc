@@ -55,7 +55,8 @@ size_t BpfDescriptors(uint32_t pid) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     std::error_code ec;
     const std::string target = std::filesystem::read_symlink(e.path(), ec).string();
-    if (target.find("bpf") != std::string::npos) ++n;
+    // anon_inode:bpf-prog, anon_inode:bpf-map, anon_inode:bpf_link (not any path with "bpf").
+    if (target.rfind("anon_inode:bpf", 0) == 0) ++n;
   }
   return n;
 }
