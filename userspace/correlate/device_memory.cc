@@ -4,57 +4,68 @@
 #include <algorithm>
 
 #include "correlate/event_sink.h"
+#include "model/ze_api_views.h"
 #include "xtrace/records.h"
 
 namespace xtrace {
 
 void DeviceMemoryTracker::OnCall(const ApiCall& call) {
   if (call.result != 0) return;
-  Allocation a{};
   switch (call.fn) {
-    case XT_ZE_MEM_ALLOC_DEVICE:
-      a = {call.arg[2], Kind::kDevice, devices_.IndexOf(call.pid, call.arg[1])};
-      break;
-    case XT_ZE_MEM_ALLOC_SHARED:
+    case XT_ZE_MEM_ALLOC_DEVICE: {
+      const ZeCall<XT_ZE_MEM_ALLOC_DEVICE> c(call);
+      Allocated(c.pid(), c.end_ns(), c.Get<"ptr">(),
+                {c.Get<"size">(), Kind::kDevice, devices_.IndexOf(c.pid(), c.Get<"device">())});
+      return;
+    }
+    case XT_ZE_MEM_ALLOC_SHARED: {
+      const ZeCall<XT_ZE_MEM_ALLOC_SHARED> c(call);
       // A shared allocation without a device (hDevice null) may migrate anywhere.
-      a = {call.arg[2], Kind::kShared,
-           call.arg[1] ? devices_.IndexOf(call.pid, call.arg[1]) : kUnknownDevice};
-      break;
-    case XT_ZE_MEM_ALLOC_HOST:
-      a = {call.arg[2], Kind::kHost, kUnknownDevice};
-      break;
+      const uint64_t device = c.Get<"device">();
+      Allocated(c.pid(), c.end_ns(), c.Get<"ptr">(),
+                {c.Get<"size">(), Kind::kShared,
+                 device ? devices_.IndexOf(c.pid(), device) : kUnknownDevice});
+      return;
+    }
+    case XT_ZE_MEM_ALLOC_HOST: {
+      const ZeCall<XT_ZE_MEM_ALLOC_HOST> c(call);
+      Allocated(c.pid(), c.end_ns(), c.Get<"ptr">(), {c.Get<"size">(), Kind::kHost, kUnknownDevice});
+      return;
+    }
     case XT_ZE_MEM_FREE: {
-      auto it = allocations_.find({call.pid, call.arg[1]});
-      if (it == allocations_.end()) {
-        if (call.arg[1]) ++unknown_frees_;
-        return;
-      }
-      Allocation freed = it->second;
-      allocations_.erase(it);
-      Totals& t = freed.kind == Kind::kHost ? per_process_[call.pid] : per_device_[freed.device];
-      uint64_t& total = freed.kind == Kind::kDevice   ? t.device_bytes
-                        : freed.kind == Kind::kShared ? t.shared_bytes
-                                                      : t.host_bytes;
-      total -= std::min(total, freed.size);
-      Report(call.end_ns, call.pid, freed);
+      const ZeCall<XT_ZE_MEM_FREE> c(call);
+      const uint64_t ptr = c.Get<"ptr">();
+      if (!Freed(c.pid(), c.end_ns(), ptr) && ptr) ++unknown_frees_;
       return;
     }
     default:
       return;
   }
-  const uint64_t ptr = call.arg[5];
+}
+
+uint64_t& DeviceMemoryTracker::TotalOf(uint32_t pid, const Allocation& a) {
+  Totals& t = a.kind == Kind::kHost ? per_process_[pid] : per_device_[a.device];
+  return a.kind == Kind::kDevice ? t.device_bytes : a.kind == Kind::kShared ? t.shared_bytes : t.host_bytes;
+}
+
+void DeviceMemoryTracker::Allocated(uint32_t pid, uint64_t time_ns, uint64_t ptr, const Allocation& a) {
   if (!ptr) return;
-  // An address handed out again was freed before the capture saw it: replace the old entry.
-  if (auto old = allocations_.find({call.pid, ptr}); old != allocations_.end()) {
-    ApiCall free_call = call;
-    free_call.fn = XT_ZE_MEM_FREE;
-    free_call.arg[1] = ptr;
-    OnCall(free_call);
-  }
-  allocations_[{call.pid, ptr}] = a;
-  Totals& t = a.kind == Kind::kHost ? per_process_[call.pid] : per_device_[a.device];
-  (a.kind == Kind::kDevice ? t.device_bytes : a.kind == Kind::kShared ? t.shared_bytes : t.host_bytes) += a.size;
-  Report(call.end_ns, call.pid, a);
+  // An address handed out again was freed before the capture saw it: the old entry goes.
+  Freed(pid, time_ns, ptr);
+  allocations_[{pid, ptr}] = a;
+  TotalOf(pid, a) += a.size;
+  Report(time_ns, pid, a);
+}
+
+bool DeviceMemoryTracker::Freed(uint32_t pid, uint64_t time_ns, uint64_t ptr) {
+  auto it = allocations_.find({pid, ptr});
+  if (it == allocations_.end()) return false;
+  const Allocation freed = it->second;
+  allocations_.erase(it);
+  uint64_t& total = TotalOf(pid, freed);
+  total -= std::min(total, freed.size);
+  Report(time_ns, pid, freed);
+  return true;
 }
 
 void DeviceMemoryTracker::Report(uint64_t time_ns, uint32_t pid, const Allocation& a) {

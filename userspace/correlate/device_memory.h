@@ -37,6 +37,11 @@ class DeviceMemoryTracker {
     uint64_t device_bytes = 0, shared_bytes = 0, host_bytes = 0;
   };
   void Report(uint64_t time_ns, uint32_t pid, const Allocation& a);
+  // The running total `a` counts toward.
+  uint64_t& TotalOf(uint32_t pid, const Allocation& a);
+  void Allocated(uint32_t pid, uint64_t time_ns, uint64_t ptr, const Allocation& a);
+  // Forgets the allocation at `ptr`; false if the capture never saw it made.
+  bool Freed(uint32_t pid, uint64_t time_ns, uint64_t ptr);
 
   EventSink& sink_;
   const ZeDeviceTable& devices_;
