@@ -1,0 +1,140 @@
+// Tests for log/event_codec: the batch handle table (refs from 1, 0 for no handle, inline once
+// full), the batch base time, event round trips through the Cap'n Proto form (handles by ref
+// and inline, times that wrap), a corrupt handle ref, and header and summary round trips.
+#include "log/event_codec.h"
+
+#include <capnp/message.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "log_test_util.h"
+
+namespace xtrace::log_codec {
+namespace {
+
+using test_util::ExpectSameEvent;
+using test_util::RealisticLaunch;
+using test_util::SampleHeader;
+using test_util::SampleSummary;
+
+// Encodes `event` in a batch whose table is `table` and decodes it against that table.
+Event RoundTrip(const Event& event, uint64_t base_ns, HandleTable& table,
+                DecodeResult* result = nullptr) {
+  capnp::MallocMessageBuilder message;
+  auto built = message.initRoot<log_schema::Event>();
+  EncodeEvent(event, base_ns, table, built);
+  Event decoded;
+  const DecodeResult r = DecodeEvent(built.asReader(), base_ns, table.handles(), &decoded);
+  if (result) *result = r;
+  return decoded;
+}
+
+TEST(HandleTable, RefsCountFromOneAndRepeatForTheSameHandle) {
+  HandleTable table;
+  EXPECT_EQ(table.Ref(0), 0u) << "no handle has no ref";
+  EXPECT_EQ(table.Ref(0xa000), 1u);
+  EXPECT_EQ(table.Ref(0xb000), 2u);
+  EXPECT_EQ(table.Ref(0xa000), 1u);
+  EXPECT_EQ(table.handles(), (std::vector<uint64_t>{0xa000, 0xb000}));
+}
+
+TEST(HandleTable, AFullTableGivesNewHandlesNoRef) {
+  HandleTable table;
+  for (uint64_t h = 1; h <= HandleTable::kMaxRef; ++h) ASSERT_EQ(table.Ref(h), h);
+  EXPECT_EQ(table.Ref(HandleTable::kMaxRef + 1), 0u);
+  EXPECT_EQ(table.Ref(5), 5u) << "handles already in the table keep their ref";
+  EXPECT_EQ(table.handles().size(), HandleTable::kMaxRef);
+}
+
+TEST(BatchBaseNs, IsTheEarliestStartAndZeroWithoutTimes) {
+  KernelLaunch early = RealisticLaunch(3, 1, 4), late = RealisticLaunch(9, 1, 4);
+  const std::vector<Event> events = {late, ProcessInfo{.pid = 7}, early};
+  EXPECT_EQ(BatchBaseNs(events), early.start_ns);
+  const std::vector<Event> timeless = {ProcessInfo{.pid = 7}, ThreadInfo{.pid = 7, .tid = 8}};
+  EXPECT_EQ(BatchBaseNs(timeless), 0u);
+}
+
+TEST(EventCodec, LaunchRoundTripsWithHandlesByRef) {
+  HandleTable table;
+  const KernelLaunch launch = RealisticLaunch(11, 3, 5);
+  const Event decoded = RoundTrip(launch, launch.start_ns - 100, table);
+  ExpectSameEvent(launch, decoded);
+  EXPECT_EQ(table.handles().size(), 3u) << "kernel, command list and signal event by ref";
+}
+
+TEST(EventCodec, LaunchRoundTripsWithHandlesInlineOnceTheTableIsFull) {
+  HandleTable table;
+  for (uint64_t h = 1; h <= HandleTable::kMaxRef; ++h) table.Ref(h);
+  const KernelLaunch launch = RealisticLaunch(2, 3, 5);
+  ExpectSameEvent(launch, RoundTrip(launch, launch.start_ns, table));
+}
+
+TEST(EventCodec, TimesWrapRatherThanClamp) {
+  HandleTable table;
+  KernelLaunch launch = RealisticLaunch(1, 3, 5);
+  launch.end_ns = launch.start_ns - 10;  // an end before its start still round-trips
+  ExpectSameEvent(launch, RoundTrip(launch, launch.start_ns + 50, table));
+}
+
+TEST(EventCodec, CreateProcessAndThreadRoundTrip) {
+  HandleTable table;
+  const KernelCreate create{.pid = 9, .tid = 10, .start_ns = 1000, .end_ns = 1500, .module = 0x77,
+                            .kernel = 0x88, .name = 4, .result = 0x78000011, .name_truncated = true};
+  ExpectSameEvent(create, RoundTrip(create, 900, table));
+  const ProcessInfo process{.pid = 30043, .ns_pid = 3, .comm = 5, .command_line = 6, .cgroup = 7,
+                            .container_id = 8};
+  ExpectSameEvent(process, RoundTrip(process, 0, table));
+  const ThreadInfo thread{.pid = 30043, .tid = 30044, .name = 9};
+  ExpectSameEvent(thread, RoundTrip(thread, 0, table));
+}
+
+TEST(EventCodec, AHandleRefBeyondTheBatchTableIsCorrupt) {
+  HandleTable writer_table;
+  const KernelLaunch launch = RealisticLaunch(4, 3, 5);
+  capnp::MallocMessageBuilder message;
+  auto built = message.initRoot<log_schema::Event>();
+  EncodeEvent(launch, launch.start_ns, writer_table, built);
+  Event decoded;
+  // The reader's table lacks the last handle the writer added.
+  std::vector<uint64_t> short_table = writer_table.handles();
+  short_table.pop_back();
+  EXPECT_EQ(DecodeEvent(built.asReader(), launch.start_ns, short_table, &decoded),
+            DecodeResult::kBadHandleRef);
+}
+
+TEST(EventCodec, HeaderAndSummaryRoundTrip) {
+  capnp::MallocMessageBuilder message;
+  const LogHeader header = SampleHeader();
+  auto h = message.initRoot<log_schema::Header>();
+  EncodeHeader(header, h);
+  const LogHeader back = DecodeHeader(h.asReader());
+  EXPECT_EQ(back.xtrace_version, header.xtrace_version);
+  EXPECT_EQ(back.host, header.host);
+  EXPECT_EQ(back.kernel_release, header.kernel_release);
+  EXPECT_EQ(back.boot_id, header.boot_id);
+  EXPECT_EQ(back.command_line, header.command_line);
+  EXPECT_EQ(back.start_clock.monotonic_ns, header.start_clock.monotonic_ns);
+  EXPECT_EQ(back.start_clock.monotonic_raw_ns, header.start_clock.monotonic_raw_ns);
+  EXPECT_EQ(back.start_clock.realtime_ns, header.start_clock.realtime_ns);
+
+  capnp::MallocMessageBuilder summary_message;
+  const LogSummary summary = SampleSummary();
+  auto s = summary_message.initRoot<log_schema::Summary>();
+  EncodeSummary(summary, s);
+  const LogSummary sback = DecodeSummary(s.asReader());
+  EXPECT_EQ(sback.end_clock.realtime_ns, summary.end_clock.realtime_ns);
+  EXPECT_EQ(sback.events, summary.events);
+  EXPECT_EQ(sback.dropped, summary.dropped);
+  EXPECT_EQ(sback.processes, summary.processes);
+  ASSERT_EQ(sback.process_stats.size(), summary.process_stats.size());
+  for (size_t i = 0; i < summary.process_stats.size(); ++i) {
+    EXPECT_EQ(sback.process_stats[i].pid, summary.process_stats[i].pid);
+    EXPECT_EQ(sback.process_stats[i].comm, summary.process_stats[i].comm);
+    EXPECT_EQ(sback.process_stats[i].records_by_source, summary.process_stats[i].records_by_source);
+    EXPECT_EQ(sback.process_stats[i].dropped, summary.process_stats[i].dropped);
+  }
+}
+
+}  // namespace
+}  // namespace xtrace::log_codec
