@@ -76,8 +76,7 @@ class CollectorSection final : public BenchSection {
     if (!files.ok()) return fail(files.status());
     std::vector<ProbeLink> links;  // as the capture holds them: for this process alone
     for (const MappedLibrary& lib : *files) {
-      const std::string_view base = std::string_view(lib.path).substr(lib.path.rfind('/') + 1);
-      if (!(*source)->ProbesLibrary(base)) continue;
+      if (!(*source)->ProbesLibrary(lib)) continue;
       auto attached = (*source)->AttachToLibrary(lib, static_cast<int>(pid));
       if (!attached.ok()) return fail(attached.status());
       for (auto& link : *attached) links.push_back(std::move(link));

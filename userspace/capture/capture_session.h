@@ -12,25 +12,9 @@
 
 #include "base/status.h"
 #include "capture/capture_options.h"
-#include "model/log_header.h"
+#include "capture/capture_report.h"
 
 namespace xtrace {
-
-struct CaptureReport {
-  uint64_t events = 0;
-  uint64_t launches = 0;
-  uint64_t kernel_creates = 0;
-  uint64_t itt_tasks = 0;     // ITT spans (tasks, regions, frames, PyTorch ranges)
-  uint64_t itt_markers = 0;
-  uint64_t dropped = 0;
-  uint64_t malformed = 0;
-  uint64_t file_bytes = 0;
-  uint32_t processes_attached = 0;
-  uint32_t files_written = 0;
-  std::vector<ProcessCaptureStats> per_process;
-  std::optional<int> command_exit_status;  // record: how the command ended
-  std::string summary_text;                // the paragraph printed at the end
-};
 
 // Set from a signal handler to end the capture cleanly.
 extern volatile std::sig_atomic_t g_capture_stop;

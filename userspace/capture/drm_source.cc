@@ -64,12 +64,6 @@ Result<std::unique_ptr<ProbeSource>> DrmSource::Load(const SourceContext& ctx) {
   return std::unique_ptr<ProbeSource>(std::move(self));
 }
 
-bool DrmSource::Trace(uint32_t pid) {
-  if (announced_.insert(pid).second)
-    ctx_.say("tracing the DRM ioctls of pid " + std::to_string(pid));
-  return true;
-}
-
 Status DrmSource::LoadIoctlProbes() {
   if (!ctx_.options.drm_syscall_tracepoints) {
     Status st = LoadIoctlObject(IoctlHook::kTrampoline);

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <memory>
-#include <set>
 #include <vector>
 
 #include "capture/bpf_link.h"
@@ -21,21 +20,14 @@ class DrmSource final : public ProbeSource {
   static Result<std::unique_ptr<ProbeSource>> Load(const SourceContext& ctx);
   ~DrmSource() override;
 
-  std::string_view name() const override { return "DRM"; }
-  std::string_view waits_for() const override { return {}; }
+  std::string_view name() const override { return "DRM ioctls"; }
   // The ioctl programs are attached once for every process; the traced-process filter, which
   // the capture fills before the command execs, selects the targets.
-  bool BeforeExec(uint32_t pid) override { return Trace(pid); }
-  bool OnProcessMaps(uint32_t pid, const std::vector<MappedLibrary>&) override {
-    return Trace(pid);
-  }
-  void OnProcessExit(uint32_t pid) override { announced_.erase(pid); }
+  bool needs_library() const override { return false; }
   size_t link_count() const override { return links_.size(); }
 
  private:
   explicit DrmSource(const SourceContext& ctx) : ctx_(ctx) {}
-  // Says once per process that its DRM ioctls are traced; always true.
-  bool Trace(uint32_t pid);
   // Where the ioctl programs attach (see bpf/drm_ioctl.bpf.c): trampolines on the ioctl
   // syscall where the kernel has them, else the syscall tracepoints.
   enum class IoctlHook { kTrampoline, kSyscallTracepoints };
@@ -55,7 +47,6 @@ class DrmSource final : public ProbeSource {
   std::unique_ptr<::drm_ioctl, IoctlSkeletonDeleter> ioctl_skel_;
   std::unique_ptr<::drm_fence, FenceSkeletonDeleter> fence_skel_;
   std::vector<BpfLink> links_;
-  std::set<uint32_t> announced_;
 };
 
 }  // namespace xtrace

@@ -61,10 +61,8 @@ bool IsIttCollectorPath(std::string_view path) {
 
 void IttSource::SkeletonDeleter::operator()(::itt_probes* skel) const { itt_probes__destroy(skel); }
 
-IttSource::~IttSource() {
-  processes_.clear();  // links before the programs they refer to
-  skel_.reset();
-}
+// The capture destroys every link it got from AttachToLibrary before it destroys sources.
+IttSource::~IttSource() = default;
 
 Result<std::unique_ptr<ProbeSource>> IttSource::Load(const SourceContext& ctx) {
   std::unique_ptr<IttSource> self(new IttSource(ctx));
@@ -95,21 +93,20 @@ void IttSource::ForgetHandles(uint32_t pid) {
   for (const Key& k : doomed) bpf_map_delete_elem(fd, &k);
 }
 
-bool IttSource::AttachCollector(uint32_t pid, const MappedLibrary& lib) {
+Result<std::vector<ProbeLink>> IttSource::AttachCollector(uint32_t pid, const MappedLibrary& lib) {
   Process& proc = processes_[pid];
-  if (proc.collector) return true;
+  if (proc.collector) return std::vector<ProbeLink>{};  // another copy of it: one is enough
   ForgetHandles(pid);
   auto link = AttachUprobe(skel_->progs.itt_probe, static_cast<int>(pid), lib.host_path,
                            XT_ITT_PROBE_SYMBOL, false);
-  if (!link.ok()) {
-    ctx_.say("pid " + std::to_string(pid) + ": " + lib.path + ": cannot probe " +
-             link.status().message() + "; its ITT labels are not traced");
-    return false;
-  }
-  proc.links.push_back(std::move(*link));
+  if (!link.ok())
+    return Status::Error(lib.path + ": cannot probe " + link.status().message() +
+                         "; its ITT labels are not traced");
+  std::vector<ProbeLink> links;
+  links.push_back(std::move(*link));
   proc.collector = true;
   ctx_.say("attached to pid " + std::to_string(pid) + " (ITT collector " + lib.path + ")");
-  return true;
+  return links;
 }
 
 const IttSource::TorchExports& IttSource::PytorchExportsOf(const MappedLibrary& lib) {
@@ -132,7 +129,8 @@ bool IttSource::CollectorExpected(uint32_t pid, Process& proc) {
   return *proc.collector_in_environment;
 }
 
-void IttSource::AttachPytorch(uint32_t pid, const MappedLibrary& lib, const TorchExports& exports) {
+std::vector<ProbeLink> IttSource::AttachPytorch(uint32_t pid, const MappedLibrary& lib,
+                                                const TorchExports& exports) {
   struct Probe {
     bool exported;
     const char* symbol;
@@ -144,9 +142,8 @@ void IttSource::AttachPytorch(uint32_t pid, const MappedLibrary& lib, const Torc
       {exports.pop, kTorchPop, skel_->progs.torch_range_pop, "itt_range_pop"},
       {exports.mark, kTorchMark, skel_->progs.torch_mark, "itt_mark"},
   };
-  Process& proc = processes_[pid];
+  std::vector<ProbeLink> links;
   std::string skipped;
-  size_t attached = 0;
   for (const Probe& p : probes) {
     if (!p.exported) {
       skipped += std::string(skipped.empty() ? "" : ", ") + p.what + " (not exported)";
@@ -158,72 +155,62 @@ void IttSource::AttachPytorch(uint32_t pid, const MappedLibrary& lib, const Torc
                  link.status().message() + ")";
       continue;
     }
-    proc.links.push_back(std::move(*link));
-    ++attached;
+    links.push_back(std::move(*link));
   }
   const std::string where = "pid " + std::to_string(pid) + " (PyTorch ITT ranges in " + lib.path;
-  if (attached > 0) ctx_.say("attached to " + where + ")");
+  if (!links.empty()) ctx_.say("attached to " + where + ")");
   if (!skipped.empty())
     ctx_.say(where + "): skipped " + skipped + "; the rest is traced");
+  return links;
 }
 
-bool IttSource::BeforeExec(uint32_t pid) {
+std::vector<MappedLibrary> IttSource::LibrariesBeforeExec(uint32_t pid) {
   const char* value = std::getenv(kCollectorVariable);
   if (!value || !*value) {
     if (ctx_.options.verbose)
       ctx_.say(std::string(kCollectorVariable) +
                " is not set: ITT labels (oneDNN, TBB, __itt_*) cannot be traced; see 'xtrace env'");
-    return false;
+    return {};
   }
   auto lib = LibraryAtPath(value);
   if (!lib) {
     ctx_.say(std::string(kCollectorVariable) + "=" + value +
              " does not exist: the command's ITT labels cannot be traced");
-    return false;
+    return {};
   }
   static constexpr std::array<std::string_view, 1> kSite = {XT_ITT_PROBE_SYMBOL};
   auto exports = ElfExports(lib->host_path, kSite);
   if (!exports.ok() || !(*exports)[0]) {
     ctx_.say(std::string(kCollectorVariable) + " names " + value +
              ", not xtrace's ITT collector: ITT calls go there (PyTorch ranges are still probed)");
-    return false;
+    return {};
   }
-  Process& proc = processes_[pid];
-  proc.files.insert({lib->dev_major, lib->dev_minor, lib->inode});
-  proc.collector_in_environment = true;
-  return AttachCollector(pid, *lib);
+  processes_[pid].collector_in_environment = true;
+  return {*lib};
 }
 
-bool IttSource::OnProcessMaps(uint32_t pid, const std::vector<MappedLibrary>& files) {
-  Process& proc = processes_[pid];
-  for (const MappedLibrary& f : files) {
-    if (!proc.files.insert({f.dev_major, f.dev_minor, f.inode}).second) continue;
-    if (IsIttCollectorPath(f.path)) {
-      AttachCollector(pid, f);
-      continue;
-    }
-    if (!MayBeSharedObject(f.path)) continue;
-    const TorchExports& exports = PytorchExportsOf(f);
-    if (!exports.any()) continue;
-    if (CollectorExpected(pid, proc)) {
-      ctx_.say("pid " + std::to_string(pid) + ": PyTorch ITT ranges of " + f.path +
-               " reach xtrace through its ITT collector; not probing them twice");
-      continue;
-    }
-    AttachPytorch(pid, f, exports);
+bool IttSource::ProbesLibrary(const MappedLibrary& lib) {
+  if (IsIttCollectorPath(lib.path)) return true;
+  return MayBeSharedObject(lib.path) && PytorchExportsOf(lib).any();
+}
+
+Result<std::vector<ProbeLink>> IttSource::AttachToLibrary(const MappedLibrary& lib, int pid) {
+  // Always per process (attaches_per_process): which probes a library gets depends on it.
+  const auto target = static_cast<uint32_t>(pid);
+  if (IsIttCollectorPath(lib.path)) return AttachCollector(target, lib);
+  const TorchExports& exports = PytorchExportsOf(lib);
+  if (!exports.any()) return std::vector<ProbeLink>{};
+  if (CollectorExpected(target, processes_[target])) {
+    ctx_.say("pid " + std::to_string(pid) + ": PyTorch ITT ranges of " + lib.path +
+             " reach xtrace through its ITT collector; not probing them twice");
+    return std::vector<ProbeLink>{};
   }
-  return !proc.links.empty();
+  return AttachPytorch(target, lib, exports);
 }
 
 void IttSource::OnProcessExit(uint32_t pid) {
   processes_.erase(pid);
   ForgetHandles(pid);
-}
-
-size_t IttSource::link_count() const {
-  size_t n = 0;
-  for (const auto& [pid, p] : processes_) n += p.links.size();
-  return n;
 }
 
 }  // namespace xtrace

@@ -12,7 +12,6 @@
 #include <tuple>
 #include <vector>
 
-#include "capture/bpf_link.h"
 #include "capture/probe_source.h"
 
 struct itt_probes;  // generated skeleton (build/bpf/itt_probes.skel.h)
@@ -25,13 +24,21 @@ class IttSource final : public ProbeSource {
   ~IttSource() override;
 
   std::string_view name() const override { return "ITT"; }
+  bool needs_library() const override { return true; }
   std::string_view waits_for() const override {
     return "the ITT collector (libxtrace_itt.so) or PyTorch ITT ranges";
   }
-  bool BeforeExec(uint32_t pid) override;
-  bool OnProcessMaps(uint32_t pid, const std::vector<MappedLibrary>& files) override;
+  // The collector, and any shared object that exports PyTorch's range functions.
+  bool ProbesLibrary(const MappedLibrary& lib) override;
+  Result<std::vector<ProbeLink>> AttachToLibrary(const MappedLibrary& lib, int pid) override;
+  // Whether libtorch is probed depends on whether the process loads the collector.
+  bool attaches_per_process() const override { return true; }
+  bool says_where_attached() const override { return true; }
+  // The collector INTEL_LIBITTNOTIFY64 names in xtrace's environment, which the command
+  // inherits.
+  std::vector<MappedLibrary> LibrariesBeforeExec(uint32_t pid) override;
   void OnProcessExit(uint32_t pid) override;
-  size_t link_count() const override;
+  size_t link_count() const override { return 0; }  // the capture holds them
 
  private:
   using FileKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // dev major, minor, inode
@@ -41,15 +48,14 @@ class IttSource final : public ProbeSource {
     bool push = false, pop = false, mark = false;
   };
   struct Process {
-    std::set<FileKey> files;  // mapped files already considered (attached or not)
-    std::vector<BpfLink> links;
     bool collector = false;   // the collector's site is probed
     std::optional<bool> collector_in_environment;
   };
 
   explicit IttSource(const SourceContext& ctx) : ctx_(ctx) {}
-  bool AttachCollector(uint32_t pid, const MappedLibrary& lib);
-  void AttachPytorch(uint32_t pid, const MappedLibrary& lib, const TorchExports& exports);
+  Result<std::vector<ProbeLink>> AttachCollector(uint32_t pid, const MappedLibrary& lib);
+  std::vector<ProbeLink> AttachPytorch(uint32_t pid, const MappedLibrary& lib,
+                                       const TorchExports& exports);
   const TorchExports& PytorchExportsOf(const MappedLibrary& lib);
   // True when PyTorch's ITT calls in `pid` go through xtrace's collector (so probing
   // libtorch as well would record every range twice).

@@ -7,18 +7,18 @@
 // - Load: open the BPF object, point it at the shared maps (CaptureMaps::Share), set
 //   `filter_by_pid = 1` so its probes follow the capture scope (common.bpf.h xt_traced:
 //   explicit pids, children, --comm, --cgroup, --system, the sidecar's pid namespace), load.
-//   Tracepoint-based probes (raw_tp, tp_btf) attach here, once, for the whole capture.
-// - Probes on a shared library: implement ProbesLibrary + AttachToLibrary. The capture decides
-//   where they go and owns the links: once per distinct library file (device + inode) with
-//   pid -1 when it discovers processes (--system, --comm, --cgroup, --container, children),
-//   where the kernel itself puts the probes into every process that maps that file, now or
-//   later, and `traced_pids`/the scope decide in BPF whose calls are recorded; or once per
-//   process and file for explicit `attach --pid` targets, where a process with no probe
-//   attached pays nothing. Links are dropped when no traced process maps the file any more.
-//   A library inside a container is another inode: it is reached through /proc/PID/root.
-// - The older per-process hooks (BeforeExec, OnProcessMaps, OnProcessExit) still work: a
-//   source that manages its own links per process implements those instead, and is called for
-//   every traced process, discovered ones included.
+//   Tracepoint-based probes (raw_tp, tp_btf) attach here, once, for the whole capture: such a
+//   source needs no library (needs_library() is false) and covers every process in scope.
+// - Probes on a shared library, the one way a source attaches per process: implement
+//   ProbesLibrary + AttachToLibrary. The capture (capture/attach_planner.h) decides where they
+//   go and owns the links: once per distinct library file (device + inode) with pid -1 when it
+//   discovers processes (--system, --comm, --cgroup, --container, children), where the kernel
+//   itself puts the probes into every process that maps that file, now or later, and
+//   `traced_pids`/the scope decide in BPF whose calls are recorded; or once per process and
+//   file for explicit `attach --pid` targets, and always for a source whose probes depend on
+//   the process (attaches_per_process()), where a process with no probe attached pays
+//   nothing. Links are dropped when no traced process maps the file any more. A library
+//   inside a container is another inode: it is reached through /proc/PID/root.
 // - Records: the record type ranges in records.h say which source a record belongs to in the
 //   per-process summary (capture/record_families.cc).
 #pragma once
@@ -50,52 +50,57 @@ class ProbeSource {
  public:
   virtual ~ProbeSource() = default;
 
-  // Short name for messages ("Level Zero").
+  // Short name for messages ("Level Zero"; "DRM ioctls": "tracing the DRM ioctls of pid 7").
   virtual std::string_view name() const = 0;
 
+  // Whether a process is traced by this source only once it maps one of the libraries the
+  // source probes (Level Zero, ITT); false for one whose probes, attached at load, already
+  // cover every process in scope (DRM's syscall hooks).
+  virtual bool needs_library() const = 0;
+
   // What a process must load for this source to trace it, for "pid N has not loaded ..."
-  // messages, e.g. "Level Zero (libze_loader.so*)". Empty for sources that need nothing.
-  virtual std::string_view waits_for() const = 0;
+  // messages, e.g. "Level Zero (libze_loader.so*)". Empty for sources that need no library.
+  virtual std::string_view waits_for() const { return {}; }
 
   // --- Library probes attached by the capture (see the contract above) ---
 
-  // Whether this source probes a mapped file with this base name (e.g. "libze_loader.so.1").
-  virtual bool ProbesLibrary(std::string_view basename) const {
-    (void)basename;
+  // Whether this source probes `lib`, a file a process maps (its path as the process sees
+  // it, host_path to open it).
+  virtual bool ProbesLibrary(const MappedLibrary& lib) {
+    (void)lib;
     return false;
   }
 
   // Attaches this source's probes to `lib` (open it by lib.host_path) for process `pid`, or for
-  // every process that maps it when pid is -1. Returns the links, which the capture owns; an
-  // error when nothing could be attached (a probe that fails alone is reported with `say`).
+  // every process that maps it when pid is -1. Returns the links, which the capture owns (none:
+  // nothing to probe there for this process); an error when nothing could be attached (a probe
+  // that fails alone is reported with `say`). Not retried while the process maps the file.
   virtual Result<std::vector<ProbeLink>> AttachToLibrary(const MappedLibrary& lib, int pid) {
     (void)lib;
     (void)pid;
     return std::vector<ProbeLink>{};
   }
 
-  // The soname `record` attaches to before its command execs, so that the command's first
-  // calls are captured (e.g. "libze_loader.so.1"); empty if none.
-  virtual std::string_view exec_soname() const { return {}; }
+  // Whether what this source probes in a library depends on the process (so its links are
+  // always attached per process, never per file for every process).
+  virtual bool attaches_per_process() const { return false; }
 
-  // --- Per-process hooks for sources that keep their own links ---
+  // Whether AttachToLibrary says itself which process it attached to; otherwise the capture
+  // says "attached to pid N (library)".
+  virtual bool says_where_attached() const { return false; }
 
-  // The command of `record` is held before exec: attach where its libraries will be, so its
-  // first calls are captured. Returns true if something was attached.
-  virtual bool BeforeExec(uint32_t pid) {
+  // The libraries `record` attaches to for its command `pid` before it execs, so that the
+  // command's first calls are captured (each is then used like a mapped file).
+  virtual std::vector<MappedLibrary> LibrariesBeforeExec(uint32_t pid) {
     (void)pid;
-    return false;
+    return {};
   }
 
-  // Called on every scan of a traced process's memory map with every file it maps; attaches
-  // whatever is new (idempotent). Returns true while the process has a probe of this source.
-  virtual bool OnProcessMaps(uint32_t pid, const std::vector<MappedLibrary>& files) {
-    (void)pid;
-    (void)files;
-    return false;
-  }
+  // The soname whose host copy a --system capture probes from the start, so that processes
+  // that start later are traced from their first call (e.g. "libze_loader.so.1"); empty if none.
+  virtual std::string_view host_soname() const { return {}; }
 
-  // The process is gone: release what was attached for it alone.
+  // The process is gone (or detached): forget what was kept about it.
   virtual void OnProcessExit(uint32_t pid) { (void)pid; }
 
   // Links this source holds itself (for leak checks and verbose output); links returned by

@@ -2,6 +2,7 @@
 #include "capture/proc_maps.h"
 
 #include "base/read_file.h"
+#include "capture/proc_stat.h"
 
 #include <cerrno>
 #include <cstring>
@@ -59,17 +60,6 @@ Result<std::vector<MappedLibrary>> FindMappedLibraries(uint32_t pid,
     return Status::Error("cannot read " + path + ": " + std::strerror(err));
   }
   return ParseMappedLibraries(*text, pid, basename_prefix);
-}
-
-bool ProcessAlive(uint32_t pid) {
-  const std::optional<std::string> text = ReadWholeFile("/proc/" + std::to_string(pid) + "/stat");
-  if (!text) return false;
-  const std::string& stat = *text;
-  // Field 3, after the parenthesised comm (which may itself contain spaces or parentheses).
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos || close + 2 >= stat.size()) return false;
-  const char state = stat[close + 2];
-  return state != 'Z' && state != 'X';
 }
 
 }  // namespace xtrace

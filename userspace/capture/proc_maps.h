@@ -32,7 +32,4 @@ std::vector<MappedLibrary> ParseMappedLibraries(std::string_view maps_text, uint
 Result<std::vector<MappedLibrary>> FindMappedLibraries(uint32_t pid,
                                                        std::string_view basename_prefix);
 
-// True while /proc/PID exists and is not a zombie.
-bool ProcessAlive(uint32_t pid);
-
 }  // namespace xtrace

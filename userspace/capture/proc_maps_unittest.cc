@@ -41,7 +41,6 @@ TEST(ProcMaps, ReadsOwnMaps) {
   ASSERT_TRUE(libs.ok()) << libs.status().message();
   ASSERT_EQ(libs->size(), 1u);
   EXPECT_NE(libs->at(0).inode, 0u);
-  EXPECT_TRUE(ProcessAlive(static_cast<uint32_t>(getpid())));
 }
 
 TEST(ProcMaps, GoneProcessIsAnError) {
@@ -49,7 +48,6 @@ TEST(ProcMaps, GoneProcessIsAnError) {
   auto libs = FindMappedLibraries(0x3fffffff, "libc.so");
   ASSERT_FALSE(libs.ok());
   EXPECT_NE(libs.status().message().find("is gone"), std::string::npos);
-  EXPECT_FALSE(ProcessAlive(0x3fffffff));
 }
 
 }  // namespace

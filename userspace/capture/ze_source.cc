@@ -1,6 +1,8 @@
 // Loading the Level Zero BPF programs and attaching them to loader libraries.
 #include "capture/ze_source.h"
 
+#include "capture/library_resolver.h"
+
 #include <bpf/libbpf.h>
 
 #include <fcntl.h>
@@ -171,11 +173,22 @@ Result<std::unique_ptr<ProbeSource>> ZeSource::Load(const SourceContext& ctx) {
   return std::unique_ptr<ProbeSource>(std::move(self));
 }
 
-bool ZeSource::ProbesLibrary(std::string_view basename) const {
+bool ZeSource::ProbesLibrary(const MappedLibrary& lib) {
+  const std::string_view basename = std::string_view(lib.path).substr(lib.path.rfind('/') + 1);
   return basename.rfind(kLoaderPrefix, 0) == 0;
 }
 
-std::string_view ZeSource::exec_soname() const { return kLoaderSoname; }
+std::vector<MappedLibrary> ZeSource::LibrariesBeforeExec(uint32_t) {
+  auto lib = ResolveLibraryForExec(kLoaderSoname);
+  if (!lib) {
+    ctx_.say(std::string("no ") + kLoaderSoname +
+             " found on the library path; watching the command for one it loads itself");
+    return {};
+  }
+  return {*lib};
+}
+
+std::string_view ZeSource::host_soname() const { return kLoaderSoname; }
 
 Result<std::vector<ProbeLink>> ZeSource::AttachToLibrary(const MappedLibrary& lib, int pid) {
   std::vector<ProbeLink> links;

@@ -21,10 +21,12 @@ class ZeSource final : public ProbeSource {
   ~ZeSource() override;
 
   std::string_view name() const override { return "Level Zero"; }
+  bool needs_library() const override { return true; }
   std::string_view waits_for() const override { return "Level Zero (libze_loader.so*)"; }
-  bool ProbesLibrary(std::string_view basename) const override;
+  bool ProbesLibrary(const MappedLibrary& lib) override;
   Result<std::vector<ProbeLink>> AttachToLibrary(const MappedLibrary& lib, int pid) override;
-  std::string_view exec_soname() const override;
+  std::vector<MappedLibrary> LibrariesBeforeExec(uint32_t pid) override;
+  std::string_view host_soname() const override;
   size_t link_count() const override { return 0; }  // the capture holds them
 
   // Where this source probes `symbol` in the loader file at `path`: bytes into the function

@@ -36,6 +36,12 @@ void Correlator::NoteProcess(uint32_t pid, std::string_view fallback_comm) {
   sink_.OnEvent(info);
 }
 
+void Correlator::ProcessEnded(uint32_t pid, uint64_t ts_ns) {
+  itt_.CloseProcess(pid, ts_ns);
+  processes_.erase(pid);
+  std::erase_if(threads_, [pid](const auto& kv) { return (kv.first >> 32) == pid; });
+}
+
 void Correlator::SeeThread(uint32_t pid, uint32_t tid) {
   NoteProcess(pid);
   if (threads_.try_emplace((uint64_t{pid} << 32) | tid, kEmptyString).second) ++stats_.threads;

@@ -51,13 +51,15 @@ class Correlator {
     drm_.Flush();
   }
 
-  // `pid` exited (seen at `ts_ns`): its spans still open end there, as unfinished.
-  void ProcessEnded(uint32_t pid, uint64_t ts_ns) { itt_.CloseProcess(pid, ts_ns); }
+  // `pid` exited (seen at `ts_ns`): its spans still open end there, as unfinished, and the
+  // pid is introduced afresh if a later process reuses it (it names the new one).
+  void ProcessEnded(uint32_t pid, uint64_t ts_ns);
 
   const CorrelatorStats& stats() const { return stats_; }
   const IttStats& itt_stats() const { return itt_.stats(); }
 
-  // Whether any record of `pid` has been seen (or the process was announced).
+  // Whether any record of `pid` has been seen (or the process was announced) since the
+  // process with that pid started.
   bool SawProcess(uint32_t pid) const { return processes_.count(pid) != 0; }
 
   // The kernel-driver (DRM) part: its settings, counts and per-device summary.

@@ -209,3 +209,42 @@ TEST_F(Fixture, NotReadyIsNotCountedAsAFailure) {
 
 }  // namespace
 }  // namespace xtrace
+
+namespace xtrace {
+namespace {
+
+// /proc as it changes: a pid names one process, then, once that one is gone, another.
+class ChangingInspector : public ProcessInspector {
+ public:
+  std::optional<ProcessDetails> Process(uint32_t pid) override {
+    return ProcessDetails{comm, comm + " --run", pid, "", ""};
+  }
+  std::string comm;
+};
+
+TEST(CorrelatorRecycledPid, NamesTheNewProcessAfterTheOldOneEnded) {
+  StringTable strings;
+  CollectingSink sink;
+  ChangingInspector inspector;
+  Correlator c{strings, sink, inspector};
+  inspector.comm = "trainer";
+  c.OnRecord(Name(7, 7, "trainer"));
+  c.OnRecord(Launch(7, 7, 0x1));
+  c.ProcessEnded(7, 100);
+  EXPECT_FALSE(c.SawProcess(7));
+  inspector.comm = "shell";
+  c.OnRecord(Launch(7, 7, 0x1));
+  auto procs = sink.All<ProcessInfo>();
+  ASSERT_EQ(procs.size(), 2u);
+  EXPECT_EQ(strings.Get(procs[0].comm), "trainer");
+  EXPECT_EQ(strings.Get(procs[1].comm), "shell");
+  EXPECT_EQ(c.stats().processes, 2u);
+  // Its main thread is introduced again too, under the new process.
+  c.OnRecord(Name(7, 7, "trainer"));
+  auto threads = sink.All<ThreadInfo>();
+  ASSERT_EQ(threads.size(), 2u);
+  EXPECT_EQ(strings.Get(threads[1].name), "trainer");
+}
+
+}  // namespace
+}  // namespace xtrace

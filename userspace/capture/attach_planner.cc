@@ -1,0 +1,189 @@
+// Attaching the probe sources to the processes a capture follows.
+#include "capture/attach_planner.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "base/unique_fd.h"
+#include "capture/library_resolver.h"
+#include "capture/proc_maps.h"
+
+namespace xtrace {
+namespace {
+
+std::string_view BaseName(std::string_view path) { return path.substr(path.rfind('/') + 1); }
+
+}  // namespace
+
+AttachPlanner::AttachPlanner(std::vector<std::unique_ptr<ProbeSource>> sources,
+                             ProcessWatcher* watcher, LinkReaper& reaper, Settings settings,
+                             Say say)
+    : sources_(std::move(sources)),
+      watcher_(watcher),
+      reaper_(reaper),
+      attachments_(reaper),
+      settings_(settings),
+      say_(std::move(say)) {}
+
+AttachPlanner::~AttachPlanner() {
+  attachments_.Clear();
+  reaper_.WaitIdle();
+  sources_.clear();
+}
+
+bool AttachPlanner::CountsAsAttached(const ProbeSource& source) const {
+  if (source.needs_library()) return true;
+  for (const auto& s : sources_)
+    if (s->needs_library()) return false;
+  return true;
+}
+
+void AttachPlanner::CoverWithoutLibrary(uint32_t pid, Attached& out) {
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    const ProbeSource& source = *sources_[i];
+    if (source.needs_library()) continue;
+    if (covered_.insert({i, pid}).second)
+      say_("tracing the " + std::string(source.name()) + " of pid " + std::to_string(pid));
+    if (CountsAsAttached(source)) out.any = true;
+  }
+}
+
+void AttachPlanner::Use(size_t i, const MappedLibrary& lib, uint32_t pid, Attached& out) {
+  ProbeSource* source = sources_[i].get();
+  const bool per_process = PerProcess(*source);
+  std::string error;
+  const auto outcome = attachments_.Use(
+      i, lib, pid, per_process,
+      [source](const MappedLibrary& l, int p) { return source->AttachToLibrary(l, p); }, &error);
+  // A source that found nothing to probe for this process fails without an error.
+  if (outcome == LibraryAttachments::Outcome::kFailed && !error.empty())
+    say_("pid " + std::to_string(pid) + ": " + error);
+  if (outcome == LibraryAttachments::Outcome::kAttached && !per_process && settings_.verbose)
+    say_("probing " + lib.path + " for every process that maps it");
+  if (!attachments_.HasLinks(i, pid)) return;
+  out.any = true;
+  if (out.via.empty() && !source->says_where_attached()) out.via = lib.path;
+}
+
+void AttachPlanner::PinHostLibraries(uint32_t self_pid, bool host_copies) {
+  if (watcher_ && settings_.discovers) {
+    auto own = FindMappedLibraries(self_pid, "");
+    for (const MappedLibrary& f : own.ok() ? *own : std::vector<MappedLibrary>{}) {
+      if (!ProcessWatcher::IsDynamicLinker(BaseName(f.path))) continue;
+      auto lib = LibraryAtPath(f.path);
+      if (!lib) continue;
+      std::string error;
+      attachments_.Use(
+          linker_owner(), *lib, LibraryAttachments::kCapturePid, false,
+          [this](const MappedLibrary& l, int pid) { return watcher_->HookDynamicLinker(l, pid); },
+          &error);
+    }
+  }
+  if (!host_copies) return;
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    const std::string_view soname = sources_[i]->host_soname();
+    if (soname.empty()) continue;
+    auto lib = ResolveLibraryForExec(std::string(soname));
+    if (!lib) continue;
+    std::string error;
+    ProbeSource* source = sources_[i].get();
+    attachments_.Use(
+        i, *lib, LibraryAttachments::kCapturePid, false,
+        [source](const MappedLibrary& l, int pid) { return source->AttachToLibrary(l, pid); },
+        &error);
+  }
+}
+
+AttachPlanner::Attached AttachPlanner::BeforeExec(uint32_t pid) {
+  Attached out;
+  for (size_t i = 0; i < sources_.size(); ++i)
+    for (const MappedLibrary& lib : sources_[i]->LibrariesBeforeExec(pid)) Use(i, lib, pid, out);
+  CoverWithoutLibrary(pid, out);
+  return out;
+}
+
+std::optional<AttachPlanner::Attached> AttachPlanner::Scan(uint32_t pid, bool given) {
+  return ScanOnce(pid, given, true);
+}
+
+std::optional<AttachPlanner::Attached> AttachPlanner::ScanOnce(uint32_t pid, bool given,
+                                                               bool again_if_hooked) {
+  auto files = FindMappedLibraries(pid, "");
+  if (!files.ok()) return std::nullopt;
+  Attached out;
+  bool hooked_linker = false;
+  std::vector<size_t> probing;
+  for (MappedLibrary f : *files) {
+    const bool linker =
+        watcher_ && settings_.discovers && ProcessWatcher::IsDynamicLinker(BaseName(f.path));
+    probing.clear();
+    for (size_t i = 0; i < sources_.size(); ++i)
+      if (sources_[i]->ProbesLibrary(f)) probing.push_back(i);
+    if (!linker && probing.empty()) continue;
+    // Hold the file while probes are attached to it: the process may exit meanwhile, taking
+    // /proc/PID/root with it. Files are keyed by what the path opens, as uprobes are and as
+    // libraries resolved for `record` are (on overlay filesystems the maps' device differs).
+    UniqueFd held(open(f.host_path.c_str(), O_PATH | O_CLOEXEC));
+    struct stat st {};
+    if (!held.valid() || fstat(held.get(), &st) != 0) continue;  // gone already
+    f.inode = st.st_ino;
+    f.dev_major = major(st.st_dev);
+    f.dev_minor = minor(st.st_dev);
+    f.host_path = "/proc/self/fd/" + std::to_string(held.get());
+    if (linker) {
+      std::string error;
+      const auto outcome = attachments_.Use(
+          linker_owner(), f, pid, false,
+          [this](const MappedLibrary& lib, int p) { return watcher_->HookDynamicLinker(lib, p); },
+          &error);
+      if (outcome == LibraryAttachments::Outcome::kAttached) hooked_linker = true;
+      if (outcome == LibraryAttachments::Outcome::kFailed)
+        say_("cannot watch " + f.path + " for library loads (" + error +
+             "); processes using it are seen only as they start");
+    }
+    for (size_t i : probing) Use(i, f, pid, out);
+  }
+  // A source that needs no library already covers every process in scope with its
+  // tracepoints; it hears of given targets only, not of every process discovery finds.
+  if (given) CoverWithoutLibrary(pid, out);
+  // A library loaded between this scan and the new hook would go unseen: look once more.
+  if (hooked_linker && again_if_hooked) {
+    auto again = ScanOnce(pid, given, false);
+    if (again) {
+      out.any = out.any || again->any;
+      if (out.via.empty()) out.via = again->via;
+    }
+  }
+  return out;
+}
+
+void AttachPlanner::ReleaseLibraries(uint32_t pid, uint64_t now_ns) {
+  attachments_.Release(pid, now_ns);
+}
+
+void AttachPlanner::ProcessGone(uint32_t pid, uint64_t now_ns) {
+  attachments_.Release(pid, now_ns);
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    sources_[i]->OnProcessExit(pid);
+    covered_.erase({i, pid});
+  }
+}
+
+std::string AttachPlanner::WaitsFor() const {
+  std::string what;
+  for (const auto& source : sources_) {
+    if (!source->needs_library()) continue;
+    if (!what.empty()) what += " or ";
+    what += source->waits_for();
+  }
+  return what;
+}
+
+size_t AttachPlanner::link_count() const {
+  size_t n = attachments_.link_count() + reaper_.pending();
+  for (const auto& source : sources_) n += source->link_count();
+  return n;
+}
+
+}  // namespace xtrace

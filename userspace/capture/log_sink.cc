@@ -1,0 +1,59 @@
+// The capture's log sink: identity replay on rotation and the per-file tallies.
+#include "capture/log_sink.h"
+
+#include <variant>
+
+namespace xtrace {
+
+void LogSink::OnEvent(const Event& event) {
+  if (const auto* p = std::get_if<ProcessInfo>(&event)) {
+    // A pid that exited and now names another process: the old one's threads go at once,
+    // and the new one is not forgotten with the old at the next rotation.
+    if (gone_.erase(p->pid)) Forget(p->pid);
+    processes_[p->pid] = *p;
+    comms_[p->pid] = std::string(writer_.strings().Get(p->comm));
+  }
+  if (const auto* t = std::get_if<ThreadInfo>(&event))
+    threads_[(uint64_t{t->pid} << 32) | t->tid] = *t;
+  writer_.Append(event);
+  ++events_;
+  ++file_events_;
+}
+
+void LogSink::CountRecord(uint32_t pid, std::string_view family) {
+  file_tally_.Add(pid, family);
+  total_tally_.Add(pid, family);
+}
+
+void LogSink::Forget(uint32_t pid) {
+  processes_.erase(pid);
+  std::erase_if(threads_, [pid](const auto& kv) { return kv.second.pid == pid; });
+}
+
+void LogSink::BeginFile(uint64_t dropped_total, const std::map<uint32_t, uint64_t>& drops_total) {
+  file_tally_ = RecordTally();
+  file_dropped_base_ = dropped_total;
+  file_drops_base_ = drops_total;
+  for (uint32_t pid : gone_) Forget(pid);
+  gone_.clear();
+  for (const auto& [pid, info] : processes_) writer_.Append(info);
+  for (const auto& [key, info] : threads_) writer_.Append(info);
+  file_events_ = processes_.size() + threads_.size();
+}
+
+std::map<uint32_t, uint64_t> LogSink::FileDropsByPid(
+    const std::map<uint32_t, uint64_t>& drops_total) const {
+  std::map<uint32_t, uint64_t> file_drops;
+  for (const auto& [pid, n] : drops_total) {
+    auto base = file_drops_base_.find(pid);
+    file_drops[pid] = n - (base == file_drops_base_.end() ? 0 : base->second);
+  }
+  return file_drops;
+}
+
+std::string LogSink::CommOf(uint32_t pid) const {
+  auto it = comms_.find(pid);
+  return it == comms_.end() ? std::string() : it->second;
+}
+
+}  // namespace xtrace

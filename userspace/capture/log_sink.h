@@ -1,0 +1,70 @@
+// Where a capture's events go: the correlator's output is appended to the log, and what each
+// file needs to read on its own is kept — the identity of every process and thread still
+// worth naming (written again at the top of each rotated file) and the per-file tallies its
+// summary gives (records per process and source, events, ring drops).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "correlate/event_sink.h"
+#include "log/log_writer.h"
+
+namespace xtrace {
+
+// Records per process and source, over one file or the whole capture.
+struct RecordTally {
+  std::map<uint32_t, std::map<std::string, uint64_t>> records;  // pid -> source -> records
+  void Add(uint32_t pid, std::string_view family) { ++records[pid][std::string(family)]; }
+};
+
+class LogSink final : public EventSink {
+ public:
+  // `writer` goes on in each new file (LogWriter::ContinueInNewFile) and outlives the sink.
+  explicit LogSink(LogWriter& writer) : writer_(writer) {}
+
+  void OnEvent(const Event& event) override;
+
+  // A record of source `family` from `pid` was read (counted for this file and in all).
+  void CountRecord(uint32_t pid, std::string_view family);
+
+  // The process exited: it is named in the files up to the next rotation, not after.
+  void ProcessGone(uint32_t pid) { gone_.insert(pid); }
+
+  // The writer has just gone on in a new file. Its tallies start here, from the ring's
+  // running drop totals now; processes gone meanwhile are forgotten; the identity of every
+  // other process and thread is written first, so the file reads on its own.
+  void BeginFile(uint64_t dropped_total, const std::map<uint32_t, uint64_t>& drops_total);
+
+  // What the current file lost in the ring, given the ring's running totals.
+  uint64_t FileDropped(uint64_t dropped_total) const { return dropped_total - file_dropped_base_; }
+  std::map<uint32_t, uint64_t> FileDropsByPid(const std::map<uint32_t, uint64_t>& drops_total) const;
+
+  // The last name `pid` was introduced with (kept after it is gone: the summary covers the
+  // whole capture); empty if it never was.
+  std::string CommOf(uint32_t pid) const;
+
+  uint64_t events() const { return events_; }
+  uint64_t file_events() const { return file_events_; }
+  const RecordTally& file_tally() const { return file_tally_; }
+  const RecordTally& total_tally() const { return total_tally_; }
+
+ private:
+  void Forget(uint32_t pid);
+
+  LogWriter& writer_;
+  uint64_t events_ = 0;
+  uint64_t file_events_ = 0;
+  std::map<uint32_t, ProcessInfo> processes_;
+  std::map<uint64_t, ThreadInfo> threads_;  // pid << 32 | tid
+  std::set<uint32_t> gone_;
+  std::map<uint32_t, std::string> comms_;
+  RecordTally file_tally_, total_tally_;
+  uint64_t file_dropped_base_ = 0;
+  std::map<uint32_t, uint64_t> file_drops_base_;
+};
+
+}  // namespace xtrace
