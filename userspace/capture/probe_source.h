@@ -5,7 +5,7 @@
 //
 // How a source fits in (the contract):
 // - Load: open the BPF object, point it at the shared maps (CaptureMaps::Share), set
-//   `filter_by_pid = 1` so its probes follow the capture scope (common.bpf.h xt_traced:
+//   `filter_by_pid = 1` so its probes follow the capture scope (bpf/scope.bpf.h xt_traced:
 //   explicit pids, children, --comm, --cgroup, --system, the sidecar's pid namespace), load.
 //   Tracepoint-based probes (raw_tp, tp_btf) attach here, once, for the whole capture: such a
 //   source needs no library (needs_library() is false) and covers every process in scope.

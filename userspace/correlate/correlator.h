@@ -10,6 +10,7 @@
 #include "correlate/itt_correlator.h"
 #include "correlate/event_sink.h"
 #include "correlate/process_inspector.h"
+#include "correlate/pid_handle.h"
 #include "correlate/ze_correlator.h"
 #include "decode/record_decoder.h"
 #include "model/event.h"
@@ -70,17 +71,6 @@ class Correlator {
   ZeCorrelator& ze() { return ze_; }
 
  private:
-  struct PidHandle {
-    uint32_t pid;
-    uint64_t handle;
-    bool operator==(const PidHandle&) const = default;
-  };
-  struct PidHandleHash {
-    size_t operator()(const PidHandle& k) const {
-      return std::hash<uint64_t>()(k.handle * 31 + k.pid);
-    }
-  };
-
   void SeeThread(uint32_t pid, uint32_t tid);
   void OnKernelCreate(const DecodedKernelCreate& r);
   void OnLaunchKernel(const DecodedLaunchKernel& r);
