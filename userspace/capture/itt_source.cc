@@ -62,6 +62,7 @@ bool IsIttCollectorPath(std::string_view path) {
 void IttSource::SkeletonDeleter::operator()(::itt_probes* skel) const { itt_probes__destroy(skel); }
 
 IttSource::~IttSource() {
+  fast_path_.reset();  // collectors back to their probe sites while the probes still exist
   processes_.clear();  // links before the programs they refer to
   skel_.reset();
 }
@@ -76,6 +77,7 @@ Result<std::unique_ptr<ProbeSource>> IttSource::Load(const SourceContext& ctx) {
   if (Status st = ctx.maps.Share(skel->obj); !st.ok()) return st;
   if (int err = itt_probes__load(skel))
     return Status::Error("loading ITT BPF programs: " + BpfErrorText(err));
+  self->fast_path_ = std::make_unique<IttFastPath>(ctx.maps, ctx.say);
   return std::unique_ptr<ProbeSource>(std::move(self));
 }
 
@@ -197,6 +199,11 @@ bool IttSource::BeforeExec(uint32_t pid) {
 bool IttSource::OnProcessMaps(uint32_t pid, const std::vector<MappedLibrary>& files) {
   Process& proc = processes_[pid];
   for (const MappedLibrary& f : files) {
+    // The collector is found mapped here even when its probe went in before exec.
+    if (fast_path_ && !proc.fast_path_tried && IsIttCollectorPath(f.path)) {
+      proc.fast_path_tried = true;
+      fast_path_->Attach(pid, f);
+    }
     if (!proc.files.insert({f.dev_major, f.dev_minor, f.inode}).second) continue;
     if (IsIttCollectorPath(f.path)) {
       AttachCollector(pid, f);
@@ -216,6 +223,7 @@ bool IttSource::OnProcessMaps(uint32_t pid, const std::vector<MappedLibrary>& fi
 }
 
 void IttSource::OnProcessExit(uint32_t pid) {
+  if (fast_path_) fast_path_->Release(pid);
   processes_.erase(pid);
   ForgetHandles(pid);
 }
