@@ -131,7 +131,7 @@ void IttFastPath::Release(uint32_t pid) {
 
 void IttFastPath::DrainProcess(uint32_t pid, Process& proc, std::vector<Raw>& raw) {
   const IttDrainStats stats = proc.reader->Drain(clock_->Now(), [&](const IttRingRecord& r) {
-    Raw& back = raw.emplace_back(Raw{pid, r, std::string(r.text)});
+    Raw& back = raw.emplace_back(Raw{pid, r, std::string(r.text), std::nullopt});
     back.rec.text = {};
   });
   maps_.AddUserCount(XT_CNT_DROPPED, pid, stats.dropped);
@@ -170,7 +170,14 @@ void IttFastPath::Collect() {
     if (proc.reader) DrainProcess(pid, proc, raw);
   // Every record read now lies before this reading: each is interpolated, not extrapolated.
   clock_->Sample();
+  // In time order across threads, so a handle's text or a thread's name goes out before
+  // the first event that uses it, whichever thread's ring was read first.
+  for (Raw& r : raw) r.ns = clock_->ToMonotonic(r.rec.time);
+  std::stable_sort(raw.begin(), raw.end(),
+                   [](const Raw& a, const Raw& b) { return a.ns.value_or(0) < b.ns.value_or(0); });
   for (const Raw& r : raw) Convert(r);
+  for (auto& [pid, proc] : processes_)
+    if (proc.reader) proc.reader->Commit();
   std::stable_sort(pending_.begin() + static_cast<ptrdiff_t>(next_), pending_.end(),
                    [](const Pending& a, const Pending& b) {
                      return a.ns != b.ns ? a.ns < b.ns : a.seq < b.seq;
@@ -251,7 +258,7 @@ void IttFastPath::Convert(const Raw& raw) {
   if (it == processes_.end() || !it->second.reader) return;
   Process& proc = it->second;
   const IttRingRecord& r = raw.rec;
-  const auto ns = clock_->ToMonotonic(r.time);
+  const std::optional<uint64_t>& ns = raw.ns;
   if (!ns) {
     // Stamped before this capture attached (a write of an earlier one still in flight) or
     // with a time the target made up: not this capture's record.

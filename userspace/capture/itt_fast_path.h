@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -77,6 +78,7 @@ class IttFastPath final : public SideStream {
     uint32_t pid;
     IttRingRecord rec;
     std::string text;  // rec.text's bytes (the decoder's buffer is gone by then)
+    std::optional<uint64_t> ns;  // CLOCK_MONOTONIC, once known (none: outside the capture)
   };
   struct Pending {
     uint64_t ns;

@@ -106,7 +106,7 @@ Result<std::unique_ptr<IttRingReader>> IttRingReader::Attach(uint32_t pid, uint6
       state.bad = true;
       continue;
     }
-    state.read_pos = ring.write_pos;
+    state.read_pos = state.committed = ring.write_pos;
     state.dropped_seen = ring.dropped;
     (void)mem.Write(address + offsetof(xt_itt_ring, read_pos), &state.read_pos, 8);
   }
@@ -168,7 +168,7 @@ IttDrainStats IttRingReader::Drain(uint64_t heartbeat,
       continue;
     }
     if (!known) {
-      state.read_pos = ring.read_pos;  // new since attach: the collector started it empty
+      state.read_pos = state.committed = ring.read_pos;  // new since attach: started empty
       state.dropped_seen = 0;
     }
     if (ring.dropped > state.dropped_seen) stats.dropped += ring.dropped - state.dropped_seen;
@@ -177,7 +177,6 @@ IttDrainStats IttRingReader::Drain(uint64_t heartbeat,
     if (!pending.ok()) {
       malformed(pending.status().message());
       state.read_pos = ring.write_pos;  // start afresh from where it claims to be
-      (void)memory_.Write(address + offsetof(xt_itt_ring, read_pos), &state.read_pos, 8);
       continue;
     }
     if (*pending == 0) continue;
@@ -199,9 +198,16 @@ IttDrainStats IttRingReader::Drain(uint64_t heartbeat,
     stats.records += decoded.records;
     if (decoded.malformed) malformed(decoded.first_error);
     state.read_pos += *pending;  // a malformed tail is skipped: its framing is lost
-    (void)memory_.Write(address + offsetof(xt_itt_ring, read_pos), &state.read_pos, 8);
   }
   return stats;
+}
+
+void IttRingReader::Commit() {
+  for (auto& [address, state] : rings_) {
+    if (state.bad || state.read_pos == state.committed) continue;
+    if (memory_.Write(address + offsetof(xt_itt_ring, read_pos), &state.read_pos, 8).ok())
+      state.committed = state.read_pos;
+  }
 }
 
 void IttRingReader::Detach() {

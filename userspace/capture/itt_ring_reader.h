@@ -59,9 +59,14 @@ class IttRingReader {
   static Result<std::unique_ptr<IttRingReader>> Attach(uint32_t pid, uint64_t control_address,
                                                        const Clock& clock);
 
-  // Reads every ring's new records (passing each valid one to `out`), writes back the read
-  // positions, then the heartbeat `heartbeat` (in the attach clock).
+  // Writes the heartbeat `heartbeat` (in the attach clock) and reads every ring's new
+  // records, passing each valid one to `out`.
   IttDrainStats Drain(uint64_t heartbeat, const std::function<void(const IttRingRecord&)>& out);
+
+  // Tells the collector the records of the last Drain were taken: only then may their
+  // rings be reused, and an exiting process go (so what they name, handle texts and thread
+  // names, can still be read in between).
+  void Commit();
 
   // Lets go: the collector returns to its probe site at once (best effort: the process may be gone).
   void Detach();
@@ -72,6 +77,7 @@ class IttRingReader {
  private:
   struct RingState {
     uint64_t read_pos = 0;
+    uint64_t committed = 0;  // the read_pos last written to the target
     uint64_t dropped_seen = 0;
     bool bad = false;  // its header failed a check: not read again
   };

@@ -199,16 +199,16 @@ bool IttSource::BeforeExec(uint32_t pid) {
 bool IttSource::OnProcessMaps(uint32_t pid, const std::vector<MappedLibrary>& files) {
   Process& proc = processes_[pid];
   for (const MappedLibrary& f : files) {
-    // The collector is found mapped here even when its probe went in before exec.
-    if (fast_path_ && !proc.fast_path_tried && IsIttCollectorPath(f.path)) {
-      proc.fast_path_tried = true;
-      fast_path_->Attach(pid, f);
-    }
-    if (!proc.files.insert({f.dev_major, f.dev_minor, f.inode}).second) continue;
     if (IsIttCollectorPath(f.path)) {
-      AttachCollector(pid, f);
+      if (proc.files.insert({f.dev_major, f.dev_minor, f.inode}).second) AttachCollector(pid, f);
+      // Its probe may have gone in before exec; the fast path needs the library mapped.
+      if (fast_path_ && proc.collector && !proc.fast_path_tried) {
+        proc.fast_path_tried = true;
+        fast_path_->Attach(pid, f);
+      }
       continue;
     }
+    if (!proc.files.insert({f.dev_major, f.dev_minor, f.inode}).second) continue;
     if (!MayBeSharedObject(f.path)) continue;
     const TorchExports& exports = PytorchExportsOf(f);
     if (!exports.any()) continue;
