@@ -62,12 +62,28 @@ void CopyComm(char (&out)[XT_COMM_LEN], const std::string& text) {
 
 IttFastPath::IttFastPath(CaptureMaps& maps, Say say) : maps_(maps), say_(std::move(say)) {
   maps_.SetSideStream(this);
+  drainer_ = std::thread([this] { DrainLoop(); });
 }
 
 IttFastPath::~IttFastPath() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  drainer_.join();
   maps_.SetSideStream(nullptr);
   for (auto& [pid, proc] : processes_)
     if (proc.reader) proc.reader->Detach();
+}
+
+void IttFastPath::DrainLoop() {
+  std::unique_lock lock(mu_);
+  while (!wake_.wait_for(lock, kDrainPeriod, [this] { return stopping_; })) {
+    if (gathered_.size() >= kMaxGathered) continue;
+    for (auto& [pid, proc] : processes_)
+      if (proc.reader) DrainProcess(pid, proc);
+  }
 }
 
 IttRingReader::Clock IttFastPath::ClockNow() {
@@ -77,11 +93,13 @@ IttRingReader::Clock IttFastPath::ClockNow() {
     if (kind != XT_ITT_CLOCK_TSC) say_("ITT fast path timestamps use CLOCK_MONOTONIC: " + why);
     clock_ = std::make_unique<TscClock>(kind);
   }
-  return {clock_->clock(), clock_->Now(), clock_->UnitsFor(kLeaseNs)};
+  if (!lease_units_) lease_units_ = clock_->UnitsFor(kLeaseNs);
+  return {clock_->clock(), clock_->Now(), lease_units_};
 }
 
 void IttFastPath::Attach(uint32_t pid, const MappedLibrary& lib) {
-  if (attached(pid) || waiting_.count(pid)) return;
+  std::lock_guard lock(mu_);
+  if (processes_.count(pid) || waiting_.count(pid)) return;
   auto refuse = [&](const std::string& why) {
     say_("pid " + std::to_string(pid) + ": ITT calls go through the probe site (no fast path: " +
          why + ")");
@@ -94,6 +112,8 @@ void IttFastPath::Attach(uint32_t pid, const MappedLibrary& lib) {
   if (!base) return refuse(lib.path + " is not mapped any more");
   const uint64_t address = *base + *(*values)[0];
   if (!TryAttach(pid, address, false)) waiting_[pid] = {address, 0};
+  for (const std::string& line : said_) say_(line);
+  said_.clear();
 }
 
 bool IttFastPath::TryAttach(uint32_t pid, uint64_t address, bool last_try) {
@@ -108,7 +128,7 @@ bool IttFastPath::TryAttach(uint32_t pid, uint64_t address, bool last_try) {
     else st = attached.status();
   }
   if (!reader) {
-    say_("pid " + std::to_string(pid) + ": ITT calls go through the probe site (no fast path: " +
+    Tell("pid " + std::to_string(pid) + ": ITT calls go through the probe site (no fast path: " +
          st.message() + ")");
     return true;
   }
@@ -116,12 +136,14 @@ bool IttFastPath::TryAttach(uint32_t pid, uint64_t address, bool last_try) {
   proc.reader = std::move(reader);
   proc.control_address = address;
   proc.own_pid_namespace = SamePidNamespace(pid);
-  proc.states.emplace_back(0, maps_.CollectionState(pid));
-  say_("pid " + std::to_string(pid) + ": ITT calls go through the in-process fast path");
+  states_[pid] = {{0, maps_.CollectionState(pid)}};
+  Tell("pid " + std::to_string(pid) + ": ITT calls go through the in-process fast path");
   return true;
 }
 
 void IttFastPath::Release(uint32_t pid) {
+  std::lock_guard lock(mu_);
+  states_.erase(pid);
   waiting_.erase(pid);
   auto it = processes_.find(pid);
   if (it == processes_.end()) return;
@@ -129,19 +151,26 @@ void IttFastPath::Release(uint32_t pid) {
   processes_.erase(it);
 }
 
-void IttFastPath::DrainProcess(uint32_t pid, Process& proc, std::vector<Raw>& raw) {
+void IttFastPath::DrainProcess(uint32_t pid, Process& proc) {
+  const size_t first = gathered_.size();
   const IttDrainStats stats = proc.reader->Drain(clock_->Now(), [&](const IttRingRecord& r) {
-    Raw& back = raw.emplace_back(Raw{pid, r, std::string(r.text), std::nullopt});
+    Raw& back = gathered_.emplace_back(Raw{pid, r, std::string(r.text), std::nullopt});
     back.rec.text = {};
   });
-  maps_.AddUserCount(XT_CNT_DROPPED, pid, stats.dropped);
+  // Before the target hears they were taken (it may exit then): what they name.
+  for (size_t i = first; i < gathered_.size(); ++i) {
+    gathered_[i].rec.tid = CaptureTid(pid, proc, gathered_[i].rec.tid);
+    ReadNames(pid, proc, gathered_[i].rec);
+  }
+  proc.reader->Commit();
+  proc.dropped += stats.dropped;
   if (stats.malformed && proc.malformed == 0)
-    say_("pid " + std::to_string(pid) + ": ITT fast path: skipped malformed records (" +
+    Tell("pid " + std::to_string(pid) + ": ITT fast path: skipped malformed records (" +
          stats.first_error + ")");
   proc.malformed += stats.malformed;
   if (stats.gone) {
     // Exited (its exit is handled elsewhere) or its control block stopped making sense.
-    if (stats.malformed) say_("pid " + std::to_string(pid) + ": ITT calls go through the probe site from now on");
+    if (stats.malformed) Tell("pid " + std::to_string(pid) + ": ITT calls go through the probe site from now on");
     proc.reader->Detach();
     proc.reader.reset();
     return;
@@ -151,23 +180,56 @@ void IttFastPath::DrainProcess(uint32_t pid, Process& proc, std::vector<Raw>& ra
     // meanwhile, so nothing was lost. Take it back.
     auto again = IttRingReader::Attach(pid, proc.control_address, ClockNow());
     if (again.ok()) proc.reader = std::move(*again);
-    say_("pid " + std::to_string(pid) + ": ITT fast path lapsed (no drain for " +
+    Tell("pid " + std::to_string(pid) + ": ITT fast path lapsed (no drain for " +
          std::to_string(kLeaseNs / 1'000'000'000) + " s); " +
          (again.ok() ? "attached again" : "staying on the probe site: " + again.status().message()));
     if (!again.ok()) proc.reader.reset();
   }
 }
 
+void IttFastPath::ReadNames(uint32_t pid, Process& proc, const IttRingRecord& r) {
+  for (const auto& [kind, handle] : {std::pair<uint32_t, uint64_t>{XT_ITT_NAME_DOMAIN, r.domain},
+                                     std::pair<uint32_t, uint64_t>{XT_ITT_NAME_STRING, r.name}}) {
+    if (!handle || proc.texts.count({kind, handle})) continue;
+    HandleText& t = proc.texts[{kind, handle}];
+    const uint64_t offset = kind == XT_ITT_NAME_DOMAIN ? XT_ITT_DOMAIN_NAME_OFFSET : XT_ITT_STRING_TEXT_OFFSET;
+    uint64_t text_at = 0;
+    bool truncated = false;
+    Result<std::string> text = Status::Error("unread");
+    if (proc.reader->memory().Read(handle + offset, &text_at, sizeof(text_at)).ok())
+      text = proc.reader->memory().ReadString(text_at, XT_MAX_ITT_NAME, &truncated);
+    if (text.ok()) t.text = std::move(*text);
+    else t.flags |= XT_FLAG_ARG_UNREADABLE;
+    if (truncated) t.flags |= XT_FLAG_TRUNCATED;
+  }
+  ThreadName& name = proc.threads[r.tid];
+  const uint64_t now = TscClock::MonotonicNs();
+  if (name.checked_ns && now - name.checked_ns < kRenameCheckNs) return;
+  name.checked_ns = now;
+  if (auto comm = ReadWholeFile(ProcPath(pid, "task/" + std::to_string(r.tid) + "/comm")))
+    name.comm = Trimmed(*comm);
+}
+
 void IttFastPath::Collect() {
+  std::unique_lock lock(mu_);
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     auto& [address, tries] = it->second;
     const bool done = TryAttach(it->first, address, ++tries >= kMaxInitWaits);
     it = done ? waiting_.erase(it) : std::next(it);
   }
-  if (processes_.empty()) return;
-  std::vector<Raw> raw;
+  // Whatever the drain thread has not taken yet, so the BPF ring, read next, is newer.
   for (auto& [pid, proc] : processes_)
-    if (proc.reader) DrainProcess(pid, proc, raw);
+    if (proc.reader) DrainProcess(pid, proc);
+  for (auto& [pid, proc] : processes_) {
+    maps_.AddUserCount(XT_CNT_DROPPED, pid, proc.dropped);
+    proc.dropped = 0;
+  }
+  for (const std::string& line : said_) say_(line);
+  said_.clear();
+  if (gathered_.empty()) return;
+  std::vector<Raw> raw;
+  raw.swap(gathered_);
+  lock.unlock();  // the drain thread goes on while these are converted
   // Every record read now lies before this reading: each is interpolated, not extrapolated.
   clock_->Sample();
   // In time order across threads, so a handle's text or a thread's name goes out before
@@ -176,8 +238,6 @@ void IttFastPath::Collect() {
   std::stable_sort(raw.begin(), raw.end(),
                    [](const Raw& a, const Raw& b) { return a.ns.value_or(0) < b.ns.value_or(0); });
   for (const Raw& r : raw) Convert(r);
-  for (auto& [pid, proc] : processes_)
-    if (proc.reader) proc.reader->Commit();
   std::stable_sort(pending_.begin() + static_cast<ptrdiff_t>(next_), pending_.end(),
                    [](const Pending& a, const Pending& b) {
                      return a.ns != b.ns ? a.ns < b.ns : a.seq < b.seq;
@@ -215,13 +275,11 @@ void IttFastPath::Push(uint32_t pid, uint64_t ns, bool is_event, const void* dat
 }
 
 void IttFastPath::NoteThread(uint32_t pid, Process& proc, uint32_t tid, uint64_t ns) {
+  std::unique_lock lock(mu_);
   ThreadName& t = proc.threads[tid];
-  const uint64_t now = TscClock::MonotonicNs();
-  if (t.checked_ns && now - t.checked_ns < kRenameCheckNs) return;
-  t.checked_ns = now;
-  auto comm = ReadWholeFile(ProcPath(pid, "task/" + std::to_string(tid) + "/comm"));
-  if (!comm || Trimmed(*comm) == t.comm) return;
-  t.comm = Trimmed(*comm);
+  if (t.comm.empty() || t.comm == t.sent) return;
+  t.sent = t.comm;
+  lock.unlock();
   xt_thread_name rec{};
   rec.hdr = {XT_REC_THREAD_NAME, sizeof(rec), 0, pid, tid, ns, ns};
   CopyComm<char>(rec.comm, t.comm);
@@ -232,41 +290,34 @@ void IttFastPath::NoteThread(uint32_t pid, Process& proc, uint32_t tid, uint64_t
 void IttFastPath::NoteHandle(uint32_t pid, Process& proc, uint32_t tid, uint64_t ns,
                              uint32_t kind, uint64_t handle) {
   if (!handle || !proc.named.insert({kind, handle}).second) return;
+  HandleText t{{}, XT_FLAG_ARG_UNREADABLE};
+  {
+    std::lock_guard lock(mu_);
+    if (const auto it = proc.texts.find({kind, handle}); it != proc.texts.end()) t = it->second;
+  }
   xt_itt_name rec{};
-  rec.hdr = {XT_REC_ITT_NAME, 0, 0, pid, tid, ns, ns};
+  rec.hdr = {XT_REC_ITT_NAME, static_cast<uint16_t>(sizeof(rec) + t.text.size()), t.flags, pid,
+             tid, ns, ns};
   rec.handle = handle;
   rec.kind = kind;
-  const uint64_t offset = kind == XT_ITT_NAME_DOMAIN ? XT_ITT_DOMAIN_NAME_OFFSET : XT_ITT_STRING_TEXT_OFFSET;
-  uint64_t text_at = 0;
-  std::string text;
-  bool truncated = false;
-  if (proc.reader->memory().Read(handle + offset, &text_at, sizeof(text_at)).ok()) {
-    auto read = proc.reader->memory().ReadString(text_at, XT_MAX_ITT_NAME, &truncated);
-    if (read.ok()) text = std::move(*read);
-    else rec.hdr.flags |= XT_FLAG_ARG_UNREADABLE;
-  } else {
-    rec.hdr.flags |= XT_FLAG_ARG_UNREADABLE;
-  }
-  if (truncated) rec.hdr.flags |= XT_FLAG_TRUNCATED;
-  rec.name_len = static_cast<uint32_t>(text.size());
-  rec.hdr.size = static_cast<uint16_t>(sizeof(rec) + text.size());
-  Push(pid, ns, false, &rec, sizeof(rec), text);
+  rec.name_len = static_cast<uint32_t>(t.text.size());
+  Push(pid, ns, false, &rec, sizeof(rec), t.text);
 }
 
 void IttFastPath::Convert(const Raw& raw) {
   auto it = processes_.find(raw.pid);
-  if (it == processes_.end() || !it->second.reader) return;
+  if (it == processes_.end()) return;
   Process& proc = it->second;
   const IttRingRecord& r = raw.rec;
   const std::optional<uint64_t>& ns = raw.ns;
   if (!ns) {
     // Stamped before this capture attached (a write of an earlier one still in flight) or
     // with a time the target made up: not this capture's record.
-    if (proc.malformed++ == 0)
+    if (proc.outside++ == 0)
       say_("pid " + std::to_string(raw.pid) + ": ITT fast path: skipped a record whose time lies outside the capture");
     return;
   }
-  const uint32_t tid = CaptureTid(raw.pid, proc, r.tid);
+  const uint32_t tid = r.tid;
   NoteThread(raw.pid, proc, tid, *ns);
   if (r.op == XT_ITT_THREAD_NAME) {
     xt_itt_name rec{};
@@ -292,10 +343,10 @@ void IttFastPath::Convert(const Raw& raw) {
 }
 
 bool IttFastPath::Collecting(uint32_t pid, uint64_t ns) const {
-  auto it = processes_.find(pid);
-  if (it == processes_.end()) return true;
+  auto it = states_.find(pid);
+  if (it == states_.end()) return true;
   uint32_t state = XT_COLLECT_ON;
-  for (const auto& [at, s] : it->second.states)
+  for (const auto& [at, s] : it->second)
     if (at <= ns) state = s;
   return state == XT_COLLECT_ON;
 }
@@ -317,8 +368,8 @@ void IttFastPath::BeforeRingRecord(std::span<const std::byte> record, const Reco
   if (hdr.type == XT_REC_ITT_STATE && record.size() >= sizeof(xt_itt_state)) {
     xt_itt_state state;
     std::memcpy(&state, record.data(), sizeof(state));
-    if (auto it = processes_.find(hdr.pid); it != processes_.end())
-      it->second.states.emplace_back(hdr.start_ns, state.state);
+    if (auto it = states_.find(hdr.pid); it != states_.end())
+      it->second.emplace_back(hdr.start_ns, state.state);
   }
 }
 
