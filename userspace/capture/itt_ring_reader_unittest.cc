@@ -14,6 +14,7 @@
 
 #include "capture/tsc_clock.h"
 #include "itt_client.h"
+#include "itt_control_test_util.h"
 #include "xtrace/records.h"
 
 namespace xtrace {
@@ -21,12 +22,7 @@ namespace {
 
 namespace itt = itt_client;
 
-xt_itt_control* LoadedControl() {
-  setenv("INTEL_LIBITTNOTIFY64", XTRACE_ITT_COLLECTOR, 1);
-  EXPECT_EQ(itt::Initialize(), "");
-  void* lib = dlopen(XTRACE_ITT_COLLECTOR, RTLD_NOW | RTLD_NOLOAD);
-  return lib ? static_cast<xt_itt_control*>(dlsym(lib, XT_ITT_CONTROL_SYMBOL)) : nullptr;
-}
+xt_itt_control* LoadedControl() { return testing::LoadCollectorControl(); }
 
 const uint32_t kSelf = static_cast<uint32_t>(getpid());
 

@@ -16,6 +16,7 @@
 
 #include "capture/itt_ring_decoder.h"
 #include "itt_client.h"
+#include "itt_control_test_util.h"
 #include "xtrace/itt_ring.h"
 #include "xtrace/records.h"
 
@@ -24,14 +25,7 @@ namespace {
 
 namespace itt = itt_client;
 
-// The collector's control block, as xtrace finds it (by its exported symbol).
-xt_itt_control* Control() {
-  setenv("INTEL_LIBITTNOTIFY64", XTRACE_ITT_COLLECTOR, 1);
-  EXPECT_EQ(itt::Initialize(), "");
-  void* lib = dlopen(XTRACE_ITT_COLLECTOR, RTLD_NOW | RTLD_NOLOAD);
-  EXPECT_NE(lib, nullptr);
-  return lib ? static_cast<xt_itt_control*>(dlsym(lib, XT_ITT_CONTROL_SYMBOL)) : nullptr;
-}
+xt_itt_control* Control() { return testing::LoadCollectorControl(); }
 
 // Plays xtrace: attaches with a generous lease, reads every ring, detaches on destruction.
 class InProcessXtrace {
