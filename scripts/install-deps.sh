@@ -10,6 +10,7 @@ packages=(
   capnproto libcapnp-dev          # event log schema compiler and runtime
   libze1 libze-dev                # the real Level Zero loader and its headers
   libdnnl-dev libtbb-dev          # real ITT clients (oneDNN, TBB) for the ITT tests
+  python3-torch                   # the benchmark's real-world ITT row (oneDNN inside PyTorch)
   libgtest-dev libgmock-dev       # unit and integration tests
   nlohmann-json3-dev              # tests parse the Chrome JSON back; the benchmark's DOM baseline
   python3                         # JSON checks in tests

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "log/log_reader.h"
+#include "xtrace/itt_ring.h"
 #include "xtrace/records.h"
 #include "root_fixture.h"
 #include "subprocess.h"
@@ -40,6 +42,8 @@ using testing::Subprocess;
 const std::string kXtrace = XTRACE_BIN;
 const std::string kCollector = ITT_COLLECTOR_LIB;
 const std::string kWithCollector = "INTEL_LIBITTNOTIFY64=" ITT_COLLECTOR_LIB;
+// A target that opts out of the fast path: its ITT calls go through the probe site.
+const std::string kProbeSiteOnly = "XTRACE_ITT_FAST_PATH=0";
 const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
 
 // A capture with its names resolved.
@@ -138,8 +142,8 @@ size_t CountLinesWith(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// Where xtrace_itt_probe sits in the collector file (its symbol value).
-uint64_t ProbeSiteValue() {
+// Where an exported symbol of the collector file sits (its value).
+uint64_t CollectorSymbolValue(const char* symbol) {
   elf_version(EV_CURRENT);
   const int fd = open(kCollector.c_str(), O_RDONLY | O_CLOEXEC);
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
@@ -152,7 +156,7 @@ uint64_t ProbeSiteValue() {
       GElf_Sym sym;
       gelf_getsym(data, static_cast<int>(i), &sym);
       const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-      if (name && std::strcmp(name, "xtrace_itt_probe") == 0) value = sym.st_value;
+      if (name && std::strcmp(name, symbol) == 0) value = sym.st_value;
     }
   }
   if (elf) elf_end(elf);
@@ -160,26 +164,46 @@ uint64_t ProbeSiteValue() {
   return value;
 }
 
-// The first byte of the probe site as the running process `pid` has it now.
-int LiveSiteByte(uint32_t pid) {
+// The collector's load base in the running process `pid` (0 if it is not mapped).
+uint64_t CollectorBase(uint32_t pid) {
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  uint64_t base = 0;
   for (std::string line; std::getline(maps, line);) {
     if (line.find("libxtrace_itt.so") == std::string::npos) continue;
     std::istringstream fields(line);
     std::string range, perms, offset;
     fields >> range >> perms >> offset;
-    if (std::stoull(offset, nullptr, 16) == 0) {
-      base = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
-      break;
-    }
+    if (std::stoull(offset, nullptr, 16) == 0) return std::stoull(range.substr(0, range.find('-')), nullptr, 16);
   }
-  if (!base) return -1;
-  std::ifstream mem("/proc/" + std::to_string(pid) + "/mem", std::ios::binary);
-  mem.seekg(static_cast<std::streamoff>(base + ProbeSiteValue()));
-  char byte = 0;
-  if (!mem.read(&byte, 1)) return -1;
-  return static_cast<unsigned char>(byte);
+  return 0;
+}
+
+// Reads (or writes) `size` bytes at `address` of the running process `pid` through
+// /proc/PID/mem, as root may.
+bool PeekPoke(uint32_t pid, uint64_t address, void* data, size_t size, bool write) {
+  const int fd = open(("/proc/" + std::to_string(pid) + "/mem").c_str(), (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = write ? pwrite(fd, data, size, static_cast<off_t>(address))
+                          : pread(fd, data, size, static_cast<off_t>(address));
+  close(fd);
+  return n == static_cast<ssize_t>(size);
+}
+
+// The first byte of the probe site as the running process `pid` has it now.
+int LiveSiteByte(uint32_t pid) {
+  const uint64_t base = CollectorBase(pid);
+  unsigned char byte = 0;
+  if (!base || !PeekPoke(pid, base + CollectorSymbolValue(XT_ITT_PROBE_SYMBOL), &byte, 1, false)) return -1;
+  return byte;
+}
+
+// The collector's fast-path control block as the running process `pid` has it now.
+std::optional<xt_itt_control> LiveControl(uint32_t pid, uint64_t* address = nullptr) {
+  const uint64_t base = CollectorBase(pid);
+  xt_itt_control c{};
+  const uint64_t at = base + CollectorSymbolValue(XT_ITT_CONTROL_SYMBOL);
+  if (address) *address = at;
+  if (!base || !PeekPoke(pid, at, &c, sizeof(c), false)) return std::nullopt;
+  return c;
 }
 
 bool MapsContain(uint32_t pid, const std::string& needle) {
@@ -353,13 +377,15 @@ TEST_F(IttIntegrationTest, AttachFindsTheCollectorInARunningProcessAndTheKernelO
   const std::string log = Path("labels.tsv"), out = Path("attach.capnp");
   Subprocess workload({ITT_WORKLOAD_BIN, "--wait-for-signal", "--threads", "2", "--iterations",
                        "3", "--log", log},
-                      {kWithCollector});
+                      {kWithCollector, kProbeSiteOnly});
   const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 30s));
   ASSERT_GT(pid, 0u) << workload.stderr_text();
   ASSERT_EQ(LiveSiteByte(pid), 0x0f) << "the site should be an untouched NOP before attach";
 
   Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "-o", out});
   ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(pid) + " (ITT collector", 30s))
+      << xtrace.stderr_text();
+  ASSERT_TRUE(xtrace.WaitStderr("ITT calls go through the probe site (no fast path: the process opted out", 30s))
       << xtrace.stderr_text();
   workload.Signal(SIGUSR1);
   ASSERT_TRUE(workload.WaitStdout("round 1", 60s)) << workload.stderr_text();
@@ -378,6 +404,132 @@ TEST_F(IttIntegrationTest, AttachFindsTheCollectorInARunningProcessAndTheKernelO
   const IttCapture c = ReadIttCapture(out);
   EXPECT_EQ(AsLabelLines(c), LogLines(log));
   EXPECT_EQ(c.tasks.size(), 2u * 3u * 6u);
+}
+
+// The fast path: attached to a running process, its calls land in its own rings; the probe
+// site is never hit (no trap, no syscall per call) and the capture is as exact as ever.
+TEST_F(IttIntegrationTest, AttachMovesARunningProcessToTheFastPathAndNeverHitsItsSite) {
+  const std::string log = Path("labels.tsv"), out = Path("fast.capnp");
+  Subprocess workload({ITT_WORKLOAD_BIN, "--wait-for-signal", "--threads", "2", "--iterations",
+                       "3", "--log", log},
+                      {kWithCollector});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << workload.stderr_text();
+  ASSERT_EQ(LiveControl(pid).value_or(xt_itt_control{}).generation, 0u) << "idle before attach";
+
+  Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "-o", out});
+  ASSERT_TRUE(xtrace.WaitStderr("pid " + std::to_string(pid) + ": ITT calls go through the in-process fast path", 30s))
+      << xtrace.stderr_text();
+  EXPECT_NE(LiveControl(pid).value_or(xt_itt_control{}).generation, 0u);
+  workload.Signal(SIGUSR1);
+  ASSERT_TRUE(workload.WaitStdout("round 1", 60s)) << workload.stderr_text();
+  // The uprobe is in place (int3), but no call reached it: its first hit would have made the
+  // kernel turn it into a call to its trampoline.
+  EXPECT_EQ(LiveSiteByte(pid), 0xcc) << "a call reached the probe site";
+  EXPECT_FALSE(MapsContain(pid, "[uprobes-trampoline]"));
+
+  xtrace.Signal(SIGINT);
+  auto status = xtrace.Wait(30s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
+  // Detached: back to the cost of no capture at once.
+  EXPECT_EQ(LiveControl(pid).value_or(xt_itt_control{}).generation, 0u);
+  workload.Signal(SIGTERM);
+  workload.Wait(30s);
+
+  const IttCapture c = ReadIttCapture(out);
+  EXPECT_EQ(AsLabelLines(c), LogLines(log));
+  EXPECT_EQ(c.tasks.size(), 2u * 3u * 6u);
+}
+
+// xtrace killed outright: the target runs on, and its collector lets go once the heartbeat
+// is older than the lease, at its next call.
+TEST_F(IttIntegrationTest, AKilledCaptureLeavesTheTargetRunningAndItsCollectorLetsGo) {
+  const std::string log = Path("labels.tsv"), out = Path("killed.capnp");
+  Subprocess workload({ITT_WORKLOAD_BIN, "--wait-for-signal", "--threads", "1", "--iterations",
+                       "2", "--log", log},
+                      {kWithCollector});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << workload.stderr_text();
+  Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "-o", out});
+  ASSERT_TRUE(xtrace.WaitStderr("ITT calls go through the in-process fast path", 30s)) << xtrace.stderr_text();
+  workload.Signal(SIGUSR1);
+  ASSERT_TRUE(workload.WaitStdout("round 1", 60s)) << workload.stderr_text();
+  xtrace.Signal(SIGKILL);
+  xtrace.Wait(30s);
+  const auto before = LiveControl(pid);
+  ASSERT_TRUE(before);
+  EXPECT_NE(before->generation, 0u) << "nobody told it";
+  std::this_thread::sleep_for(2500ms);  // the lease is 2 s
+  workload.Signal(SIGUSR1);
+  ASSERT_TRUE(workload.WaitStdout("round 2", 60s)) << workload.stderr_text();
+  const auto after = LiveControl(pid);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->generation, 0u);
+  EXPECT_EQ(after->lapses, before->lapses + 1);
+  workload.Signal(SIGTERM);
+  auto status = workload.Wait(30s);
+  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << workload.stderr_text();
+}
+
+// The target's memory is not trusted: a ring overwritten with garbage costs the target the
+// records in it, said in one line, and nothing else.
+TEST_F(IttIntegrationTest, ACorruptRingCostsTheTargetItsRecordsAndNothingElse) {
+  const std::string log = Path("labels.tsv"), out = Path("corrupt.capnp");
+  Subprocess workload({ITT_WORKLOAD_BIN, "--wait-for-signal", "--threads", "1", "--iterations",
+                       "2", "--log", log},
+                      {kWithCollector});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << workload.stderr_text();
+  Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "-o", out});
+  ASSERT_TRUE(xtrace.WaitStderr("ITT calls go through the in-process fast path", 30s)) << xtrace.stderr_text();
+  workload.Signal(SIGUSR1);
+  ASSERT_TRUE(workload.WaitStdout("round 1", 60s)) << workload.stderr_text();
+  std::this_thread::sleep_for(500ms);  // drained
+
+  // Every ring: 4 KiB of garbage after what was read, and a write position claiming it.
+  const auto control = LiveControl(pid);
+  ASSERT_TRUE(control && control->ring_count > 0);
+  std::vector<unsigned char> garbage(4096);
+  for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<unsigned char>(i * 131 + 7);
+  for (uint32_t i = 0; i < std::min(control->ring_count, uint32_t{XT_ITT_MAX_RINGS}); ++i) {
+    xt_itt_ring ring{};
+    if (!control->rings[i] || !PeekPoke(pid, control->rings[i], &ring, sizeof(ring), false)) continue;
+    const uint64_t data = control->rings[i] + sizeof(xt_itt_ring) + (ring.write_pos & (ring.data_bytes - 1));
+    ASSERT_TRUE(PeekPoke(pid, data, garbage.data(), std::min<size_t>(garbage.size(), ring.data_bytes - (ring.write_pos & (ring.data_bytes - 1))), true));
+    uint64_t write_pos = ring.write_pos + 512;
+    ASSERT_TRUE(PeekPoke(pid, control->rings[i] + offsetof(xt_itt_ring, write_pos), &write_pos, 8, true));
+  }
+  ASSERT_TRUE(xtrace.WaitStderr("ITT fast path: skipped malformed records", 30s)) << xtrace.stderr_text();
+  xtrace.Signal(SIGINT);
+  auto status = xtrace.Wait(30s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
+  workload.Signal(SIGTERM);
+  status = workload.Wait(30s);
+  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << workload.stderr_text();
+  const IttCapture c = ReadIttCapture(out);
+  EXPECT_TRUE(c.complete);
+  EXPECT_EQ(AsLabelLines(c), LogLines(log, {1}));
+}
+
+// A ring that fills faster than xtrace drains it counts what it could not hold; the count
+// reaches the log's summary and the process's line in it.
+TEST_F(IttIntegrationTest, AFullRingCountsItsDropsInTheLogSummary) {
+  const std::string out = Path("full.capnp");
+  auto r = RunCommand({kXtrace, "record", "-o", out, "--", ITT_OVERHEAD_BIN, "--pairs", "3000000"},
+                      {kWithCollector}, 120s);
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  EXPECT_NE(r.err.find("ITT calls go through the in-process fast path"), std::string::npos) << r.err;
+  auto reader = LogReader::Open(out);
+  ASSERT_TRUE(reader.ok());
+  Event e;
+  for (auto more = reader->Next(&e); more.ok() && *more; more = reader->Next(&e)) {
+  }
+  ASSERT_TRUE(reader->summary());
+  EXPECT_GT(reader->summary()->dropped, 0u);
+  uint64_t per_process = 0;
+  for (const auto& p : reader->summary()->process_stats) per_process += p.dropped;
+  EXPECT_EQ(per_process, reader->summary()->dropped);
+  EXPECT_NE(r.err.find("events dropped"), std::string::npos) << r.err;
 }
 
 TEST_F(IttIntegrationTest, StartPausedRecordsOnlyTheResumedWindowsOfEverySource) {

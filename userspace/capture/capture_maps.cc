@@ -2,6 +2,7 @@
 #include "capture/capture_maps.h"
 
 #include <bpf/libbpf.h>
+#include <sys/epoll.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -161,32 +162,45 @@ std::map<uint32_t, uint64_t> CaptureMaps::ReadDropsByPid() const {
     key = next;
     prev = &key;
   }
+  for (const auto& [pid, n] : user_drops_) drops[pid] += n;
   return drops;
+}
+
+void CaptureMaps::AddUserCount(xt_counter counter, uint32_t pid, uint64_t n) {
+  if (!n || counter >= XT_CNT_MAX) return;
+  user_counts_[counter] += n;
+  if (counter == XT_CNT_DROPPED) user_drops_[pid] += n;
+}
+
+uint32_t CaptureMaps::CollectionState(uint32_t pid) const {
+  uint32_t state = XT_COLLECT_ON;
+  if (bpf_map__lookup_elem(skel_->maps.collection_state, &pid, sizeof(pid), &state, sizeof(state), 0))
+    return XT_COLLECT_ON;
+  return state;
 }
 
 int CaptureMaps::OnSample(void* ctx, void* data, size_t size) {
   auto* self = static_cast<CaptureMaps*>(ctx);
-  (*self->callback_)(std::span<const std::byte>(static_cast<const std::byte*>(data), size));
+  const std::span<const std::byte> record(static_cast<const std::byte*>(data), size);
+  if (self->side_) self->side_->BeforeRingRecord(record, *self->callback_);
+  (*self->callback_)(record);
   return 0;
 }
 
 Result<int> CaptureMaps::Poll(int timeout_ms, const RecordCallback& callback) {
-  callback_ = &callback;
-  int n = ring_buffer__poll(ring_.get(), timeout_ms);
-  // Records written with BPF_RB_NO_WAKEUP never make epoll report the ring ready, so poll
-  // alone would leave them until the wakeup threshold: consume on every timeout too.
-  if (n >= 0 || n == -EINTR) {
-    const int more = ring_buffer__consume(ring_.get());
-    n = more < 0 ? more : std::max(n, 0) + more;
-  }
-  callback_ = nullptr;
-  if (n < 0) return Status::Error("reading ring buffer: " + BpfErrorText(n));
-  return n;
+  // Records written with BPF_RB_NO_WAKEUP never make epoll report the ring ready, so the
+  // wait only shortens the timeout and the ring is consumed on every return.
+  epoll_event ready{};
+  const int waited = epoll_wait(ring_buffer__epoll_fd(ring_.get()), &ready, 1, timeout_ms);
+  if (waited < 0 && errno != EINTR) return Status::Error("waiting for the ring buffer: " + BpfErrorText(errno));
+  return Drain(callback);
 }
 
 Result<int> CaptureMaps::Drain(const RecordCallback& callback) {
   callback_ = &callback;
+  if (side_) side_->Collect();
   const int n = ring_buffer__consume(ring_.get());
+  if (side_) side_->AfterRing(callback);
   callback_ = nullptr;
   if (n < 0) return Status::Error("draining ring buffer: " + BpfErrorText(n));
   return n;
@@ -203,6 +217,7 @@ Counters CaptureMaps::ReadCounters() const {
       continue;
     for (__u64 v : per_cpu) total[i] += v;
   }
+  for (size_t i = 0; i < total.size(); ++i) total[i] += user_counts_[i];
   return total;
 }
 

@@ -25,6 +25,20 @@ namespace xtrace {
 using RecordCallback = std::function<void(std::span<const std::byte>)>;
 using Counters = std::array<uint64_t, XT_CNT_MAX>;
 
+// Records that reach the capture from outside the BPF ring (the ITT fast path's rings in the
+// traced processes), merged with the ring's records in time order.
+class SideStream {
+ public:
+  virtual ~SideStream() = default;
+  // Before each read of the ring: gather what is pending (so the ring, read after, holds
+  // every BPF record older than anything gathered).
+  virtual void Collect() = 0;
+  // Before the ring record `record` is passed on: passes on the gathered records older than it.
+  virtual void BeforeRingRecord(std::span<const std::byte> record, const RecordCallback& callback) = 0;
+  // After the ring is read: passes on the rest.
+  virtual void AfterRing(const RecordCallback& callback) = 0;
+};
+
 class CaptureMaps {
  public:
   // ring_bytes: a power of two, a multiple of the page size.
@@ -61,8 +75,18 @@ class CaptureMaps {
   // Passes every pending record to `callback` without waiting.
   Result<int> Drain(const RecordCallback& callback);
 
-  // Sums the per-CPU counters (enum xt_counter).
+  // Sums the per-CPU counters (enum xt_counter), with the counts added from user space.
   Counters ReadCounters() const;
+
+  // Counts kept outside BPF (records a traced process's own buffer dropped, records of a
+  // paused process): added to ReadCounters and, for drops, to ReadDropsByPid.
+  void AddUserCount(xt_counter counter, uint32_t pid, uint64_t n);
+
+  // A process's collection state now (XT_COLLECT_ON when it has none).
+  uint32_t CollectionState(uint32_t pid) const;
+
+  // The one side stream merged into Poll and Drain (nullptr: none). Not owned.
+  void SetSideStream(SideStream* side) { side_ = side; }
 
   uint64_t ring_bytes() const { return ring_bytes_; }
   // Pending bytes at which a probe wakes the reader (rodata of every probe object).
@@ -85,6 +109,9 @@ class CaptureMaps {
   uint64_t ring_bytes_ = 0;
   uint64_t filter_epoch_ = 0;  // user space's slot of the BPF filter_epoch map
   const RecordCallback* callback_ = nullptr;  // valid only during Poll/Drain
+  SideStream* side_ = nullptr;
+  Counters user_counts_{};
+  std::map<uint32_t, uint64_t> user_drops_;
 };
 
 // Routes libbpf's own messages: with `verbose`, warnings and info go to stderr prefixed

@@ -16,12 +16,21 @@ namespace xtrace {
 
 Result<std::vector<bool>> ElfExports(const std::string& path,
                                      std::span<const std::string_view> symbols) {
+  auto values = ElfExportValues(path, symbols);
+  if (!values.ok()) return values.status();
+  std::vector<bool> found;
+  for (const auto& v : *values) found.push_back(v.has_value());
+  return found;
+}
+
+Result<std::vector<std::optional<uint64_t>>> ElfExportValues(
+    const std::string& path, std::span<const std::string_view> symbols) {
   if (elf_version(EV_CURRENT) == EV_NONE) return Status::Error("libelf: version mismatch");
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return Status::Error("opening " + path + ": " + std::strerror(errno));
   Elf* elf = elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr);
   if (!elf) return Status::Error(path + ": not an ELF file (" + elf_errmsg(-1) + ")");
-  std::vector<bool> found(symbols.size(), false);
+  std::vector<std::optional<uint64_t>> found(symbols.size());
   bool is_elf = elf_kind(elf) == ELF_K_ELF;
   for (Elf_Scn* scn = nullptr; is_elf && (scn = elf_nextscn(elf, scn)) != nullptr;) {
     GElf_Shdr shdr;
@@ -35,7 +44,7 @@ Result<std::vector<bool>> ElfExports(const std::string& path,
       const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
       if (!name) continue;
       for (size_t k = 0; k < symbols.size(); ++k)
-        if (!found[k] && symbols[k] == name) found[k] = true;
+        if (!found[k] && symbols[k] == name) found[k] = sym.st_value;
     }
   }
   elf_end(elf);

@@ -2,6 +2,8 @@
 // source can tell whether a mapped library is worth probing before asking libbpf to attach.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -15,5 +17,9 @@ namespace xtrace {
 // not ELF (or not readable) is an error naming the file.
 Result<std::vector<bool>> ElfExports(const std::string& path,
                                      std::span<const std::string_view> symbols);
+
+// The same, with each defined symbol's value (its address relative to the load base).
+Result<std::vector<std::optional<uint64_t>>> ElfExportValues(
+    const std::string& path, std::span<const std::string_view> symbols);
 
 }  // namespace xtrace

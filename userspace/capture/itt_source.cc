@@ -61,8 +61,12 @@ bool IsIttCollectorPath(std::string_view path) {
 
 void IttSource::SkeletonDeleter::operator()(::itt_probes* skel) const { itt_probes__destroy(skel); }
 
-// The capture destroys every link it got from AttachToLibrary before it destroys sources.
-IttSource::~IttSource() = default;
+// The capture destroys every link it got from AttachToLibrary before it destroys sources; the
+// fast path then hands the collectors back to their (by then unprobed) sites.
+IttSource::~IttSource() {
+  fast_path_.reset();
+  skel_.reset();
+}
 
 Result<std::unique_ptr<ProbeSource>> IttSource::Load(const SourceContext& ctx) {
   std::unique_ptr<IttSource> self(new IttSource(ctx));
@@ -74,6 +78,7 @@ Result<std::unique_ptr<ProbeSource>> IttSource::Load(const SourceContext& ctx) {
   if (Status st = ctx.maps.Share(skel->obj); !st.ok()) return st;
   if (int err = itt_probes__load(skel))
     return Status::Error("loading ITT BPF programs: " + BpfErrorText(err));
+  self->fast_path_ = std::make_unique<IttFastPath>(ctx.maps, ctx.say);
   return std::unique_ptr<ProbeSource>(std::move(self));
 }
 
@@ -197,7 +202,18 @@ bool IttSource::ProbesLibrary(const MappedLibrary& lib) {
 Result<std::vector<ProbeLink>> IttSource::AttachToLibrary(const MappedLibrary& lib, int pid) {
   // Always per process (attaches_per_process): which probes a library gets depends on it.
   const auto target = static_cast<uint32_t>(pid);
-  if (IsIttCollectorPath(lib.path)) return AttachCollector(target, lib);
+  if (IsIttCollectorPath(lib.path)) {
+    auto links = AttachCollector(target, lib);
+    // The probe site stays for discovery and as the fallback; the calls move to the
+    // in-process rings once the collector is mapped and initialised (for `record`, this is
+    // before exec: the fast path waits for the mapping).
+    Process& proc = processes_[target];
+    if (links.ok() && fast_path_ && proc.collector && !proc.fast_path_tried) {
+      proc.fast_path_tried = true;
+      fast_path_->Attach(target, lib);
+    }
+    return links;
+  }
   const TorchExports& exports = PytorchExportsOf(lib);
   if (!exports.any()) return std::vector<ProbeLink>{};
   if (CollectorExpected(target, processes_[target])) {
@@ -209,6 +225,7 @@ Result<std::vector<ProbeLink>> IttSource::AttachToLibrary(const MappedLibrary& l
 }
 
 void IttSource::OnProcessExit(uint32_t pid) {
+  if (fast_path_) fast_path_->Release(pid);
   processes_.erase(pid);
   ForgetHandles(pid);
 }

@@ -1,7 +1,9 @@
 // The ITT source: a uprobe on libxtrace_itt.so's probe site in each process that loaded the
 // collector (every ITT call of oneDNN, TBB, PyTorch or the program itself), and uprobes on
 // PyTorch's torch::profiler::itt_range_push/itt_range_pop/itt_mark in any mapped library that
-// exports them (emit_itt() ranges without a collector).
+// exports them (emit_itt() ranges without a collector). Once the collector is mapped and
+// initialised, its calls move to the in-process fast path (itt_fast_path.h); the probe site
+// stays for the calls before that, for pause/resume/detach, and for processes that refuse it.
 #pragma once
 
 #include <map>
@@ -12,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "capture/itt_fast_path.h"
 #include "capture/probe_source.h"
 
 struct itt_probes;  // generated skeleton (build/bpf/itt_probes.skel.h)
@@ -49,6 +52,7 @@ class IttSource final : public ProbeSource {
   };
   struct Process {
     bool collector = false;   // the collector's site is probed
+    bool fast_path_tried = false;
     std::optional<bool> collector_in_environment;
   };
 
@@ -69,6 +73,7 @@ class IttSource final : public ProbeSource {
 
   SourceContext ctx_;
   std::unique_ptr<::itt_probes, SkeletonDeleter> skel_;
+  std::unique_ptr<IttFastPath> fast_path_;
   std::map<uint32_t, Process> processes_;
   std::map<FileKey, TorchExports> torch_exports_;  // per file, across processes
 };

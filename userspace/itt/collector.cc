@@ -1,8 +1,9 @@
 // libxtrace_itt.so, xtrace's ITT collector. A process started with
 // INTEL_LIBITTNOTIFY64=<path of this library> routes the ITT calls of every library in it
-// (oneDNN primitives, TBB algorithms, PyTorch ranges, its own labels) here. Each call only
-// hands its arguments to the probe site; an attached capture records them there, and with
-// no capture attached a begin/end pair costs a few ns more than running without a collector.
+// (oneDNN primitives, TBB algorithms, PyTorch ranges, its own labels) here. Each call is
+// appended to its thread's ring when a capture attached through the fast path (fast_path.h),
+// and otherwise handed to the probe site, where a capture's uprobe records it; with no
+// capture attached a begin/end pair costs a few ns more than running without a collector.
 //
 // How clients load it (the ITT "static part" compiled into each client library): on its
 // first ITT call the client reads INTEL_LIBITTNOTIFY64 once, dlopens the library it names,
@@ -27,6 +28,7 @@
 //     names its workers with __itt_thread_set_name("TBB Worker Thread").
 #include <cstring>
 
+#include "itt/fast_path.h"
 #include "itt/handle_registry.h"
 #include "itt/itt_abi.h"
 #include "itt/probe_site.h"
@@ -35,6 +37,17 @@
 namespace xtrace::itt {
 namespace {
 
+// Hands one ITT call to whoever records it: the fast path's ring while xtrace is attached
+// through it, otherwise the probe site (a NOP unless a capture probes it).
+inline void Report(uint64_t op, const void* domain, const void* name, uint64_t d1 = 0,
+                   uint64_t d2 = 0, uint64_t extra = 0, bool has_extra = false,
+                   const char* text = nullptr) {
+  if (FastPathAttached() &&
+      Append(FastEvent{static_cast<uint32_t>(op), domain, name, d1, d2, extra, has_extra, text}))
+    return;
+  xtrace_itt_probe(op, domain, text ? text : name, d1, d2, extra);
+}
+
 // The ITT entry points this collector implements. Signatures are ITT's (ittnotify.h).
 
 Domain* DomainCreate(const char* name) { return Handles().DomainNamed(name); }
@@ -42,48 +55,51 @@ Domain* DomainCreate(const char* name) { return Handles().DomainNamed(name); }
 StringHandle* StringHandleCreate(const char* name) { return Handles().StringNamed(name); }
 
 void TaskBegin(const Domain* domain, Id id, Id /*parent*/, StringHandle* name) {
-  xtrace_itt_probe(XT_ITT_TASK_BEGIN, domain, name, id.d1, id.d2, 0);
+  Report(XT_ITT_TASK_BEGIN, domain, name, id.d1, id.d2);
 }
 
 void TaskBeginFn(const Domain* domain, Id id, Id /*parent*/, void* fn) {
-  xtrace_itt_probe(XT_ITT_TASK_BEGIN_FN, domain, nullptr, id.d1, id.d2,
-                   reinterpret_cast<uintptr_t>(fn));
+  Report(XT_ITT_TASK_BEGIN_FN, domain, nullptr, id.d1, id.d2, reinterpret_cast<uintptr_t>(fn),
+         true);
 }
 
-void TaskEnd(const Domain* domain) { xtrace_itt_probe(XT_ITT_TASK_END, domain, nullptr, 0, 0, 0); }
+void TaskEnd(const Domain* domain) { Report(XT_ITT_TASK_END, domain, nullptr); }
 
 void TaskBeginOverlapped(const Domain* domain, Id id, Id /*parent*/, StringHandle* name) {
-  xtrace_itt_probe(XT_ITT_TASK_BEGIN_OVERLAPPED, domain, name, id.d1, id.d2, 0);
+  Report(XT_ITT_TASK_BEGIN_OVERLAPPED, domain, name, id.d1, id.d2);
 }
 
 void TaskEndOverlapped(const Domain* domain, Id id) {
-  xtrace_itt_probe(XT_ITT_TASK_END_OVERLAPPED, domain, nullptr, id.d1, id.d2, 0);
+  Report(XT_ITT_TASK_END_OVERLAPPED, domain, nullptr, id.d1, id.d2);
 }
 
 void RegionBegin(const Domain* domain, Id id, Id /*parent*/, StringHandle* name) {
-  xtrace_itt_probe(XT_ITT_REGION_BEGIN, domain, name, id.d1, id.d2, 0);
+  Report(XT_ITT_REGION_BEGIN, domain, name, id.d1, id.d2);
 }
 
 void RegionEnd(const Domain* domain, Id id) {
-  xtrace_itt_probe(XT_ITT_REGION_END, domain, nullptr, id.d1, id.d2, 0);
+  Report(XT_ITT_REGION_END, domain, nullptr, id.d1, id.d2);
 }
 
 void FrameBegin(const Domain* domain, Id* id) {
-  xtrace_itt_probe(XT_ITT_FRAME_BEGIN, domain, nullptr, id ? id->d1 : 0, id ? id->d2 : 0, 0);
+  Report(XT_ITT_FRAME_BEGIN, domain, nullptr, id ? id->d1 : 0, id ? id->d2 : 0);
 }
 
 void FrameEnd(const Domain* domain, Id* id) {
-  xtrace_itt_probe(XT_ITT_FRAME_END, domain, nullptr, id ? id->d1 : 0, id ? id->d2 : 0, 0);
+  Report(XT_ITT_FRAME_END, domain, nullptr, id ? id->d1 : 0, id ? id->d2 : 0);
 }
 
 void Marker(const Domain* domain, Id id, StringHandle* name, int scope) {
-  xtrace_itt_probe(XT_ITT_MARKER, domain, name, id.d1, id.d2, static_cast<uint64_t>(scope));
+  Report(XT_ITT_MARKER, domain, name, id.d1, id.d2, static_cast<uint64_t>(scope), true);
 }
 
+// The name is the caller's buffer, gone or reused after the call: the fast path copies it.
 void ThreadSetName(const char* name) {
-  xtrace_itt_probe(XT_ITT_THREAD_NAME, nullptr, name, 0, 0, 0);
+  Report(XT_ITT_THREAD_NAME, nullptr, nullptr, 0, 0, 0, false, name);
 }
 
+// Collection changes always go through the probe site: BPF keeps the process's collection
+// state, which every source's probes (Level Zero's too) obey.
 void Pause() { xtrace_itt_probe(XT_ITT_PAUSE, nullptr, nullptr, 0, 0, 0); }
 void Resume() { xtrace_itt_probe(XT_ITT_RESUME, nullptr, nullptr, 0, 0, 0); }
 void Detach() { xtrace_itt_probe(XT_ITT_DETACH, nullptr, nullptr, 0, 0, 0); }

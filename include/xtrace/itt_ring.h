@@ -1,0 +1,103 @@
+/* The ITT fast path: the memory layout that libxtrace_itt.so keeps in the traced process and
+ * that xtrace reads and writes with process_vm_readv/process_vm_writev. Shared by the
+ * collector and xtrace's reader only (no BPF), plain C with __u32/__u64.
+ *
+ * The collector exports one control block, XT_ITT_CONTROL_SYMBOL. While its `generation` is
+ * 0 every ITT call goes to the probe site exactly as without a fast path. xtrace attaches by
+ * writing the heartbeat, the lease and the clock, then a nonzero generation; from then on each
+ * thread appends records to a ring of its own (allocated at its first call, listed in
+ * `rings`) instead of calling the probe site. xtrace drains the rings on its timer, writes
+ * each ring's `read_pos` back, and refreshes the heartbeat; a collector that sees the
+ * heartbeat older than the lease sets the generation back to 0 itself.
+ *
+ * Nothing here is trusted by xtrace: every field and record is validated as it is read.
+ */
+#ifndef XTRACE_ITT_RING_H
+#define XTRACE_ITT_RING_H
+
+#include <linux/types.h>
+
+#define XT_ITT_CONTROL_SYMBOL "xtrace_itt_control"
+#define XT_ITT_CONTROL_MAGIC 0x314c5254435449ull /* "ITCTRL1" little-endian */
+#define XT_ITT_RING_MAGIC 0x31474e4952544958ull  /* "XITRING1" */
+#define XT_ITT_LAYOUT_VERSION 1
+
+/* Rings a process may register (threads that made an ITT call while attached; rings of
+ * exited threads are reused once drained). Calls of threads beyond it are counted in
+ * no_ring_dropped. */
+#define XT_ITT_MAX_RINGS 1024
+
+/* Data bytes per ring: 1 MiB holds ~18k begin/end pairs, 180k pairs/s per thread at
+ * xtrace's 100 ms drain period. Pages are touched only as the ring fills. */
+#define XT_ITT_RING_BYTES (1u << 20)
+
+/* enum for xt_itt_control.clock: what the records' `time` counts. xtrace converts either to
+ * CLOCK_MONOTONIC ns (the BPF records' clock). */
+enum xt_itt_clock {
+	XT_ITT_CLOCK_TSC = 0,       /* rdtsc: ~2x cheaper than the vDSO on this machine kind */
+	XT_ITT_CLOCK_MONOTONIC = 1, /* clock_gettime(CLOCK_MONOTONIC), when the TSC is not usable */
+};
+
+struct xt_itt_control {
+	__u64 magic;          /* XT_ITT_CONTROL_MAGIC */
+	__u64 self;           /* this block's own address in the process: checks the symbol math */
+	__u32 version;        /* XT_ITT_LAYOUT_VERSION */
+	__u32 max_rings;      /* XT_ITT_MAX_RINGS */
+	__u32 ring_bytes;     /* XT_ITT_RING_BYTES */
+	__u32 refused;        /* nonzero: the process opted out (XTRACE_ITT_FAST_PATH=0) */
+	/* Written by xtrace (the collector only ever clears generation). */
+	__u64 generation;     /* 0: not attached */
+	__u64 heartbeat;      /* xtrace's last drain, in `clock` units */
+	__u64 lease;          /* the collector stops once now - heartbeat exceeds this */
+	__u32 clock;          /* enum xt_itt_clock */
+	__u32 reserved;
+	/* Written by the collector. */
+	__u64 lapses;         /* times the collector found the heartbeat stale and stopped */
+	__u64 no_ring_dropped; /* records lost because a thread could get no ring */
+	__u32 ring_count;     /* entries of rings[] handed out (may exceed max_rings: clamp) */
+	__u32 reserved2;
+	__u64 rings[XT_ITT_MAX_RINGS]; /* struct xt_itt_ring addresses; 0 while being set up */
+};
+
+/* A single-producer ring: the owning thread writes records at write_pos and publishes the
+ * new write_pos; xtrace reads [read_pos, write_pos) and writes read_pos. Positions count
+ * bytes ever written; a record is at (pos % data_bytes) and may wrap around the end. The
+ * producer never writes past read_pos + data_bytes: a record that does not fit is counted
+ * in `dropped` instead. */
+struct xt_itt_ring {
+	__u64 magic;      /* XT_ITT_RING_MAGIC */
+	__u32 data_bytes; /* a power of two */
+	__u32 owner_tid;  /* the thread using it now (its own pid namespace); 0: free for reuse */
+	__u64 write_pos;
+	__u64 dropped;
+	__u64 pad0[4];    /* read_pos on its own cache line */
+	__u64 read_pos;
+	__u64 pad1[7];
+	/* __u8 data[data_bytes]; */
+};
+
+/* Which optional words follow a record's fixed part, in this order. */
+enum xt_itt_ring_fields {
+	XT_ITT_RF_DOMAIN = 1u << 0, /* __itt_domain* */
+	XT_ITT_RF_NAME = 1u << 1,   /* __itt_string_handle* */
+	XT_ITT_RF_ID = 1u << 2,     /* two words: __itt_id d1, d2 */
+	XT_ITT_RF_EXTRA = 1u << 3,  /* op-specific (enum xt_itt_op) */
+	XT_ITT_RF_TEXT = 1u << 4,   /* a word holding the text length, then the text (padded to 8) */
+	XT_ITT_RF_ALL = 0x1f,
+};
+
+/* A record in a ring: 8-byte aligned, `size` bytes in all (a multiple of 8). */
+struct xt_itt_ring_record {
+	__u16 size;
+	__u8 op;      /* enum xt_itt_op (records.h) */
+	__u8 fields;  /* enum xt_itt_ring_fields */
+	__u32 tid;    /* the calling thread, as its own pid namespace numbers it */
+	__u64 time;   /* in the control block's clock */
+	/* __u64 words[]; */
+};
+
+/* Largest record: fixed part, five words, the text length word and a thread name. */
+#define XT_ITT_RING_MAX_TEXT 512
+#define XT_ITT_RING_MAX_RECORD (16 + 6 * 8 + XT_ITT_RING_MAX_TEXT)
+
+#endif /* XTRACE_ITT_RING_H */

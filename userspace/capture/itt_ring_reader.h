@@ -1,0 +1,95 @@
+// One traced process's ITT fast path, from xtrace's side: attaches by writing the
+// collector's control block with process_vm_writev, drains its threads' rings with
+// process_vm_readv (no shared file, no fd in the target: it works across mount, pid and user
+// namespaces), writes back how far it read and a heartbeat, and detaches. Everything read
+// passes itt_ring_decoder's checks; a target that lies loses its own records, nothing else.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "capture/itt_ring_decoder.h"
+
+namespace xtrace {
+
+// Reads and writes another process's memory (CAP_SYS_PTRACE, or the same user under Yama 0).
+class RemoteMemory {
+ public:
+  explicit RemoteMemory(uint32_t pid) : pid_(pid) {}
+  uint32_t pid() const { return pid_; }
+  // All of [address, address + size) or an error naming what failed (ESRCH: gone).
+  Status Read(uint64_t address, void* out, size_t size) const;
+  Status Write(uint64_t address, const void* data, size_t size) const;
+  // A NUL-terminated string of at most `max` bytes (read page by page, so a short string at
+  // the end of a mapping reads); `truncated` when no NUL came within `max`.
+  Result<std::string> ReadString(uint64_t address, size_t max, bool* truncated) const;
+
+ private:
+  uint32_t pid_;
+};
+
+struct IttDrainStats {
+  uint64_t records = 0;
+  uint64_t dropped = 0;    // new drops the target counted (full rings, threads without a ring)
+  uint64_t malformed = 0;  // records (or ring headers) that failed a check
+  std::string first_error;
+  bool lapsed = false;     // the collector let go (its lease ran out): attach again
+  bool gone = false;       // the process cannot be read any more
+};
+
+class IttRingReader {
+ public:
+  struct Clock {
+    uint32_t kind;       // enum xt_itt_clock
+    uint64_t heartbeat;  // now, in that clock
+    uint64_t lease;      // in that clock's units
+  };
+
+  // Attaches to the collector whose control block is at `control_address` in `pid`. Fails
+  // when the block does not check out, the process refused the fast path, another live
+  // capture is draining it, or its memory cannot be read or written (ptrace access denied).
+  // Records already in its rings predate this capture and are skipped.
+  static Result<std::unique_ptr<IttRingReader>> Attach(uint32_t pid, uint64_t control_address,
+                                                       const Clock& clock);
+
+  // Writes the heartbeat `heartbeat` (in the attach clock) and reads every ring's new
+  // records, passing each valid one to `out`.
+  IttDrainStats Drain(uint64_t heartbeat, const std::function<void(const IttRingRecord&)>& out);
+
+  // Tells the collector the records of the last Drain were taken: only then may their
+  // rings be reused, and an exiting process go (so what they name, handle texts and thread
+  // names, can still be read in between).
+  void Commit();
+
+  // Lets go: the collector returns to its probe site at once (best effort: the process may be gone).
+  void Detach();
+
+  const RemoteMemory& memory() const { return memory_; }
+  uint64_t generation() const { return generation_; }
+
+ private:
+  struct RingState {
+    uint64_t read_pos = 0;
+    uint64_t committed = 0;  // the read_pos last written to the target
+    uint64_t dropped_seen = 0;
+    bool bad = false;  // its header failed a check: not read again
+  };
+  IttRingReader(uint32_t pid, uint64_t control_address)
+      : memory_(pid), control_address_(control_address) {}
+
+  RemoteMemory memory_;
+  uint64_t control_address_;
+  uint64_t generation_ = 0;
+  uint64_t no_ring_dropped_seen_ = 0;
+  std::map<uint64_t, RingState> rings_;  // by address in the target
+  std::unique_ptr<xt_itt_control> control_;  // the last copy read (8 KiB: not on the stack)
+};
+
+}  // namespace xtrace
