@@ -75,6 +75,12 @@ ContainerImage::ContainerImage(const std::string& scratch, const std::vector<std
     if (!CopyInto(root, f.host_path, f.path, &error_)) return;
   std::error_code ec;
   fs::create_directories(root / "tmp", ec);
+  // Podman stores identical layers once: two images made from the same files in the same
+  // second (tar keeps whole-second times) would share every file, inodes included. A file
+  // naming the image keeps each image's files its own, as images built apart are.
+  const std::string tag = "localhost/xtrace-test-" + std::to_string(getpid()) + "-" +
+                          std::to_string(serial++) + ":latest";
+  { std::ofstream(root / "xtrace-image") << tag << "\n"; }
   { std::ofstream(fs::path(scratch) / "containers.conf") << kContainersConf; }
 
   const std::string tar = (fs::path(scratch) / "rootfs.tar").string();
@@ -82,8 +88,6 @@ ContainerImage::ContainerImage(const std::string& scratch, const std::vector<std
     error_ = "tar of the image's root file system failed";
     return;
   }
-  const std::string tag = "localhost/xtrace-test-" + std::to_string(getpid()) + "-" +
-                          std::to_string(serial++) + ":latest";
   const RunResult imported = RunCommand({"/usr/bin/podman", "import", "-q", tar, tag}, PodmanEnv(),
                                         std::chrono::seconds(120));
   if (imported.exit_code() != 0) {
