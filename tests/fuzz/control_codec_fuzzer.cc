@@ -30,7 +30,7 @@ bool SameRequest(const CaptureOptions& a, const CaptureOptions& b) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Cap'n Proto reads whole words from word-aligned memory, as the RPC layer hands it over.
   std::vector<capnp::word> words(size / sizeof(capnp::word));
-  std::memcpy(words.data(), data, words.size() * sizeof(capnp::word));
+  if (!words.empty()) std::memcpy(words.data(), data, words.size() * sizeof(capnp::word));
   CaptureOptions decoded;
   try {
     capnp::FlatArrayMessageReader message(kj::arrayPtr(words.data(), words.size()));
