@@ -1,9 +1,10 @@
-# Thin wrapper around CMake: make, make test, make demo, make bench, make install, make clean.
+# Thin wrapper around CMake: make, make test, make demo, make bench, make fuzz, make install,
+# make clean.
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo bench install clean
+.PHONY: all deps configure build test demo bench fuzz install clean
 
 all: build
 
@@ -28,8 +29,20 @@ demo: build
 bench: build
 	@$(BUILD)/bin/xtrace_bench $(BENCH_ARGS)
 
+# libFuzzer harnesses with ASan and UBSan (tests/fuzz/README.md), in their own clang build:
+# each runs FUZZ_SECONDS. `make test` replays their corpus (and mutations of it) instead.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= log_reader convert record_decoder control_codec option_parser
+
+fuzz: deps
+	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja \
+	  -DXTRACE_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target xtrace_fuzzers
+	@tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 install: build
 	@cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD)

@@ -4,7 +4,9 @@
 namespace xtrace::control_codec {
 namespace {
 
-std::string ToString(capnp::Text::Reader text) { return std::string(text.begin(), text.size()); }
+// A field is read as the C string it stands for (names, paths, ids: none holds a NUL byte),
+// so a NUL smuggled into a message cuts the text there, as encoding it back would.
+std::string ToString(capnp::Text::Reader text) { return std::string(text.cStr()); }
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 #include "export/ze_export.h"
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 
 #include "model/ze_api.h"
@@ -38,6 +39,15 @@ std::string HexText(uint64_t v) {
 
 uint64_t Duration(uint64_t start_ns, uint64_t end_ns) {
   return end_ns >= start_ns ? end_ns - start_ns : 0;
+}
+
+// A fitted value, rounded to a whole number for display. The log is read as it is, so a value
+// can be anything a double holds (a damaged or hostile log): converting a negative, huge or
+// NaN double to an integer is undefined, so those show as 0 or the largest integer instead.
+uint64_t RoundForDisplay(double v) {
+  if (!(v > 0)) return 0;  // negative, zero or NaN
+  if (v >= 0x1p64) return UINT64_MAX;
+  return static_cast<uint64_t>(v + 0.5);
 }
 
 }  // namespace
@@ -160,9 +170,9 @@ void ZeTraceExporter::Write(const ClockFit& e) {
   NameDevice(e.device, {});
   args_.clear();
   args_.push_back(TraceArg::Uint("samples", e.samples));
-  args_.push_back(TraceArg::Uint("residual_rms_ns", static_cast<uint64_t>(e.residual_rms_ns + 0.5)));
-  args_.push_back(TraceArg::Uint("residual_max_ns", static_cast<uint64_t>(e.residual_max_ns + 0.5)));
-  args_.push_back(TraceArg::Uint("fitted_hz", static_cast<uint64_t>(e.hz + 0.5)));
+  args_.push_back(TraceArg::Uint("residual_rms_ns", RoundForDisplay(e.residual_rms_ns)));
+  args_.push_back(TraceArg::Uint("residual_max_ns", RoundForDisplay(e.residual_max_ns)));
+  args_.push_back(TraceArg::Uint("fitted_hz", RoundForDisplay(e.hz)));
   args_.push_back(TraceArg::Uint("nominal_hz", e.nominal_hz));
   out_.Instant("clock fit", "clock", DevicePid(e.device), 0, e.time_ns,
                ChromeJsonWriter::InstantScope::kProcess, args_);
