@@ -1,14 +1,16 @@
-// Fuzzes the capture command line: the input is argv, arguments separated by NUL bytes, fed
-// to the option parsers the way a command's loop feeds them, and every argument also to the
-// number parsers (durations, sizes, pids) directly. An option either parses, is not the
-// parser's, or yields an error message; nothing else may happen.
+// Fuzzes the capture command line: the input is argv, arguments separated by NUL bytes, parsed
+// by the capture option table the way attach parses it (both ways positionals may sit), and
+// every argument also fed to the number parsers (durations, sizes, pids) directly. A command
+// line either parses or yields a one-line error naming what was wrong; nothing else may happen.
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "cli/args.h"
 #include "cli/capture_options.h"
+#include "cli/option_table.h"
 
 namespace {
 
@@ -25,17 +27,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const int argc = static_cast<int>(args.size());
 
-  xtrace::CaptureOptions options;
-  for (int i = 0; i < argc; ++i) {
-    std::string error;
-    auto match = xtrace::ParseTargetOption(argc, argv.data(), i, options, &error);
-    if (match == xtrace::OptionMatch::kNotMine)
-      match = xtrace::ParseTuningOption(argc, argv.data(), i, options, &error);
-    if (match == xtrace::OptionMatch::kError && error.empty()) __builtin_trap();  // unexplained
-    if (i >= argc) __builtin_trap();  // a parser stepped past the last argument
+  for (const auto positionals : {xtrace::Positionals::kAnywhere, xtrace::Positionals::kEndOptions}) {
+    xtrace::CaptureOptions options;
+    const xtrace::OptionTable table = xtrace::Concat(xtrace::CaptureOptionTable(options),
+                                                     xtrace::LocalOutputOptionTable(options));
+    auto parsed = xtrace::ParseCommandLine(table, std::span<char* const>(argv), positionals);
+    if (!parsed.ok()) {
+      const std::string error = parsed.status().message();
+      if (error.empty()) __builtin_trap();  // refused without saying why
+      continue;
+    }
   }
   for (const std::string& a : args) {
     (void)xtrace::ParseDuration("--duration", a);
