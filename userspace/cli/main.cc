@@ -8,6 +8,7 @@
 #include "cli/convert_command.h"
 #include "cli/daemon_command.h"
 #include "cli/env_command.h"
+#include "cli/report_command.h"
 
 namespace {
 
@@ -21,6 +22,7 @@ Commands:
   record    launch a command and trace it:     sudo xtrace record -o run.capnp -- ./app
             or the whole machine:              sudo xtrace record --system -o node.capnp
   convert   event log -> Chrome trace JSON:    xtrace convert run.capnp -o run.json
+  report    tables: calls, kernels, idle GPU:  xtrace report run.capnp
   env       lines that load the ITT collector:  xtrace env --shell
   daemon    capture on request, rotated files: sudo xtrace daemon --output-dir /var/lib/xtrace
   ctl       control a running daemon:          sudo xtrace ctl start --system
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
   const std::string cmd = argv[1];
   if (cmd == "attach" || cmd == "record") return xtrace::RunCaptureCommand(argc - 1, argv + 1);
   if (cmd == "convert") return xtrace::RunConvertCommand(argc - 1, argv + 1);
+  if (cmd == "report") return xtrace::RunReportCommand(argc - 1, argv + 1);
   if (cmd == "env") return xtrace::RunEnvCommand(argc - 1, argv + 1);
   if (cmd == "daemon") return xtrace::RunDaemonCommand(argc - 1, argv + 1);
   if (cmd == "ctl") return xtrace::RunCtlCommand(argc - 1, argv + 1);
