@@ -60,7 +60,7 @@ Scenario Build(size_t n, const std::vector<bool>& synced_pattern, uint64_t host_
   return s;
 }
 
-EngineIdle Run(const std::vector<DeviceOp>& ops, const RecentHostActivity* activity = nullptr) {
+EngineIdle RunEngine(const std::vector<DeviceOp>& ops, const RecentHostActivity* activity = nullptr) {
   EngineIdle e;
   for (const DeviceOp& op : ops) e.Add(op, activity);
   e.Finish(activity);
@@ -82,7 +82,7 @@ void ExpectSplit(const EngineIdle& e, const Scenario& s) {
 
 TEST(EngineIdleTest, ALaunchBoundLoopOfTinyKernelsIsLaunchBound) {
   const Scenario s = Build(1000, {false});
-  const EngineIdle e = Run(s.ops);
+  const EngineIdle e = RunEngine(s.ops);
   ExpectSplit(e, s);
   EXPECT_EQ(e.idle().sync_ns, 0u);
   EXPECT_EQ(IdleVerdict(e.busy_ns(), e.idle()), "launch-bound");
@@ -91,7 +91,7 @@ TEST(EngineIdleTest, ALaunchBoundLoopOfTinyKernelsIsLaunchBound) {
 
 TEST(EngineIdleTest, ASyncHeavyLoopIsSyncBound) {
   const Scenario s = Build(1000, {true});
-  const EngineIdle e = Run(s.ops);
+  const EngineIdle e = RunEngine(s.ops);
   ExpectSplit(e, s);
   EXPECT_EQ(e.idle().launch_ns, 0u);
   EXPECT_EQ(IdleVerdict(e.busy_ns(), e.idle()), "sync-bound");
@@ -100,7 +100,7 @@ TEST(EngineIdleTest, ASyncHeavyLoopIsSyncBound) {
 TEST(EngineIdleTest, AMixedLoopSplitsAsConstructed) {
   // Three launch-bound gaps for every sync, with different host delays.
   const Scenario s = Build(2000, {false, false, true, false}, 12'000, 30'000, 4'000);
-  const EngineIdle e = Run(s.ops);
+  const EngineIdle e = RunEngine(s.ops);
   ExpectSplit(e, s);
   EXPECT_GT(e.idle().launch_ns, 0u);
   EXPECT_GT(e.idle().sync_ns, 0u);
@@ -115,14 +115,14 @@ TEST(EngineIdleTest, OperationsArrivingOutOfOrderGiveTheSameAnswer) {
   for (size_t i = 0; i < shuffled.size(); i += 64) {
     std::shuffle(shuffled.begin() + i, shuffled.begin() + std::min(i + 64, shuffled.size()), rng);
   }
-  const EngineIdle e = Run(shuffled);
+  const EngineIdle e = RunEngine(shuffled);
   ExpectSplit(e, s);
 }
 
 TEST(EngineIdleTest, EstimatedOperationsMakeTheirGapsAndSpanUnknown) {
   Scenario s = Build(3, {false});
   s.ops[1].measured = false;
-  const EngineIdle e = Run(s.ops);
+  const EngineIdle e = RunEngine(s.ops);
   EXPECT_EQ(e.busy_ns(), 2 * kKernelNs);
   // Both gaps touch the estimated operation; its own span is not busy time either.
   EXPECT_EQ(e.idle().unknown_ns, 2 * (35'000 + kLatencyNs) + kKernelNs);
@@ -169,7 +169,7 @@ TEST(EngineIdleTest, LaunchLatencyPercentilesAreWithinOnePercent) {
     op.end_ns = op.start_ns + 100;
     ops.push_back(op);
   }
-  const EngineIdle e = Run(ops);
+  const EngineIdle e = RunEngine(ops);
   EXPECT_NEAR(double(e.launch_latency().Percentile(0.50)), 50'000, 500);
   EXPECT_NEAR(double(e.launch_latency().Percentile(0.95)), 95'000, 950);
   EXPECT_NEAR(double(e.launch_latency().Percentile(0.99)), 99'000, 990);
@@ -177,8 +177,8 @@ TEST(EngineIdleTest, LaunchLatencyPercentilesAreWithinOnePercent) {
 
 TEST(EngineIdleTest, MergeAddsEngines) {
   const Scenario a = Build(100, {false}), b = Build(100, {true});
-  EngineIdle ea = Run(a.ops);
-  ea.Merge(Run(b.ops));
+  EngineIdle ea = RunEngine(a.ops);
+  ea.Merge(RunEngine(b.ops));
   EXPECT_EQ(ea.operations(), 200u);
   EXPECT_EQ(ea.idle().launch_ns, a.truth.launch_ns);
   EXPECT_EQ(ea.idle().sync_ns, b.truth.sync_ns);

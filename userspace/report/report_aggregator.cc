@@ -18,7 +18,7 @@ constexpr size_t kRecentPerThread = 1024;
 // A device value that means "host side" for GroupBy kDevice.
 constexpr uint32_t kHostSide = UINT32_MAX - 1;
 
-std::string LaunchName(uint8_t kind) {
+std::string_view LaunchName(uint8_t kind) {
   if (kind == XT_LAUNCH_COOPERATIVE) return "zeCommandListAppendLaunchCooperativeKernel";
   if (kind == XT_LAUNCH_INDIRECT) return "zeCommandListAppendLaunchKernelIndirect";
   return "zeCommandListAppendLaunchKernel";
@@ -212,7 +212,8 @@ void ReportAggregator::Add(const Event& event, const StringTable& strings) {
   if (const auto* call = std::get_if<ApiCall>(&event)) {
     if (!Selected(call->pid, call->start_ns)) return;
     const ZeApiInfo* api = FindZeApi(call->fn);
-    AddHostCall(call->pid, call->tid, api ? api->symbol : "ze function " + std::to_string(call->fn),
+    const std::string unknown = api ? std::string() : "ze function " + std::to_string(call->fn);
+    AddHostCall(call->pid, call->tid, api ? std::string_view(api->symbol) : std::string_view(unknown),
                 call->start_ns, call->end_ns, call->result);
   } else if (const auto* launch = std::get_if<KernelLaunch>(&event)) {
     if (!Selected(launch->pid, launch->start_ns)) return;

@@ -143,7 +143,9 @@ TEST(ReportAggregatorTest, RangesCountSelfTimeAndTheDeviceTimeOfTheirLaunches) {
 TEST(ReportAggregatorTest, SectionsByProcessThreadAndDevice) {
   StringTable strings;
   const StringId k = strings.Intern("k");
-  ReportAggregator by_thread({.by = GroupBy::kThread}, "");
+  AggregateOptions thread_options;
+  thread_options.by = GroupBy::kThread;
+  ReportAggregator by_thread(thread_options, "");
   by_thread.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 0, 10), strings);
   by_thread.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 2, 0, 10), strings);
   by_thread.Add(ProcessInfo{.pid = 10, .comm = strings.Intern("python3")}, strings);
@@ -151,7 +153,9 @@ TEST(ReportAggregatorTest, SectionsByProcessThreadAndDevice) {
   ASSERT_EQ(by_thread.sections().size(), 2u);
   EXPECT_EQ(by_thread.Label(by_thread.sections().begin()->first), "pid 10 (python3) tid 1");
 
-  ReportAggregator by_device({.by = GroupBy::kDevice}, "");
+  AggregateOptions device_options;
+  device_options.by = GroupBy::kDevice;
+  ReportAggregator by_device(device_options, "");
   by_device.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 0, 10), strings);
   DeviceOp op = Op(k, 0, 10, true);
   op.device = 1;
@@ -161,7 +165,9 @@ TEST(ReportAggregatorTest, SectionsByProcessThreadAndDevice) {
   for (const auto& [key, s] : by_device.sections()) labels.push_back(by_device.Label(key));
   EXPECT_EQ(labels, (std::vector<std::string>{"device 1", "host calls"}));
 
-  ReportAggregator by_rank({.by = GroupBy::kRank}, "log 0");
+  AggregateOptions rank_options;
+  rank_options.by = GroupBy::kRank;
+  ReportAggregator by_rank(rank_options, "log 0");
   by_rank.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 0, 10), strings);
   by_rank.Finish();
   by_rank.RenameSections("rank 3");
@@ -171,7 +177,11 @@ TEST(ReportAggregatorTest, SectionsByProcessThreadAndDevice) {
 
 TEST(ReportAggregatorTest, TheWindowAndPidSelectByStart) {
   StringTable strings;
-  ReportAggregator a({.from_ns = kT0 + 100, .to_ns = kT0 + 200, .pids = {10}}, "");
+  AggregateOptions options;
+  options.from_ns = kT0 + 100;
+  options.to_ns = kT0 + 200;
+  options.pids = {10};
+  ReportAggregator a(options, "");
   a.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 50, 150), strings);   // starts before
   a.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 100, 150), strings);  // in
   a.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 200, 250), strings);  // at the end: out

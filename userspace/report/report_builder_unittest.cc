@@ -52,6 +52,7 @@ void WriteLog(const std::string& path, int32_t rank, uint64_t gemm_ns, int kerne
   }
   DeviceOp copy;
   copy.pid = 100;
+  copy.device = 0;
   copy.queue = 0x77;
   copy.kind = DeviceOpKind::kCopy;
   copy.name = s.Intern("zeCommandListAppendMemoryCopy");
@@ -68,7 +69,9 @@ void WriteLog(const std::string& path, int32_t rank, uint64_t gemm_ns, int kerne
   bad.end_ns = t + 2500;
   bad.result = 0x78000004;
   (*writer)->Append(bad);
-  if (finish) ASSERT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
+  if (finish) {
+    ASSERT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
+  }
 }
 
 const nlohmann::json& Row(const nlohmann::json& rows, const std::string& name) {

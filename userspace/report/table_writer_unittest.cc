@@ -25,8 +25,8 @@ TEST(TableWriterTest, TextIsAlignedAndHumanReadable) {
   SortAndCut(&t, SortKey::kTotal, 0);
   EXPECT_EQ(RenderText({{"", {t}}}),
             "Title\n"
-            "Name          Calls    Total      %\n"
-            "a                10  4.50 ms  75.0%\n"
+            "Name         Calls    Total      %\n"
+            "a               10  4.50 ms  75.0%\n"
             "b, \"quoted\"      2  1.50 us  25.0%\n"
             "a note\n\n");
   EXPECT_EQ(FormatDuration(-2500), "-2.50 us");

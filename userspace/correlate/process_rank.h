@@ -1,13 +1,13 @@
 // A process's rank in a distributed job, read from its environment: what `xtrace report`
 // uses to name the logs of a multi-rank run. For the capture side to call when it first sees
-// a process, storing the answer in ProcessInfo.rank.
+// a process (Correlator::NoteProcess), storing the answer in ProcessInfo.rank.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
-namespace xtrace::report {
+namespace xtrace {
 
 // Environment variables that carry a rank, most specific first: a launcher's own global rank
 // (PyTorch/torchrun, Intel MPI and MPICH, Open MPI, PMIx, Slurm), then node-local ranks.
@@ -24,4 +24,4 @@ std::optional<int32_t> RankFromEnviron(std::string_view environ_block);
 // unreadable or when no rank variable is set.
 std::optional<int32_t> ReadProcessRank(uint32_t pid);
 
-}  // namespace xtrace::report
+}  // namespace xtrace

@@ -1,12 +1,12 @@
-// Rank identity from a process's environment (rank_environ.h).
-#include "report/rank_environ.h"
+// Rank identity from a process's environment (process_rank.h).
+#include "correlate/process_rank.h"
 
 #include <charconv>
 #include <string>
 
 #include "base/read_file.h"
 
-namespace xtrace::report {
+namespace xtrace {
 
 std::optional<int32_t> RankFromEnviron(std::string_view block) {
   for (std::string_view variable : kRankVariables) {
@@ -34,4 +34,4 @@ std::optional<int32_t> ReadProcessRank(uint32_t pid) {
   return RankFromEnviron(*block);
 }
 
-}  // namespace xtrace::report
+}  // namespace xtrace

@@ -1,5 +1,5 @@
 // Tests of reading a rank from an environment block and from /proc.
-#include "report/rank_environ.h"
+#include "correlate/process_rank.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace xtrace::report {
+namespace xtrace {
 namespace {
 
 std::string Block(std::initializer_list<std::string> entries) {
@@ -17,14 +17,14 @@ std::string Block(std::initializer_list<std::string> entries) {
   return out;
 }
 
-TEST(RankEnvironTest, TheMostSpecificVariableWins) {
+TEST(ProcessRankTest, TheMostSpecificVariableWins) {
   EXPECT_EQ(RankFromEnviron(Block({"HOME=/root", "LOCAL_RANK=1", "PMI_RANK=7"})), 7);
   EXPECT_EQ(RankFromEnviron(Block({"OMPI_COMM_WORLD_RANK=3", "RANK=5"})), 5);
   EXPECT_EQ(RankFromEnviron(Block({"PMIX_RANK=0"})), 0);
   EXPECT_EQ(RankFromEnviron(Block({"MPI_LOCALRANKID=2"})), 2);
 }
 
-TEST(RankEnvironTest, BadOrMissingValuesAreNoRank) {
+TEST(ProcessRankTest, BadOrMissingValuesAreNoRank) {
   EXPECT_EQ(RankFromEnviron(Block({"HOME=/root"})), std::nullopt);
   EXPECT_EQ(RankFromEnviron(Block({"RANK=", "RANKING=4", "XRANK=4"})), std::nullopt);
   EXPECT_EQ(RankFromEnviron(Block({"RANK=-1"})), std::nullopt);
@@ -32,7 +32,7 @@ TEST(RankEnvironTest, BadOrMissingValuesAreNoRank) {
   EXPECT_EQ(RankFromEnviron(""), std::nullopt);
 }
 
-TEST(RankEnvironTest, ReadsItsOwnProcess) {
+TEST(ProcessRankTest, ReadsItsOwnProcess) {
   // /proc/PID/environ is the environment given at exec: start a child with a rank.
   char variable[] = "PMIX_RANK=41";
   char* const environment[] = {variable, nullptr};
@@ -53,4 +53,4 @@ TEST(RankEnvironTest, ReadsItsOwnProcess) {
 }
 
 }  // namespace
-}  // namespace xtrace::report
+}  // namespace xtrace
