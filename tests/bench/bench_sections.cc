@@ -11,6 +11,7 @@ std::vector<std::unique_ptr<BenchSection>> AllBenchSections() {
   sections.push_back(MakeCollectorSection());
   sections.push_back(MakeLogSizeSection());
   sections.push_back(MakeConvertSection());
+  sections.push_back(MakeReportSection());
   return sections;
 }
 

@@ -25,6 +25,7 @@ std::unique_ptr<BenchSection> MakeIttSection();            // 3: ITT ranges
 std::unique_ptr<BenchSection> MakeCollectorSection();      // 4: collector throughput, drops, RSS
 std::unique_ptr<BenchSection> MakeLogSizeSection();        // 5: bytes per launch in the log
 std::unique_ptr<BenchSection> MakeConvertSection();        // 6: log -> Chrome JSON
+std::unique_ptr<BenchSection> MakeReportSection();         // 7: log -> report tables
 
 std::vector<std::unique_ptr<BenchSection>> AllBenchSections();
 

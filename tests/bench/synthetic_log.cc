@@ -34,7 +34,7 @@ std::string KernelName(int k) {
 
 }  // namespace
 
-Status WriteSyntheticLaunchLog(const std::string& path, uint64_t events) {
+Status WriteSyntheticLaunchLog(const std::string& path, uint64_t events, bool device_ops) {
   LogHeader header;
   header.xtrace_version = "bench";
   header.host = "bench";
@@ -98,6 +98,24 @@ Status WriteSyntheticLaunchLog(const std::string& path, uint64_t events) {
     l.kernel_name = th.kernel_names[k];
     l.name_known = true;
     append(l);
+    if (device_ops) {
+      DeviceOp op;
+      op.pid = th.pid;
+      op.device = 0;
+      op.queue = th.lists[0];
+      op.command_list = l.command_list;
+      op.id = written;
+      op.name = l.kernel_name;
+      op.kernel = l.kernel;
+      op.measured = rng() % 4 != 0;
+      op.append_tid = op.submit_tid = th.tid;
+      op.append_ns = op.submit_ns = l.start_ns;
+      op.start_ns = l.end_ns + 2000 + rng() % 3000;
+      op.end_ns = op.start_ns + 500 + rng() % 20000;
+      op.sync_tid = th.tid;
+      op.sync_ns = rng() % 8 == 0 ? op.end_ns + 1000 : 0;
+      append(op);
+    }
   }
   LogSummary summary;
   summary.events = events;

@@ -13,6 +13,8 @@ namespace xtrace::bench {
 // creations (some with ~1,000-character names), then launches spread over the threads with
 // realistic handles (a few kernels and command lists per thread, a pool of signal events),
 // group counts and timing (a launch every ~1 us, each taking a few hundred ns). Deterministic.
-Status WriteSyntheticLaunchLog(const std::string& path, uint64_t events);
+// With `device_ops`, each launch is followed by the DeviceOp it ran as (three in four
+// measured), on one engine per thread: the shape `xtrace report` reads.
+Status WriteSyntheticLaunchLog(const std::string& path, uint64_t events, bool device_ops = false);
 
 }  // namespace xtrace::bench

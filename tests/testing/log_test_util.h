@@ -130,6 +130,7 @@ inline void ExpectSameEvent(const Event& expected, const Event& actual) {
     EXPECT_EQ(e->command_line, a.command_line);
     EXPECT_EQ(e->cgroup, a.cgroup);
     EXPECT_EQ(e->container_id, a.container_id);
+    EXPECT_EQ(e->rank, a.rank);
   } else if (const auto* e = std::get_if<ThreadInfo>(&expected)) {
     const auto& a = std::get<ThreadInfo>(actual);
     EXPECT_EQ(e->pid, a.pid);

@@ -10,6 +10,7 @@
 #include "cli/convert_command.h"
 #include "cli/daemon_command.h"
 #include "cli/env_command.h"
+#include "cli/report_command.h"
 
 namespace {
 
@@ -32,6 +33,8 @@ constexpr Command kCommands[] = {
      xtrace::RunCaptureCommand},
     {"convert", "event log -> Chrome trace JSON:", "xtrace convert run.capnp -o run.json",
      xtrace::RunConvertCommand},
+    {"report", "tables: calls, kernels, idle GPU:", "xtrace report run.capnp",
+     xtrace::RunReportCommand},
     {"env", "lines that load the ITT collector:", "xtrace env --shell", xtrace::RunEnvCommand},
     {"daemon", "capture on request, rotated files:", "sudo xtrace daemon --output-dir /var/lib/xtrace",
      xtrace::RunDaemonCommand},

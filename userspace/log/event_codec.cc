@@ -122,6 +122,7 @@ void EncodeEvent(const Event& event, uint64_t base_ns, HandleTable& handles,
     g.setCommandLine(e->command_line);
     g.setCgroup(e->cgroup);
     g.setContainerId(e->container_id);
+    g.setRank(e->rank);
   } else if (const auto* e = std::get_if<ThreadInfo>(&event)) {
     auto g = out.initThreadInfo();
     g.setPid(e->pid);
@@ -192,7 +193,8 @@ DecodeResult DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns,
                          .comm = g.getComm(),
                          .command_line = g.getCommandLine(),
                          .cgroup = g.getCgroup(),
-                         .container_id = g.getContainerId()};
+                         .container_id = g.getContainerId(),
+                         .rank = g.getRank()};
       return DecodeResult::kEvent;
     }
     case log_schema::Event::THREAD_INFO: {

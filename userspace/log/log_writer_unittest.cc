@@ -86,7 +86,8 @@ TEST(LogWriterTest, RoundTripsEveryEventKindAndField) {
                                   .command_line = strings.Intern("python3 train.py --epochs 3"),
                                   .cgroup = strings.Intern("/system.slice/docker-" +
                                                            std::string(64, 'a') + ".scope"),
-                                  .container_id = strings.Intern(std::string(64, 'a'))});
+                                  .container_id = strings.Intern(std::string(64, 'a')),
+                                  .rank = 12});
     written.push_back(
         ThreadInfo{.pid = 4'000'000, .tid = 4'000'001, .name = strings.Intern("worker-1")});
     KernelCreate create;
@@ -140,6 +141,8 @@ TEST(LogWriterTest, RoundTripsEveryEventKindAndField) {
     backwards.start_ns = std::numeric_limits<uint64_t>::max();
     backwards.end_ns = 5;
     written.push_back(backwards);
+    // A process whose rank was not read (the default, -1, must survive packing).
+    written.push_back(ProcessInfo{.pid = 4'000'002, .comm = strings.Intern("no-rank")});
 
     for (const Event& e : written) (*writer)->Append(e);
     ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
@@ -158,6 +161,8 @@ TEST(LogWriterTest, RoundTripsEveryEventKindAndField) {
   EXPECT_EQ(strings.Get(std::get<ProcessInfo>(read[0]).command_line),
             "python3 train.py --epochs 3");
   EXPECT_EQ(strings.Get(std::get<ThreadInfo>(read[1]).name), "worker-1");
+  EXPECT_EQ(std::get<ProcessInfo>(read[0]).rank, 12);
+  EXPECT_EQ(std::get<ProcessInfo>(read.back()).rank, -1);
   EXPECT_EQ(strings.Get(std::get<KernelLaunch>(read[3]).kernel_name),
             "gemm_kernel_with_a_long_templated_name<float, 128, 64>");
   EXPECT_EQ(strings.Get(std::get<KernelLaunch>(read[4]).kernel_name), "kernel@0x42");

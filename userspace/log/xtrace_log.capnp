@@ -135,6 +135,8 @@ struct Event {
       commandLine @27 :UInt32;      # string id; arguments joined with spaces
       cgroup @157 :UInt32;          # string id; cgroup v2 path ("" if unknown)
       containerId @158 :UInt32;     # string id; 64 hex digits, "" outside containers
+      rank @162 :Int32 = -1;        # its distributed rank, from RANK, PMI_RANK, ... in its
+                                    # environment when first seen; -1: none or not read
     }
     threadInfo :group {
       # A thread's name, when the thread is first seen.

@@ -21,6 +21,9 @@ struct ProcessInfo {
   StringId command_line = kEmptyString;  // arguments joined with spaces
   StringId cgroup = kEmptyString;        // cgroup v2 path, e.g. "/kubepods/.../<id>"
   StringId container_id = kEmptyString;  // 64 hex digits, when it runs in a container
+  // Its rank in a distributed job, from its environment (correlate/process_rank.h); -1: none
+  // or not read.
+  int32_t rank = -1;
 };
 
 // A thread's name, emitted once when the thread is first seen.

@@ -1,0 +1,130 @@
+// Busy time, idle causes, launch latency and largest gaps of an engine (engine_idle.h).
+#include "report/engine_idle.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace xtrace::report {
+
+std::string IdleVerdict(uint64_t busy_ns, const IdleSplit& idle) {
+  const uint64_t span = busy_ns + idle.total();
+  if (span == 0) return "";
+  if (idle.total() * 10 < span) return "busy";
+  const uint64_t sync_side = idle.sync_ns + idle.waiting_ns;
+  if (idle.launch_ns >= sync_side && idle.launch_ns >= idle.unknown_ns) return "launch-bound";
+  if (sync_side >= idle.unknown_ns) return "sync-bound";
+  return "unknown";
+}
+
+void RecentHostActivity::Add(uint32_t pid, uint32_t tid, const std::string* name, uint64_t start_ns,
+                             uint64_t end_ns) {
+  Ring& ring = threads_[(uint64_t{pid} << 32) | tid];
+  if (ring.entries.size() < kPerThread) {
+    ring.entries.push_back({name, start_ns, end_ns});
+  } else {
+    ring.entries[ring.next] = {name, start_ns, end_ns};
+    ring.next = (ring.next + 1) % kPerThread;
+  }
+}
+
+std::vector<GapActivity> RecentHostActivity::Within(uint32_t pid, uint32_t tid, uint64_t start_ns,
+                                                    uint64_t end_ns, size_t top) const {
+  auto it = threads_.find((uint64_t{pid} << 32) | tid);
+  if (it == threads_.end()) return {};
+  std::unordered_map<const std::string*, uint64_t> overlap;
+  for (const Entry& e : it->second.entries) {
+    const uint64_t lo = std::max(e.start_ns, start_ns);
+    const uint64_t hi = std::min(e.end_ns, end_ns);
+    if (hi > lo) overlap[e.name] += hi - lo;
+  }
+  std::vector<GapActivity> out;
+  for (const auto& [name, ns] : overlap) out.push_back({*name, ns});
+  std::sort(out.begin(), out.end(), [](const GapActivity& a, const GapActivity& b) {
+    return a.overlap_ns != b.overlap_ns ? a.overlap_ns > b.overlap_ns : a.name < b.name;
+  });
+  if (out.size() > top) out.resize(top);
+  return out;
+}
+
+void EngineIdle::Add(const DeviceOp& op, const RecentHostActivity* activity) {
+  window_.emplace(op.start_ns, Op{op.start_ns, std::max(op.end_ns, op.start_ns), op.submit_ns,
+                                  op.sync_ns, op.pid, op.submit_tid, op.measured, op.sync_ns != 0});
+  if (window_.size() > kReorderWindow) {
+    auto first = window_.begin();
+    const Op b = first->second;
+    window_.erase(first);
+    Process(b, activity);
+  }
+}
+
+void EngineIdle::Finish(const RecentHostActivity* activity) {
+  for (const auto& [start, op] : window_) Process(op, activity);
+  window_.clear();
+}
+
+void EngineIdle::Process(const Op& b, const RecentHostActivity* activity) {
+  ++operations_;
+  if (!started_) {
+    started_ = true;
+    first_start_ = b.start_ns;
+    last_end_ = b.start_ns;
+  }
+  const uint64_t start = std::max(b.start_ns, last_end_);
+  const uint64_t gap = start - last_end_;
+  const uint64_t own = b.end_ns > start ? b.end_ns - start : 0;
+  if (b.measured) {
+    busy_ns_ += own;
+    if (b.submit_ns != 0 && b.start_ns >= b.submit_ns) launch_latency_.Add(b.start_ns - b.submit_ns);
+  } else {
+    idle_.unknown_ns += own;  // an estimated interval is a bound, not a busy time
+  }
+  if (gap > 0) {
+    IdleSplit split;
+    if (!b.measured || !prev_.measured || b.submit_ns == 0) {
+      split.unknown_ns = gap;
+    } else {
+      const uint64_t submitted = std::clamp(b.submit_ns, last_end_, start);
+      const uint64_t unsubmitted = submitted - last_end_;
+      if (prev_.has_sync && prev_.sync_ns <= b.submit_ns) {
+        split.sync_ns = unsubmitted;
+      } else {
+        split.launch_ns = unsubmitted;
+      }
+      split.waiting_ns = start - submitted;
+    }
+    idle_.Merge(split);
+    if (top_gaps_ > 0 && (gaps_.size() < top_gaps_ || gap > gaps_.back().duration_ns())) {
+      EngineGap g{last_end_, start, "", b.submit_tid, {}};
+      const std::pair<uint64_t, const char*> parts[] = {{split.launch_ns, "launch"},
+                                                        {split.sync_ns, "sync"},
+                                                        {split.waiting_ns, "waiting"},
+                                                        {split.unknown_ns, "unknown"}};
+      g.cause = std::max_element(std::begin(parts), std::end(parts), [](auto& x, auto& y) {
+                  return x.first < y.first;
+                })->second;
+      if (activity) g.host_activity = activity->Within(b.pid, b.submit_tid, last_end_, start, 3);
+      KeepGap(std::move(g));
+    }
+  }
+  last_end_ = std::max(last_end_, b.end_ns);
+  prev_ = b;
+}
+
+void EngineIdle::KeepGap(EngineGap gap) {
+  auto pos = std::upper_bound(gaps_.begin(), gaps_.end(), gap, [](const EngineGap& a, const EngineGap& b) {
+    return a.duration_ns() > b.duration_ns();
+  });
+  gaps_.insert(pos, std::move(gap));
+  if (gaps_.size() > top_gaps_) gaps_.resize(top_gaps_);
+}
+
+void EngineIdle::Merge(const EngineIdle& o) {
+  span_ns_ += o.span_ns();
+  operations_ += o.operations_;
+  busy_ns_ += o.busy_ns_;
+  idle_.Merge(o.idle_);
+  launch_latency_.Merge(o.launch_latency_);
+  for (const EngineGap& g : o.gaps_) KeepGap(g);
+}
+
+}  // namespace xtrace::report

@@ -1,0 +1,126 @@
+// GPU utilization of one engine (device queue) from its operations: busy time, and idle time
+// split by cause, with launch latency percentiles and the largest gaps. Operations may arrive
+// a little out of start order (they are logged when their completion is seen); a small
+// reorder window puts them back, so memory stays flat however long the log.
+//
+// Idle causes of a gap between operation A (ended at g0) and the next, B (started at g1):
+//   launch   nothing was submitted and the host had not been waiting for the device: the host
+//            was late (launch-bound);
+//   sync     nothing was submitted because the host first waited for A to complete (A was
+//            seen complete before B was submitted): a synchronization drained the engine
+//            (sync-bound);
+//   waiting  B had been submitted and had not started: submission latency or a dependency;
+//   unknown  A or B has estimated times, or B's submission time is not known.
+// busy + launch + sync + waiting + unknown = the engine's span (first start to last end).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/event.h"
+#include "report/duration_stats.h"
+
+namespace xtrace::report {
+
+// What a submitting thread was doing during a gap: one host call or range name and how much
+// of the gap it covered.
+struct GapActivity {
+  std::string name;
+  uint64_t overlap_ns = 0;
+};
+
+struct EngineGap {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  std::string cause;  // the largest part: launch, sync, waiting, unknown
+  uint32_t submit_tid = 0;
+  std::vector<GapActivity> host_activity;  // largest first
+  uint64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+struct IdleSplit {
+  uint64_t launch_ns = 0;
+  uint64_t sync_ns = 0;
+  uint64_t waiting_ns = 0;
+  uint64_t unknown_ns = 0;
+  uint64_t total() const { return launch_ns + sync_ns + waiting_ns + unknown_ns; }
+  void Merge(const IdleSplit& o) {
+    launch_ns += o.launch_ns;
+    sync_ns += o.sync_ns;
+    waiting_ns += o.waiting_ns;
+    unknown_ns += o.unknown_ns;
+  }
+};
+
+// The verdict for an engine from its idle split: "launch-bound", "sync-bound" or "busy"
+// (idle under 10% of the span) — "" without operations.
+std::string IdleVerdict(uint64_t busy_ns, const IdleSplit& idle);
+
+// Host calls of recent threads, so a gap can say what its submitting thread was doing. A
+// bounded ring per thread.
+class RecentHostActivity {
+ public:
+  void Add(uint32_t pid, uint32_t tid, const std::string* name, uint64_t start_ns, uint64_t end_ns);
+  // The names covering most of [start, end) on the thread, largest first, at most `top`.
+  std::vector<GapActivity> Within(uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns,
+                                  size_t top) const;
+
+ private:
+  static constexpr size_t kPerThread = 1024;
+  struct Entry {
+    const std::string* name;
+    uint64_t start_ns, end_ns;
+  };
+  struct Ring {
+    std::vector<Entry> entries;
+    size_t next = 0;
+  };
+  std::map<uint64_t, Ring> threads_;
+};
+
+class EngineIdle {
+ public:
+  explicit EngineIdle(size_t top_gaps = 5) : top_gaps_(top_gaps) {}
+
+  // `activity` (may be null) is asked about the submitting thread when a gap is among the
+  // largest so far.
+  void Add(const DeviceOp& op, const RecentHostActivity* activity);
+  // Processes what the reorder window still holds. Call once, after the last Add.
+  void Finish(const RecentHostActivity* activity);
+  void Merge(const EngineIdle& o);
+
+  size_t top_gaps() const { return top_gaps_; }
+  uint64_t operations() const { return operations_; }
+  uint64_t span_ns() const { return span_ns_ + (last_end_ - first_start_); }
+  uint64_t busy_ns() const { return busy_ns_; }
+  const IdleSplit& idle() const { return idle_; }
+  const LatencyHistogram& launch_latency() const { return launch_latency_; }
+  const std::vector<EngineGap>& largest_gaps() const { return gaps_; }
+
+ private:
+  static constexpr size_t kReorderWindow = 256;
+  struct Op {
+    uint64_t start_ns, end_ns, submit_ns, sync_ns;
+    uint32_t pid, submit_tid;
+    bool measured, has_sync;
+  };
+  void Process(const Op& b, const RecentHostActivity* activity);
+  void KeepGap(EngineGap gap);
+
+  size_t top_gaps_;
+  std::multimap<uint64_t, Op> window_;
+  bool started_ = false;
+  Op prev_{};
+  uint64_t first_start_ = 0;
+  uint64_t last_end_ = 0;
+  uint64_t span_ns_ = 0;  // of engines merged in
+  uint64_t operations_ = 0;
+  uint64_t busy_ns_ = 0;
+  IdleSplit idle_;
+  LatencyHistogram launch_latency_;
+  std::vector<EngineGap> gaps_;  // largest first, at most top_gaps_
+};
+
+}  // namespace xtrace::report

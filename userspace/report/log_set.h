@@ -1,0 +1,44 @@
+// The logs one `xtrace report` reads: arguments expanded (a directory means the *.capnp files
+// in it, e.g. a daemon's rotated files), each log streamed once through a ReportAggregator,
+// with damage and cut-short logs handled as `xtrace convert` handles them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "report/report_aggregator.h"
+
+namespace xtrace::report {
+
+// Files to read, in order: files as given; for a directory, its *.capnp files by name.
+Result<std::vector<std::string>> ExpandLogInputs(const std::vector<std::string>& inputs);
+
+struct LogReadOptions {
+  AggregateOptions aggregate;           // from_ns/to_ns are ignored: the window below is used
+  std::optional<double> from_s;         // window, in seconds from the log's start
+  std::optional<double> to_s;
+  bool salvage = false;
+};
+
+// One log, read and aggregated.
+struct LogAggregate {
+  std::string path;
+  std::string host;
+  std::string rank;          // from the traced processes' environment, else "log N"
+  bool rank_recorded = false;
+  uint64_t start_ns = 0;     // CLOCK_MONOTONIC at the capture's start
+  uint64_t events = 0;
+  bool complete = false;     // the log has its summary
+  std::string damage;        // with salvage: what stopped reading
+  std::unique_ptr<ReportAggregator> aggregator;
+};
+
+// Reads `path` to its end. `index` (from 0) names the log's rank when no process recorded
+// one. Errors are the reader's one-line messages (they name the file).
+Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const LogReadOptions& options);
+
+}  // namespace xtrace::report

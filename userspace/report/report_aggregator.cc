@@ -1,0 +1,256 @@
+// Sorting a log's events into report sections (report_aggregator.h).
+#include "report/report_aggregator.h"
+
+#include <cstdio>
+
+#include "model/ze_api.h"
+#include "xtrace/records.h"
+
+namespace xtrace::report {
+namespace {
+
+// Bounds of the per-thread windows that pair ranges with the device operations appended
+// inside them and nest ranges: a range with more unfinished children than this, or a device
+// operation logged further than this from its range, is counted approximately.
+constexpr size_t kOpenRangesPerThread = 4096;
+constexpr size_t kRecentPerThread = 1024;
+
+// A device value that means "host side" for GroupBy kDevice.
+constexpr uint32_t kHostSide = UINT32_MAX - 1;
+
+std::string_view LaunchName(uint8_t kind) {
+  if (kind == XT_LAUNCH_COOPERATIVE) return "zeCommandListAppendLaunchCooperativeKernel";
+  if (kind == XT_LAUNCH_INDIRECT) return "zeCommandListAppendLaunchKernelIndirect";
+  return "zeCommandListAppendLaunchKernel";
+}
+
+std::string Padded(const char* prefix, uint64_t n) {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%s%010llu", prefix, static_cast<unsigned long long>(n));
+  return text;
+}
+
+template <typename T>
+void PushBounded(std::vector<T>* ring, size_t* next, size_t bound, T value) {
+  if (ring->size() < bound) {
+    ring->push_back(value);
+  } else {
+    (*ring)[*next] = value;
+    *next = (*next + 1) % bound;
+  }
+}
+
+}  // namespace
+
+struct ReportAggregator::ThreadState {
+  std::string section;  // the thread's section key, for its share of traced time
+  uint64_t first_ns = UINT64_MAX;
+  uint64_t last_ns = 0;
+  // Ended task ranges not yet claimed by an enclosing one: (start, end), in end order.
+  std::vector<std::pair<uint64_t, uint64_t>> open_children;
+  struct RecentRange {
+    uint64_t start_ns, end_ns;
+    RangeRow* row;
+  };
+  std::vector<RecentRange> recent_ranges;
+  size_t next_range = 0;
+  struct RecentOp {
+    uint64_t append_ns, device_ns;
+  };
+  std::vector<RecentOp> recent_ops;
+  size_t next_op = 0;
+};
+
+ReportAggregator::ReportAggregator(AggregateOptions options, std::string log_section)
+    : options_(std::move(options)), log_section_(std::move(log_section)) {}
+
+ReportAggregator::~ReportAggregator() = default;
+
+bool ReportAggregator::Selected(uint32_t pid, uint64_t start_ns) const {
+  if (!options_.pids.empty() && !options_.pids.count(pid)) return false;
+  if (options_.from_ns && start_ns < *options_.from_ns) return false;
+  if (options_.to_ns && start_ns >= *options_.to_ns) return false;
+  return true;
+}
+
+std::string ReportAggregator::SectionKey(uint32_t pid, uint32_t tid, uint32_t device) const {
+  switch (options_.by) {
+    case GroupBy::kNone:
+      return "";
+    case GroupBy::kProcess:
+      return Padded("p", pid);
+    case GroupBy::kThread:
+      return Padded("p", pid) + Padded("t", tid);
+    case GroupBy::kDevice:
+      if (device == kHostSide) return "host";
+      return device == kUnknownDevice ? "device?" : Padded("d", device);
+    case GroupBy::kRank:
+    case GroupBy::kHost:
+      return log_section_;
+  }
+  return "";
+}
+
+SectionStats& ReportAggregator::Section(uint32_t pid, uint32_t tid, uint32_t device) {
+  if (options_.by == GroupBy::kNone) {
+    if (!whole_) whole_ = &sections_[""];
+    return *whole_;
+  }
+  return sections_[SectionKey(pid, tid, device)];
+}
+
+std::string ReportAggregator::Label(const std::string& key) const {
+  auto number = [&](size_t at, size_t len) { return std::stoull(key.substr(at, len)); };
+  switch (options_.by) {
+    case GroupBy::kProcess:
+    case GroupBy::kThread: {
+      const uint32_t pid = static_cast<uint32_t>(number(1, 10));
+      std::string label = "pid " + std::to_string(pid);
+      auto name = process_names_.find(pid);
+      if (name != process_names_.end() && !name->second.empty()) label += " (" + name->second + ")";
+      if (options_.by == GroupBy::kThread) label += " tid " + std::to_string(number(12, 10));
+      return label;
+    }
+    case GroupBy::kDevice:
+      if (key == "host" || key == "device?") return key == "host" ? "host calls" : "device unknown";
+      return "device " + std::to_string(number(1, 10));
+    default:
+      return key;
+  }
+}
+
+ReportAggregator::ThreadState& ReportAggregator::Thread(uint32_t pid, uint32_t tid) {
+  auto& slot = threads_[(uint64_t{pid} << 32) | tid];
+  if (!slot) {
+    slot = std::make_unique<ThreadState>();
+    slot->section = SectionKey(pid, tid, kHostSide);
+  }
+  return *slot;
+}
+
+void ReportAggregator::AddHostCall(uint32_t pid, uint32_t tid, std::string_view name,
+                                   uint64_t start_ns, uint64_t end_ns, int32_t result) {
+  SectionStats& section = Section(pid, tid, kHostSide);
+  auto it = section.host_calls.find(name);
+  if (it == section.host_calls.end()) it = section.host_calls.emplace(std::string(name), HostCallRow{}).first;
+  HostCallRow& row = it->second;
+  row.time.Add(end_ns > start_ns ? end_ns - start_ns : 0);
+  if (result != 0) {
+    ++row.failed;
+    std::string_view result_name = ZeResultName(result);
+    ++row.failures[result_name.empty() ? "ze_result " + std::to_string(result) : std::string(result_name)];
+  }
+  ThreadState& thread = Thread(pid, tid);
+  thread.first_ns = std::min(thread.first_ns, start_ns);
+  thread.last_ns = std::max(thread.last_ns, end_ns);
+  activity_.Add(pid, tid, &it->first, start_ns, end_ns);
+}
+
+void ReportAggregator::AddRange(const IttTask& task, const StringTable& strings) {
+  if (task.begin_missing) return;  // no name and no length: nothing to count
+  SectionStats& section = Section(task.pid, task.tid, kHostSide);
+  std::pair<std::string, std::string> key{std::string(strings.Get(task.domain)),
+                                          std::string(strings.Get(task.name))};
+  auto [it, added] = section.ranges.try_emplace(key);
+  RangeRow& row = it->second;
+  if (added) row.label = key.first + "/" + key.second;
+  const uint64_t duration = task.end_ns > task.start_ns ? task.end_ns - task.start_ns : 0;
+  row.total.Add(duration);
+  ThreadState& thread = Thread(task.pid, task.tid);
+  uint64_t children_ns = 0;
+  if (task.kind == IttTaskKind::kTask) {
+    // Tasks nest on their thread and arrive when they end, so the ended tasks that started
+    // inside this one and are not yet claimed are its direct children.
+    auto& open = thread.open_children;
+    while (!open.empty() && open.back().first >= task.start_ns && open.back().second <= task.end_ns) {
+      children_ns += open.back().second - open.back().first;
+      open.pop_back();
+    }
+    if (open.size() >= kOpenRangesPerThread) open.erase(open.begin());
+    open.emplace_back(task.start_ns, task.end_ns);
+  }
+  row.self_ns += duration > children_ns ? duration - children_ns : 0;
+  // Device operations appended inside it that were logged before it ended.
+  for (const auto& op : thread.recent_ops) {
+    if (op.append_ns >= task.start_ns && op.append_ns < task.end_ns) row.device_ns += op.device_ns;
+  }
+  PushBounded(&thread.recent_ranges, &thread.next_range, kRecentPerThread,
+              ThreadState::RecentRange{task.start_ns, task.end_ns, &row});
+  activity_.Add(task.pid, task.tid, &row.label, task.start_ns, task.end_ns);
+}
+
+void ReportAggregator::AddDeviceOp(const DeviceOp& op, const StringTable& strings) {
+  SectionStats& section = Section(op.pid, op.append_tid, op.device);
+  const std::string_view name = strings.Get(op.name);
+  auto it = section.device_ops.find(name);
+  if (it == section.device_ops.end()) it = section.device_ops.emplace(std::string(name), DeviceOpRow{}).first;
+  DeviceOpRow& row = it->second;
+  row.kind = op.kind;
+  const uint64_t duration = op.end_ns > op.start_ns ? op.end_ns - op.start_ns : 0;
+  if (op.measured) {
+    row.measured.Add(duration);
+    row.measured_bytes += op.bytes;
+    if (op.append_ns && op.submit_ns >= op.append_ns) row.append_to_submit.Add(op.submit_ns - op.append_ns);
+    if (op.submit_ns && op.start_ns >= op.submit_ns) row.submit_to_start.Add(op.start_ns - op.submit_ns);
+  } else {
+    row.estimated.Add(duration);
+    row.estimated_bytes += op.bytes;
+  }
+  auto engine = section.engines.try_emplace(EngineKey{op.pid, op.device, op.queue}, options_.top_gaps);
+  engine.first->second.Add(op, &activity_);
+  if (!op.measured || op.append_ns == 0) return;
+  // Ranges of the appending thread that already ended around the append.
+  ThreadState& thread = Thread(op.pid, op.append_tid);
+  for (const auto& r : thread.recent_ranges) {
+    if (op.append_ns >= r.start_ns && op.append_ns < r.end_ns) r.row->device_ns += duration;
+  }
+  PushBounded(&thread.recent_ops, &thread.next_op, kRecentPerThread,
+              ThreadState::RecentOp{op.append_ns, duration});
+}
+
+void ReportAggregator::Add(const Event& event, const StringTable& strings) {
+  if (const auto* call = std::get_if<ApiCall>(&event)) {
+    if (!Selected(call->pid, call->start_ns)) return;
+    const ZeApiInfo* api = FindZeApi(call->fn);
+    const std::string unknown = api ? std::string() : "ze function " + std::to_string(call->fn);
+    AddHostCall(call->pid, call->tid, api ? std::string_view(api->symbol) : std::string_view(unknown),
+                call->start_ns, call->end_ns, call->result);
+  } else if (const auto* launch = std::get_if<KernelLaunch>(&event)) {
+    if (!Selected(launch->pid, launch->start_ns)) return;
+    AddHostCall(launch->pid, launch->tid, LaunchName(launch->launch_kind), launch->start_ns,
+                launch->end_ns, launch->result);
+  } else if (const auto* create = std::get_if<KernelCreate>(&event)) {
+    if (!Selected(create->pid, create->start_ns)) return;
+    AddHostCall(create->pid, create->tid, "zeKernelCreate", create->start_ns, create->end_ns,
+                create->result);
+  } else if (const auto* task = std::get_if<IttTask>(&event)) {
+    if (!Selected(task->pid, task->start_ns)) return;
+    AddRange(*task, strings);
+  } else if (const auto* op = std::get_if<DeviceOp>(&event)) {
+    if (!Selected(op->pid, op->start_ns)) return;
+    AddDeviceOp(*op, strings);
+  } else if (const auto* process = std::get_if<ProcessInfo>(&event)) {
+    process_names_[process->pid] = std::string(strings.Get(process->comm));
+  }
+}
+
+void ReportAggregator::RenameSections(const std::string& key) {
+  SectionStats merged;
+  for (const auto& [old_key, section] : sections_) merged.Merge(section);
+  sections_.clear();
+  whole_ = nullptr;
+  sections_.emplace(key, std::move(merged));
+}
+
+void ReportAggregator::Finish() {
+  for (auto& [id, thread] : threads_) {
+    if (thread->last_ns > thread->first_ns) {
+      sections_[thread->section].thread_time_ns += thread->last_ns - thread->first_ns;
+    }
+  }
+  for (auto& [key, section] : sections_) {
+    for (auto& [engine_key, engine] : section.engines) engine.Finish(&activity_);
+  }
+}
+
+}  // namespace xtrace::report

@@ -1,0 +1,73 @@
+// ReportAggregator: consumes the events of one log, in log order, and sorts them into
+// sections (one per value of --by) of per-name statistics. Streaming: it keeps rows per
+// distinct name and engine plus bounded per-thread windows, never the events themselves.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "model/event.h"
+#include "model/string_table.h"
+#include "report/section_stats.h"
+
+namespace xtrace::report {
+
+enum class GroupBy { kNone, kProcess, kThread, kDevice, kRank, kHost };
+
+// What to count. Times are CLOCK_MONOTONIC ns (absolute).
+struct AggregateOptions {
+  GroupBy by = GroupBy::kNone;
+  std::optional<uint64_t> from_ns;  // only events that start at or after
+  std::optional<uint64_t> to_ns;    // only events that start before
+  std::set<uint32_t> pids;          // only these processes (empty: all)
+  size_t top_gaps = 5;              // largest gaps kept per engine
+};
+
+class ReportAggregator {
+ public:
+  // `section_label` names the section of every event with GroupBy kRank and kHost (the
+  // log's rank or host).
+  ReportAggregator(AggregateOptions options, std::string log_section);
+  ~ReportAggregator();
+
+  // `strings` is the table the event's ids refer to (the reader's).
+  void Add(const Event& event, const StringTable& strings);
+  // Ends the log: flushes the engines' reorder windows and per-thread spans.
+  void Finish();
+
+  // Puts everything into one section named `key` (with --by rank, once the log's rank is
+  // known). Call after Finish.
+  void RenameSections(const std::string& key);
+
+  // Sections by key; labels() says what each key is called (e.g. "pid 42 (python3)").
+  const std::map<std::string, SectionStats>& sections() const { return sections_; }
+  std::string Label(const std::string& key) const;
+
+ private:
+  struct ThreadState;
+  std::string SectionKey(uint32_t pid, uint32_t tid, uint32_t device) const;
+  SectionStats& Section(uint32_t pid, uint32_t tid, uint32_t device);
+  bool Selected(uint32_t pid, uint64_t start_ns) const;
+  void AddHostCall(uint32_t pid, uint32_t tid, std::string_view name, uint64_t start_ns,
+                   uint64_t end_ns, int32_t result);
+  void AddRange(const IttTask& task, const StringTable& strings);
+  void AddDeviceOp(const DeviceOp& op, const StringTable& strings);
+  ThreadState& Thread(uint32_t pid, uint32_t tid);
+
+  AggregateOptions options_;
+  std::string log_section_;
+  std::map<std::string, SectionStats> sections_;
+  SectionStats* whole_ = nullptr;  // the one section without --by (map nodes do not move)
+  std::unordered_map<uint32_t, std::string> process_names_;
+  std::unordered_map<uint64_t, std::unique_ptr<ThreadState>> threads_;
+  RecentHostActivity activity_;
+};
+
+}  // namespace xtrace::report

@@ -1,0 +1,196 @@
+// Tests of ReportAggregator on constructed event streams: host calls with failures, device
+// operations with measured and estimated times kept apart, submission latency, nested ranges
+// and the device time they enclose, sections, and the time and process selection.
+#include "report/report_aggregator.h"
+
+#include <gtest/gtest.h>
+
+#include "xtrace/records.h"
+
+namespace xtrace::report {
+namespace {
+
+constexpr uint64_t kT0 = 1'000'000'000'000;
+
+ApiCall Call(uint16_t fn, uint32_t tid, uint64_t start, uint64_t end, int32_t result = 0) {
+  ApiCall c;
+  c.pid = 10;
+  c.tid = tid;
+  c.fn = fn;
+  c.start_ns = kT0 + start;
+  c.end_ns = kT0 + end;
+  c.result = result;
+  return c;
+}
+
+DeviceOp Op(StringId name, uint64_t start, uint64_t end, bool measured, uint32_t append_tid = 1,
+            uint64_t append = 0, uint64_t submit = 0) {
+  DeviceOp op;
+  op.pid = 10;
+  op.device = 0;
+  op.queue = 0xabc;
+  op.name = name;
+  op.start_ns = kT0 + start;
+  op.end_ns = kT0 + end;
+  op.measured = measured;
+  op.append_tid = append_tid;
+  op.append_ns = append ? kT0 + append : 0;
+  op.submit_ns = submit ? kT0 + submit : 0;
+  return op;
+}
+
+IttTask Task(StringId domain, StringId name, uint32_t tid, uint64_t start, uint64_t end) {
+  IttTask t;
+  t.pid = 10;
+  t.tid = tid;
+  t.end_tid = tid;
+  t.domain = domain;
+  t.name = name;
+  t.start_ns = kT0 + start;
+  t.end_ns = kT0 + end;
+  return t;
+}
+
+const SectionStats& Only(const ReportAggregator& a) {
+  EXPECT_EQ(a.sections().size(), 1u);
+  return a.sections().begin()->second;
+}
+
+TEST(ReportAggregatorTest, HostCallsCountTimeFailuresAndTheThreadsSpan) {
+  StringTable strings;
+  ReportAggregator a({}, "");
+  a.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 0, 100), strings);
+  a.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 200, 500), strings);
+  a.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 2, 1000, 1050, 0x78000004), strings);  // invalid arg
+  KernelLaunch launch;
+  launch.pid = 10;
+  launch.tid = 1;
+  launch.start_ns = kT0 + 600;
+  launch.end_ns = kT0 + 1000;
+  launch.launch_kind = XT_LAUNCH_COOPERATIVE;
+  a.Add(launch, strings);
+  a.Finish();
+  const SectionStats& s = Only(a);
+  ASSERT_EQ(s.host_calls.size(), 2u);
+  const HostCallRow& sync = s.host_calls.at("zeCommandQueueSynchronize");
+  EXPECT_EQ(sync.time.count, 3u);
+  EXPECT_EQ(sync.time.total_ns, 450u);
+  EXPECT_EQ(sync.time.min_ns, 50u);
+  EXPECT_EQ(sync.time.max_ns, 300u);
+  EXPECT_EQ(sync.failed, 1u);
+  EXPECT_EQ(sync.failures.at("ZE_RESULT_ERROR_INVALID_ARGUMENT"), 1u);
+  EXPECT_EQ(s.host_calls.at("zeCommandListAppendLaunchCooperativeKernel").time.total_ns, 400u);
+  // Thread 1 from 0 to 1000, thread 2 from 1000 to 1050.
+  EXPECT_EQ(s.thread_time_ns, 1050u);
+}
+
+TEST(ReportAggregatorTest, DeviceOperationsKeepEstimatedTimeApartAndMeasureSubmission) {
+  StringTable strings;
+  const StringId gemm = strings.Intern("gemm");
+  const StringId copy = strings.Intern("zeCommandListAppendMemoryCopy");
+  ReportAggregator a({}, "");
+  a.Add(Op(gemm, 1000, 3000, true, 1, 100, 400), strings);
+  a.Add(Op(gemm, 4000, 5000, true, 1, 200, 3500), strings);
+  a.Add(Op(gemm, 6000, 16000, false), strings);  // a bound, never a timing
+  DeviceOp c = Op(copy, 20000, 22000, true, 1, 19000, 19000);
+  c.kind = DeviceOpKind::kCopy;
+  c.bytes = 4000;
+  a.Add(c, strings);
+  a.Finish();
+  const SectionStats& s = Only(a);
+  const DeviceOpRow& g = s.device_ops.at("gemm");
+  EXPECT_EQ(g.measured.count, 2u);
+  EXPECT_EQ(g.measured.total_ns, 3000u);
+  EXPECT_EQ(g.estimated.count, 1u);
+  EXPECT_EQ(g.estimated.total_ns, 10000u);
+  EXPECT_EQ(g.append_to_submit.total_ns, 300u + 3300u);
+  EXPECT_EQ(g.submit_to_start.total_ns, 600u + 500u);
+  const DeviceOpRow& cp = s.device_ops.at("zeCommandListAppendMemoryCopy");
+  EXPECT_EQ(cp.kind, DeviceOpKind::kCopy);
+  EXPECT_EQ(cp.measured_bytes, 4000u);
+}
+
+TEST(ReportAggregatorTest, RangesCountSelfTimeAndTheDeviceTimeOfTheirLaunches) {
+  StringTable strings;
+  const StringId domain = strings.Intern("PyTorch");
+  const StringId outer = strings.Intern("aten::linear");
+  const StringId inner = strings.Intern("aten::matmul");
+  const StringId kernel = strings.Intern("gemm");
+  ReportAggregator a({}, "");
+  // Tasks arrive when they end: two inner ones, then the outer one around them.
+  a.Add(Task(domain, inner, 1, 100, 300), strings);
+  a.Add(Op(kernel, 1000, 1700, true, 1, 150, 150), strings);  // appended in the first inner
+  a.Add(Task(domain, inner, 1, 400, 500), strings);
+  a.Add(Task(domain, outer, 1, 0, 1000), strings);
+  // Logged after every range ended, appended inside the second inner range.
+  a.Add(Op(kernel, 2000, 2050, true, 1, 450, 450), strings);
+  // Another thread's range does not nest in thread 1's.
+  a.Add(Task(domain, inner, 2, 50, 950), strings);
+  a.Finish();
+  const SectionStats& s = Only(a);
+  const RangeRow& o = s.ranges.at({"PyTorch", "aten::linear"});
+  const RangeRow& i = s.ranges.at({"PyTorch", "aten::matmul"});
+  EXPECT_EQ(o.total.total_ns, 1000u);
+  EXPECT_EQ(o.self_ns, 700u);
+  EXPECT_EQ(i.total.count, 3u);
+  EXPECT_EQ(i.total.total_ns, 200u + 100u + 900u);
+  EXPECT_EQ(i.self_ns, 1200u);
+  EXPECT_EQ(o.device_ns, 750u);
+  EXPECT_EQ(i.device_ns, 750u);
+  EXPECT_EQ(o.label, "PyTorch/aten::linear");
+}
+
+TEST(ReportAggregatorTest, SectionsByProcessThreadAndDevice) {
+  StringTable strings;
+  const StringId k = strings.Intern("k");
+  AggregateOptions thread_options;
+  thread_options.by = GroupBy::kThread;
+  ReportAggregator by_thread(thread_options, "");
+  by_thread.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 0, 10), strings);
+  by_thread.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 2, 0, 10), strings);
+  by_thread.Add(ProcessInfo{.pid = 10, .comm = strings.Intern("python3")}, strings);
+  by_thread.Finish();
+  ASSERT_EQ(by_thread.sections().size(), 2u);
+  EXPECT_EQ(by_thread.Label(by_thread.sections().begin()->first), "pid 10 (python3) tid 1");
+
+  AggregateOptions device_options;
+  device_options.by = GroupBy::kDevice;
+  ReportAggregator by_device(device_options, "");
+  by_device.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 0, 10), strings);
+  DeviceOp op = Op(k, 0, 10, true);
+  op.device = 1;
+  by_device.Add(op, strings);
+  by_device.Finish();
+  std::vector<std::string> labels;
+  for (const auto& [key, s] : by_device.sections()) labels.push_back(by_device.Label(key));
+  EXPECT_EQ(labels, (std::vector<std::string>{"device 1", "host calls"}));
+
+  AggregateOptions rank_options;
+  rank_options.by = GroupBy::kRank;
+  ReportAggregator by_rank(rank_options, "log 0");
+  by_rank.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 0, 10), strings);
+  by_rank.Finish();
+  by_rank.RenameSections("rank 3");
+  ASSERT_EQ(by_rank.sections().size(), 1u);
+  EXPECT_EQ(by_rank.sections().begin()->first, "rank 3");
+}
+
+TEST(ReportAggregatorTest, TheWindowAndPidSelectByStart) {
+  StringTable strings;
+  AggregateOptions options;
+  options.from_ns = kT0 + 100;
+  options.to_ns = kT0 + 200;
+  options.pids = {10};
+  ReportAggregator a(options, "");
+  a.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 50, 150), strings);   // starts before
+  a.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 100, 150), strings);  // in
+  a.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 200, 250), strings);  // at the end: out
+  ApiCall other = Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 120, 130);
+  other.pid = 11;
+  a.Add(other, strings);
+  a.Finish();
+  EXPECT_EQ(Only(a).host_calls.at("zeCommandQueueSynchronize").time.count, 1u);
+}
+
+}  // namespace
+}  // namespace xtrace::report

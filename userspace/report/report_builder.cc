@@ -1,0 +1,216 @@
+// Assembling and rendering a report from many logs (report_builder.h).
+#include "report/report_builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+#include "report/table_writer.h"
+
+namespace xtrace::report {
+namespace {
+
+using nlohmann::json;
+
+struct ReadLogs {
+  std::vector<LogDescription> logs;
+  std::map<std::string, SectionStats> sections;  // merged across logs
+  std::map<std::string, std::string> labels;
+  std::vector<SectionStats> per_log;             // each log's whole capture
+  std::vector<std::string> warnings;
+  uint64_t first_start_ns = 0;
+};
+
+Result<ReadLogs> ReadAll(const std::vector<std::string>& paths, const ReportOptions& options,
+                         size_t first_index = 0) {
+  ReadLogs out;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    Result<LogAggregate> log = AggregateLog(paths[i], first_index + i, options.read);
+    if (!log.ok()) return log.status();
+    if (i == 0) out.first_start_ns = log->start_ns;
+    SectionStats whole;
+    for (const auto& [key, section] : log->aggregator->sections()) {
+      out.sections[key].Merge(section);
+      out.labels.try_emplace(key, log->aggregator->Label(key));
+      whole.Merge(section);
+    }
+    out.per_log.push_back(std::move(whole));
+    LogDescription d{log->path, log->rank, log->host, log->damage, log->rank_recorded, log->complete,
+                     log->events};
+    if (!d.damage.empty()) {
+      out.warnings.push_back(d.damage + "; reported the " + std::to_string(d.events) + " events before it");
+    } else if (!d.complete) {
+      out.warnings.push_back(d.path + " has no summary: the capture did not finish cleanly; reported the " +
+                             std::to_string(d.events) + " events it holds");
+    }
+    out.logs.push_back(std::move(d));
+  }
+  return out;
+}
+
+// Per kernel: min, median, max and mean of each log's measured total, and the log farthest
+// from the median.
+ReportTable Spread(const ReadLogs& r, const TableOptions& o) {
+  ReportTable t{"ranks", "Kernels across logs (measured device time per log)", {}, {}, ""};
+  t.columns = {{"name", "Kernel", Column::kText},     {"logs", "Logs", Column::kCount},
+               {"min_ns", "Min", Column::kNs},        {"median_ns", "Median", Column::kNs},
+               {"max_ns", "Max", Column::kNs},        {"mean_ns", "Mean", Column::kNs},
+               {"outlier", "Outlier", Column::kText}, {"outlier_vs_median", "x median", Column::kRate},
+               {"total_ns", "", Column::kJsonOnly},   {"per_log_ns", "", Column::kJsonOnly}};
+  std::map<std::string, std::vector<std::pair<uint64_t, size_t>>> totals;  // name -> (ns, log)
+  for (size_t i = 0; i < r.per_log.size(); ++i) {
+    for (const auto& [name, row] : r.per_log[i].device_ops) {
+      if (row.kind != DeviceOpKind::kKernel || row.measured.count == 0) continue;
+      if (o.name && !std::regex_search(name, *o.name)) continue;
+      totals[name].emplace_back(row.measured.total_ns, i);
+    }
+  }
+  for (auto& [name, values] : totals) {
+    json per_log = json::object();
+    for (const auto& [ns, log] : values) per_log[r.logs[log].rank] = ns;
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    const double median = n % 2 ? double(values[n / 2].first)
+                                : (double(values[n / 2 - 1].first) + double(values[n / 2].first)) / 2;
+    double sum = 0;
+    for (const auto& v : values) sum += double(v.first);
+    const auto& outlier = std::abs(double(values.back().first) - median) >= std::abs(double(values.front().first) - median)
+                              ? values.back()
+                              : values.front();
+    t.rows.push_back({name, n, values.front().first, uint64_t(median), values.back().first,
+                      uint64_t(sum / double(n)), r.logs[outlier.second].rank,
+                      median > 0 ? json(double(outlier.first) / median) : json(), uint64_t(sum), per_log});
+  }
+  t.note = "Outlier: the log farthest from the median (a straggler when x median is far from 1).";
+  return t;
+}
+
+ReportTable Logs(const std::vector<LogDescription>& logs) {
+  ReportTable t{"logs", "Logs", {}, {}, ""};
+  t.columns = {{"rank", "Rank", Column::kText},       {"host", "Host", Column::kText},
+               {"events", "Events", Column::kCount},  {"complete", "Complete", Column::kText},
+               {"path", "Path", Column::kText}};
+  for (const LogDescription& d : logs) {
+    t.rows.push_back({d.rank, d.host, d.events, d.complete ? "yes" : "no", d.path});
+  }
+  return t;
+}
+
+SectionStats Whole(const ReadLogs& r) {
+  SectionStats whole;
+  for (const SectionStats& s : r.per_log) whole.Merge(s);
+  return whole;
+}
+
+}  // namespace
+
+Result<Report> BuildReport(const std::vector<std::string>& paths, const ReportOptions& options) {
+  Result<ReadLogs> r = ReadAll(paths, options);
+  if (!r.ok()) return r.status();
+  Report report;
+  TableOptions tables = options.tables;
+  tables.time_origin_ns = r->first_start_ns;
+  for (const auto& [key, stats] : r->sections) {
+    report.sections.push_back({r->labels[key], BuildSectionTables(stats, tables)});
+  }
+  if (report.sections.empty()) report.sections.push_back({"", BuildSectionTables(SectionStats{}, tables)});
+  if (r->logs.size() > 1) {
+    report.across_logs.push_back(Logs(r->logs));
+    ReportTable spread = Spread(*r, tables);
+    SortAndCut(&spread, tables.sort, tables.top);
+    report.across_logs.push_back(std::move(spread));
+  }
+  report.logs = std::move(r->logs);
+  report.warnings = std::move(r->warnings);
+  return report;
+}
+
+Result<Report> BuildDiff(const std::vector<std::string>& before, const std::vector<std::string>& after,
+                         const ReportOptions& options) {
+  Result<ReadLogs> b = ReadAll(before, options);
+  if (!b.ok()) return b.status();
+  Result<ReadLogs> a = ReadAll(after, options, before.size());
+  if (!a.ok()) return a.status();
+  const SectionStats wb = Whole(*b), wa = Whole(*a);
+
+  ReportTable t{"diff", "Change from BEFORE to AFTER (device: measured time; host: call time)", {}, {}, ""};
+  t.columns = {{"side", "Side", Column::kText},
+               {"name", "Name", Column::kText},
+               {"calls_before", "Calls before", Column::kCount},
+               {"calls_after", "Calls after", Column::kCount},
+               {"calls_delta", "Calls +/-", Column::kCount},
+               {"total_before_ns", "Total before", Column::kNs},
+               {"total_after_ns", "Total after", Column::kNs},
+               {"total_delta_ns", "Total +/-", Column::kNs},
+               {"average_before_ns", "Avg before", Column::kNs},
+               {"average_after_ns", "Avg after", Column::kNs},
+               {"average_delta_ns", "Avg +/-", Column::kNs}};
+  auto add = [&](const char* side, const std::string& name, const DurationStats& x, const DurationStats& y) {
+    if (options.tables.name && !std::regex_search(name, *options.tables.name)) return;
+    t.rows.push_back({side, name, x.count, y.count, int64_t(y.count) - int64_t(x.count), x.total_ns,
+                      y.total_ns, int64_t(y.total_ns) - int64_t(x.total_ns), x.average_ns(), y.average_ns(),
+                      y.average_ns() - x.average_ns()});
+  };
+  std::map<std::string, std::pair<DurationStats, DurationStats>> device, host;
+  for (const auto& [name, row] : wb.device_ops) device[name].first = row.measured;
+  for (const auto& [name, row] : wa.device_ops) device[name].second = row.measured;
+  for (const auto& [name, row] : wb.host_calls) host[name].first = row.time;
+  for (const auto& [name, row] : wa.host_calls) host[name].second = row.time;
+  for (const auto& [name, p] : device) add("device", name, p.first, p.second);
+  for (const auto& [name, p] : host) add("host", name, p.first, p.second);
+  const int delta = t.ColumnIndex("total_delta_ns");
+  std::stable_sort(t.rows.begin(), t.rows.end(), [&](const auto& x, const auto& y) {
+    return std::llabs(x[delta].template get<int64_t>()) > std::llabs(y[delta].template get<int64_t>());
+  });
+  if (options.tables.top > 0 && t.rows.size() > options.tables.top) t.rows.resize(options.tables.top);
+  t.note = "Sorted by the absolute change of the total.";
+
+  Report report;
+  report.diff.push_back(std::move(t));
+  report.logs = std::move(b->logs);
+  report.logs.insert(report.logs.end(), a->logs.begin(), a->logs.end());
+  report.warnings = std::move(b->warnings);
+  report.warnings.insert(report.warnings.end(), a->warnings.begin(), a->warnings.end());
+  return report;
+}
+
+json ReportToJson(const Report& report) {
+  json logs = json::array();
+  for (const LogDescription& d : report.logs) {
+    logs.push_back({{"path", d.path},
+                    {"rank", d.rank},
+                    {"rank_recorded", d.rank_recorded},
+                    {"host", d.host},
+                    {"events", d.events},
+                    {"complete", d.complete},
+                    {"damage", d.damage}});
+  }
+  json out = {{"schema", "xtrace-report"}, {"version", kReportJsonVersion}, {"logs", logs}};
+  out["sections"] = SectionsToJson(report.sections);
+  auto tables_json = [](const std::vector<ReportTable>& tables) {
+    json j = SectionsToJson({ReportSection{"", tables}});
+    return j[0]["tables"];
+  };
+  if (!report.across_logs.empty()) out["across_logs"] = tables_json(report.across_logs);
+  if (!report.diff.empty()) out["diff"] = tables_json(report.diff)["diff"];
+  out["warnings"] = report.warnings;
+  return out;
+}
+
+std::string RenderReport(const Report& report, OutputFormat format) {
+  std::vector<ReportSection> all = report.sections;
+  if (!report.across_logs.empty()) all.push_back({"across logs", report.across_logs});
+  if (!report.diff.empty()) all.push_back({"", report.diff});
+  switch (format) {
+    case OutputFormat::kJson:
+      return ReportToJson(report).dump(2) + "\n";
+    case OutputFormat::kCsv:
+      return RenderCsv(all);
+    case OutputFormat::kText:
+      break;
+  }
+  return RenderText(all);
+}
+
+}  // namespace xtrace::report

@@ -1,0 +1,218 @@
+// Tests of whole reports from logs on disk: tables rendered as text, CSV and JSON, several
+// logs with the per-kernel spread and its outlier rank, --diff, categories, and damaged logs.
+#include "report/report_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "log/log_writer.h"
+#include "log_test_util.h"
+#include "xtrace/records.h"
+
+namespace xtrace::report {
+namespace {
+
+using test_util::Contains;
+using test_util::ScratchDir;
+
+// A log of one process of rank `rank` (-1: none recorded) whose gemm kernels take `gemm_ns`
+// each, with a copy and a failing host call.
+void WriteLog(const std::string& path, int32_t rank, uint64_t gemm_ns, int kernels = 4,
+              bool finish = true) {
+  LogHeader header = test_util::SampleHeader();
+  auto writer = LogWriter::Create(path, header);
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  StringTable& s = (*writer)->strings();
+  const uint64_t t0 = header.start_clock.monotonic_ns;
+  (*writer)->Append(ProcessInfo{.pid = 100, .comm = s.Intern("trainer"), .rank = rank});
+  uint64_t t = t0 + 1000;
+  for (int k = 0; k < kernels; ++k) {
+    KernelLaunch l;
+    l.pid = 100;
+    l.tid = 100;
+    l.start_ns = t;
+    l.end_ns = t + 2000;
+    l.kernel_name = s.Intern("gemm");
+    (*writer)->Append(l);
+    DeviceOp op;
+    op.pid = 100;
+    op.device = 0;
+    op.queue = 0x77;
+    op.name = s.Intern("gemm");
+    op.append_tid = 100;
+    op.append_ns = t;
+    op.submit_tid = 100;
+    op.submit_ns = t;
+    op.start_ns = t + 3000;
+    op.end_ns = op.start_ns + gemm_ns;
+    op.measured = true;
+    (*writer)->Append(op);
+    t = op.end_ns + 10'000;
+  }
+  DeviceOp copy;
+  copy.pid = 100;
+  copy.device = 0;
+  copy.queue = 0x77;
+  copy.kind = DeviceOpKind::kCopy;
+  copy.name = s.Intern("zeCommandListAppendMemoryCopy");
+  copy.start_ns = t;
+  copy.end_ns = t + 1000;
+  copy.measured = true;
+  copy.bytes = 2000;
+  (*writer)->Append(copy);
+  ApiCall bad;
+  bad.pid = 100;
+  bad.tid = 100;
+  bad.fn = XT_ZE_COMMAND_QUEUE_SYNCHRONIZE;
+  bad.start_ns = t + 2000;
+  bad.end_ns = t + 2500;
+  bad.result = 0x78000004;
+  (*writer)->Append(bad);
+  if (finish) {
+    ASSERT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
+  }
+}
+
+const nlohmann::json& Row(const nlohmann::json& rows, const std::string& name) {
+  for (const auto& r : rows) {
+    if (r["name"] == name) return r;
+  }
+  static const nlohmann::json kNone;
+  ADD_FAILURE() << "no row " << name << " in " << rows.dump();
+  return kNone;
+}
+
+TEST(ReportBuilderTest, OneLogInEveryFormat) {
+  ScratchDir dir;
+  WriteLog(dir.File("run.capnp"), -1, 100'000);
+  auto report = BuildReport({dir.File("run.capnp")}, {});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const nlohmann::json j = ReportToJson(*report);
+  EXPECT_EQ(j["schema"], "xtrace-report");
+  EXPECT_EQ(j["version"], kReportJsonVersion);
+  EXPECT_EQ(j["logs"][0]["rank"], "log 0");
+  const auto& tables = j["sections"][0]["tables"];
+  const auto& gemm = Row(tables["device_ops"], "gemm");
+  EXPECT_EQ(gemm["calls"], 4);
+  EXPECT_EQ(gemm["total_ns"], 400'000);
+  EXPECT_EQ(gemm["measured"], 4);
+  EXPECT_EQ(gemm["estimated"], 0);
+  const auto& copy = Row(tables["device_ops"], "zeCommandListAppendMemoryCopy");
+  EXPECT_EQ(copy["kind"], "copy");
+  EXPECT_DOUBLE_EQ(copy["gb_per_s"].get<double>(), 2.0);
+  const auto& sync = Row(tables["host_calls"], "zeCommandQueueSynchronize");
+  EXPECT_EQ(sync["failed"], 1);
+  EXPECT_EQ(sync["failures"]["ZE_RESULT_ERROR_INVALID_ARGUMENT"], 1);
+  EXPECT_EQ(Row(tables["submission"], "gemm")["submit_to_start_ns"], 3000);
+  ASSERT_EQ(tables["engines"].size(), 1u);
+  EXPECT_EQ(tables["engines"][0]["operations"], 5);
+  EXPECT_FALSE(j.contains("across_logs"));
+
+  const std::string text = RenderReport(*report, OutputFormat::kText);
+  EXPECT_TRUE(Contains(text, "Device operations"));
+  EXPECT_TRUE(Contains(text, "400.00 us"));
+  EXPECT_TRUE(Contains(text, "GPU utilization"));
+  const std::string csv = RenderReport(*report, OutputFormat::kCsv);
+  EXPECT_TRUE(Contains(csv, "# device_ops\nname,kind,calls,total_ns,"));
+  EXPECT_TRUE(Contains(csv, "gemm,kernel,4,400000,"));
+}
+
+TEST(ReportBuilderTest, SeveralLogsShowTheSpreadAndTheStragglerRank) {
+  ScratchDir dir;
+  std::filesystem::create_directory(dir.File("ranks"));
+  WriteLog(dir.File("ranks/a.capnp"), 0, 100'000);
+  WriteLog(dir.File("ranks/b.capnp"), 1, 100'000);
+  WriteLog(dir.File("ranks/c.capnp"), 2, 300'000);  // the straggler
+  auto logs = ExpandLogInputs({dir.File("ranks")});
+  ASSERT_TRUE(logs.ok());
+  ASSERT_EQ(logs->size(), 3u);
+  ReportOptions options;
+  options.read.aggregate.by = GroupBy::kRank;
+  auto report = BuildReport(*logs, options);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const nlohmann::json j = ReportToJson(*report);
+  ASSERT_EQ(j["sections"].size(), 3u);
+  EXPECT_EQ(j["sections"][2]["label"], "rank 2");
+  const auto& spread = Row(j["across_logs"]["ranks"], "gemm");
+  EXPECT_EQ(spread["logs"], 3);
+  EXPECT_EQ(spread["min_ns"], 400'000);
+  EXPECT_EQ(spread["median_ns"], 400'000);
+  EXPECT_EQ(spread["max_ns"], 1'200'000);
+  EXPECT_EQ(spread["outlier"], "rank 2");
+  EXPECT_DOUBLE_EQ(spread["outlier_vs_median"].get<double>(), 3.0);
+  EXPECT_EQ(spread["per_log_ns"]["rank 0"], 400'000);
+}
+
+TEST(ReportBuilderTest, DiffSortsByTheAbsoluteChange) {
+  ScratchDir dir;
+  WriteLog(dir.File("before.capnp"), -1, 100'000, 4);
+  WriteLog(dir.File("after.capnp"), -1, 150'000, 6);
+  auto report = BuildDiff({dir.File("before.capnp")}, {dir.File("after.capnp")}, {});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const nlohmann::json j = ReportToJson(*report);
+  const auto& first = j["diff"][0];
+  EXPECT_EQ(first["name"], "gemm");
+  EXPECT_EQ(first["side"], "device");
+  EXPECT_EQ(first["calls_delta"], 2);
+  EXPECT_EQ(first["total_delta_ns"], 900'000 - 400'000);
+  EXPECT_DOUBLE_EQ(first["average_delta_ns"].get<double>(), 50'000);
+  EXPECT_TRUE(Contains(RenderReport(*report, OutputFormat::kText), "Change from BEFORE to AFTER"));
+}
+
+TEST(ReportBuilderTest, CategoriesNameFilterAndTop) {
+  ScratchDir dir;
+  WriteLog(dir.File("run.capnp"), -1, 100'000);
+  auto categories = Categories::Parse("math equals gemm\n", "cats");
+  ASSERT_TRUE(categories.ok());
+  ReportOptions options;
+  options.tables.categories = &*categories;
+  options.tables.top = 1;
+  auto report = BuildReport({dir.File("run.capnp")}, options);
+  ASSERT_TRUE(report.ok());
+  nlohmann::json j = ReportToJson(*report);
+  const auto& tables = j["sections"][0]["tables"];
+  ASSERT_EQ(tables["device_ops"].size(), 1u);
+  EXPECT_EQ(tables["device_ops"][0]["category"], "math");
+  EXPECT_EQ(Row(tables["device_categories"], "math")["total_ns"], 400'000);
+
+  options.tables.top = 0;
+  options.tables.name = std::regex("Copy");
+  report = BuildReport({dir.File("run.capnp")}, options);
+  ASSERT_TRUE(report.ok());
+  j = ReportToJson(*report);
+  ASSERT_EQ(j["sections"][0]["tables"]["device_ops"].size(), 1u);
+  EXPECT_EQ(j["sections"][0]["tables"]["device_ops"][0]["category"], "other");
+}
+
+TEST(ReportBuilderTest, DamagedAndCutShortLogs) {
+  ScratchDir dir;
+  WriteLog(dir.File("cut.capnp"), -1, 100'000, 4, /*finish=*/false);
+  auto cut = BuildReport({dir.File("cut.capnp")}, {});
+  ASSERT_TRUE(cut.ok()) << cut.status().message();
+  ASSERT_EQ(cut->warnings.size(), 1u);
+  EXPECT_TRUE(Contains(cut->warnings[0], "did not finish cleanly"));
+
+  WriteLog(dir.File("run.capnp"), -1, 100'000);
+  const std::string bytes = test_util::ReadFileBytes(dir.File("run.capnp"));
+  test_util::WriteFileBytes(dir.File("torn.capnp"), bytes.substr(0, bytes.size() - 40));
+  auto torn = BuildReport({dir.File("torn.capnp")}, {});
+  ASSERT_FALSE(torn.ok());
+  EXPECT_TRUE(Contains(torn.status().message(), "torn.capnp"));
+  ReportOptions salvage;
+  salvage.read.salvage = true;
+  auto salvaged = BuildReport({dir.File("torn.capnp")}, salvage);
+  ASSERT_TRUE(salvaged.ok()) << salvaged.status().message();
+  ASSERT_EQ(salvaged->warnings.size(), 1u);
+
+  auto missing = BuildReport({dir.File("missing.capnp")}, {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(Contains(missing.status().message(), "missing.capnp"));
+  std::filesystem::create_directory(dir.File("empty"));
+  auto empty = ExpandLogInputs({dir.File("empty")});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_TRUE(Contains(empty.status().message(), "no *.capnp logs"));
+}
+
+}  // namespace
+}  // namespace xtrace::report

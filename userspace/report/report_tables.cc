@@ -1,0 +1,295 @@
+// The report's tables from section statistics (report_tables.h).
+#include "report/report_tables.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "report/table_writer.h"
+
+namespace xtrace::report {
+namespace {
+
+using nlohmann::json;
+
+double Percent(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
+json NsOrNull(const DurationStats& s, uint64_t value) { return s.count ? json(value) : json(); }
+
+const char* KindName(DeviceOpKind kind) {
+  switch (kind) {
+    case DeviceOpKind::kCopy:
+      return "copy";
+    case DeviceOpKind::kFill:
+      return "fill";
+    default:
+      return "kernel";
+  }
+}
+
+bool NameSelected(const TableOptions& o, const std::string& name) {
+  return !o.name || std::regex_search(name, *o.name);
+}
+
+std::string Category(const TableOptions& o, const std::string& name) {
+  return o.categories ? std::string(o.categories->Classify(name)) : std::string();
+}
+
+std::string Hex(uint64_t v) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+ReportTable HostCalls(const SectionStats& s, const TableOptions& o) {
+  ReportTable t{"host_calls", "Host calls (per API function)", {}, {}, ""};
+  t.columns = {{"name", "Function", Column::kText},       {"calls", "Calls", Column::kCount},
+               {"total_ns", "Total", Column::kNs},         {"percent", "Time %", Column::kPercent},
+               {"average_ns", "Average", Column::kNs},     {"min_ns", "Min", Column::kNs},
+               {"max_ns", "Max", Column::kNs},             {"failed", "Failed", Column::kCount},
+               {"failures", "", Column::kJsonOnly}};
+  if (o.categories) t.columns.insert(t.columns.begin() + 1, {"category", "Category", Column::kText});
+  for (const auto& [name, row] : s.host_calls) {
+    if (!NameSelected(o, name)) continue;
+    std::vector<json> r = {name,
+                           row.time.count,
+                           row.time.total_ns,
+                           Percent(double(row.time.total_ns), double(s.thread_time_ns)),
+                           row.time.average_ns(),
+                           row.time.min_or_zero(),
+                           row.time.max_ns,
+                           row.failed,
+                           json(row.failures)};
+    if (o.categories) r.insert(r.begin() + 1, Category(o, name));
+    t.rows.push_back(std::move(r));
+  }
+  t.note = "Time %: of the traced threads' time (each thread from its first to its last call).";
+  return t;
+}
+
+ReportTable DeviceOps(const SectionStats& s, const TableOptions& o) {
+  ReportTable t{"device_ops", "Device operations (per kernel; copies and fills by append function)", {}, {}, ""};
+  t.columns = {{"name", "Operation", Column::kText},
+               {"kind", "Kind", Column::kText},
+               {"calls", "Calls", Column::kCount},
+               {"total_ns", "Total", Column::kNs},
+               {"percent", "Time %", Column::kPercent},
+               {"average_ns", "Average", Column::kNs},
+               {"min_ns", "Min", Column::kNs},
+               {"max_ns", "Max", Column::kNs},
+               {"measured", "Measured", Column::kCount},
+               {"estimated", "Estimated", Column::kCount},
+               {"estimated_bound_ns", "Est. bound", Column::kNs},
+               {"bytes", "Bytes", Column::kBytes},
+               {"gb_per_s", "GB/s", Column::kRate}};
+  if (o.categories) t.columns.insert(t.columns.begin() + 2, {"category", "Category", Column::kText});
+  uint64_t measured_total = 0;
+  for (const auto& [name, row] : s.device_ops) measured_total += row.measured.total_ns;
+  for (const auto& [name, row] : s.device_ops) {
+    if (!NameSelected(o, name)) continue;
+    const bool memory = row.kind != DeviceOpKind::kKernel;
+    const uint64_t bytes = row.measured_bytes + row.estimated_bytes;
+    json rate;
+    if (memory && row.measured.total_ns > 0) {
+      rate = double(row.measured_bytes) / double(row.measured.total_ns);  // bytes/ns = GB/s
+    }
+    std::vector<json> r = {name,
+                           KindName(row.kind),
+                           row.measured.count + row.estimated.count,
+                           row.measured.total_ns,
+                           Percent(double(row.measured.total_ns), double(measured_total)),
+                           NsOrNull(row.measured, uint64_t(row.measured.average_ns())),
+                           NsOrNull(row.measured, row.measured.min_or_zero()),
+                           NsOrNull(row.measured, row.measured.max_ns),
+                           row.measured.count,
+                           row.estimated.count,
+                           row.estimated.total_ns,
+                           memory ? json(bytes) : json(),
+                           rate};
+    if (o.categories) r.insert(r.begin() + 2, Category(o, name));
+    t.rows.push_back(std::move(r));
+  }
+  t.note =
+      "Total, Time %, Average, Min, Max: measured operations only (kernel timestamps). Est. bound: "
+      "the summed host-side bounds of operations without timestamps, an upper bound, not a timing.";
+  return t;
+}
+
+ReportTable Submission(const SectionStats& s, const TableOptions& o) {
+  ReportTable t{"submission", "Submission latency (measured operations; averages)", {}, {}, ""};
+  t.columns = {{"name", "Operation", Column::kText},
+               {"measured", "Measured", Column::kCount},
+               {"append_to_submit_ns", "Append->Submit", Column::kNs},
+               {"submit_to_start_ns", "Submit->Start", Column::kNs},
+               {"start_to_end_ns", "Start->End", Column::kNs},
+               {"append_to_end_ns", "Append->End", Column::kNs},
+               {"total_ns", "", Column::kJsonOnly}};
+  for (const auto& [name, row] : s.device_ops) {
+    if (!NameSelected(o, name) || row.measured.count == 0) continue;
+    const double a = row.append_to_submit.average_ns(), b = row.submit_to_start.average_ns(),
+                 c = row.measured.average_ns();
+    t.rows.push_back({name, row.measured.count, NsOrNull(row.append_to_submit, uint64_t(a)),
+                      NsOrNull(row.submit_to_start, uint64_t(b)), uint64_t(c), uint64_t(a + b + c),
+                      row.measured.total_ns});
+  }
+  t.note = "Append and submit: the start of the host call; an immediate list's append is its submit.";
+  return t;
+}
+
+ReportTable Ranges(const SectionStats& s, const TableOptions& o) {
+  ReportTable t{"ranges", "ITT / oneDNN / PyTorch ranges", {}, {}, ""};
+  t.columns = {{"domain", "Domain", Column::kText},    {"name", "Name", Column::kText},
+               {"calls", "Calls", Column::kCount},      {"self_ns", "Self", Column::kNs},
+               {"self_percent", "Self %", Column::kPercent},
+               {"total_ns", "Total", Column::kNs},      {"average_ns", "Average", Column::kNs},
+               {"device_ns", "Device", Column::kNs}};
+  uint64_t self_total = 0;
+  for (const auto& [key, row] : s.ranges) self_total += row.self_ns;
+  for (const auto& [key, row] : s.ranges) {
+    if (!NameSelected(o, key.second)) continue;
+    t.rows.push_back({key.first, key.second, row.total.count, row.self_ns,
+                      Percent(double(row.self_ns), double(self_total)), row.total.total_ns,
+                      row.total.average_ns(), row.device_ns});
+  }
+  t.note = "Self: minus the ranges nested in it on its thread. Device: measured time of the "
+           "operations appended inside it.";
+  return t;
+}
+
+void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTable>* out) {
+  ReportTable t{"engines", "GPU utilization (per engine)", {}, {}, ""};
+  t.columns = {{"pid", "Pid", Column::kCount},
+               {"device", "Device", Column::kText},
+               {"queue", "Queue", Column::kText},
+               {"operations", "Ops", Column::kCount},
+               {"span_ns", "Span", Column::kNs},
+               {"busy_percent", "Busy %", Column::kPercent},
+               {"idle_launch_ns", "Idle: launch", Column::kNs},
+               {"idle_sync_ns", "Idle: sync", Column::kNs},
+               {"idle_waiting_ns", "Idle: waiting", Column::kNs},
+               {"idle_unknown_ns", "Idle: unknown", Column::kNs},
+               {"verdict", "Verdict", Column::kText},
+               {"launch_latency_p50_ns", "Latency p50", Column::kNs},
+               {"launch_latency_p95_ns", "p95", Column::kNs},
+               {"launch_latency_p99_ns", "p99", Column::kNs},
+               {"busy_ns", "", Column::kJsonOnly}};
+  ReportTable gaps{"gaps", "Largest idle gaps (per engine)", {}, {}, ""};
+  gaps.columns = {{"pid", "Pid", Column::kCount},           {"queue", "Queue", Column::kText},
+                  {"start_ns", "At", Column::kNs},          {"duration_ns", "Gap", Column::kNs},
+                  {"cause", "Cause", Column::kText},        {"submit_tid", "Submitter", Column::kCount},
+                  {"host_activity", "Submitting thread meanwhile", Column::kText},
+                  {"activity", "", Column::kJsonOnly}};
+  for (const auto& [key, e] : s.engines) {
+    const auto& [pid, device, queue] = key;
+    const json device_cell = device == kUnknownDevice ? json("?") : json(std::to_string(device));
+    const auto& lat = e.launch_latency();
+    const json p50 = lat.count() ? json(lat.Percentile(0.50)) : json();
+    const json p95 = lat.count() ? json(lat.Percentile(0.95)) : json();
+    const json p99 = lat.count() ? json(lat.Percentile(0.99)) : json();
+    t.rows.push_back({pid, device_cell, Hex(queue), e.operations(), e.span_ns(),
+                      Percent(double(e.busy_ns()), double(e.span_ns())), e.idle().launch_ns,
+                      e.idle().sync_ns, e.idle().waiting_ns, e.idle().unknown_ns,
+                      IdleVerdict(e.busy_ns(), e.idle()), p50, p95, p99, e.busy_ns()});
+    for (const EngineGap& g : e.largest_gaps()) {
+      std::string text;
+      json activity = json::array();
+      for (const GapActivity& a : g.host_activity) {
+        if (!text.empty()) text += ", ";
+        text += a.name + " " + FormatDuration(double(a.overlap_ns));
+        activity.push_back({{"name", a.name}, {"overlap_ns", a.overlap_ns}});
+      }
+      gaps.rows.push_back({pid, Hex(queue),
+                           g.start_ns >= o.time_origin_ns ? g.start_ns - o.time_origin_ns : 0,
+                           g.duration_ns(), g.cause, g.submit_tid, text.empty() ? "-" : text,
+                           activity});
+    }
+  }
+  t.note = "Idle: launch = nothing submitted, the host was late; sync = nothing submitted "
+           "because the host first waited for the previous operation; waiting = submitted, not "
+           "started; unknown = estimated times. Latency: submitting call start -> device start.";
+  gaps.note = "At: from the start of the capture.";
+  out->push_back(std::move(t));
+  out->push_back(std::move(gaps));
+}
+
+void CategoryTables(const SectionStats& s, const TableOptions& o, std::vector<ReportTable>* out) {
+  struct Sum {
+    uint64_t calls = 0, total_ns = 0, estimated_ns = 0;
+  };
+  std::map<std::string, Sum> device, host;
+  uint64_t device_total = 0;
+  for (const auto& [name, row] : s.device_ops) {
+    if (!NameSelected(o, name)) continue;
+    Sum& sum = device[Category(o, name)];
+    sum.calls += row.measured.count + row.estimated.count;
+    sum.total_ns += row.measured.total_ns;
+    sum.estimated_ns += row.estimated.total_ns;
+    device_total += row.measured.total_ns;
+  }
+  for (const auto& [name, row] : s.host_calls) {
+    if (!NameSelected(o, name)) continue;
+    Sum& sum = host[Category(o, name)];
+    sum.calls += row.time.count;
+    sum.total_ns += row.time.total_ns;
+  }
+  ReportTable d{"device_categories", "Device time by category", {}, {}, ""};
+  d.columns = {{"name", "Category", Column::kText}, {"calls", "Calls", Column::kCount},
+               {"total_ns", "Total", Column::kNs},  {"percent", "Time %", Column::kPercent},
+               {"estimated_bound_ns", "Est. bound", Column::kNs}};
+  for (const auto& [name, sum] : device) {
+    d.rows.push_back({name, sum.calls, sum.total_ns, Percent(double(sum.total_ns), double(device_total)),
+                      sum.estimated_ns});
+  }
+  ReportTable h{"host_categories", "Host call time by category", {}, {}, ""};
+  h.columns = {{"name", "Category", Column::kText}, {"calls", "Calls", Column::kCount},
+               {"total_ns", "Total", Column::kNs},  {"percent", "Time %", Column::kPercent}};
+  for (const auto& [name, sum] : host) {
+    h.rows.push_back({name, sum.calls, sum.total_ns, Percent(double(sum.total_ns), double(s.thread_time_ns))});
+  }
+  out->push_back(std::move(d));
+  out->push_back(std::move(h));
+}
+
+}  // namespace
+
+void SortAndCut(ReportTable* table, SortKey sort, size_t top) {
+  const char* key = "total_ns";
+  switch (sort) {
+    case SortKey::kCalls: key = "calls"; break;
+    case SortKey::kAverage: key = "average_ns"; break;
+    case SortKey::kMax: key = "max_ns"; break;
+    case SortKey::kName: key = "name"; break;
+    case SortKey::kTotal: break;
+  }
+  int column = table->ColumnIndex(key);
+  if (column < 0) column = table->ColumnIndex(table->id == "gaps" ? "duration_ns" : "total_ns");
+  if (column < 0) column = table->ColumnIndex("span_ns");
+  if (column >= 0) {
+    const bool ascending = table->columns[column].kind == Column::kText;
+    const int name = table->ColumnIndex("name");
+    std::stable_sort(table->rows.begin(), table->rows.end(), [&](const auto& a, const auto& b) {
+      const json& x = a[column];
+      const json& y = b[column];
+      if (x != y) {
+        if (x.is_null() || y.is_null()) return y.is_null();
+        return ascending ? x < y : x > y;
+      }
+      return name >= 0 && a[name] < b[name];
+    });
+  }
+  if (top > 0 && table->rows.size() > top) table->rows.resize(top);
+}
+
+std::vector<ReportTable> BuildSectionTables(const SectionStats& stats, const TableOptions& options) {
+  std::vector<ReportTable> tables;
+  tables.push_back(HostCalls(stats, options));
+  tables.push_back(DeviceOps(stats, options));
+  tables.push_back(Submission(stats, options));
+  tables.push_back(Ranges(stats, options));
+  Engines(stats, options, &tables);
+  if (options.categories) CategoryTables(stats, options, &tables);
+  for (ReportTable& t : tables) SortAndCut(&t, options.sort, t.id == "engines" ? 0 : options.top);
+  return tables;
+}
+
+}  // namespace xtrace::report

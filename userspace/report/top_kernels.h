@@ -1,0 +1,29 @@
+// The few lines a capture's end-of-run summary adds: the top kernels by measured device time.
+// Fed the same events as the log sink, one at a time; keeps one row per distinct name.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "model/event.h"
+#include "model/string_table.h"
+#include "report/section_stats.h"
+
+namespace xtrace::report {
+
+class TopKernels {
+ public:
+  // Counts a DeviceOp of kind kernel; other events are ignored.
+  void Add(const Event& event, const StringTable& strings);
+
+  // "Top N kernels by device time:" then one line per kernel (share of the measured kernel
+  // time, total, calls, average, name) and, when some had no timestamps, a line saying how
+  // many and their estimated bound. "" when no kernel ran.
+  std::string Format(size_t n) const;
+
+ private:
+  std::map<std::string, DeviceOpRow, std::less<>> kernels_;
+};
+
+}  // namespace xtrace::report
