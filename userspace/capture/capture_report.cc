@@ -97,6 +97,11 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
   }
   s << f.drm_text;
   s << f.itt_text;
+  if (!f.kernels_text.empty()) {
+    std::string_view kernels = f.kernels_text;
+    while (!kernels.empty() && kernels.back() == '\n') kernels.remove_suffix(1);
+    s << "\nxtrace: " << kernels;
+  }
   if (!r.per_process.empty()) {
     s << "\nxtrace: per process (records by source, dropped):";
     for (const ProcessCaptureStats& p : r.per_process) {

@@ -67,6 +67,21 @@ TEST(CaptureReport, SummarySaysWhatWasCapturedAndWhatWasLost) {
   EXPECT_TRUE(Contains(SummaryText(r, f), "collector peak RSS 42 MiB."));
   r.dropped = 0;
   EXPECT_TRUE(Contains(SummaryText(r, f), " No events dropped."));
+  EXPECT_FALSE(Contains(SummaryText(r, f), "kernels by device time")) << "none ran";
+}
+
+// The top kernels (report::TopKernels) close the paragraph, before the per-process lines.
+TEST(CaptureReport, SummaryEndsWithTheTopKernels) {
+  CaptureReport r;
+  r.per_process = {{.pid = 10, .comm = "trainer", .records_by_source = {{"Level Zero", 7}}}};
+  SummaryFacts f;
+  f.where = "run.capnp";
+  f.kernels_text = "Top 1 kernels by device time:\n  100.0%  1 us  1 calls  avg 1 us  gemm\n";
+  const std::string text = SummaryText(r, f);
+  const size_t top = text.find("\nxtrace: Top 1 kernels by device time:\n  100.0%");
+  ASSERT_NE(top, std::string::npos) << text;
+  EXPECT_LT(top, text.find("per process")) << text;
+  EXPECT_FALSE(Contains(text, "gemm\n\n")) << "no blank line after the table";
 }
 
 TEST(CaptureReport, ProgressAndDropLines) {

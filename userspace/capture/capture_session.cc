@@ -594,6 +594,7 @@ Result<CaptureReport> Session::Run() {
   }
   facts.drm_text = DrmSummary(correlator_->drm(), counters);
   facts.itt_text = SummarizeItt(correlator_->itt_stats(), counters[XT_CNT_PAUSED]);
+  facts.kernels_text = sink_->top_kernels().Format(5);
   report.summary_text = SummaryText(report, facts);
   if (!opt_.quiet) std::fprintf(stderr, "%s\n", report.summary_text.c_str());
   Publish();

@@ -15,6 +15,7 @@ void LogSink::OnEvent(const Event& event) {
   }
   if (const auto* t = std::get_if<ThreadInfo>(&event))
     threads_[(uint64_t{t->pid} << 32) | t->tid] = *t;
+  top_kernels_.Add(event, writer_.strings());
   writer_.Append(event);
   ++events_;
   ++file_events_;

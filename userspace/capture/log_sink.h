@@ -12,6 +12,7 @@
 
 #include "correlate/event_sink.h"
 #include "log/log_writer.h"
+#include "report/top_kernels.h"
 
 namespace xtrace {
 
@@ -47,6 +48,9 @@ class LogSink final : public EventSink {
   // whole capture); empty if it never was.
   std::string CommOf(uint32_t pid) const;
 
+  // The kernels that took the most measured device time so far, for the capture's summary.
+  const report::TopKernels& top_kernels() const { return top_kernels_; }
+
   uint64_t events() const { return events_; }
   uint64_t file_events() const { return file_events_; }
   const RecordTally& file_tally() const { return file_tally_; }
@@ -56,6 +60,7 @@ class LogSink final : public EventSink {
   void Forget(uint32_t pid);
 
   LogWriter& writer_;
+  report::TopKernels top_kernels_;
   uint64_t events_ = 0;
   uint64_t file_events_ = 0;
   std::map<uint32_t, ProcessInfo> processes_;

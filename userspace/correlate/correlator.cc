@@ -32,6 +32,7 @@ void Correlator::NoteProcess(uint32_t pid, std::string_view fallback_comm) {
     info.ns_pid = details->ns_pid;
     info.cgroup = strings_.Intern(details->cgroup_path);
     info.container_id = strings_.Intern(details->container_id);
+    info.rank = details->rank;
   }
   sink_.OnEvent(info);
 }

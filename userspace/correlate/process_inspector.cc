@@ -3,6 +3,7 @@
 
 #include "base/read_file.h"
 #include "correlate/container_id.h"
+#include "correlate/process_rank.h"
 
 #include <sstream>
 #include <string>
@@ -59,6 +60,7 @@ std::optional<ProcessDetails> ProcfsInspector::Process(uint32_t pid) {
     d.cgroup_path = CgroupPathFromProcFile(*cgroup);
     d.container_id = ContainerIdFromCgroupPath(d.cgroup_path);
   }
+  d.rank = ReadProcessRank(pid).value_or(-1);
   return d;
 }
 

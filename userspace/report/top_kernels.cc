@@ -19,6 +19,10 @@ void TopKernels::Add(const Event& event, const StringTable& strings) {
   (op->measured ? it->second.measured : it->second.estimated).Add(duration);
 }
 
+namespace {
+constexpr size_t kNameColumns = 100;
+}  // namespace
+
 std::string TopKernels::Format(size_t n) const {
   if (kernels_.empty() || n == 0) return "";
   std::vector<std::pair<const std::string*, const DeviceOpRow*>> rows;
@@ -44,12 +48,14 @@ std::string TopKernels::Format(size_t n) const {
   for (const auto& [name, row] : rows) {
     const double share = measured_total ? 100.0 * double(row->measured.total_ns) / double(measured_total) : 0;
     const uint64_t calls = row->measured.count + row->estimated.count;
-    std::snprintf(line, sizeof(line), "  %5.1f%%  %10s  %7llu calls  avg %10s  %s\n", share,
+    std::snprintf(line, sizeof(line), "  %5.1f%%  %10s  %7llu calls  avg %10s  ", share,
                   FormatDuration(double(row->measured.total_ns)).c_str(),
                   static_cast<unsigned long long>(calls),
-                  row->measured.count ? FormatDuration(row->measured.average_ns()).c_str() : "-",
-                  name->c_str());
+                  row->measured.count ? FormatDuration(row->measured.average_ns()).c_str() : "-");
     out += line;
+    // Template-heavy names run to a thousand characters: a summary line shows their start.
+    out += name->size() > kNameColumns ? name->substr(0, kNameColumns - 3) + "..." : *name;
+    out += "\n";
   }
   if (estimated_count > 0) {
     std::snprintf(line, sizeof(line),
