@@ -1,5 +1,5 @@
 // `xtrace convert`: argument parsing, progress and the final report around
-// ConvertLogToChromeJson (export/converter.h), which does the work.
+// ConvertLog (export/converter.h), which does the work.
 #include "cli/convert_command.h"
 
 #include <unistd.h>
@@ -19,14 +19,18 @@ constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 
-constexpr const char* kHelp = R"(Usage: xtrace convert IN.capnp [-o OUT.json] [--salvage] [-q]
+constexpr const char* kHelp = R"(Usage: xtrace convert IN.capnp [-o OUT] [--format json|perfetto] [--salvage] [-q]
 
-Converts an xtrace event log into Chrome trace JSON, which opens in https://ui.perfetto.dev
-or chrome://tracing. Times are CLOCK_MONOTONIC microseconds with nanosecond decimals.
+Converts an xtrace event log into a trace that opens in https://ui.perfetto.dev: Chrome trace
+JSON (also chrome://tracing), or a native Perfetto protobuf trace, which is about a third of
+the size and loads far faster. Times are CLOCK_MONOTONIC (JSON: microseconds with nanosecond
+decimals).
 
 OUTPUT
-  -o, --output FILE   where to write the JSON; "-" writes to standard output
-                      (default: IN with .capnp replaced by .json)
+  -o, --output FILE   where to write the trace; "-" writes to standard output
+                      (default: IN with .capnp replaced by .json, or .pftrace for perfetto)
+  --format FORMAT     json (Chrome trace JSON) or perfetto (protobuf); default: perfetto when
+                      FILE ends in .pftrace, .perfetto-trace or .pb, else json
   -q, --quiet         no progress and no summary line (errors and warnings still print)
 
 DAMAGED LOGS
@@ -43,6 +47,7 @@ Exit status: 0 converted (with --salvage also when damage was skipped; a warning
 Examples:
   xtrace convert run.capnp                    # writes run.json
   xtrace convert run.capnp -o /tmp/trace.json
+  xtrace convert run.capnp -o run.pftrace       # Perfetto protobuf
   xtrace convert killed.capnp --salvage       # keep what a killed capture left
   xtrace convert run.capnp -o - | gzip > run.json.gz
 )";
@@ -50,6 +55,7 @@ Examples:
 struct Arguments {
   std::string input;
   std::string output;
+  std::optional<TraceFormat> format;
   bool salvage = false;
   bool quiet = false;
 };
@@ -59,12 +65,13 @@ int UsageError(const std::string& message) {
   return kExitUsage;
 }
 
-std::string DefaultOutputPath(const std::string& input) {
+std::string DefaultOutputPath(const std::string& input, TraceFormat format) {
   constexpr std::string_view kLogSuffix = ".capnp";
+  const std::string suffix = format == TraceFormat::kPerfetto ? ".pftrace" : ".json";
   if (input.size() > kLogSuffix.size() && input.ends_with(kLogSuffix)) {
-    return input.substr(0, input.size() - kLogSuffix.size()) + ".json";
+    return input.substr(0, input.size() - kLogSuffix.size()) + suffix;
   }
-  return input + ".json";
+  return input + suffix;
 }
 
 std::string HumanBytes(uint64_t bytes) {
@@ -89,6 +96,21 @@ std::optional<int> ParseArguments(int argc, char** argv, Arguments* args) {
       args->output = argv[++i];
     } else if (arg.starts_with("--output=")) {
       args->output = arg.substr(std::strlen("--output="));
+    } else if (arg == "--format" || arg.starts_with("--format=")) {
+      std::string value;
+      if (arg == "--format") {
+        if (i + 1 >= argc) return UsageError("--format needs json or perfetto");
+        value = argv[++i];
+      } else {
+        value = arg.substr(std::strlen("--format="));
+      }
+      if (value == "json") {
+        args->format = TraceFormat::kChromeJson;
+      } else if (value == "perfetto") {
+        args->format = TraceFormat::kPerfetto;
+      } else {
+        return UsageError("--format: '" + value + "' is not json or perfetto");
+      }
     } else if (arg == "--salvage") {
       args->salvage = true;
     } else if (arg == "-q" || arg == "--quiet") {
@@ -102,7 +124,10 @@ std::optional<int> ParseArguments(int argc, char** argv, Arguments* args) {
     }
   }
   if (args->input.empty()) return UsageError("which log? (xtrace convert IN.capnp)");
-  if (args->output.empty()) args->output = DefaultOutputPath(args->input);
+  if (args->output.empty()) {
+    args->output = DefaultOutputPath(args->input, args->format.value_or(TraceFormat::kChromeJson));
+  }
+  if (!args->format) args->format = FormatForPath(args->output);
   if (args->output.empty()) return UsageError("the output file name is empty");
   if (args->output == args->input) return UsageError("the output would overwrite the input");
   return std::nullopt;
@@ -149,13 +174,14 @@ int RunConvertCommand(int argc, char** argv) {
   ProgressLine progress(!args.quiet && ::isatty(STDERR_FILENO));
   ConvertOptions options;
   options.salvage = args.salvage;
+  options.format = *args.format;
   options.progress = [&](uint64_t bytes_read, std::optional<uint64_t> total) {
     progress.Update(bytes_read, total);
   };
 
   const auto start = std::chrono::steady_clock::now();
   ConvertStats stats;
-  const Status status = ConvertLogToChromeJson(args.input, args.output, options, &stats);
+  const Status status = ConvertLog(args.input, args.output, options, &stats);
   progress.Clear();
   if (!status.ok()) {
     std::fprintf(stderr, "xtrace convert: %s%s\n", status.message().c_str(),
