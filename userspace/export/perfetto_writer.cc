@@ -1,6 +1,8 @@
 // PerfettoWriter: see perfetto_writer.h.
 #include "export/perfetto_writer.h"
 
+#include <algorithm>
+
 #include "export/proto_encoder.h"
 
 namespace xtrace {
@@ -122,6 +124,7 @@ void PerfettoWriter::PrepareSequence() {
   arg_names_.clear();
   arg_strings_.clear();
   recurring_.clear();
+  std::fill(intern_cache_.begin(), intern_cache_.end(), InternCacheEntry{});
   next_iid_ = 1;
   ProtoEncoder enc(&buffer_);
   const size_t p = enc.BeginMessage(kTracePacket);
@@ -134,9 +137,17 @@ void PerfettoWriter::PrepareSequence() {
 }
 
 uint64_t PerfettoWriter::Intern(InternTable& table, uint32_t interned_field, std::string_view text) {
-  if (auto it = table.find(text); it != table.end()) return it->second;
+  const auto address = reinterpret_cast<uintptr_t>(text.data());
+  InternCacheEntry& cached =
+      intern_cache_[((address >> 3) ^ (reinterpret_cast<uintptr_t>(&table) >> 5)) % kInternCacheSize];
+  if (cached.table == &table && cached.data == text.data() && *cached.text == text) return cached.iid;
+  if (auto it = table.find(text); it != table.end()) {
+    cached = {&table, text.data(), &it->first, it->second};
+    return it->second;
+  }
   const uint64_t iid = next_iid_++;
-  table.emplace(std::string(text), iid);
+  auto added = table.emplace(std::string(text), iid).first;
+  cached = {&table, text.data(), &added->first, iid};
   ProtoEncoder enc(&interned_);
   const size_t entry = enc.BeginMessage(interned_field);
   enc.Varint(interned::kIid, iid);

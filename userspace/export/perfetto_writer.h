@@ -137,6 +137,16 @@ class PerfettoWriter final : public TraceWriter {
   uint64_t capture_track_ = 0;
 
   InternTable names_, categories_, arg_names_, arg_strings_;
+  // Most names are literals or table entries seen at the same address every time: a small
+  // cache by (table, address), checked against the text, saves hashing them on every event.
+  struct InternCacheEntry {
+    const InternTable* table = nullptr;
+    const char* data = nullptr;
+    const std::string* text = nullptr;  // the table's key (nodes do not move)
+    uint64_t iid = 0;
+  };
+  static constexpr size_t kInternCacheSize = 1024;
+  std::vector<InternCacheEntry> intern_cache_ = std::vector<InternCacheEntry>(kInternCacheSize);
   std::unordered_map<uint64_t, uint64_t> recurring_;  // RecurringName key -> name iid
   uint64_t next_iid_ = 1;
 
