@@ -25,6 +25,7 @@
 #include "capture_reader.h"
 #include "root_fixture.h"
 #include "subprocess.h"
+#include "trace_formats.h"
 
 namespace xtrace {
 namespace {
@@ -247,6 +248,7 @@ TEST_F(ZeTimelineIntegrationTest, ChromeJsonDrawsTheDeviceTimeline) {
   Capture c = Record({"--threads", "2", "--executions", "2", "--immediate", "2"}, {});
   auto conv = RunCommand({kXtrace, "convert", Path("run.capnp"), "-o", Path("run.json")});
   ASSERT_EQ(conv.exit_code(), 0) << conv.err;
+  testing::ExpectEveryFormatDrawable(kXtrace, Path("run.capnp"), Path("run.json"));
   std::ifstream in(Path("run.json"));
   const auto doc = nlohmann::json::parse(in);
   struct Slice {

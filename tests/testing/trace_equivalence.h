@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -61,10 +62,10 @@ inline std::vector<std::string> CompareJsonAndPerfetto(const nlohmann::json& jso
   std::multimap<std::pair<std::string, uint64_t>, const PerfettoTraceReader::Slice*> slices;
   for (const auto& s : pf.slices) slices.emplace(std::make_pair(s.name, s.start), &s);
 
-  std::map<uint64_t, std::vector<const nlohmann::json*>> flow_ends;
+  std::map<std::pair<std::string, uint64_t>, std::vector<const nlohmann::json*>> flow_ends;
   for (const auto& e : json["traceEvents"]) {
     const std::string ph = e["ph"];
-    if (ph == "s" || ph == "f") flow_ends[e["id"].get<uint64_t>()].push_back(&e);
+    if (ph == "s" || ph == "f") flow_ends[{e["cat"], e["id"].get<uint64_t>()}].push_back(&e);
     if (ph == "C") {
       for (const auto& [key, value] : e["args"].items()) {
         const std::string track_name = e["name"].get<std::string>() + " (" + key + ")";
@@ -101,33 +102,38 @@ inline std::vector<std::string> CompareJsonAndPerfetto(const nlohmann::json& jso
     }
   }
 
-  // Each JSON arrow: its start side carries the id in flow_ids, its end side in
-  // terminating_flow_ids, each on the span (or an instant inside the span) at that time.
-  // (id, ends it?) -> the slices and instants that carry it.
-  std::map<std::pair<uint64_t, bool>, std::vector<std::pair<uint64_t, std::pair<uint64_t, uint64_t>>>>
-      carriers;  // -> (track, [start, end])
+  // Each JSON arrow (cat and id name it, as JSON readers key flows): its start side carries a
+  // Perfetto flow id in flow_ids, its end side the same id in terminating_flow_ids, each on the
+  // span (or an instant inside the span) at that time and place.
+  std::map<bool, std::vector<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>>> carriers;
   for (const auto& s : pf.slices) {
-    for (uint64_t id : s.flow_ids) carriers[{id, false}].push_back({s.track, {s.start, s.end}});
-    for (uint64_t id : s.terminating_flow_ids)
-      carriers[{id, true}].push_back({s.track, {s.start, s.end}});
+    for (uint64_t id : s.flow_ids) carriers[false].push_back({id, s.track, s.start, s.end});
+    for (uint64_t id : s.terminating_flow_ids) carriers[true].push_back({id, s.track, s.start, s.end});
   }
   for (const auto& pe : pf.events) {
     if (pe.type != 3) continue;
-    for (uint64_t id : pe.flow_ids) carriers[{id, false}].push_back({pe.track, {pe.ts, pe.ts}});
-    for (uint64_t id : pe.terminating_flow_ids)
-      carriers[{id, true}].push_back({pe.track, {pe.ts, pe.ts}});
+    for (uint64_t id : pe.flow_ids) carriers[false].push_back({id, pe.track, pe.ts, pe.ts});
+    for (uint64_t id : pe.terminating_flow_ids) carriers[true].push_back({id, pe.track, pe.ts, pe.ts});
   }
-  for (const auto& [id, ends] : flow_ends) {
+  auto ids_at = [&](const nlohmann::json& j) {
+    std::set<uint64_t> ids;
+    const uint64_t ts = JsonNs(j["ts"]);
+    for (const auto& [id, track, start, end] : carriers[j["ph"] == "f"])
+      if (start <= ts && ts <= end && same_track(track, j["pid"], j["tid"])) ids.insert(id);
+    return ids;
+  };
+  for (const auto& [key, ends] : flow_ends) {
+    std::set<uint64_t> common;
+    bool first = true;
     for (const nlohmann::json* j : ends) {
-      const bool end_side = (*j)["ph"] == "f";
-      const uint64_t ts = JsonNs((*j)["ts"]);
-      bool found = false;
-      for (const auto& [track, span] : carriers[{id, end_side}]) {
-        if (span.first <= ts && ts <= span.second && same_track(track, (*j)["pid"], (*j)["tid"]))
-          found = true;
-      }
-      if (!found) diffs.push_back("flow " + std::to_string(id) + " end " + j->dump());
+      std::set<uint64_t> ids = ids_at(*j), kept;
+      if (first) kept = ids;
+      for (uint64_t id : ids)
+        if (common.count(id)) kept.insert(id);
+      common = kept;
+      first = false;
     }
+    if (common.empty()) diffs.push_back("flow " + key.first + " " + std::to_string(key.second));
   }
   return diffs;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "export/chrome_json_writer.h"
+#include "export/device_lanes.h"
 #include "export/driver_track_writer.h"
 #include "export/itt_converter.h"
 #include "export/perfetto_writer.h"
@@ -174,7 +175,8 @@ Status FinishWithOtherData(TraceWriter& out, const LogReader& reader) {
 Status Convert(LogReader& reader, TraceWriter& out, const ConvertOptions& options,
                ConvertStats* stats) {
   out.Clocks(reader.header().start_clock);
-  EventConverter converter(reader.strings(), out);
+  DeviceLaneWriter drawable(out);
+  EventConverter converter(reader.strings(), drawable);
   Event event;
   while (true) {
     Result<bool> next = reader.Next(&event);

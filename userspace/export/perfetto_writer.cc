@@ -433,6 +433,8 @@ void PerfettoWriter::Flow(FlowPhase phase, std::string_view name, std::string_vi
   PrepareSequence();
   const uint64_t track = ThreadTrack(pid, tid);
   const uint32_t field = phase == FlowPhase::kStart ? event::kFlowIds : event::kTerminatingFlowIds;
+  // JSON readers key a flow by category and id; Perfetto's ids are trace-wide.
+  id ^= std::hash<std::string_view>{}(category) * 0x9E3779B97F4A7C15ull;
   if (pending_.active && pending_.track == track && ts_ns >= pending_.start &&
       ts_ns <= pending_.end) {
     ProtoEncoder(&pending_.event).Fixed64(field, id);
