@@ -14,6 +14,8 @@ namespace xtrace::bench {
 namespace {
 
 constexpr double kEventsPerSecondTarget = 2e6;
+// The Perfetto protobuf trace may be at most this fraction of the JSON's bytes.
+constexpr double kProtobufBytesTarget = 1.0 / 3.0;
 // "Memory flat in trace size": peak RSS may grow this much from the small to the large log.
 constexpr double kFlatRssTolerance = 1.10;
 
@@ -52,11 +54,19 @@ class ConvertSection final : public BenchSection {
 
     // The JSON byte count comes from a run to a file for the small log (the converters write
     // the same events, so bytes per event carry over); timed runs write to /dev/null.
-    auto streaming = [&](const std::string& log, uint64_t events) -> Result<ConvertRun> {
-      ChildResult r = RunChild({ctx.paths.xtrace, "convert", "-q", log, "-o", "/dev/null"}, {},
-                               std::chrono::minutes(30));
+    auto convert_as = [&](const std::string& format, const std::string& log,
+                          uint64_t events) -> Result<ConvertRun> {
+      ChildResult r = RunChild({ctx.paths.xtrace, "convert", "-q", log, "--format", format, "-o",
+                                "/dev/null"},
+                               {}, std::chrono::minutes(30));
       if (!r.ok()) return Status::Error("xtrace convert: " + r.err);
       return ConvertRun{events, r.cpu_seconds, r.seconds, 0, r.peak_rss_bytes};
+    };
+    auto streaming = [&](const std::string& log, uint64_t events) {
+      return convert_as("json", log, events);
+    };
+    auto protobuf = [&](const std::string& log, uint64_t events) {
+      return convert_as("perfetto", log, events);
     };
     auto dom = [&](const std::string& log, uint64_t events) -> Result<ConvertRun> {
       ChildResult r = RunChild({ctx.paths.dom_baseline, log, "/dev/null"}, {}, std::chrono::minutes(30));
@@ -67,8 +77,14 @@ class ConvertSection final : public BenchSection {
                                   ctx.Scratch("small.json")},
                                  {}, std::chrono::minutes(30));
     if (!sized.ok()) return fail("xtrace convert", sized.err);
+    ChildResult sized_pb = RunChild({ctx.paths.xtrace, "convert", "-q", *small_log, "-o",
+                                     ctx.Scratch("small.pftrace")},
+                                    {}, std::chrono::minutes(30));
+    if (!sized_pb.ok()) return fail("xtrace convert --format perfetto", sized_pb.err);
     const double json_bytes_per_event = double(FileSize(ctx.Scratch("small.json"))) / double(small);
+    const double pb_bytes_per_event = double(FileSize(ctx.Scratch("small.pftrace"))) / double(small);
     std::remove(ctx.Scratch("small.json").c_str());
+    std::remove(ctx.Scratch("small.pftrace").c_str());
 
     ctx.Say(section + ": converting");
     auto best_of = [&](auto convert, const std::string& log, uint64_t events) -> Result<ConvertRun> {
@@ -86,16 +102,21 @@ class ConvertSection final : public BenchSection {
     if (!s_small.ok()) return fail("streaming convert", s_small.status().message());
     auto d_small = best_of(dom, *small_log, small);
     if (!d_small.ok()) return fail("DOM baseline", d_small.status().message());
+    auto p_small = best_of(protobuf, *small_log, small);
+    if (!p_small.ok()) return fail("protobuf convert", p_small.status().message());
     std::remove(small_log->c_str());
 
-    Result<ConvertRun> s_large = *s_small;
+    Result<ConvertRun> s_large = *s_small, p_large = *p_small;
     if (large != small) {
       auto large_log = log_of(large);
       if (!large_log.ok()) return fail("synthetic log", large_log.status().message());
       s_large = best_of(streaming, *large_log, large);
+      if (s_large.ok()) p_large = best_of(protobuf, *large_log, large);
       std::remove(large_log->c_str());
       if (!s_large.ok()) return fail("streaming convert", s_large.status().message());
+      if (!p_large.ok()) return fail("protobuf convert", p_large.status().message());
     }
+    p_large->json_bytes = uint64_t(pb_bytes_per_event * double(large));
 
     auto events_label = [](uint64_t n) { return Format("%.3gM events", double(n) / 1e6); };
     ctx.table.Add({section, "xtrace convert, " + events_label(large),
@@ -119,6 +140,20 @@ class ConvertSection final : public BenchSection {
                    Format("%.2f s CPU (%.2f s wall), %.0f MB/s JSON, peak RSS %s", s_small->seconds,
                           s_small->wall_seconds, s_small->mb_per_s(), Mib(s_small->peak_rss).c_str()),
                    "", ""});
+    ctx.table.Add({section, "xtrace convert --format perfetto, " + events_label(large),
+                   Format("%.2fM events/s", p_large->events_per_s() / 1e6),
+                   Format("%.2fx the JSON speed", p_large->events_per_s() / s_large->events_per_s()),
+                   Format("%.2f s CPU (%.2f s wall), peak RSS %s", p_large->seconds,
+                          p_large->wall_seconds, Mib(p_large->peak_rss).c_str()),
+                   ">= 2M events/s",
+                   Verdict(p_large->events_per_s() / 1e6, kEventsPerSecondTarget / 1e6, false,
+                           "M events/s")});
+    ctx.table.Add({section, "Perfetto protobuf size, " + events_label(small),
+                   Format("%.1f bytes/event", pb_bytes_per_event),
+                   Format("%.2fx the JSON's bytes", pb_bytes_per_event / json_bytes_per_event),
+                   Format("JSON %.1f bytes/event", json_bytes_per_event), "<= 1/3 of the JSON",
+                   Verdict(pb_bytes_per_event / json_bytes_per_event, kProtobufBytesTarget, true,
+                           "x")});
     ctx.table.Add({section, "DOM baseline (nlohmann::json), " + events_label(small),
                    Format("%.2fM events/s", d_small->events_per_s() / 1e6),
                    Format("%.0fx the streaming RSS", double(d_small->peak_rss) / double(s_small->peak_rss)),

@@ -21,6 +21,7 @@
 #include "log/log_reader.h"
 #include "root_fixture.h"
 #include "subprocess.h"
+#include "trace_formats.h"
 
 namespace xtrace {
 namespace {
@@ -278,6 +279,7 @@ TEST_F(CaptureIntegrationTest, RecordThenConvertGivesPerfettoReadyJson) {
   EXPECT_EQ(r.err, "");  // -q: nothing on stderr
   auto conv = RunCommand({kXtrace, "convert", out, "-o", json_path});
   ASSERT_EQ(conv.exit_code(), 0) << conv.err;
+  testing::ExpectEveryFormatDrawable(kXtrace, out, json_path);
 
   std::ifstream in(json_path);
   auto doc = nlohmann::json::parse(in);

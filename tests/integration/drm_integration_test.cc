@@ -26,6 +26,7 @@
 #include "model/ze_api.h"
 #include "root_fixture.h"
 #include "subprocess.h"
+#include "trace_formats.h"
 
 namespace xtrace {
 namespace {
@@ -269,6 +270,7 @@ TEST_P(SimulatedGpuDrmTest, EverySubmissionOnceDecodedAndLinkedToItsCall) {
   // starting inside a launch on the calling thread and ending inside a driver slice.
   auto conv = RunCommand({kXtrace, "convert", out, "-o", json});
   ASSERT_EQ(conv.exit_code(), 0) << conv.err;
+  testing::ExpectEveryFormatDrawable(kXtrace, out, json);
   std::ifstream in(json);
   const auto doc = nlohmann::json::parse(in);
   std::set<uint64_t> driver_tids;

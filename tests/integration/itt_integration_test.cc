@@ -29,6 +29,7 @@
 #include "xtrace/records.h"
 #include "root_fixture.h"
 #include "subprocess.h"
+#include "trace_formats.h"
 
 namespace xtrace {
 namespace {
@@ -261,6 +262,7 @@ TEST_F(IttIntegrationTest, OwnLabelsFromSeveralThreadsRoundTripExactlyAroundThei
   // The same in Chrome JSON: complete events on the thread's track, nesting by time.
   auto conv = RunCommand({kXtrace, "convert", out, "-o", json});
   ASSERT_EQ(conv.exit_code(), 0) << conv.err;
+  testing::ExpectEveryFormatDrawable(kXtrace, out, json);
   std::ifstream in(json);
   const auto trace = nlohmann::json::parse(in);
   std::vector<nlohmann::json> inner, launches, marks;

@@ -21,6 +21,7 @@ constexpr int kExitError = 1;
 struct Arguments {
   std::string input;
   std::string output;
+  std::optional<TraceFormat> format;
   bool salvage = false;
   bool quiet = false;
 };
@@ -28,15 +29,17 @@ struct Arguments {
 CommandDoc ConvertDoc() {
   return {
       .command = "convert",
-      .usage = {"IN.capnp [-o OUT.json] [--salvage] [-q]"},
-      .description = R"(Converts an xtrace event log into Chrome trace JSON, which opens in https://ui.perfetto.dev
-or chrome://tracing. Times are CLOCK_MONOTONIC microseconds with nanosecond decimals.
+      .usage = {"IN.capnp [-o OUT] [--format json|perfetto] [--salvage] [-q]"},
+      .description = R"(Converts an xtrace event log into a trace that opens in https://ui.perfetto.dev: Chrome trace
+JSON (also chrome://tracing), or a native Perfetto protobuf trace, a sixth of the JSON's size
+and far faster to load. Times are CLOCK_MONOTONIC (JSON: microseconds with nanosecond decimals).
 )",
       .groups = {{"OUTPUT", ""}, {"DAMAGED LOGS", ""}},
       .notes = "",
       .examples = {
           "xtrace convert run.capnp                    # writes run.json",
           "xtrace convert run.capnp -o /tmp/trace.json",
+          "xtrace convert run.capnp -o run.pftrace      # Perfetto protobuf",
           "xtrace convert killed.capnp --salvage       # keep what a killed capture left",
           "xtrace convert run.capnp -o - | gzip > run.json.gz",
       },
@@ -49,10 +52,19 @@ or chrome://tracing. Times are CLOCK_MONOTONIC microseconds with nanosecond deci
 OptionTable ConvertOptionTable(Arguments& args) {
   return {
       {'o', "--output", "FILE", "OUTPUT",
-       "where to write the JSON; \"-\" writes to standard output (default: IN with .capnp "
-       "replaced by .json)",
+       "where to write the trace; \"-\" writes to standard output (default: IN with .capnp "
+       "replaced by .json, or .pftrace for perfetto)",
        [&args](const std::string&, const std::string& value) {
          args.output = value;
+         return Status::Ok();
+       }},
+      {0, "--format", "FORMAT", "OUTPUT",
+       "json (Chrome trace JSON) or perfetto (protobuf); default: perfetto when FILE ends in "
+       ".pftrace, .perfetto-trace or .pb, else json",
+       [&args](const std::string& flag, const std::string& value) {
+         if (value == "json") args.format = TraceFormat::kChromeJson;
+         else if (value == "perfetto") args.format = TraceFormat::kPerfetto;
+         else return Status::Error(flag + ": '" + value + "' is not json or perfetto");
          return Status::Ok();
        }},
       {'q', "--quiet", "", "OUTPUT",
@@ -68,12 +80,13 @@ OptionTable ConvertOptionTable(Arguments& args) {
 
 int UsageError(const std::string& message) { return xtrace::UsageError("convert", message); }
 
-std::string DefaultOutputPath(const std::string& input) {
+std::string DefaultOutputPath(const std::string& input, TraceFormat format) {
   constexpr std::string_view kLogSuffix = ".capnp";
+  const std::string suffix = format == TraceFormat::kPerfetto ? ".pftrace" : ".json";
   if (input.size() > kLogSuffix.size() && input.ends_with(kLogSuffix)) {
-    return input.substr(0, input.size() - kLogSuffix.size()) + ".json";
+    return input.substr(0, input.size() - kLogSuffix.size()) + suffix;
   }
-  return input + ".json";
+  return input + suffix;
 }
 
 std::string HumanBytes(uint64_t bytes) {
@@ -101,7 +114,9 @@ std::optional<int> ParseArguments(int argc, char** argv, Arguments* args) {
     args->input = positional;
   }
   if (args->input.empty()) return UsageError("which log? (xtrace convert IN.capnp)");
-  if (args->output.empty()) args->output = DefaultOutputPath(args->input);
+  if (args->output.empty())
+    args->output = DefaultOutputPath(args->input, args->format.value_or(TraceFormat::kChromeJson));
+  if (!args->format) args->format = FormatForPath(args->output);
   if (args->output.empty()) return UsageError("the output file name is empty");
   if (args->output == args->input) return UsageError("the output would overwrite the input");
   return std::nullopt;
@@ -148,13 +163,14 @@ int RunConvertCommand(int argc, char** argv) {
   ProgressLine progress(!args.quiet && ::isatty(STDERR_FILENO));
   ConvertOptions options;
   options.salvage = args.salvage;
+  options.format = *args.format;
   options.progress = [&](uint64_t bytes_read, std::optional<uint64_t> total) {
     progress.Update(bytes_read, total);
   };
 
   const auto start = std::chrono::steady_clock::now();
   ConvertStats stats;
-  const Status status = ConvertLogToChromeJson(args.input, args.output, options, &stats);
+  const Status status = ConvertLog(args.input, args.output, options, &stats);
   progress.Clear();
   if (!status.ok()) {
     std::fprintf(stderr, "xtrace convert: %s%s\n", status.message().c_str(),

@@ -1,11 +1,6 @@
 // ChromeJsonWriter: hand-rolled JSON output; see chrome_json_writer.h for why.
 #include "export/chrome_json_writer.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
 #include <cstring>
 
@@ -139,21 +134,15 @@ void ChromeJsonWriter::AppendMicros(std::string* out, uint64_t ns) {
   out->append(decimals, sizeof(decimals));
 }
 
-ChromeJsonWriter::ChromeJsonWriter(int fd, std::string name) : fd_(fd), name_(std::move(name)) {
+ChromeJsonWriter::ChromeJsonWriter(OutputFile out) : out_(std::move(out)) {
   buffer_.reserve(kFlushBytes + 64 * 1024);
   buffer_.append("{\"traceEvents\":[\n");
 }
 
 Result<std::unique_ptr<ChromeJsonWriter>> ChromeJsonWriter::Create(const std::string& path) {
-  if (path == "-") return std::make_unique<ChromeJsonWriter>(STDOUT_FILENO, "standard output");
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd.valid()) return Status::Error(path + ": cannot create: " + std::strerror(errno));
-  struct stat st {};
-  const bool regular = ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode);
-  auto writer = std::make_unique<ChromeJsonWriter>(fd.get(), path);
-  writer->owned_fd_ = std::move(fd);
-  writer->regular_file_ = regular;
-  return writer;
+  Result<OutputFile> out = OutputFile::Create(path);
+  if (!out.ok()) return out.status();
+  return std::make_unique<ChromeJsonWriter>(std::move(*out));
 }
 
 ChromeJsonWriter::~ChromeJsonWriter() = default;
@@ -286,11 +275,13 @@ void ChromeJsonWriter::Complete(std::string_view name, std::string_view category
   EndComplete(args);
 }
 
-void ChromeJsonWriter::Complete(QuotedName name, std::string_view category, uint32_t pid,
+void ChromeJsonWriter::Complete(RecurringName name, std::string_view category, uint32_t pid,
                                 uint32_t tid, uint64_t ts_ns, uint64_t dur_ns,
                                 std::span<const TraceArg> args) {
+  std::string& json = recurring_[name.key];
+  if (json.empty()) AppendJsonString(&json, name.text);
   BeginComplete(category, pid, tid, ts_ns, dur_ns);
-  buffer_.append(name.json);
+  buffer_.append(json);
   EndComplete(args);
 }
 
@@ -367,32 +358,18 @@ void ChromeJsonWriter::Counter(std::string_view name, uint32_t pid, uint64_t ts_
 }
 
 Status ChromeJsonWriter::Finish(std::span<const TraceArg> other_data) {
-  if (finished_) return error_;
+  if (finished_) return finish_status_;
   finished_ = true;
   buffer_.append("\n],\"displayTimeUnit\":\"ns\",\"otherData\":");
   AppendArgs(other_data);
   buffer_.append("}\n");
   FlushBuffer();
-  if (error_.ok() && owned_fd_.valid() && owned_fd_.Close() != 0) {
-    error_ = Status::Error("closing " + name_ + ": " + std::strerror(errno));
-  }
-  return error_;
+  finish_status_ = out_.Close();
+  return finish_status_;
 }
 
 void ChromeJsonWriter::FlushBuffer() {
-  const char* p = buffer_.data();
-  size_t left = error_.ok() ? buffer_.size() : 0;  // after an error, output is dropped
-  while (left > 0) {
-    const ssize_t n = ::write(fd_, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error_ = Status::Error("writing " + name_ + ": " + std::strerror(n < 0 ? errno : EIO));
-      break;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  bytes_flushed_ += static_cast<uint64_t>(p - buffer_.data());
+  out_.Write(buffer_);
   buffer_.clear();
 }
 

@@ -190,16 +190,15 @@ TEST(ChromeJsonWriterTest, EscapingIsTheSameWhereverTheByteFallsInAWord) {
   }
 }
 
-TEST(ChromeJsonWriterTest, QuotedNameIsWrittenAsGiven) {
-  std::string quoted;
-  ChromeJsonWriter::AppendJsonString(&quoted, "gemm<\"f32\">");
+TEST(ChromeJsonWriterTest, RecurringNameIsEscapedLikeAnyName) {
   const std::string text = WriteTrace([&](ChromeJsonWriter& w) {
-    w.Complete(ChromeJsonWriter::QuotedName{quoted}, "ze", 1, 2, 1500, 250);
+    w.Complete(RecurringName{7, "gemm<\"f32\">"}, "ze", 1, 2, 1000, 250);
+    w.Complete(RecurringName{7, "gemm<\"f32\">"}, "ze", 1, 2, 1500, 250);
     w.Complete("gemm<\"f32\">", "ze", 1, 2, 1500, 250);
   });
   const auto json = Parse(text);
-  ASSERT_EQ(json["traceEvents"].size(), 2u);
-  EXPECT_EQ(json["traceEvents"][0], json["traceEvents"][1]);
+  ASSERT_EQ(json["traceEvents"].size(), 3u);
+  EXPECT_EQ(json["traceEvents"][1], json["traceEvents"][2]);
   EXPECT_EQ(json["traceEvents"][0]["name"], "gemm<\"f32\">");
 }
 

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "export/chrome_json_writer.h"
+#include "export/device_lanes.h"
 #include "export/driver_track_writer.h"
 #include "export/itt_converter.h"
+#include "export/perfetto_writer.h"
 #include "export/ze_export.h"
 #include "log/log_reader.h"
 #include "model/ze_api.h"
@@ -24,6 +26,7 @@ namespace {
 constexpr uint64_t kProgressEveryEvents = 1 << 16;
 
 constexpr std::string_view kZeCategory = "ze";
+static_assert(kDevicePidBase >= kFirstSyntheticPid, "devices are drawn as track trees of their own");
 
 std::string Hex(uint64_t v) {
   char digits[24];
@@ -38,7 +41,7 @@ uint64_t Duration(uint64_t start_ns, uint64_t end_ns) {
 // Writes the trace events for one log event.
 class EventConverter {
  public:
-  EventConverter(const StringTable& strings, ChromeJsonWriter& out)
+  EventConverter(const StringTable& strings, TraceWriter& out)
       : strings_(strings),
         out_(out),
         itt_(strings, out),
@@ -103,7 +106,8 @@ class EventConverter {
     if (strings_.Get(e.kernel_name).empty()) {
       out_.Complete("kernel@" + Hex(e.kernel), kZeCategory, e.pid, e.tid, e.start_ns, dur, args_);
     } else {
-      out_.Complete(Quoted(e.kernel_name), kZeCategory, e.pid, e.tid, e.start_ns, dur, args_);
+      out_.Complete(RecurringName{e.kernel_name, strings_.Get(e.kernel_name)}, kZeCategory, e.pid,
+                    e.tid, e.start_ns, dur, args_);
     }
   }
 
@@ -127,27 +131,17 @@ class EventConverter {
     if (!name.empty()) args_.push_back(TraceArg::String("result_name", name));
   }
 
-  // `id` as a JSON string, escaped the first time it is asked for: kernel names recur on
-  // every launch and run to a thousand characters.
-  ChromeJsonWriter::QuotedName Quoted(StringId id) {
-    if (id >= quoted_.size()) quoted_.resize(id + 1);
-    std::string& json = quoted_[id];
-    if (json.empty()) ChromeJsonWriter::AppendJsonString(&json, strings_.Get(id));
-    return {json};
-  }
-
   const StringTable& strings_;
-  ChromeJsonWriter& out_;
+  TraceWriter& out_;
   std::vector<TraceArg> args_;       // reused: no allocation per event
   IttEventWriter itt_;
   DriverTrackWriter driver_;
   ZeTraceExporter ze_;
-  std::vector<std::string> quoted_;  // by string id; empty until first used
 };
 
 // "otherData": what the log says about the capture. Values are strings, as the format's
 // consumers expect (and 64-bit clock values would not survive a double).
-Status FinishWithOtherData(ChromeJsonWriter& out, const LogReader& reader) {
+Status FinishWithOtherData(TraceWriter& out, const LogReader& reader) {
   const LogHeader& h = reader.header();
   std::deque<std::string> owned;  // backing store for numbers as strings (stable addresses)
   auto number = [&](uint64_t v) -> std::string_view {
@@ -178,9 +172,11 @@ Status FinishWithOtherData(ChromeJsonWriter& out, const LogReader& reader) {
   return out.Finish(data);
 }
 
-Status Convert(LogReader& reader, ChromeJsonWriter& out, const ConvertOptions& options,
+Status Convert(LogReader& reader, TraceWriter& out, const ConvertOptions& options,
                ConvertStats* stats) {
-  EventConverter converter(reader.strings(), out);
+  out.Clocks(reader.header().start_clock);
+  DeviceLaneWriter drawable(out);
+  EventConverter converter(reader.strings(), drawable);
   Event event;
   while (true) {
     Result<bool> next = reader.Next(&event);
@@ -199,17 +195,36 @@ Status Convert(LogReader& reader, ChromeJsonWriter& out, const ConvertOptions& o
   return Status::Ok();
 }
 
+Result<std::unique_ptr<TraceWriter>> CreateWriter(TraceFormat format, const std::string& path) {
+  Result<OutputFile> out = OutputFile::Create(path);
+  if (!out.ok()) return out.status();
+  std::unique_ptr<TraceWriter> writer;
+  if (format == TraceFormat::kPerfetto) {
+    writer = std::make_unique<PerfettoWriter>(std::move(*out));
+  } else {
+    writer = std::make_unique<ChromeJsonWriter>(std::move(*out));
+  }
+  return writer;
+}
+
 }  // namespace
 
-Status ConvertLogToChromeJson(const std::string& in_path, const std::string& out_path,
-                              const ConvertOptions& options, ConvertStats* stats) {
+TraceFormat FormatForPath(const std::string& path) {
+  for (std::string_view suffix : {".pftrace", ".perfetto-trace", ".pb"}) {
+    if (path.ends_with(suffix)) return TraceFormat::kPerfetto;
+  }
+  return TraceFormat::kChromeJson;
+}
+
+Status ConvertLog(const std::string& in_path, const std::string& out_path,
+                  const ConvertOptions& options, ConvertStats* stats) {
   ConvertStats local;
   if (!stats) stats = &local;
   *stats = ConvertStats();
 
   Result<LogReader> reader = LogReader::Open(in_path, LogReaderOptions{.salvage = options.salvage});
   if (!reader.ok()) return reader.status();
-  auto out = ChromeJsonWriter::Create(out_path);
+  auto out = CreateWriter(options.format, out_path);
   if (!out.ok()) return out.status();
 
   Status st = Convert(*reader, **out, options, stats);

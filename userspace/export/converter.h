@@ -1,5 +1,5 @@
-// Converter: event log (run.capnp) -> Chrome trace JSON, streamed batch by batch so memory
-// stays flat however long the capture was.
+// Converter: event log (run.capnp) -> a trace (Chrome JSON or Perfetto protobuf), streamed
+// batch by batch so memory stays flat however long the capture was.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,13 @@
 
 namespace xtrace {
 
+enum class TraceFormat { kChromeJson, kPerfetto };
+
+// The format a file name asks for: Perfetto for .pftrace/.perfetto-trace/.pb, else JSON.
+TraceFormat FormatForPath(const std::string& path);
+
 struct ConvertOptions {
+  TraceFormat format = TraceFormat::kChromeJson;
   // Convert what is readable from a damaged log and report the damage in ConvertStats
   // instead of failing.
   bool salvage = false;
@@ -22,19 +28,27 @@ struct ConvertOptions {
 
 struct ConvertStats {
   uint64_t events_in = 0;   // events read from the log
-  uint64_t events_out = 0;  // JSON trace events written (metadata included)
+  uint64_t events_out = 0;  // trace events written (JSON: metadata included)
   uint64_t batches_in = 0;
-  uint64_t bytes_written = 0;  // JSON bytes
+  uint64_t bytes_written = 0;  // trace bytes
   bool complete = false;       // the log has its summary (the capture finished cleanly)
   bool salvaged = false;       // damage was found and everything before it converted
   std::string damage;          // what was wrong, when the log is damaged (salvaged or not)
 };
 
-// Reads `in_path` and writes Chrome JSON to `out_path` ("-": standard output). Times are
-// absolute CLOCK_MONOTONIC microseconds (three decimals = exact ns), as in the log, so
-// traces of the same boot line up; header facts go to "otherData". On failure a partial
-// output file is removed. `stats` may be null.
-Status ConvertLogToChromeJson(const std::string& in_path, const std::string& out_path,
-                              const ConvertOptions& options, ConvertStats* stats);
+// Reads `in_path` and writes the trace to `out_path` ("-": standard output). Times are
+// absolute CLOCK_MONOTONIC (JSON: microseconds with three decimals = exact ns), as in the
+// log, so traces of the same boot line up; header facts go to "otherData" (JSON) or the
+// "xtrace capture" event (Perfetto). On failure a partial output file is removed. `stats`
+// may be null.
+Status ConvertLog(const std::string& in_path, const std::string& out_path,
+                  const ConvertOptions& options, ConvertStats* stats);
+
+// ConvertLog to Chrome JSON whatever options.format says.
+inline Status ConvertLogToChromeJson(const std::string& in_path, const std::string& out_path,
+                                     ConvertOptions options, ConvertStats* stats) {
+  options.format = TraceFormat::kChromeJson;
+  return ConvertLog(in_path, out_path, options, stats);
+}
 
 }  // namespace xtrace

@@ -12,6 +12,8 @@
 
 #include "log/log_writer.h"
 #include "log_test_util.h"
+#include "perfetto_trace_reader.h"
+#include "trace_equivalence.h"
 
 namespace xtrace {
 namespace {
@@ -119,7 +121,7 @@ TEST(ConverterTest, ConvertsMetadataEventsAndNames) {
   WriteSampleCapture(in, /*finish=*/true);
 
   ConvertStats stats;
-  const Status st = ConvertLogToChromeJson(in, out, {}, &stats);
+  const Status st = ConvertLog(in, out, {}, &stats);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(stats.events_in, 7u);
   EXPECT_EQ(stats.events_out, 7u);
@@ -219,7 +221,7 @@ TEST(ConverterTest, NamespacePidIsShownWhenItDiffers) {
     ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
   }
   const std::string out = dir.File("run.json");
-  ASSERT_TRUE(ConvertLogToChromeJson(in, out, {}, nullptr).ok());
+  ASSERT_TRUE(ConvertLog(in, out, {}, nullptr).ok());
   const auto processes = Find(ParseFile(out), "M", "process_name");
   ASSERT_EQ(processes.size(), 2u);  // a process with no name at all gets no metadata
   EXPECT_EQ(processes[0]["args"]["name"], "vllm (pid 7 in its namespace)");
@@ -236,7 +238,7 @@ TEST(ConverterTest, IncompleteLogConvertsWithoutSalvage) {
   const std::string out = dir.File("killed.json");
   WriteSampleCapture(in, /*finish=*/false);
   ConvertStats stats;
-  ASSERT_TRUE(ConvertLogToChromeJson(in, out, {}, &stats).ok());
+  ASSERT_TRUE(ConvertLog(in, out, {}, &stats).ok());
   EXPECT_FALSE(stats.complete);
   EXPECT_FALSE(stats.salvaged);
   EXPECT_EQ(stats.events_in, 7u);
@@ -254,7 +256,7 @@ TEST(ConverterTest, TruncatedLogFailsWithoutSalvageAndLeavesNoOutput) {
   const std::string out = dir.File("run.json");
 
   ConvertStats stats;
-  const Status st = ConvertLogToChromeJson(in, out, {}, &stats);
+  const Status st = ConvertLog(in, out, {}, &stats);
   ASSERT_FALSE(st.ok());
   EXPECT_TRUE(Contains(st.message(), in + ": batch 3 (at byte "));
   EXPECT_TRUE(Contains(st.message(), "truncated message (need "));
@@ -273,7 +275,7 @@ TEST(ConverterTest, SalvageConvertsEveryCompleteBatch) {
   ConvertStats stats;
   ConvertOptions options;
   options.salvage = true;
-  const Status st = ConvertLogToChromeJson(in, out, options, &stats);
+  const Status st = ConvertLog(in, out, options, &stats);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_TRUE(stats.salvaged);
   EXPECT_FALSE(stats.complete);
@@ -292,7 +294,7 @@ TEST(ConverterTest, MissingInputFailsAndCreatesNoOutput) {
   ScratchDir dir;
   const std::string in = dir.File("missing.capnp");
   const std::string out = dir.File("missing.json");
-  const Status st = ConvertLogToChromeJson(in, out, {}, nullptr);
+  const Status st = ConvertLog(in, out, {}, nullptr);
   EXPECT_EQ(st.message(), in + ": No such file or directory");
   EXPECT_FALSE(std::filesystem::exists(out));
 }
@@ -302,7 +304,7 @@ TEST(ConverterTest, UnwritableOutputIsReported) {
   ScratchDir dir;
   const std::string in = dir.File("run.capnp");
   WriteSampleCapture(in, /*finish=*/true);
-  const Status st = ConvertLogToChromeJson(in, "/dev/full", {}, nullptr);
+  const Status st = ConvertLog(in, "/dev/full", {}, nullptr);
   EXPECT_EQ(st.message(), "writing /dev/full: No space left on device");
   // The failed output is a device, not a half-written file: it must not be deleted.
   EXPECT_TRUE(std::filesystem::is_character_file("/dev/full"));
@@ -319,7 +321,7 @@ TEST(ConverterTest, WritesToStandardOutput) {
   FILE* file = std::fopen(captured.c_str(), "w");
   ASSERT_NE(file, nullptr);
   ::dup2(::fileno(file), STDOUT_FILENO);
-  const Status st = ConvertLogToChromeJson(in, "-", {}, nullptr);
+  const Status st = ConvertLog(in, "-", {}, nullptr);
   ::dup2(saved, STDOUT_FILENO);
   ::close(saved);
   std::fclose(file);
@@ -341,10 +343,97 @@ TEST(ConverterTest, ReportsProgress) {
     last_bytes = bytes;
     last_total = total;
   };
-  ASSERT_TRUE(ConvertLogToChromeJson(in, dir.File("run.json"), options, nullptr).ok());
+  ASSERT_TRUE(ConvertLog(in, dir.File("run.json"), options, nullptr).ok());
   EXPECT_GE(calls, 1);
   EXPECT_EQ(last_total, std::filesystem::file_size(in));
   EXPECT_EQ(last_bytes, std::filesystem::file_size(in));
+}
+
+// The sample capture plus what the other writers draw: a device with an engine, operations
+// with flow arrows, memory counters, a DRM ioctl issued inside an API call, ITT spans.
+void WriteTimelineCapture(const std::string& path) {
+  auto writer = LogWriter::Create(path, SampleHeader(), {});
+  ASSERT_TRUE(writer.ok());
+  LogWriter& w = **writer;
+  StringTable& s = w.strings();
+  w.Append(ProcessInfo{.pid = kPid, .ns_pid = kPid, .comm = s.Intern("python3")});
+  w.Append(ThreadInfo{.pid = kPid, .tid = kMainTid, .name = s.Intern("python3")});
+  w.Append(DeviceInfo{0, s.Intern("Data Center GPU Max 1550"), 19'200'000, 32});
+  w.Append(DeviceQueue{.pid = kPid, .device = 0, .handle = 0xa0, .track = 1});
+  ApiCall execute{.pid = kPid, .tid = kMainTid, .start_ns = 1'000'000, .end_ns = 1'002'000, .fn = 1};
+  w.Append(execute);
+  w.Append(DrmFile{.pid = kPid, .fd = 5, .kind = DrmNodeKind::kRender,
+                   .path = s.Intern("/dev/dri/renderD128"), .driver = s.Intern("xe")});
+  w.Append(DrmIoctl{.pid = kPid, .tid = kMainTid, .start_ns = 1'001'000, .end_ns = 1'001'500,
+                    .fd = 5, .cmd = 0x40386449, .name = s.Intern("DRM_IOCTL_XE_EXEC"),
+                    .args = XeExecArgs{.exec_queue_id = 3}, .cause_start_ns = 1'000'000,
+                    .cause = s.Intern("zeCommandQueueExecuteCommandLists")});
+  for (uint64_t i = 0; i < 3; ++i) {
+    DeviceOp op;
+    op.pid = kPid;
+    op.device = 0;
+    op.queue = 0xa0;
+    op.track = 1;
+    op.id = i + 1;
+    op.name = s.Intern(i == 1 ? "zeCommandListAppendMemoryCopy" : "gemm");
+    op.kind = i == 1 ? DeviceOpKind::kCopy : DeviceOpKind::kKernel;
+    op.start_ns = 1'010'000 + i * 20'000;
+    op.end_ns = op.start_ns + 15'000;
+    op.measured = i != 1;
+    op.submit_tid = kMainTid;
+    op.submit_ns = 1'000'000;
+    op.sync_tid = kWorkerTid;
+    op.sync_ns = 1'100'000;
+    w.Append(op);
+  }
+  w.Append(ApiCall{.pid = kPid, .tid = kWorkerTid, .start_ns = 1'005'000, .end_ns = 1'100'000, .fn = 2});
+  w.Append(MemoryUsage{1'000'500, 0, 0, 1 << 20, 4096, 0});
+  w.Append(IttTask{.pid = kPid, .tid = kMainTid, .end_tid = kMainTid, .start_ns = 999'000,
+                   .end_ns = 1'003'000, .domain = s.Intern("dnnl"), .name = s.Intern("matmul")});
+  w.Append(IttTask{.pid = kPid, .tid = kMainTid, .end_tid = kWorkerTid, .start_ns = 999'500,
+                   .end_ns = 1'200'000, .domain = s.Intern("app"), .name = s.Intern("step"),
+                   .kind = IttTaskKind::kRegion, .id = 9});
+  ASSERT_TRUE(w.Finish(SampleSummary()).ok());
+}
+
+TEST(ConverterTest, PerfettoTraceSaysWhatTheJsonSays) {
+  ScratchDir dir;
+  for (const bool timeline : {false, true}) {
+    SCOPED_TRACE(timeline ? "timeline capture" : "sample capture");
+    const std::string in = dir.File("run.capnp");
+    if (timeline) {
+      WriteTimelineCapture(in);
+    } else {
+      WriteSampleCapture(in, /*finish=*/true);
+    }
+    ConvertOptions options;
+    options.format = TraceFormat::kPerfetto;
+    ConvertStats stats;
+    ASSERT_TRUE(ConvertLog(in, dir.File("run.pftrace"), options, &stats).ok());
+    ASSERT_TRUE(ConvertLog(in, dir.File("run.json"), {}, nullptr).ok());
+    EXPECT_EQ(stats.bytes_written, std::filesystem::file_size(dir.File("run.pftrace")));
+    test_util::PerfettoTraceReader pf(ReadFileBytes(dir.File("run.pftrace")));
+    for (const std::string& e : pf.errors) ADD_FAILURE() << e;
+    for (const std::string& d : test_util::CompareJsonAndPerfetto(ParseFile(dir.File("run.json")), pf))
+      ADD_FAILURE() << d;
+    EXPECT_EQ(pf.clocks.at(3), SampleHeader().start_clock.monotonic_ns);
+    EXPECT_EQ(pf.clocks.at(1), SampleHeader().start_clock.realtime_ns);
+    ASSERT_EQ(pf.capture_facts.size(), 1u);
+    EXPECT_EQ(pf.capture_facts[0].at("host"), SampleHeader().host);
+    if (timeline) {
+      const auto* gpu = pf.FindTrack("GPU 0: Data Center GPU Max 1550");
+      ASSERT_NE(gpu, nullptr);
+      EXPECT_EQ(pf.SlicesNamed("gemm").size(), 2u);
+      for (const auto* op : pf.SlicesNamed("gemm")) EXPECT_EQ(pf.Root(op->track), gpu->uuid);
+    }
+  }
+}
+
+TEST(ConverterTest, FormatFollowsTheOutputName) {
+  EXPECT_EQ(FormatForPath("run.pftrace"), TraceFormat::kPerfetto);
+  EXPECT_EQ(FormatForPath("run.perfetto-trace"), TraceFormat::kPerfetto);
+  EXPECT_EQ(FormatForPath("run.json"), TraceFormat::kChromeJson);
+  EXPECT_EQ(FormatForPath("-"), TraceFormat::kChromeJson);
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ struct ArgsAppender {
 
 }  // namespace
 
-DriverTrackWriter::DriverTrackWriter(const StringTable& strings, ChromeJsonWriter& out)
+DriverTrackWriter::DriverTrackWriter(const StringTable& strings, TraceWriter& out)
     : strings_(strings), out_(out) {}
 
 uint32_t DriverTrackWriter::PlaceInLane(uint32_t pid, bool fences, uint64_t start, uint64_t end) {
@@ -156,9 +156,9 @@ void DriverTrackWriter::Write(const DrmIoctl& e) {
   // The arrow starts inside the API call on the calling thread (the ioctl began after the
   // call did) and ends inside this slice, clear of its edges so the binding is unambiguous.
   const uint64_t id = next_flow_id_++;
-  out_.Flow(ChromeJsonWriter::FlowPhase::kStart, cause, kDrmCategory, e.pid, e.tid, e.start_ns,
+  out_.Flow(TraceWriter::FlowPhase::kStart, cause, kDrmCategory, e.pid, e.tid, e.start_ns,
             id);
-  out_.Flow(ChromeJsonWriter::FlowPhase::kEnd, cause, kDrmCategory, e.pid, lane,
+  out_.Flow(TraceWriter::FlowPhase::kEnd, cause, kDrmCategory, e.pid, lane,
             e.start_ns + (end - e.start_ns) / 2, id);
 }
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "export/chrome_json_writer.h"
+#include "export/trace_writer.h"
 #include "model/drm_event.h"
 #include "model/string_table.h"
 
@@ -23,8 +23,9 @@ class DriverTrackWriter {
   // never collide with a thread of the process.
   static constexpr uint32_t kDriverLaneTid = 0x7fff0000;
   static constexpr uint32_t kFenceLaneTid = 0x7ffe0000;
+  static_assert(kFenceLaneTid >= kFirstSyntheticTid && kDriverLaneTid >= kFirstSyntheticTid);
 
-  DriverTrackWriter(const StringTable& strings, ChromeJsonWriter& out);
+  DriverTrackWriter(const StringTable& strings, TraceWriter& out);
 
   void Write(const DrmFile& e);
   void Write(const DrmIoctl& e);
@@ -38,7 +39,7 @@ class DriverTrackWriter {
   uint32_t PlaceInLane(uint32_t pid, bool fences, uint64_t start, uint64_t end);
 
   const StringTable& strings_;
-  ChromeJsonWriter& out_;
+  TraceWriter& out_;
   std::map<std::pair<uint32_t, uint32_t>, std::string> device_by_fd_;  // (pid, fd) -> label
   std::map<std::pair<uint32_t, bool>, Track> tracks_;                  // (pid, fences?) -> lanes
   uint64_t next_flow_id_ = 1;

@@ -18,11 +18,11 @@ std::string_view KindName(IttTaskKind kind) {
   return "task";
 }
 
-ChromeJsonWriter::InstantScope InstantScopeOf(IttMarkerScope scope) {
+TraceWriter::InstantScope InstantScopeOf(IttMarkerScope scope) {
   switch (scope) {
-    case IttMarkerScope::kGlobal: return ChromeJsonWriter::InstantScope::kGlobal;
-    case IttMarkerScope::kProcess: return ChromeJsonWriter::InstantScope::kProcess;
-    default: return ChromeJsonWriter::InstantScope::kThread;
+    case IttMarkerScope::kGlobal: return TraceWriter::InstantScope::kGlobal;
+    case IttMarkerScope::kProcess: return TraceWriter::InstantScope::kProcess;
+    default: return TraceWriter::InstantScope::kThread;
   }
 }
 
@@ -41,7 +41,7 @@ void IttEventWriter::Write(const IttTask& e) {
     args_.push_back(TraceArg::String("kind", KindName(e.kind)));
     if (e.kind != IttTaskKind::kTask) args_.push_back(TraceArg::Hex("itt_id", e.id));
     out_.Instant("end without begin", category, e.pid, e.tid, e.start_ns,
-                 ChromeJsonWriter::InstantScope::kThread, args_);
+                 TraceWriter::InstantScope::kThread, args_);
     return;
   }
   if (e.unfinished) args_.push_back(TraceArg::Bool("unfinished", true));
@@ -75,7 +75,7 @@ void IttEventWriter::Write(const CollectionChange& e) {
                : e.state == CollectionState::kDetached  ? "__itt_detach"
                                                         : "__itt_resume"));
   out_.Instant(name, kXtraceCategory, e.pid, e.tid, e.ts_ns,
-               ChromeJsonWriter::InstantScope::kProcess, args_);
+               TraceWriter::InstantScope::kProcess, args_);
 }
 
 }  // namespace xtrace

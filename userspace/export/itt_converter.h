@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "export/chrome_json_writer.h"
+#include "export/trace_writer.h"
 #include "model/itt_event.h"
 #include "model/string_table.h"
 
@@ -14,7 +14,7 @@ namespace xtrace {
 
 class IttEventWriter {
  public:
-  IttEventWriter(const StringTable& strings, ChromeJsonWriter& out) : strings_(strings), out_(out) {}
+  IttEventWriter(const StringTable& strings, TraceWriter& out) : strings_(strings), out_(out) {}
 
   void Write(const IttTask& e);
   void Write(const IttMarker& e);
@@ -24,7 +24,7 @@ class IttEventWriter {
   std::string_view Category(StringId domain) const;
 
   const StringTable& strings_;
-  ChromeJsonWriter& out_;
+  TraceWriter& out_;
   std::vector<TraceArg> args_;  // reused: no allocation per event
   uint64_t next_async_id_ = 1;
 };

@@ -23,7 +23,7 @@ uint32_t DevicePid(uint32_t device);
 
 class ZeTraceExporter {
  public:
-  ZeTraceExporter(const StringTable& strings, ChromeJsonWriter& out) : strings_(strings), out_(out) {}
+  ZeTraceExporter(const StringTable& strings, TraceWriter& out) : strings_(strings), out_(out) {}
 
   void Write(const ApiCall& e);
   void Write(const DeviceInfo& e);
@@ -37,7 +37,7 @@ class ZeTraceExporter {
   void NameDevice(uint32_t device, std::string_view name);
 
   const StringTable& strings_;
-  ChromeJsonWriter& out_;
+  TraceWriter& out_;
   std::set<uint32_t> named_devices_;
   std::vector<TraceArg> args_;       // reused: no allocation per event
   std::deque<std::string> scratch_;  // backing text for args of the event being written
