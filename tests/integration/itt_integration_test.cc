@@ -2,6 +2,8 @@
 // (Debian's oneDNN and TBB, and our own labelled program), on PyTorch's range functions in a
 // stand-in library, and pause/resume/detach across sources. Captures are compared with what
 // the workloads say they did. Needs root; skips with the reason elsewhere, fails under CI.
+// Longer than our ~600-line rule on purpose: one fixture and one set of log checks serve every
+// ITT client (our own, oneDNN, TBB, PyTorch ranges, the fast path); split by client when it grows.
 #include <fcntl.h>
 #include <gelf.h>
 #include <gtest/gtest.h>

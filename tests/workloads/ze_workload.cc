@@ -1,5 +1,8 @@
 // ze_workload: a multi-threaded program that drives Level Zero through the real loader the
 // way SYCL/PyTorch runtimes do, so tests can trace it and compare against its launch log.
+// Longer than our ~600-line rule on purpose: one program with every mode the capture tests
+// need (threads, list kinds, events, copies, signal-driven rounds, re-created kernels), so that
+// all of them compare against one launch-log format.
 #include <level_zero/ze_api.h>
 #include <pthread.h>
 #include <unistd.h>
