@@ -46,6 +46,16 @@ std::vector<GapActivity> RecentHostActivity::Within(uint32_t pid, uint32_t tid, 
   return out;
 }
 
+std::optional<uint64_t> RecentHostActivity::EndOfCall(uint32_t pid, uint32_t tid,
+                                                      uint64_t start_ns) const {
+  auto it = threads_.find((uint64_t{pid} << 32) | tid);
+  if (it == threads_.end()) return std::nullopt;
+  std::optional<uint64_t> end;
+  for (const Entry& e : it->second.entries)
+    if (e.start_ns == start_ns) end = std::max(end.value_or(0), e.end_ns);
+  return end;
+}
+
 void EngineIdle::Add(const DeviceOp& op, const RecentHostActivity* activity) {
   window_.emplace(op.start_ns, Op{op.start_ns, std::max(op.end_ns, op.start_ns), op.submit_ns,
                                   op.sync_ns, op.pid, op.submit_tid, op.measured, op.sync_ns != 0});
@@ -74,7 +84,15 @@ void EngineIdle::Process(const Op& b, const RecentHostActivity* activity) {
   const uint64_t own = b.end_ns > start ? b.end_ns - start : 0;
   if (b.measured) {
     busy_ns_ += own;
-    if (b.submit_ns != 0 && b.start_ns >= b.submit_ns) launch_latency_.Add(b.start_ns - b.submit_ns);
+    // Launch latency: the submitting call's end -> device start (0 when the device started
+    // before the call returned). The call is looked up among its thread's recent calls; one
+    // scrolled out of them is measured from its start.
+    if (b.submit_ns != 0 && b.start_ns >= b.submit_ns) {
+      uint64_t from = b.submit_ns;
+      if (activity)
+        if (auto end = activity->EndOfCall(b.pid, b.submit_tid, b.submit_ns)) from = *end;
+      launch_latency_.Add(b.start_ns > from ? b.start_ns - from : 0);
+    }
   } else {
     idle_.unknown_ns += own;  // an estimated interval is a bound, not a busy time
   }

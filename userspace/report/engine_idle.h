@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,8 @@ class RecentHostActivity {
   // The names covering most of [start, end) on the thread, largest first, at most `top`.
   std::vector<GapActivity> Within(uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns,
                                   size_t top) const;
+  // The end of the thread's call that started at `start_ns`, if it is still remembered.
+  std::optional<uint64_t> EndOfCall(uint32_t pid, uint32_t tid, uint64_t start_ns) const;
 
  private:
   static constexpr size_t kPerThread = 1024;

@@ -175,6 +175,31 @@ TEST(EngineIdleTest, LaunchLatencyPercentilesAreWithinOnePercent) {
   EXPECT_NEAR(double(e.launch_latency().Percentile(0.99)), 99'000, 990);
 }
 
+// The latency runs from the end of the submitting call, found among its thread's calls; a
+// device start before the call returned counts as 0.
+TEST(EngineIdleTest, LaunchLatencyRunsFromTheSubmittingCallsEnd) {
+  RecentHostActivity activity;
+  const std::string execute = "zeCommandQueueExecuteCommandLists";
+  std::vector<DeviceOp> ops;
+  for (uint64_t k = 0; k < 3; ++k) {
+    DeviceOp op;
+    op.pid = 1;
+    op.submit_tid = 7;
+    op.measured = true;
+    op.submit_ns = kT0 + k * 1'000'000;
+    activity.Add(1, 7, &execute, op.submit_ns, op.submit_ns + 4'000);  // returns after 4 us
+    op.start_ns = op.submit_ns + (k == 2 ? 1'000 : 10'000);           // the last: before it returns
+    op.end_ns = op.start_ns + 100;
+    ops.push_back(op);
+  }
+  const EngineIdle e = RunEngine(ops, &activity);
+  ASSERT_EQ(e.launch_latency().count(), 3u);
+  EXPECT_EQ(e.launch_latency().Percentile(0.0), 0u);
+  EXPECT_NEAR(double(e.launch_latency().Percentile(1.0)), 6'000, 60);
+  // Without the thread's calls, from the call's start.
+  EXPECT_NEAR(double(RunEngine(ops).launch_latency().Percentile(1.0)), 10'000, 100);
+}
+
 TEST(EngineIdleTest, MergeAddsEngines) {
   const Scenario a = Build(100, {false}), b = Build(100, {true});
   EngineIdle ea = RunEngine(a.ops);
