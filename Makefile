@@ -33,7 +33,7 @@ bench: build
 # each runs FUZZ_SECONDS. `make test` replays their corpus (and mutations of it) instead.
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= log_reader convert record_decoder control_codec option_parser
+FUZZ_TARGETS ?= log_reader convert record_decoder control_codec option_parser itt_ring
 
 fuzz: deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja \
