@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,21 @@ using testing::WaitAttached;
 const std::string kXtrace = XTRACE_BIN;
 const std::string kWorkload = ZE_WORKLOAD_BIN;
 const std::string kSimze = SIMZE_LIB;
+const std::string kIttWorkload = ITT_WORKLOAD_BIN;
+const std::string kIttCollector = ITT_COLLECTOR_LIB;
+
+// "<domain>\t<name>" of every label a workload's label log lists
+// ("<round>\t<tid>\t<kind>\t<domain>\t<name>" lines), sorted.
+std::vector<std::string> LabelsOfLog(const std::string& path) {
+  std::vector<std::string> labels;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    size_t at = 0;
+    for (int field = 0; field < 3 && at != std::string::npos; ++field) at = line.find('\t', at) + 1;
+    if (at != 0 && at != std::string::npos) labels.push_back(line.substr(at));
+  }
+  return Sorted(labels);
+}
 
 class ContainerTest : public RootTest {
  protected:
@@ -157,6 +173,40 @@ TEST_F(ContainerTest, ACaptureOfOneContainerLeavesAnotherUntouched) {
   EXPECT_EQ(Sorted(c.launches_no_tid.count(pid_a) ? c.launches_no_tid.at(pid_a)
                                                   : std::vector<std::string>{}),
             ReadLaunchLog(Path("out/a.tsv"), /*strip_tid=*/true));
+}
+
+// ITT in a container: the collector is the image's own copy, reached through /proc/PID/root;
+// attaching moves the process to the in-process fast path (process_vm_readv/writev across the
+// namespaces, nothing shared by path) and every label arrives.
+TEST_F(ContainerTest, IttInAContainerTakesTheFastPath) {
+  ::mkdir(Path("itt-image").c_str(), 0755);
+  ContainerImage image(Path("itt-image"), {kIttWorkload}, {kIttCollector});
+  ASSERT_FALSE(image.tag().empty()) << image.error();
+  const std::string name = Name("itt");
+  Subprocess container(
+      image.RunArgv(name, {"INTEL_LIBITTNOTIFY64=" + kIttCollector}, {Path("out") + ":/out"},
+                    {kIttWorkload, "--wait-for-signal", "--threads", "2", "--iterations", "3",
+                     "--log", "/out/labels.tsv"}),
+      image.PodmanEnv());
+  const uint32_t pid = StartedPid(container, image, name);
+  ASSERT_GT(pid, 0u) << container.stderr_text();
+
+  const std::string out = Path("itt.capnp");
+  Subprocess xtrace({kXtrace, "attach", "--container", ContainerId(image, name), "-o", out});
+  ASSERT_TRUE(xtrace.WaitStderr(
+      "pid " + std::to_string(pid) + ": ITT calls go through the in-process fast path", 60s))
+      << xtrace.stderr_text();
+  container.Signal(SIGUSR1);
+  ASSERT_TRUE(container.WaitStdout("round 1", 60s)) << container.stderr_text();
+  EndWorkloads({&container});
+  ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
+
+  const LogContents c = ReadLogContents(out);
+  ASSERT_TRUE(c.readable) << c.error;
+  const auto expected = LabelsOfLog(Path("out/labels.tsv"));
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(Sorted(c.itt_labels.count(pid) ? c.itt_labels.at(pid) : std::vector<std::string>{}),
+            expected);
 }
 
 }  // namespace
