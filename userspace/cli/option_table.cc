@@ -137,9 +137,27 @@ Result<ParsedCommandLine> ParseCommandLine(const OptionTable& table,
   return parsed;
 }
 
+std::string OneLine(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (u < 0x20 || u == 0x7f) {
+      char esc[8];
+      std::snprintf(esc, sizeof(esc), "\\x%02x", u);
+      out += esc;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 int UsageError(const std::string& command, const std::string& message) {
   std::fprintf(stderr, "xtrace %s: %s\nTry 'xtrace %s --help'.\n", command.c_str(),
-               message.c_str(), command.c_str());
+               OneLine(message).c_str(), command.c_str());
   return 2;
 }
 

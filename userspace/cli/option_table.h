@@ -7,6 +7,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -86,5 +87,9 @@ Result<ParsedCommandLine> ParseCommandLine(const OptionTable& table,
 // Prints "xtrace COMMAND: MESSAGE" and a pointer to its --help on stderr; returns 2, the exit
 // status of every usage error.
 int UsageError(const std::string& command, const std::string& message);
+
+// `text` with its control characters written as escapes (\n, \t, \x1b, ...), so that a usage
+// error quoting what the user typed stays one line on the terminal.
+std::string OneLine(std::string_view text);
 
 }  // namespace xtrace

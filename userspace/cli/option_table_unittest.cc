@@ -163,5 +163,13 @@ TEST(OptionTable, HelpListsEveryOptionInItsGroupWithUsageAndExamples) {
     EXPECT_LE(end - start, 95u) << help.substr(start, end - start);
 }
 
+// A usage error quotes what the user typed; control characters in it (found by the option
+// parser's fuzzer) are escaped so the error stays one line.
+TEST(OptionTable, UsageErrorsStayOneLine) {
+  EXPECT_EQ(OneLine("unknown option '--pid\n\x1d'"), "unknown option '--pid\\n\\x1d'");
+  EXPECT_EQ(OneLine("tab\there, del\x7f, caf\xc3\xa9"), "tab\\there, del\\x7f, caf\xc3\xa9");
+  EXPECT_EQ(OneLine("plain"), "plain");
+}
+
 }  // namespace
 }  // namespace xtrace
