@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "correlate/host_api_calls.h"
+#include "correlate/process_rank.h"
 #include "correlate/api_call_builder.h"
 
 namespace xtrace {
@@ -32,7 +33,9 @@ void Correlator::NoteProcess(uint32_t pid, std::string_view fallback_comm) {
     info.ns_pid = details->ns_pid;
     info.cgroup = strings_.Intern(details->cgroup_path);
     info.container_id = strings_.Intern(details->container_id);
-    info.rank = details->rank;
+    // Read here, once per process the log introduces, not by the inspector, which discovery
+    // asks about every process on the machine.
+    info.rank = ReadProcessRank(pid).value_or(-1);
   }
   sink_.OnEvent(info);
 }

@@ -3,7 +3,6 @@
 
 #include "base/read_file.h"
 #include "correlate/container_id.h"
-#include "correlate/process_rank.h"
 
 #include <sstream>
 #include <string>
@@ -60,7 +59,6 @@ std::optional<ProcessDetails> ProcfsInspector::Process(uint32_t pid) {
     d.cgroup_path = CgroupPathFromProcFile(*cgroup);
     d.container_id = ContainerIdFromCgroupPath(d.cgroup_path);
   }
-  d.rank = ReadProcessRank(pid).value_or(-1);
   return d;
 }
 

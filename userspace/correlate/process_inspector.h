@@ -19,7 +19,6 @@ struct ProcessDetails {
   uint32_t ns_pid = 0;  // innermost namespace pid; equals pid outside containers
   std::string cgroup_path;   // cgroup v2 path ("/system.slice/..."); empty if unknown
   std::string container_id;  // from the cgroup path; empty outside containers
-  int32_t rank = -1;         // its rank in a distributed job (correlate/process_rank.h), or -1
 };
 
 class ProcessInspector {
