@@ -80,6 +80,10 @@ struct CaptureOptions {
   // progress (called from the capture's thread about every poll interval).
   const std::atomic<bool>* stop_requested = nullptr;
   std::function<void(const CaptureProgress&)> on_progress;
+  // record: told the pid of the launched command once it runs. The capture learns how the
+  // command ended without reaping it (waitid WNOWAIT): whoever launched the capture reaps it,
+  // and so can keep waiting for it however the capture ends.
+  std::function<void(int pid)> on_command_started;
 };
 
 }  // namespace xtrace

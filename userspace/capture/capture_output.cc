@@ -100,6 +100,7 @@ void CaptureOutput::Prune() {
 
 Status CaptureOutput::Rotate(const LogSummary& summary, const LogHeader& header, uint64_t now_ns) {
   earlier_bytes_ += writer_->bytes_written();
+  earlier_events_ += writer_->events_written();
   const std::string next = NextName();
   // The old file is complete once ContinueInNewFile has written its summary.
   Status st = writer_->ContinueInNewFile(summary, PartPath(next), header);
@@ -116,6 +117,20 @@ Status CaptureOutput::Rotate(const LogSummary& summary, const LogHeader& header,
 Status CaptureOutput::Finish(const LogSummary& summary) {
   if (Status st = writer_->Finish(summary); !st.ok()) return st;
   return Seal();
+}
+
+std::string CaptureOutput::DescribeLoss(uint64_t appended) const {
+  const uint64_t written = total_events();
+  std::string s;
+  if (!finished_.empty())
+    s = "kept " + std::to_string(finished_.size()) + " complete file" +
+        (finished_.size() == 1 ? "" : "s") + " (the last " + finished_.back() + "); ";
+  const std::string current = dir_.empty() ? final_path_ : PartPath(final_path_);
+  s += current + " keeps its first " + std::to_string(writer_->events_written()) +
+       " events in complete batches (no summary: convert reads them, --salvage past any damage); ";
+  s += std::to_string(appended > written ? appended - written : 0) +
+       " events captured after them were not written";
+  return s;
 }
 
 std::vector<CaptureFileInfo> ListCaptureFiles(const std::string& dir) {

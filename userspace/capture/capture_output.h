@@ -40,6 +40,12 @@ class CaptureOutput {
   const std::vector<std::string>& finished() const { return finished_; }
   // Bytes in every file of this capture.
   uint64_t total_bytes() const { return earlier_bytes_ + writer_->bytes_written(); }
+  // Events in the batches of every file of this capture that reached the disk.
+  uint64_t total_events() const { return earlier_events_ + writer_->events_written(); }
+
+  // After writing failed (a full disk, a file removed or cut short): what is kept and what
+  // is lost, of the `appended` events the capture handed to the writer, in one sentence.
+  std::string DescribeLoss(uint64_t appended) const;
 
  private:
   CaptureOutput() = default;
@@ -54,6 +60,7 @@ class CaptureOutput {
   uint64_t file_started_ns_ = 0;
   uint32_t sequence_ = 0;
   uint64_t earlier_bytes_ = 0;
+  uint64_t earlier_events_ = 0;
   std::vector<std::string> finished_;
 };
 

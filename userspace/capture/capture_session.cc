@@ -16,6 +16,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "capture/attach_planner.h"
@@ -50,6 +51,17 @@ constexpr uint64_t kClockReadingIntervalNs = 1'000'000'000;
 // How often processes found by discovery are checked for being alive. Exit records are the
 // usual way to learn of an exit; this catches the ones a full ring dropped.
 constexpr uint64_t kDiscoveredSweepNs = 5'000'000'000ull;
+
+// How the launched command ended (a wait(2) status), if it has: the child is left unreaped
+// for the one who launched the capture (CaptureOptions::on_command_started).
+std::optional<int> ExitStatusOf(pid_t pid) {
+  siginfo_t info{};
+  if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid != pid)
+    return std::nullopt;
+  if (info.si_code == CLD_EXITED) return (info.si_status & 0xff) << 8;
+  return (info.si_status & 0x7f) | (info.si_code == CLD_DUMPED ? 0x80 : 0);
+}
 
 uint64_t MonotonicNs() {
   timespec ts{};
@@ -206,8 +218,7 @@ void Session::CheckAlive(bool discovered_too) {
   for (const auto& [pid, t] : processes_.processes()) {
     if (t.gone || t.held || (!t.given && !discovered_too)) continue;
     if (t.is_child) {
-      int status = 0;
-      if (waitpid(static_cast<pid_t>(pid), &status, WNOHANG) == static_cast<pid_t>(pid)) {
+      if (auto status = ExitStatusOf(static_cast<pid_t>(pid))) {
         child_status_ = status;
         gone.push_back(pid);
       }
@@ -424,6 +435,7 @@ Status Session::LaunchCommand() {
   if (Status st = maps_->TracePid(pid); !st.ok()) return st;
   NoteAttached(t, planner_->BeforeExec(pid));
   if (Status st = command.Release(); !st.ok()) return st;
+  if (opt_.on_command_started) opt_.on_command_started(static_cast<int>(pid));
   t.held = false;
   t.rescan = true;
   if (t.ever_attached) correlator_->NoteProcess(pid);
@@ -564,7 +576,7 @@ Result<CaptureReport> Session::Run() {
 
   CaptureReport report;
   const CorrelatorStats& cs = correlator_->stats();
-  report.events = sink_->events();
+  report.events = output_->total_events();
   report.launches = cs.launches;
   report.kernel_creates = cs.kernel_creates;
   report.itt_tasks = correlator_->itt_stats().tasks;
@@ -598,6 +610,8 @@ Result<CaptureReport> Session::Run() {
   report.summary_text = SummaryText(report, facts);
   if (!opt_.quiet) std::fprintf(stderr, "%s\n", report.summary_text.c_str());
   Publish();
+  if (!read_error.ok() || !finish.ok())
+    Say("output: " + output_->DescribeLoss(sink_->events()));
   if (!read_error.ok()) return read_error.WithContext("capture stopped early");
   if (!finish.ok()) return finish;
   return report;

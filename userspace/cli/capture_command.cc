@@ -9,6 +9,7 @@
 
 #include "capture/capture_session.h"
 #include "cli/capture_options.h"
+#include "cli/launched_command.h"
 #include "cli/option_table.h"
 
 namespace xtrace {
@@ -52,7 +53,8 @@ CommandDoc RecordDoc() {
       .description = R"(Launches COMMAND and traces its Level Zero calls, its device activity and its DRM ioctls
 (i915, xe) from its first call, and those of its children (--no-follow-children: the command
 alone). Capture ends when the command and its children have exited, on Ctrl-C (which the
-command receives too), SIGTERM or --duration (the command keeps running). With --system (or
+command receives too), SIGTERM (passed on to the command) or --duration (the command keeps
+running, and record waits for it). With --system (or
 --comm, --cgroup, --container) and no command, it traces every matching process on the
 machine, those started later included, until stopped.
 )",
@@ -70,8 +72,10 @@ labels (oneDNN primitives, TBB algorithms, __itt_* calls) are captured from its 
           "sudo xtrace record --system -o node.capnp --duration 60s",
           "xtrace convert train.capnp                             # writes train.json",
       },
-      .exit_status = R"(Exit status: 0 on success (whatever the command's own status, which the summary reports),
-1 on error, 2 on a usage error, 127 if COMMAND cannot be run.
+      .exit_status = R"(Exit status: once COMMAND runs, its own (128 + N if signal N killed it): record waits for
+it however the capture ends (an error such as a full disk, --duration, a signal), and passes
+on SIGINT, SIGTERM and SIGHUP sent to xtrace. Otherwise 0 on success, 1 on error, 2 on a
+usage error, 127 if COMMAND cannot be run.
 )",
   };
 }
@@ -84,18 +88,6 @@ bool SelectsProcesses(const CaptureOptions& o) {
 // The options of attach and record: the capture options and where they write.
 OptionTable CaptureCommandTable(CaptureOptions& options) {
   return Concat(CaptureOptionTable(options), LocalOutputOptionTable(options));
-}
-
-extern "C" void OnStopSignal(int) { g_capture_stop = 1; }
-
-void InstallStopHandlers() {
-  struct sigaction sa {};
-  sa.sa_handler = OnStopSignal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: the poll in the capture loop returns at once
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
 }
 
 }  // namespace
@@ -147,14 +139,20 @@ int RunCaptureCommand(int argc, char** argv) {
     std::fputs(CaptureCommandHelp(cmd).c_str(), stdout);
     return 0;
   }
-  const CaptureOptions& opt = line->options;
+  CaptureOptions& opt = line->options;
   const bool selects = SelectsProcesses(opt);
-  InstallStopHandlers();
+  InstallCaptureStopHandlers();
+  pid_t command_pid = 0;
+  opt.on_command_started = [&command_pid](int pid) {
+    command_pid = pid;
+    ForwardStopSignalsTo(pid);
+  };
   auto report = RunCapture(opt);
-  if (!report.ok()) {
+  if (!report.ok())
     std::fprintf(stderr, "xtrace %s: %s\n", cmd.c_str(), report.status().message().c_str());
-    return report.status().message().rfind("cannot run", 0) == 0 ? 127 : 1;
-  }
+  // Whatever ended the capture, a launched command is waited for: its status is record's.
+  if (command_pid > 0) return WaitForLaunchedCommand(command_pid, opt.command[0], opt.quiet);
+  if (!report.ok()) return report.status().message().rfind("cannot run", 0) == 0 ? 127 : 1;
   // Given processes that never loaded anything to probe: nothing was captured, say so.
   const bool given = !opt.pids.empty() || !opt.command.empty();
   if (given && !selects && report->processes_attached == 0) return 1;

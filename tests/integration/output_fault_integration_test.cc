@@ -1,0 +1,169 @@
+// Faults injected into a capture's output, with real BPF and the simulated GPU: a disk that
+// fills up (a 512 KiB tmpfs), a directory made read-only or removed, a log file cut short by
+// someone else. Each must end the capture with one line naming the file and the cause, keep
+// every complete batch written before it readable, and leave the target untouched; `record`
+// keeps waiting for its command and exits with its status. Needs root (mount, BPF).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "capture_steps.h"
+#include "log_contents.h"
+#include "root_fixture.h"
+#include "subprocess.h"
+
+namespace xtrace {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::LoaderBreakpoints;
+using testing::LogContents;
+using testing::PidFromReadyLine;
+using testing::ReadLaunchLog;
+using testing::ReadLogContents;
+using testing::RootTest;
+using testing::RunCommand;
+using testing::Subprocess;
+
+const std::string kXtrace = XTRACE_BIN;
+const std::string kWorkload = ZE_WORKLOAD_BIN;
+const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
+
+// The lines of `text` that mention `needle`.
+std::vector<std::string> LinesWith(const std::string& text, const std::string& needle) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    if (line.find(needle) != std::string::npos) lines.push_back(line);
+    start = end + 1;
+  }
+  return lines;
+}
+
+// Every launch the log holds happened (it is in the workload's own launch log), and the log
+// converts and reports as an incomplete capture.
+void ExpectReadablePrefix(const std::string& log, const std::string& launch_log,
+                          const std::string& json) {
+  const LogContents c = ReadLogContents(log);
+  ASSERT_TRUE(c.readable) << c.error;
+  EXPECT_FALSE(c.complete);
+  std::vector<std::string> launched = ReadLaunchLog(launch_log);
+  size_t captured = 0;
+  for (const auto& [pid, launches] : c.launches) {
+    for (const auto& l : launches) {
+      EXPECT_TRUE(std::binary_search(launched.begin(), launched.end(), l)) << l;
+      ++captured;
+    }
+  }
+  EXPECT_GT(captured, 0u);
+  auto conv = RunCommand({kXtrace, "convert", log, "-o", json});
+  EXPECT_EQ(conv.exit_code(), 0) << conv.err;
+  auto salvage = RunCommand({kXtrace, "convert", "--salvage", log, "-o", json});
+  EXPECT_EQ(salvage.exit_code(), 0) << salvage.err;
+  auto report = RunCommand({kXtrace, "report", log});
+  EXPECT_EQ(report.exit_code(), 0) << report.err;
+}
+
+class OutputFaultTest : public RootTest {
+ protected:
+  OutputFaultTest() : RootTest("output fault", "outfault") {}
+  void TearDown() override {
+    // Lazily, so a capture still holding a file there cannot keep it mounted.
+    if (!mounted_.empty()) ::umount2(mounted_.c_str(), MNT_DETACH);
+    RootTest::TearDown();
+  }
+  // A directory on a tmpfs of `size` ("512k"), unmounted at the end of the test.
+  std::string SmallDisk(const std::string& size) {
+    const std::string dir = Path("disk");
+    std::filesystem::create_directory(dir);
+    const std::string opts = "size=" + size + ",mode=0700";
+    if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, opts.c_str()) != 0) {
+      ADD_FAILURE() << "mount tmpfs on " << dir << ": " << std::strerror(errno);
+      return {};
+    }
+    mounted_ = dir;
+    return dir;
+  }
+
+  std::string mounted_;
+};
+
+TEST_F(OutputFaultTest, DiskFullStopsTheCaptureKeepsItsBatchesAndRecordStillWaitsForItsCommand) {
+  const std::string disk = SmallDisk("512k");
+  ASSERT_FALSE(disk.empty());
+  const std::string out = disk + "/run.capnp", launch_log = Path("launches.tsv");
+  const auto started = std::chrono::steady_clock::now();
+  // Several seconds of launches: far more than 512 KiB of log.
+  Subprocess xtrace({kXtrace, "record", "-o", out, "--", kWorkload, "--duration", "4",
+                     "--threads", "2", "--iterations", "20", "--launch-log", launch_log},
+                    {kSimDriver});
+  const uint32_t pid = PidFromReadyLine(xtrace.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << xtrace.stderr_text();
+
+  // The capture stops on the first failed write; record stays the command's parent.
+  ASSERT_TRUE(xtrace.WaitStderr("waiting for", 30s)) << xtrace.stderr_text();
+  const std::string err = xtrace.stderr_text();
+  const auto errors = LinesWith(err, "No space left on device");
+  ASSERT_EQ(errors.size(), 1u) << err;
+  EXPECT_NE(errors[0].find("xtrace record: capture stopped early: writing " + out + ": No space"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_NE(err.find(out + " keeps its first"), std::string::npos) << err;
+  EXPECT_TRUE(std::regex_search(err, std::regex("[1-9][0-9]* events captured after them were not written")))
+      << err;
+  // The command runs on, untouched: no probe is left in it while record waits.
+  EXPECT_EQ(kill(static_cast<pid_t>(pid), 0), 0);
+  auto breakpoints = LoaderBreakpoints(pid);
+  ASSERT_TRUE(breakpoints.ok()) << breakpoints.status().message();
+  EXPECT_EQ(*breakpoints, 0u);
+
+  auto status = xtrace.Wait(60s);
+  ASSERT_TRUE(status.has_value());
+  // record returned only when its command did, with its status.
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 4s);
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
+  EXPECT_NE(xtrace.stdout_text().find("exit rounds="), std::string::npos) << xtrace.stdout_text();
+
+  ExpectReadablePrefix(out, launch_log, Path("run.json"));
+}
+
+TEST_F(OutputFaultTest, RecordExitsWithItsCommandsStatusHoweverTheCaptureEnds) {
+  // A command that fails: record says so with the same status.
+  auto failing = RunCommand({kXtrace, "record", "-q", "-o", Path("f.capnp"), "--", "/bin/sh",
+                             "-c", "exit 3"});
+  EXPECT_EQ(failing.exit_code(), 3) << failing.err;
+  // --duration ends the capture, not the command: record waits for it.
+  const auto started = std::chrono::steady_clock::now();
+  auto timed = RunCommand({kXtrace, "record", "--duration", "200ms", "-o", Path("d.capnp"), "--",
+                           "/bin/sh", "-c", "sleep 1.5; exit 5"});
+  EXPECT_EQ(timed.exit_code(), 5) << timed.err;
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 1500ms);
+  EXPECT_NE(timed.err.find("waiting for /bin/sh"), std::string::npos) << timed.err;
+  // SIGTERM sent to xtrace alone ends the capture and is passed on to the command.
+  Subprocess xtrace({kXtrace, "record", "-o", Path("t.capnp"), "--", "/bin/sleep", "30"});
+  ASSERT_TRUE(xtrace.WaitStderr("pid", 30s)) << xtrace.stderr_text();
+  std::this_thread::sleep_for(300ms);
+  xtrace.Signal(SIGTERM);
+  auto status = xtrace.Wait(30s);
+  ASSERT_TRUE(status.has_value()) << "record did not pass SIGTERM on";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 128 + SIGTERM) << xtrace.stderr_text();
+  EXPECT_NE(xtrace.stderr_text().find("killed by signal 15"), std::string::npos) << xtrace.stderr_text();
+}
+
+}  // namespace
+}  // namespace xtrace
