@@ -88,8 +88,8 @@ class Session {
   void Forget(TrackedProcess& t, uint64_t ended_ns);
   void DetachTargets();
   void ScanPending();
-  // Processes start being held (the capture is ready to release them promptly).
-  Status StartHolding();
+  // Processes are held from now on (the capture is ready to release them promptly), or no more.
+  Status SetHolding(bool on);
   // Continues every process held so far (their new files were just scanned and probed).
   void ReleaseHolds();
   void CheckAlive(bool discovered_too);
@@ -211,11 +211,12 @@ void Session::ScanPending() {
   }
 }
 
-// Only now: a process held while the capture was still starting (probing every running
-// process of a --system capture takes seconds) would wait for the bound.
-Status Session::StartHolding() {
+// Holds are taken only while the loop runs to release them: a process held while the
+// capture is still starting (probing every running process of a --system capture takes
+// seconds) or already finishing (writing the log) would wait for the bound.
+Status Session::SetHolding(bool on) {
   if (!holds_) return Status::Ok();
-  config_.hold = XT_HOLD_EXEC | XT_HOLD_LIBRARY;
+  config_.hold = on ? XT_HOLD_EXEC | XT_HOLD_LIBRARY : 0;
   return maps_->SetScope(config_);
 }
 
@@ -520,7 +521,7 @@ Result<CaptureReport> Session::Run() {
     if (Status st = LaunchCommand(); !st.ok()) return st;
 
   ScanPending();
-  if (Status st = StartHolding(); !st.ok()) return st;
+  if (Status st = SetHolding(true); !st.ok()) return st;
   if (scope_.discovers()) Say("tracing " + scope_.Describe());
   for (const auto& [pid, t] : processes_.processes()) {
     if (t.given && !t.ever_attached && !t.gone)
@@ -570,6 +571,7 @@ Result<CaptureReport> Session::Run() {
   }
 
   if (progress_shown_) std::fputc('\n', stderr);
+  (void)SetHolding(false);
   // Everything the probes wrote before we stopped is still in the ring; a last clock reading
   // then covers the newest kernel timestamps, and the timeline lets go of what it held.
   (void)maps_->Drain(on_record_);
