@@ -288,6 +288,7 @@ class ContainerStartTest : public ContainerTest {
 
     const LogContents c = ReadLogContents(out);
     ASSERT_TRUE(c.readable) << c.error;
+    SCOPED_TRACE("xtrace said:\n" + xtrace.stderr_text());
     for (const FinishedRun& run : runs) {
       std::vector<uint32_t> pids;
       for (const auto& [pid, identity] : c.processes)
@@ -350,6 +351,7 @@ TEST_F(ContainerTest, XtraceAsAPodSidecarTracesLaterContainersOfThePodFromTheirF
 
   const LogContents c = ReadLogContents(Path("out/pod.capnp"));
   ASSERT_TRUE(c.readable) << c.error;
+  SCOPED_TRACE("xtrace said:\n" + xtrace.stderr_text());
   for (const FinishedRun& run : runs) {
     ExpectTracedFromTheFirstCall(c, run.pid, run);
     ASSERT_TRUE(c.identities.count(run.pid));
