@@ -46,6 +46,7 @@ LogContents ReadLogContents(const std::string& path) {
       c.launches_no_tid[l->pid].push_back(groups.str());
     } else if (auto* t = std::get_if<IttTask>(&e)) {
       c.itt_labels[t->pid].push_back(std::string(s.Get(t->domain)) + "\t" + std::string(s.Get(t->name)));
+      c.itt_tasks.push_back({*t, std::string(s.Get(t->domain)), std::string(s.Get(t->name))});
     } else if (auto* m = std::get_if<IttMarker>(&e)) {
       c.itt_labels[m->pid].push_back(std::string(s.Get(m->domain)) + "\t" + std::string(s.Get(m->name)));
     } else if (auto* a = std::get_if<ApiCall>(&e)) {

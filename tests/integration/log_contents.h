@@ -19,6 +19,13 @@ struct ProcessIdentity {
   std::string comm, command_line, cgroup, container_id;
 };
 
+// An ITT task with its domain and name resolved.
+struct NamedIttTask {
+  IttTask task;
+  std::string domain, name;
+  bool balanced() const { return !task.unfinished && !task.begin_missing && !task.closed_by_outer; }
+};
+
 struct LogContents {
   bool readable = false;
   std::string error;  // why not, when !readable
@@ -30,6 +37,7 @@ struct LogContents {
   std::map<uint32_t, std::vector<uint16_t>> api_calls;            // pid -> enum xt_ze_fn of each ApiCall
   std::map<uint32_t, uint64_t> events_by_pid;                     // every event that names a process
   std::map<uint32_t, std::vector<std::string>> itt_labels;  // pid -> "<domain>\t<name>"
+  std::vector<NamedIttTask> itt_tasks;                      // every task, in log order
   std::optional<LogSummary> summary;
   uint64_t events = 0;
 };

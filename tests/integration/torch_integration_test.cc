@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "log/log_reader.h"
+#include "log_contents.h"
 #include "root_fixture.h"
 #include "subprocess.h"
 
@@ -30,7 +30,10 @@ namespace xtrace {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::LogContents;
+using testing::NamedIttTask;
 using testing::PidFromReadyLine;
+using testing::ReadLogContents;
 using testing::RootTest;
 using testing::RunCommand;
 using testing::Subprocess;
@@ -45,39 +48,6 @@ const std::string kTorchPackage = "/usr/lib/python3/dist-packages/torch/__init__
 constexpr const char* kOneDnnDomain = "dnnl::primitive::execute";
 // Importing torch reads ~1 GB of libraries: tens of seconds on a loaded machine.
 constexpr auto kTorchStart = 180s;
-
-struct Task {
-  IttTask task;
-  std::string domain, name;
-  bool balanced() const { return !task.unfinished && !task.begin_missing && !task.closed_by_outer; }
-};
-
-struct TorchCapture {
-  std::vector<Task> tasks;
-  std::map<uint32_t, std::vector<std::string>> names;  // pid -> every name its ProcessInfo gave, in order
-  std::string error;
-};
-
-TorchCapture ReadTorchCapture(const std::string& path) {
-  TorchCapture c;
-  auto reader = LogReader::Open(path);
-  if (!reader.ok()) {
-    c.error = reader.status().message();
-    return c;
-  }
-  Event e;
-  for (;;) {
-    auto more = reader->Next(&e);
-    if (!more.ok()) c.error = more.status().message();
-    if (!more.ok() || !*more) break;
-    const StringTable& s = reader->strings();
-    if (auto* t = std::get_if<IttTask>(&e))
-      c.tasks.push_back({*t, std::string(s.Get(t->domain)), std::string(s.Get(t->name))});
-    else if (auto* p = std::get_if<ProcessInfo>(&e))
-      c.names[p->pid].emplace_back(s.Get(p->comm));
-  }
-  return c;
-}
 
 // Executions per primitive kind, from oneDNN's verbose lines
 // ("onednn_verbose,exec,cpu,<kind>,..."; "dnnl_verbose," before oneDNN 2.5).
@@ -153,11 +123,11 @@ TEST_F(TorchIntegrationTest, RecordGivesEveryOneDnnPrimitiveOfAModelAsATask) {
       << "PyTorch ran no oneDNN convolution:\n" << r.out.substr(0, 2000);
   EXPECT_EQ(r.err.find("Unbalanced ITT input"), std::string::npos) << r.err;
 
-  const TorchCapture c = ReadTorchCapture(out);
-  ASSERT_TRUE(c.error.empty()) << c.error;
+  const LogContents c = ReadLogContents(out);
+  ASSERT_TRUE(c.readable) << c.error;
   std::map<std::string, int> got;
   std::vector<uint32_t> pids;
-  for (const Task& t : c.tasks) {
+  for (const NamedIttTask& t : c.itt_tasks) {
     EXPECT_EQ(t.domain, kOneDnnDomain);
     EXPECT_TRUE(t.balanced()) << t.name << " at " << t.task.start_ns << (t.task.begin_missing ? " ended without a begin" : "")
                               << (t.task.unfinished ? " never ended" : "");
@@ -167,8 +137,8 @@ TEST_F(TorchIntegrationTest, RecordGivesEveryOneDnnPrimitiveOfAModelAsATask) {
   }
   EXPECT_EQ(got, expected) << "captured: " << Describe(got) << "\noneDNN ran: " << Describe(expected);
   ASSERT_EQ(pids.size(), 1u);
-  ASSERT_TRUE(c.names.count(pids[0])) << "no ProcessInfo for pid " << pids[0];
-  EXPECT_EQ(c.names.at(pids[0]).back(), "python3");
+  ASSERT_TRUE(c.processes.count(pids[0])) << "no ProcessInfo for pid " << pids[0];
+  EXPECT_EQ(c.processes.at(pids[0]).comm, "python3");
 }
 
 // `attach --pid` to a training loop that has run for a while (the collector is loaded, oneDNN
@@ -198,14 +168,14 @@ TEST_F(TorchIntegrationTest, AttachToARunningTrainingLoopTracesEveryIterationFro
   loop.Signal(SIGTERM);
   ASSERT_TRUE(loop.Wait(30s).has_value()) << loop.stderr_text();
 
-  const TorchCapture c = ReadTorchCapture(out);
-  ASSERT_TRUE(c.error.empty()) << c.error;
-  ASSERT_FALSE(c.tasks.empty()) << xtrace.stderr_text();
+  const LogContents c = ReadLogContents(out);
+  ASSERT_TRUE(c.readable) << c.error;
+  ASSERT_FALSE(c.itt_tasks.empty()) << xtrace.stderr_text();
   // The iterations wholly inside the capture, and the primitives each ran.
   const auto windows = IterationWindows(log, attached_ns, stopping_ns);
   ASSERT_GE(windows.size(), 3u) << "too few iterations under the capture";
   std::vector<std::map<std::string, int>> per_iteration(windows.size());
-  for (const Task& t : c.tasks) {
+  for (const NamedIttTask& t : c.itt_tasks) {
     EXPECT_EQ(t.task.pid, pid);
     EXPECT_EQ(t.domain, kOneDnnDomain);
     for (size_t i = 0; i < windows.size(); ++i)
