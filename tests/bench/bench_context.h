@@ -31,6 +31,7 @@ struct BenchPaths {
   std::string dom_baseline;
   std::string itt_overhead;   // tests/workloads: ITT begin/end pairs, timed
   std::string itt_collector;  // libxtrace_itt.so
+  std::string torch_loop;     // tests/workloads/torch_train_loop.py
   // "ZE_ENABLE_ALT_DRIVERS=<simze>" for children that use Level Zero.
   std::string simze_env() const { return "ZE_ENABLE_ALT_DRIVERS=" + simze; }
 };

@@ -26,6 +26,7 @@ std::unique_ptr<BenchSection> MakeCollectorSection();      // 4: collector throu
 std::unique_ptr<BenchSection> MakeLogSizeSection();        // 5: bytes per launch in the log
 std::unique_ptr<BenchSection> MakeConvertSection();        // 6: log -> Chrome JSON
 std::unique_ptr<BenchSection> MakeReportSection();         // 7: log -> report tables
+std::unique_ptr<BenchSection> MakeTorchAttachSection();    // 8: attach to a PyTorch training loop
 
 std::vector<std::unique_ptr<BenchSection>> AllBenchSections();
 

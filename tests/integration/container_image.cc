@@ -108,7 +108,8 @@ std::vector<std::string> ContainerImage::PodmanEnv() const {
 std::vector<std::string> ContainerImage::RunArgv(const std::string& name,
                                                  const std::vector<std::string>& env,
                                                  const std::vector<std::string>& volumes,
-                                                 const std::vector<std::string>& command) const {
+                                                 const std::vector<std::string>& command,
+                                                 const std::vector<std::string>& options) const {
   std::vector<std::string> argv = {"/usr/bin/podman", "--runtime", "runc", "run", "--rm",
                                    "--cgroup-manager=cgroupfs", "--network=none", "--name", name};
   for (const auto& e : env) {
@@ -119,6 +120,7 @@ std::vector<std::string> ContainerImage::RunArgv(const std::string& name,
     argv.push_back("-v");
     argv.push_back(v);
   }
+  argv.insert(argv.end(), options.begin(), options.end());
   argv.push_back(tag_);
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;

@@ -36,10 +36,12 @@ class ContainerImage {
   const std::string& error() const { return error_; }
 
   // The argv that runs `command` in a new container of this image named `name`, with `env`
-  // (NAME=value) set in it and `volumes` (HOST:CONTAINER) bind-mounted.
+  // (NAME=value) set in it, `volumes` (HOST:CONTAINER) bind-mounted and further `options` of
+  // `podman run` (e.g. "--cidfile=F", "--pid=container:OTHER").
   std::vector<std::string> RunArgv(const std::string& name, const std::vector<std::string>& env,
                                    const std::vector<std::string>& volumes,
-                                   const std::vector<std::string>& command) const;
+                                   const std::vector<std::string>& command,
+                                   const std::vector<std::string>& options = {}) const;
   // Environment for podman itself (its containers.conf for this machine kind).
   std::vector<std::string> PodmanEnv() const;
 

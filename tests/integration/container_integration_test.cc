@@ -2,12 +2,16 @@
 // own copies of the workload, the Level Zero loader, the simulated GPU driver and ld.so, so the
 // container's libraries are files xtrace has never seen, as on a Kubernetes node. Checked
 // against the workloads' own launch logs, written to a directory bind-mounted from the test's
-// scratch directory. Needs root; skips with the reason elsewhere, fails under CI.
+// scratch directory: attaching to a running container, one container's capture leaving another
+// untouched, ITT in a container, containers that start while a capture runs (traced from their
+// first call, every time), and xtrace itself in a container beside its workload, as a pod's
+// sidecar. Needs root; skips with the reason elsewhere, fails under CI.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -19,6 +23,7 @@
 #include "log_contents.h"
 #include "root_fixture.h"
 #include "subprocess.h"
+#include "xtrace/records.h"
 
 namespace xtrace {
 namespace {
@@ -30,6 +35,7 @@ using testing::ContainerPid;
 using testing::EndWorkloads;
 using testing::LoaderBreakpoints;
 using testing::LogContents;
+using testing::PidFromReadyLine;
 using testing::ReadLaunchLog;
 using testing::ReadLogContents;
 using testing::RootTest;
@@ -81,6 +87,51 @@ class ContainerTest : public RootTest {
     return image.RunArgv(name, {"ZE_ENABLE_ALT_DRIVERS=" + kSimze}, {Path("out") + ":/out"},
                          {kWorkload, "--wait-for-signal", "--recreate-kernels", "--iterations", "2",
                           "--launch-log", "/out/" + log});
+  }
+  // A run of the workload in a new container that goes straight to work (no waiting for a
+  // signal: zeInit and zeKernelCreate follow its exec at once, the kernels are never created
+  // again), run to its end. Its launch log is out/<what>.tsv.
+  struct FinishedRun {
+    std::string what, id;  // id: the container's, from --cidfile
+    uint32_t pid = 0;      // as the workload's getpid() said it ("ready <pid>")
+    testing::RunResult result;
+  };
+  FinishedRun RunToEnd(const ContainerImage& image, const std::string& what,
+                       std::vector<std::string> options = {}) {
+    FinishedRun run{what, "", 0, {}};
+    const std::string cidfile = Path(what + ".cid");
+    options.push_back("--cidfile=" + cidfile);
+    run.result = testing::RunCommand(
+        image.RunArgv(Name(what), {"ZE_ENABLE_ALT_DRIVERS=" + kSimze}, {Path("out") + ":/out"},
+                      {kWorkload, "--iterations", "2", "--launch-log", "/out/" + what + ".tsv"},
+                      options),
+        image.PodmanEnv(), 90s);
+    std::ifstream(cidfile) >> run.id;
+    const size_t ready = run.result.out.find("ready ");
+    if (ready != std::string::npos)
+      run.pid = PidFromReadyLine(run.result.out.substr(ready, run.result.out.find('\n', ready) - ready));
+    return run;
+  }
+  // That `pid` in capture `c` is `run`'s workload traced from its first call: its zeInit, and
+  // every launch with its kernel's name (created right at start), exactly as it logged them.
+  void ExpectTracedFromTheFirstCall(const LogContents& c, uint32_t pid, const FinishedRun& run) {
+    SCOPED_TRACE(run.what + ", pid " + std::to_string(pid));
+    const auto expected = ReadLaunchLog(Path("out/" + run.what + ".tsv"), /*strip_tid=*/true);
+    ASSERT_EQ(expected.size(), 10u) << run.result.out << run.result.err;
+    const auto got = Sorted(c.launches_no_tid.count(pid) ? c.launches_no_tid.at(pid)
+                                                         : std::vector<std::string>{});
+    EXPECT_EQ(got, expected);
+    for (const auto& launch : got)
+      EXPECT_NE(launch.rfind("kernel@", 0), 0u) << "a kernel created before the probes: " << launch;
+    const auto& calls = c.api_calls.count(pid) ? c.api_calls.at(pid) : std::vector<uint16_t>{};
+    EXPECT_NE(std::find(calls.begin(), calls.end(), XT_ZE_INIT), calls.end())
+        << "its first call, zeInit, is missing (" << calls.size() << " calls captured)";
+    ASSERT_TRUE(c.processes.count(pid));
+    EXPECT_EQ(c.processes.at(pid).comm, "ze_workload");
+    EXPECT_NE(c.processes.at(pid).command_line.find("--launch-log /out/" + run.what + ".tsv"),
+              std::string::npos)
+        << c.processes.at(pid).command_line;
+    EXPECT_EQ(c.processes.at(pid).container_id, run.id);
   }
   // A container name for this test; the container is removed at the end whatever happened.
   std::string Name(const std::string& what) {
@@ -207,6 +258,113 @@ TEST_F(ContainerTest, IttInAContainerTakesTheFastPath) {
   ASSERT_FALSE(expected.empty());
   EXPECT_EQ(Sorted(c.itt_labels.count(pid) ? c.itt_labels.at(pid) : std::vector<std::string>{}),
             expected);
+}
+
+
+// Containers started one after another while a capture runs, each from an image of its own
+// (a loader, a driver and an ld.so the capture has never seen), each straight into its work:
+// every one is traced from its first call. Three in a row, so that winning a race by timing
+// does not pass for tracing it.
+class ContainerStartTest : public ContainerTest {
+ protected:
+  void ContainersStartedDuringACapture(std::vector<std::string> capture, const std::string& started) {
+    std::vector<std::unique_ptr<ContainerImage>> images;
+    for (int i = 0; i < 3; ++i) {
+      images.push_back(WorkloadImage("image-" + std::to_string(i)));
+      ASSERT_FALSE(images.back()->tag().empty()) << images.back()->error();
+    }
+    const std::string out = Path("started.capnp");
+    capture.insert(capture.end(), {"-o", out});
+    Subprocess xtrace(capture);
+    ASSERT_TRUE(xtrace.WaitStderr(started, 60s)) << xtrace.stderr_text();
+    std::vector<FinishedRun> runs;
+    for (size_t i = 0; i < images.size(); ++i) {
+      runs.push_back(RunToEnd(*images[i], "run-" + std::to_string(i)));
+      ASSERT_EQ(runs.back().result.exit_code(), 0) << runs.back().result.err;
+      ASSERT_EQ(runs.back().id.size(), 64u) << runs.back().id;
+      EXPECT_EQ(runs.back().pid, 1u) << "the workload is its container's first process";
+    }
+    ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
+
+    const LogContents c = ReadLogContents(out);
+    ASSERT_TRUE(c.readable) << c.error;
+    SCOPED_TRACE("xtrace said:\n" + xtrace.stderr_text());
+    for (const FinishedRun& run : runs) {
+      std::vector<uint32_t> pids;
+      for (const auto& [pid, identity] : c.processes)
+        if (identity.container_id == run.id) pids.push_back(pid);
+      ASSERT_EQ(pids.size(), 1u) << run.what << ": processes of container " << run.id
+                                 << " in the log\n" << xtrace.stderr_text();
+      EXPECT_EQ(c.processes.at(pids[0]).ns_pid, 1u);
+      ExpectTracedFromTheFirstCall(c, pids[0], run);
+    }
+  }
+};
+
+TEST_F(ContainerStartTest, ContainersStartedDuringASystemCaptureAreTracedFromTheirFirstCall) {
+  ContainersStartedDuringACapture({kXtrace, "record", "--system"}, "tracing every process");
+}
+
+// The same with a scope that matches by name: the process becomes ze_workload only at its exec
+// inside the container (runc's init runs first).
+TEST_F(ContainerStartTest, ContainersStartedDuringACaptureByNameAreTracedFromTheirFirstCall) {
+  ContainersStartedDuringACapture({kXtrace, "attach", "--comm", "ze_workload"},
+                                  "tracing every process named ze_workload");
+}
+
+// xtrace as a Kubernetes sidecar runs it: a container of its own (its own image, so its own
+// mount namespace) in a pod with `shareProcessNamespace: true`, where
+// all the pod's containers share one pid namespace that is not the node's and /proc in each
+// shows that namespace. Podman builds the same with --pid=container:SIDECAR (on Kubernetes the
+// pod's pause process is pid 1 of that namespace; here xtrace is), and the sidecar gets what
+// scripts/deploy/kubernetes/pod-sidecar.yaml gives it: root with CAP_BPF, CAP_PERFMON and
+// CAP_SYS_PTRACE, seccomp unconfined, a read-only root file system; it records the pod with
+// --system, as that manifest's daemon does. Plus CAP_SYS_ADMIN: without it every uprobe attach
+// fails here with EACCES (kernel 6.18 VM, checked by hand), so the manifest's set alone
+// traces nothing but DRM ioctls on this machine kind. A per-node agent (hostPID) is the plain
+// --system case above. Workload containers started after it, from their
+// own images, are traced from their first call, and each is one process in the log: one pid
+// (the pod's number for it, which is also what it calls itself), one name.
+TEST_F(ContainerTest, XtraceAsAPodSidecarTracesLaterContainersOfThePodFromTheirFirstCall) {
+  ::mkdir(Path("xtrace-image").c_str(), 0755);
+  ContainerImage xtrace_image(Path("xtrace-image"), {kXtrace}, {});
+  ASSERT_FALSE(xtrace_image.tag().empty()) << xtrace_image.error();
+  std::vector<std::unique_ptr<ContainerImage>> images;
+  for (int i = 0; i < 2; ++i) {
+    images.push_back(WorkloadImage("image-" + std::to_string(i)));
+    ASSERT_FALSE(images.back()->tag().empty()) << images.back()->error();
+  }
+  const std::string sidecar = Name("sidecar");
+  Subprocess xtrace(xtrace_image.RunArgv(sidecar, {}, {Path("out") + ":/out"},
+                                         {kXtrace, "record", "--system", "-o", "/out/pod.capnp"},
+                                         {"--cap-drop=all", "--cap-add=CAP_BPF,CAP_PERFMON,CAP_SYS_PTRACE,CAP_SYS_ADMIN",
+                                          "--security-opt=seccomp=unconfined", "--read-only"}),
+                    xtrace_image.PodmanEnv());
+  ASSERT_TRUE(xtrace.WaitStderr("tracing every process", 60s)) << xtrace.stderr_text();
+  std::vector<FinishedRun> runs;
+  for (size_t i = 0; i < images.size(); ++i) {
+    runs.push_back(RunToEnd(*images[i], "pod-" + std::to_string(i), {"--pid=container:" + sidecar}));
+    ASSERT_EQ(runs.back().result.exit_code(), 0) << runs.back().result.err;
+    ASSERT_GT(runs.back().pid, 1u) << runs.back().result.out;
+  }
+  ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();  // podman passes SIGINT on
+
+  const LogContents c = ReadLogContents(Path("out/pod.capnp"));
+  ASSERT_TRUE(c.readable) << c.error;
+  SCOPED_TRACE("xtrace said:\n" + xtrace.stderr_text());
+  for (const FinishedRun& run : runs) {
+    ExpectTracedFromTheFirstCall(c, run.pid, run);
+    ASSERT_TRUE(c.identities.count(run.pid));
+    for (const auto& identity : c.identities.at(run.pid)) {
+      EXPECT_EQ(identity.comm, "ze_workload") << run.what;
+      EXPECT_EQ(identity.ns_pid, run.pid) << run.what << ": the pod's pid namespace is xtrace's";
+    }
+  }
+  // Nothing else in the log: no second identity of a workload under another number, and not
+  // xtrace itself.
+  for (const auto& [pid, events] : c.events_by_pid)
+    EXPECT_TRUE(pid == runs[0].pid || pid == runs[1].pid)
+        << events << " events of pid " << pid << (c.processes.count(pid) ? " (" + c.processes.at(pid).comm + ")" : "");
 }
 
 }  // namespace

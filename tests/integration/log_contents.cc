@@ -8,6 +8,7 @@
 #include <iterator>
 #include <sstream>
 #include <thread>
+#include <variant>
 
 #include "log/log_reader.h"
 
@@ -29,6 +30,13 @@ LogContents ReadLogContents(const std::string& path) {
     }
     if (!*more) break;
     ++c.events;
+    std::visit(
+        [&](const auto& ev) {
+          // Device-wide records (memory totals) name no process: pid 0.
+          if constexpr (requires { ev.pid; })
+            if (ev.pid != 0) ++c.events_by_pid[ev.pid];
+        },
+        e);
     const StringTable& s = reader->strings();
     if (auto* l = std::get_if<KernelLaunch>(&e)) {
       std::ostringstream groups;
@@ -38,13 +46,17 @@ LogContents ReadLogContents(const std::string& path) {
       c.launches_no_tid[l->pid].push_back(groups.str());
     } else if (auto* t = std::get_if<IttTask>(&e)) {
       c.itt_labels[t->pid].push_back(std::string(s.Get(t->domain)) + "\t" + std::string(s.Get(t->name)));
+      c.itt_tasks.push_back({*t, std::string(s.Get(t->domain)), std::string(s.Get(t->name))});
     } else if (auto* m = std::get_if<IttMarker>(&e)) {
       c.itt_labels[m->pid].push_back(std::string(s.Get(m->domain)) + "\t" + std::string(s.Get(m->name)));
+    } else if (auto* a = std::get_if<ApiCall>(&e)) {
+      c.api_calls[a->pid].push_back(a->fn);
     } else if (auto* p = std::get_if<ProcessInfo>(&e)) {
       c.processes[p->pid] = ProcessIdentity{p->ns_pid, std::string(s.Get(p->comm)),
                                             std::string(s.Get(p->command_line)),
                                             std::string(s.Get(p->cgroup)),
                                             std::string(s.Get(p->container_id))};
+      c.identities[p->pid].push_back(c.processes[p->pid]);
     }
   }
   c.readable = true;

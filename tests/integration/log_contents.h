@@ -19,14 +19,25 @@ struct ProcessIdentity {
   std::string comm, command_line, cgroup, container_id;
 };
 
+// An ITT task with its domain and name resolved.
+struct NamedIttTask {
+  IttTask task;
+  std::string domain, name;
+  bool balanced() const { return !task.unfinished && !task.begin_missing && !task.closed_by_outer; }
+};
+
 struct LogContents {
   bool readable = false;
   std::string error;  // why not, when !readable
   bool complete = false;
   std::map<uint32_t, std::vector<std::string>> launches;          // pid -> "<tid>\t<name>\t<x>,<y>,<z>"
   std::map<uint32_t, std::vector<std::string>> launches_no_tid;   // pid -> "<name>\t<x>,<y>,<z>"
-  std::map<uint32_t, ProcessIdentity> processes;
+  std::map<uint32_t, ProcessIdentity> processes;                  // pid -> its last ProcessInfo
+  std::map<uint32_t, std::vector<ProcessIdentity>> identities;    // pid -> every ProcessInfo, in order
+  std::map<uint32_t, std::vector<uint16_t>> api_calls;            // pid -> enum xt_ze_fn of each ApiCall
+  std::map<uint32_t, uint64_t> events_by_pid;                     // every event that names a process
   std::map<uint32_t, std::vector<std::string>> itt_labels;  // pid -> "<domain>\t<name>"
+  std::vector<NamedIttTask> itt_tasks;                      // every task, in log order
   std::optional<LogSummary> summary;
   uint64_t events = 0;
 };
