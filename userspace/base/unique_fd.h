@@ -28,6 +28,9 @@ class UniqueFd {
   // only there).
   int Close() { return close_fd(std::exchange(fd_, -1)); }
 
+  // Gives the descriptor up to a new owner (one that closes it itself).
+  int Release() { return std::exchange(fd_, -1); }
+
   void Reset(int fd = -1) { close_fd(std::exchange(fd_, fd)); }
 
  private:

@@ -32,6 +32,14 @@ OptionTable DaemonOptionTable(DaemonOptions& d) {
   RotationPolicy& rotation = d.config.rotation;
   return {
       SocketOption(d.socket_path, "control socket (default /run/xtrace/xtrace.sock)"),
+      {0, "--group", "NAME", "CONTROL",
+       "let members of group NAME control captures too (default: root only); the socket "
+       "becomes root:NAME mode 0660, and a directory the daemon makes for it 0710",
+       [&d](Flag flag, Value value) {
+         if (value.empty()) return Status::Error(flag + ": '' is not a group");
+         d.group = value;
+         return Status::Ok();
+       }},
       {0, "--output-dir", "DIR", "OUTPUT", "where capture files go (default /var/lib/xtrace)",
        [&d](Flag flag, Value value) { return Path(flag, value, d.config.output_dir); }},
       {0, "--max-file-size", "SIZE", "OUTPUT", "start a new file once one reaches SIZE (default 256M)",
@@ -59,7 +67,10 @@ CommandDoc DaemonDoc() {
       .command = "daemon",
       .usage = {"[options] [TARGET...]"},
       .description = R"(Runs until SIGTERM or SIGINT, costing nothing while no capture runs (no BPF program is
-loaded). `xtrace ctl` starts and stops captures through a Unix socket that only root can use.
+loaded). `xtrace ctl` starts and stops captures through a Unix socket that only root (and the
+members of --group NAME, if given) can use: the socket file's mode and owner keep others
+out, and the daemon checks each client's credentials (SO_PEERCRED) as well, so a socket whose
+mode was loosened or that is reached some other way still serves no one else.
 Captures are written to the output directory as a series of complete logs, a new one when a
 file reaches --max-file-size or --max-file-age; the file being written ends in .capnp.part
 and is renamed *.capnp once finished. SIGTERM finishes the open file before exiting.
@@ -73,6 +84,7 @@ other capture options apply to it.
           "sudo xtrace ctl start --system",
           "sudo xtrace ctl status",
           "sudo xtrace ctl stop",
+          "sudo xtrace daemon --group xtrace &   # members of group xtrace may run xtrace ctl",
           "sudo xtrace daemon --output-dir /traces --system      # node agent: capture from the start",
       },
       .exit_status = "Exit status: 0 after SIGTERM/SIGINT, 1 if it cannot start, 2 on a usage error.\n",
@@ -84,7 +96,7 @@ CommandDoc CtlDoc() {
       .command = "ctl",
       .usage = {"[--socket PATH] start TARGET... [options]",
                 "[--socket PATH] stop | status | list"},
-      .description = R"(Controls a running `xtrace daemon` (root only):
+      .description = R"(Controls a running `xtrace daemon` (root, or a member of its --group):
   start    start a capture of TARGET (one at a time), with the capture options of attach
   stop     stop it; its last file is finished before this returns
   status   what is being captured: file, events, drops, processes, BPF links

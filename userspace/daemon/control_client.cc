@@ -2,11 +2,20 @@
 #include "daemon/control_client.h"
 
 #include <capnp/rpc-twoparty.h>
+#include <grp.h>
 #include <kj/async-io.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <sstream>
+
+#include "base/unique_fd.h"
 
 #include "daemon/control_codec.h"
 #include "daemon/xtrace_control.capnp.h"
@@ -66,20 +75,55 @@ std::string RemoteMessage(const kj::Exception& e) {
   return text;
 }
 
+// Who the daemon at `path` admits, as the modes say: its socket's group may write to it,
+// or, when the socket cannot even be looked at, its directory's group may pass through.
+std::string WhoTheSocketAdmits(const std::string& path) {
+  struct stat st {};
+  gid_t group = 0;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (st.st_mode & S_IWGRP) group = st.st_gid;
+  } else if (::stat(std::filesystem::path(path).parent_path().c_str(), &st) == 0) {
+    if (st.st_mode & S_IXGRP) group = st.st_gid;
+  } else {
+    return "only root or the daemon's --group";
+  }
+  if (group == 0) return "only root";
+  struct group entry {};
+  struct group* found = nullptr;
+  char buffer[4096];
+  getgrgid_r(group, &entry, buffer, sizeof(buffer), &found);
+  return "only root or group " + (found ? std::string(found->gr_name) : std::to_string(group));
+}
+
+// A blocking connect: a Unix socket connects at once or fails, and its errno says why.
+Result<UniqueFd> ConnectToDaemon(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.empty() || path.size() >= sizeof(addr.sun_path))
+    return Status::Error("control socket path '" + path + "' is empty or too long");
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size());
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Status::Error(std::string("socket: ") + std::strerror(errno));
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) return fd;
+  const int err = errno;
+  if (err == EACCES || err == EPERM)
+    return Status::Error("permission denied: cannot connect to " + path + ": " +
+                         WhoTheSocketAdmits(path) + " may control the xtrace daemon");
+  return Status::Error("cannot reach the xtrace daemon at " + path + ": " + std::strerror(err) +
+                       " (is it running?)");
+}
+
 }  // namespace
 
 Result<std::string> CallDaemon(const std::string& socket_path, ControlVerb verb,
                                const CaptureOptions& request) {
   try {
+    auto connected = ConnectToDaemon(socket_path);
+    if (!connected.ok()) return connected.status();
     auto io = kj::setupAsyncIo();
-    kj::Own<kj::AsyncIoStream> connection;
-    try {
-      auto address = io.provider->getNetwork().parseAddress(("unix:" + socket_path).c_str()).wait(io.waitScope);
-      connection = address->connect().wait(io.waitScope);
-    } catch (const kj::Exception& e) {
-      return Status::Error("cannot reach the xtrace daemon at " + socket_path + ": " +
-                           e.getDescription().cStr() + " (is it running, and are you root?)");
-    }
+    auto connection = io.lowLevelProvider->wrapSocketFd(
+        connected->Release(), kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP |
+                                  kj::LowLevelAsyncIoProvider::ALREADY_CLOEXEC);
     capnp::TwoPartyClient client(*connection);
     auto control = client.bootstrap().castAs<Control>();
     switch (verb) {

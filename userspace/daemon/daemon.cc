@@ -16,7 +16,7 @@ namespace xtrace {
 int RunDaemon(const DaemonOptions& options) {
   if (geteuid() != 0) {
     std::fprintf(stderr, "xtrace daemon: must run as root (it loads BPF programs, and its "
-                         "control socket is root's alone)\n");
+                         "control socket is root's)\n");
     return 1;
   }
   // A control client that hangs up while its answer is written must not end the daemon.
@@ -25,7 +25,12 @@ int RunDaemon(const DaemonOptions& options) {
   // receives them.
   kj::UnixEventPort::captureSignal(SIGTERM);
   kj::UnixEventPort::captureSignal(SIGINT);
-  auto listening = ListenOnControlSocket(options.socket_path);
+  auto access = ResolveControlAccess(options.group);
+  if (!access.ok()) {
+    std::fprintf(stderr, "xtrace daemon: %s\n", access.status().message().c_str());
+    return 1;
+  }
+  auto listening = ListenOnControlSocket(options.socket_path, *access);
   if (!listening.ok()) {
     std::fprintf(stderr, "xtrace daemon: %s\n", listening.status().message().c_str());
     return 1;
@@ -37,8 +42,9 @@ int RunDaemon(const DaemonOptions& options) {
       auto listener = io.lowLevelProvider->wrapListenSocketFd(
           listening->get(), kj::LowLevelAsyncIoProvider::ALREADY_CLOEXEC |
                                 kj::LowLevelAsyncIoProvider::ALREADY_NONBLOCK);
-      std::fprintf(stderr, "xtrace daemon: listening on %s; captures go to %s\n",
-                   options.socket_path.c_str(), options.config.output_dir.c_str());
+      std::fprintf(stderr, "xtrace daemon: listening on %s (%s may connect); captures go to %s\n",
+                   options.socket_path.c_str(), access->Who().c_str(),
+                   options.config.output_dir.c_str());
       if (options.start_with) {
         if (Status st = controller.Start(*options.start_with); !st.ok()) {
           std::fprintf(stderr, "xtrace daemon: cannot start the capture: %s\n", st.message().c_str());
@@ -46,7 +52,7 @@ int RunDaemon(const DaemonOptions& options) {
         }
         std::fprintf(stderr, "xtrace daemon: capture started\n");
       }
-      auto serving = ServeControl(*listener, controller).eagerlyEvaluate([](kj::Exception&& e) {
+      auto serving = ServeControl(*listener, io.provider->getTimer(), controller, *access).eagerlyEvaluate([](kj::Exception&& e) {
         std::fprintf(stderr, "xtrace daemon: control socket failed: %s\n", e.getDescription().cStr());
       });
       const int sig = io.unixEventPort.onSignal(SIGTERM)
