@@ -11,6 +11,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "xtrace/capture_config.h"
+#include "xtrace/hold.h"
 #include "xtrace/records.h"
 
 /* Records to user space. Its size is set by user space (--buffer-size) between open and load. */
@@ -84,6 +85,16 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } filter_epoch SEC(".maps");
+
+/* Processes held until the capture has probed their new files (hold.h): added by the
+ * lifecycle programs as they stop a process, deleted by whoever continues it (the capture, or
+ * its guardian) and when the process exits. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XT_MAX_HELD);
+	__type(key, __u32);
+	__type(value, struct xt_hold);
+} held SEC(".maps");
 
 union xt_comm {
 	char c[XT_COMM_LEN];

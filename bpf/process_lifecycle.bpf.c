@@ -4,17 +4,26 @@
  * process runs a single instruction (children of traced processes, processes named --comm),
  * and report processes in scope to user space; a uprobe on the dynamic linker's debugger hook
  * (_dl_debug_state, called after every change to the list of loaded objects, at start-up and
- * on each dlopen/dlclose) tells it when to look at a process's libraries again. */
+ * on each dlopen/dlclose) tells it when to look at a process's libraries again.
+ *
+ * Holds (include/xtrace/hold.h): when a selected process execs, or its linker has just mapped
+ * new objects, the program that sees it stops it (SIGSTOP) before it runs another instruction
+ * of its own, and says so in the record (XT_FLAG_HELD); the capture continues it once its new
+ * files are probed, so its first calls are traced. */
 #include "scope.bpf.h"
+
+#define XT_SIGCONT 18 /* asm-generic/signal.h: the same on x86-64 */
+#define XT_SIGSTOP 19
+#define XT_EEXIST 17
 
 char LICENSE[] SEC("license") = "GPL";
 
 /* Lifecycle records wake the reader at once (unlike probe records, which wait for its timer):
  * they are rare, and the sooner user space scans a new process, the fewer of its first calls
  * run before its libraries are probed. */
-static __always_inline void xt_output_now(void *rec, __u64 size)
+static __always_inline int xt_output_now(void *rec, __u64 size)
 {
-	xt_output_waking(rec, size, BPF_RB_FORCE_WAKEUP);
+	return xt_output_waking(rec, size, BPF_RB_FORCE_WAKEUP);
 }
 
 static __always_inline int xt_same_comm(const char *a, const char *b)
@@ -34,6 +43,43 @@ static __always_inline void xt_select(__u32 tgid)
 		xt_count(XT_CNT_TRACED_FULL);
 	else
 		xt_filter_changed(); /* e.g. an exec that now matches --comm: its thread asks again */
+}
+
+/* Holds the current process (`tgid`, thread `tid`) for `reason` if the capture asks for it:
+ * its entry in `held` first, then the stop, which takes effect as the thread returns to user
+ * space. XT_FLAG_HELD when held. The record that says so must be written after the stop is
+ * sent: a capture that read it sooner could continue the process before it was stopped. */
+static __always_inline __u32 xt_hold(const struct xt_capture_config *cfg, __u32 tgid, __u32 tid,
+				     __u32 reason, __u64 now)
+{
+	struct xt_hold hold = { .since_ns = now, .tid = tid, .reason = reason };
+	long err;
+
+	if (!(cfg->hold & reason) || !tgid)
+		return 0;
+	err = bpf_map_update_elem(&held, &tgid, &hold, BPF_NOEXIST);
+	if (err) {
+		/* Held already (the capture has not continued it yet): that hold covers this too. */
+		if (err != -XT_EEXIST)
+			xt_count(XT_CNT_HOLD_MISSED);
+		return 0;
+	}
+	if (bpf_send_signal_thread(XT_SIGSTOP)) {
+		bpf_map_delete_elem(&held, &tgid);
+		xt_count(XT_CNT_HOLD_MISSED);
+		return 0;
+	}
+	return XT_FLAG_HELD;
+}
+
+/* The record announcing a hold was lost (a full ring): nobody would continue the process but
+ * the guardian's bound, so it is not held after all. The stop is still pending (the thread has
+ * not left the kernel) and SIGCONT discards it. */
+static __always_inline void xt_unhold(__u32 tgid)
+{
+	if (bpf_map_delete_elem(&held, &tgid) == 0)
+		bpf_send_signal_thread(XT_SIGCONT);
+	xt_count(XT_CNT_HOLD_MISSED);
 }
 
 /* The process's pid in its own (innermost) pid namespace. */
@@ -109,7 +155,11 @@ int BPF_PROG(xt_process_exec, struct task_struct *task, pid_t old_pid, struct li
 	}
 	rec->args_len = len;
 	rec->hdr.size = sizeof(*rec) + len;
-	xt_output_now(rec, sizeof(*rec) + len);
+	/* The new image and its dynamic linker are mapped, neither has run: the capture probes
+	 * them (and hooks the linker, if it is a file it has not seen) while the process waits. */
+	rec->hdr.flags |= xt_hold(cfg, tgid, pid, XT_HOLD_EXEC, rec->hdr.start_ns);
+	if (xt_output_now(rec, sizeof(*rec) + len) && (rec->hdr.flags & XT_FLAG_HELD))
+		xt_unhold(tgid);
 	return 0;
 }
 
@@ -170,21 +220,46 @@ int BPF_PROG(xt_process_exit, struct task_struct *task)
 	forgot |= bpf_map_delete_elem(&collection_state, &tgid) == 0;
 	if (forgot)
 		xt_filter_changed();
+	/* A process that dies held (SIGKILL while stopped) is not continued: its pid may be the
+	 * next process's. */
+	bpf_map_delete_elem(&held, &tgid);
 	return 0;
+}
+
+/* Whether the linker's list of objects is consistent at this call of _dl_debug_state: the
+ * uprobe's cookie is the distance from _dl_debug_state to _r_debug in this linker's file (0:
+ * it has no _r_debug, and every call counts). */
+static __always_inline int xt_link_map_consistent(struct pt_regs *ctx)
+{
+	__s64 to_r_debug = (__s64)bpf_get_attach_cookie(ctx);
+	int state = XT_RT_CONSISTENT;
+
+	if (!to_r_debug)
+		return 1;
+	if (bpf_probe_read_user(&state, sizeof(state),
+				(void *)(bpf_get_func_ip(ctx) + to_r_debug + XT_R_DEBUG_STATE_OFFSET)))
+		return 1;
+	return state == XT_RT_CONSISTENT;
 }
 
 /* void _dl_debug_state(void) in ld.so: the dynamic linker's breakpoint for debuggers. */
 SEC("uprobe")
 int xt_dl_debug_state(struct pt_regs *ctx)
 {
+	const struct xt_capture_config *cfg = xt_config();
 	struct xt_record_header rec = {};
+	__u32 pid = 0, tgid = 0;
 	__u64 now;
 
-	if (!xt_traced())
+	/* Selected, whatever its collection state: a paused process's libraries are probed too. */
+	if (!cfg || !xt_current_ids(cfg, &pid, &tgid) || !xt_selected(cfg, tgid))
 		return 0;
 	now = bpf_ktime_get_ns();
-	xt_fill_header(&rec, XT_REC_PROCESS_MAPS, sizeof(rec), 0, now, now);
-	xt_output_now(&rec, sizeof(rec));
+	xt_fill_header_of(&rec, XT_REC_PROCESS_MAPS, sizeof(rec), 0, now, now, tgid, pid);
+	if (xt_link_map_consistent(ctx))
+		rec.flags |= xt_hold(cfg, tgid, pid, XT_HOLD_LIBRARY, now);
+	if (xt_output_now(&rec, sizeof(rec)) && (rec.flags & XT_FLAG_HELD))
+		xt_unhold(tgid);
 	return 0;
 }
 

@@ -33,6 +33,9 @@ struct xt_capture_config {
 	__u32 pidns_level; /* the collector's pid namespace depth (0 = the initial namespace) */
 	__u64 pidns_inum;  /* its inode number (/proc/self/ns/pid) */
 	char comm[16];     /* XT_SCOPE_COMM: the process name, NUL-padded (TASK_COMM_LEN) */
+	__u32 hold;        /* where a selected process is held (hold.h): XT_HOLD_EXEC | XT_HOLD_LIBRARY;
+			    * 0: never. The bound on a hold is the guardian's, never read by BPF. */
+	__u32 reserved;
 };
 
 #endif /* XTRACE_CAPTURE_CONFIG_H */

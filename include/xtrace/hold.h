@@ -19,10 +19,18 @@
 /* Processes held at once; a hold that finds the map full is not taken (counted). */
 #define XT_MAX_HELD 1024
 
+/* Why a process is held; also the bits of xt_capture_config.hold that enable each hold. */
 enum xt_hold_reason {
 	XT_HOLD_EXEC = 1,   /* it exec'd: its executable and dynamic linker are new files */
 	XT_HOLD_LIBRARY = 2, /* its dynamic linker reported a change to its list of libraries */
 };
+
+/* struct r_debug (glibc <link.h>, x86-64): r_version@0, r_map@8, r_brk@16, r_state@24 (an
+ * int: RT_CONSISTENT 0, RT_ADD 1, RT_DELETE 2), r_ldbase@32. The linker calls
+ * _dl_debug_state before and after each change to its list of objects; only the call with
+ * the list consistent again holds the process: the new objects are mapped, none has run. */
+#define XT_R_DEBUG_STATE_OFFSET 24
+#define XT_RT_CONSISTENT 0
 
 struct xt_hold {
 	__u64 since_ns; /* bpf_ktime_get_ns() when the stop was sent (CLOCK_MONOTONIC) */

@@ -52,6 +52,8 @@ enum xt_record_type {
 enum xt_record_flags {
 	XT_FLAG_TRUNCATED = 1u << 0,   /* the string tail was cut at XT_MAX_NAME */
 	XT_FLAG_ARG_UNREADABLE = 1u << 1, /* an argument pointer could not be read */
+	XT_FLAG_HELD = 1u << 2,        /* exec and maps records: the process is held (hold.h) until
+					* the capture continues it */
 };
 
 /* Process and thread ids, in every record (the header's and any other field naming a process)
@@ -251,6 +253,8 @@ enum xt_counter {
 				       * entry was evicted): not recorded */
 	XT_CNT_DRM_FENCE_UNWATCHED = 7, /* a fence from a traced DRM ioctl could not be remembered */
 	XT_CNT_TRACED_FULL = 8,   /* a new process could not join traced_pids: the map was full */
+	XT_CNT_HOLD_MISSED = 9,   /* a process that should have been held was not: `held` was
+				   * full, or the stop could not be sent */
 	XT_CNT_MAX = 16,
 };
 

@@ -22,7 +22,8 @@ bool SameRequest(const CaptureOptions& a, const CaptureOptions& b) {
   return a.system == b.system && a.pids == b.pids && a.comm == b.comm && a.cgroup == b.cgroup &&
          a.container == b.container && a.follow_children == b.follow_children &&
          a.duration_ns == b.duration_ns && a.ring_bytes == b.ring_bytes &&
-         a.library_grace_ns == b.library_grace_ns && a.probes_per_process == b.probes_per_process;
+         a.library_grace_ns == b.library_grace_ns && a.probes_per_process == b.probes_per_process &&
+         a.hold == b.hold && a.hold_max_ns == b.hold_max_ns;
 }
 
 }  // namespace

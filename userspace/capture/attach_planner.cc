@@ -67,7 +67,7 @@ void AttachPlanner::Use(size_t i, const MappedLibrary& lib, uint32_t pid, Attach
 }
 
 void AttachPlanner::PinHostLibraries(uint32_t self_pid, bool host_copies) {
-  if (watcher_ && settings_.discovers) {
+  if (watcher_ && settings_.watch_library_loads) {
     auto own = FindMappedLibraries(self_pid, "");
     for (const MappedLibrary& f : own.ok() ? *own : std::vector<MappedLibrary>{}) {
       if (!ProcessWatcher::IsDynamicLinker(BaseName(f.path))) continue;
@@ -116,7 +116,7 @@ std::optional<AttachPlanner::Attached> AttachPlanner::ScanOnce(uint32_t pid, boo
   std::vector<size_t> probing;
   for (MappedLibrary f : *files) {
     const bool linker =
-        watcher_ && settings_.discovers && ProcessWatcher::IsDynamicLinker(BaseName(f.path));
+        watcher_ && settings_.watch_library_loads && ProcessWatcher::IsDynamicLinker(BaseName(f.path));
     probing.clear();
     for (size_t i = 0; i < sources_.size(); ++i)
       if (sources_[i]->ProbesLibrary(f)) probing.push_back(i);

@@ -24,9 +24,9 @@ namespace xtrace {
 class AttachPlanner {
  public:
   struct Settings {
-    // The capture discovers processes (--system, --comm, --cgroup, children): the dynamic
-    // linker is hooked so library loads are seen.
-    bool discovers = false;
+    // The dynamic linker is hooked so library loads are seen: the capture discovers
+    // processes (--system, --comm, --cgroup, children) or holds them at library loads.
+    bool watch_library_loads = false;
     // Library probes per process and file; otherwise once per file for every process (see
     // docs/design-notes.md, "Probes per library file").
     bool per_process_links = true;

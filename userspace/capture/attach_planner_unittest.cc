@@ -49,7 +49,7 @@ struct Planner {
     }
     planner = std::make_unique<AttachPlanner>(
         std::move(sources), nullptr, reaper,
-        AttachPlanner::Settings{.discovers = !per_process_links,
+        AttachPlanner::Settings{.watch_library_loads = !per_process_links,
                                 .per_process_links = per_process_links,
                                 .verbose = false},
         [this](const std::string& line) { said.push_back(line); });

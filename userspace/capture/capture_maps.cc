@@ -75,6 +75,7 @@ Status CaptureMaps::Share(bpf_object* obj) const {
       {"scope_cgroup", skel_->maps.scope_cgroup},
       {"drops_by_pid", skel_->maps.drops_by_pid},
       {"filter_epoch", skel_->maps.filter_epoch},
+      {"held", skel_->maps.held},
   };
   for (const auto& [name, ours] : shared) {
     bpf_map* theirs = bpf_object__find_map_by_name(obj, name);
@@ -93,6 +94,8 @@ void CaptureMaps::FilterChanged() {
   bpf_map__update_elem(skel_->maps.filter_epoch, &user_slot, sizeof(user_slot), &filter_epoch_,
                        sizeof(filter_epoch_), BPF_ANY);
 }
+
+int CaptureMaps::held_fd() const { return bpf_map__fd(skel_->maps.held); }
 
 Status CaptureMaps::TracePid(uint32_t pid) {
   const __u8 one = 1;

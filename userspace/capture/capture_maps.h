@@ -66,6 +66,9 @@ class CaptureMaps {
   // The cgroup of XT_SCOPE_CGROUP, as an open cgroup v2 directory.
   Status SetScopeCgroup(int cgroup_dir_fd);
 
+  // The map of held processes (include/xtrace/hold.h), for the hold guardian.
+  int held_fd() const;
+
   // Records dropped per process (pid as the capture numbers it).
   std::map<uint32_t, uint64_t> ReadDropsByPid() const;
 

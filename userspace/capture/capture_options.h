@@ -74,6 +74,11 @@ struct CaptureOptions {
   // library file: processes outside the scope pay nothing, later ones may lose first calls.
   bool probes_per_process = false;
   bool drm_syscall_tracepoints = false;  // DRM ioctls from sys_enter/exit, not fentry/fexit
+  // Where processes can start or load libraries during the capture, each selected one is held
+  // (stopped) from its exec or library load until its new files are probed, at most this long
+  // (include/xtrace/hold.h); `hold` false: never held, first calls may be lost.
+  bool hold = true;
+  uint64_t hold_max_ns = 500'000'000;
   std::string xtrace_command_line;
 
   // Embedding (the daemon): a stop request besides g_capture_stop, and where to report

@@ -57,6 +57,7 @@ struct SummaryFacts {
   std::optional<long> peak_rss_mib;  // with --verbose: the table sizes and the collector's RSS
   std::string drm_text;              // DrmSummary
   std::string itt_text;              // SummarizeItt
+  std::string holds_text;            // HoldSummary
   std::string kernels_text;          // report::TopKernels::Format: the top kernels, or ""
 };
 

@@ -30,6 +30,7 @@
 #include "capture/log_sink.h"
 #include "capture/probe_source.h"
 #include "capture/proc_stat.h"
+#include "capture/process_holds.h"
 #include "capture/process_table.h"
 #include "capture/process_watcher.h"
 #include "capture/record_families.h"
@@ -37,6 +38,7 @@
 #include "correlate/correlator.h"
 #include "decode/process_record_decoder.h"
 #include "decode/record_decoder.h"
+#include "xtrace/hold.h"
 
 namespace xtrace {
 
@@ -61,9 +63,11 @@ class Session {
  public:
   explicit Session(const CaptureOptions& options) : opt_(options) {}
   // Links before the programs they run (the planner), programs before the maps they use.
+  // The guardian last: it continues whatever the lifecycle programs held until they went.
   ~Session() {
     planner_.reset();
     watcher_.reset();
+    holds_.reset();
   }
 
   Result<CaptureReport> Run();
@@ -84,6 +88,10 @@ class Session {
   void Forget(TrackedProcess& t, uint64_t ended_ns);
   void DetachTargets();
   void ScanPending();
+  // Processes are held from now on (the capture is ready to release them promptly), or no more.
+  Status SetHolding(bool on);
+  // Continues every process held so far (their new files were just scanned and probed).
+  void ReleaseHolds();
   void CheckAlive(bool discovered_too);
   // Notes what attaching found for `t`: the first time, it is announced (by the library
   // that covers it, unless its source said so itself).
@@ -107,6 +115,8 @@ class Session {
   uint32_t self_pid_ = 0;
   std::unique_ptr<CaptureMaps> maps_;
   std::unique_ptr<ProcessWatcher> watcher_;
+  std::unique_ptr<ProcessHolds> holds_;  // null: processes are not held
+  xt_capture_config config_{};
   LinkReaper reaper_;
   std::unique_ptr<AttachPlanner> planner_;
   std::unique_ptr<CaptureOutput> output_;
@@ -201,6 +211,19 @@ void Session::ScanPending() {
   }
 }
 
+// Holds are taken only while the loop runs to release them: a process held while the
+// capture is still starting (probing every running process of a --system capture takes
+// seconds) or already finishing (writing the log) would wait for the bound.
+Status Session::SetHolding(bool on) {
+  if (!holds_) return Status::Ok();
+  config_.hold = on ? XT_HOLD_EXEC | XT_HOLD_LIBRARY : 0;
+  return maps_->SetScope(config_);
+}
+
+void Session::ReleaseHolds() {
+  if (holds_ && holds_->any_pending()) holds_->ReleaseAll(MonotonicNs());
+}
+
 void Session::CheckAlive(bool discovered_too) {
   std::vector<uint32_t> gone;
   for (const auto& [pid, t] : processes_.processes()) {
@@ -241,6 +264,9 @@ void Session::OnProcessRecord(std::span<const std::byte> data) {
       [this](const auto& r) {
         using T = std::decay_t<decltype(r)>;
         const uint32_t pid = r.hdr.pid;
+        // Released after the next scan, whatever it finds, and whether or not it is followed.
+        if ((r.hdr.flags & XT_FLAG_HELD) && holds_)
+          holds_->Held(pid, r.hdr.type == XT_REC_PROCESS_EXEC, r.hdr.start_ns);
         if (pid == self_pid_ || pid == 0) return;
         if constexpr (std::is_same_v<T, DecodedProcessExit>) {
           TrackedProcess* t = processes_.Find(pid);
@@ -356,7 +382,14 @@ Status Session::Prepare() {
       return Status::Error("xtrace runs in a pid namespace of its own but /proc shows another "
                            "one; mount /proc for this namespace (e.g. unshare --mount-proc)");
   }
-  if (Status st = maps_->SetScope(scope_.ToConfig(pidns_)); !st.ok()) return st;
+  config_ = scope_.ToConfig(pidns_);
+  if (Status st = maps_->SetScope(config_); !st.ok()) return st;
+  // Holds need the lifecycle programs; the guardian is there before the first hold can be.
+  if (opt_.hold && watcher_) {
+    auto holds = ProcessHolds::Start(maps_->held_fd(), opt_.hold_max_ns);
+    if (holds.ok()) holds_ = std::move(*holds);
+    else Say(holds.status().message() + "; processes are not held at their start");
+  }
   UniqueFd cgroup_fd;
   if (scope_.cgroup) {
     cgroup_fd.Reset(open(scope_.cgroup->dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -372,7 +405,7 @@ Status Session::Prepare() {
   // Given processes alone: their own uprobes. A scope that discovers processes: uprobes per
   // library file unless asked otherwise (see docs/design-notes.md, "Probes per library file").
   const AttachPlanner::Settings settings{
-      .discovers = scope_.discovers(),
+      .watch_library_loads = scope_.discovers() || holds_ != nullptr,
       .per_process_links = !scope_.discovers() || opt_.probes_per_process,
       .verbose = opt_.verbose};
   planner_ = std::make_unique<AttachPlanner>(std::move(*sources), watcher_.get(), reaper_,
@@ -488,6 +521,7 @@ Result<CaptureReport> Session::Run() {
     if (Status st = LaunchCommand(); !st.ok()) return st;
 
   ScanPending();
+  if (Status st = SetHolding(true); !st.ok()) return st;
   if (scope_.discovers()) Say("tracing " + scope_.Describe());
   for (const auto& [pid, t] : processes_.processes()) {
     if (t.given && !t.ever_attached && !t.gone)
@@ -531,14 +565,17 @@ Result<CaptureReport> Session::Run() {
     DetachTargets();
     CheckAlive(sweep);
     ScanPending();
+    ReleaseHolds();
     Publish();
     if (scope_.ends_with_targets() && FollowedAllGone()) break;
   }
 
   if (progress_shown_) std::fputc('\n', stderr);
+  (void)SetHolding(false);
   // Everything the probes wrote before we stopped is still in the ring; a last clock reading
   // then covers the newest kernel timestamps, and the timeline lets go of what it held.
   (void)maps_->Drain(on_record_);
+  ReleaseHolds();  // nothing more is probed: they go on as they are
   ReadDeviceClocks();
   DetachTargets();  // a detach read in these last records is reported too
   const Counters counters = maps_->ReadCounters();
@@ -594,6 +631,7 @@ Result<CaptureReport> Session::Run() {
   }
   facts.drm_text = DrmSummary(correlator_->drm(), counters);
   facts.itt_text = SummarizeItt(correlator_->itt_stats(), counters[XT_CNT_PAUSED]);
+  if (holds_) facts.holds_text = HoldSummary(holds_->Stats(counters[XT_CNT_HOLD_MISSED]));
   facts.kernels_text = sink_->top_kernels().Format(5);
   report.summary_text = SummaryText(report, facts);
   if (!opt_.quiet) std::fprintf(stderr, "%s\n", report.summary_text.c_str());

@@ -27,6 +27,11 @@ namespace {
 constexpr int kGuardPipe = 3;
 constexpr int kGuardMap = 4;
 
+// After the capture is gone, the longest the guardian waits for the programs that take holds
+// to go too (the kernel frees them once their last link and descriptor are closed: at once,
+// or after an RCU grace period).
+constexpr uint64_t kProgramsGoneTimeoutNs = 10'000'000'000ull;
+
 volatile sig_atomic_t g_guard_terminate = 0;
 extern "C" void OnGuardTerminate(int) { g_guard_terminate = 1; }
 
@@ -56,6 +61,33 @@ uint64_t ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns) {
   return released;
 }
 
+// Whether a loaded BPF program still uses map `map_id`: while one does, a process can still be
+// held (a capture SIGKILLed takes its links with it, but not necessarily at once).
+bool MapInUse(uint32_t map_id) {
+  uint32_t id = 0;
+  while (bpf_prog_get_next_id(id, &id) == 0) {
+    const int fd = bpf_prog_get_fd_by_id(id);
+    if (fd < 0) continue;  // gone meanwhile
+    uint32_t map_ids[64] = {};
+    bpf_prog_info info{};
+    info.nr_map_ids = 64;
+    info.map_ids = reinterpret_cast<uint64_t>(map_ids);
+    uint32_t len = sizeof(info);
+    bool uses = false;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+      for (uint32_t i = 0; i < info.nr_map_ids && i < 64; ++i) uses = uses || map_ids[i] == map_id;
+    close(fd);
+    if (uses) return true;
+  }
+  return false;
+}
+
+uint32_t MapId(int map_fd) {
+  bpf_map_info info{};
+  uint32_t len = sizeof(info);
+  return bpf_obj_get_info_by_fd(map_fd, &info, &len) == 0 ? info.id : 0;
+}
+
 [[noreturn]] void GuardianMain(const HoldGuardian::Options& options, HoldGuardian::Tally* tally) {
   prctl(PR_SET_NAME, "xtrace-guard", 0, 0, 0);
   // Ctrl-C and the terminal's other signals go to the whole process group: the guardian
@@ -72,6 +104,7 @@ uint64_t ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
 
+  const uint32_t map_id = MapId(kGuardMap);
   pollfd pfd{kGuardPipe, POLLIN, 0};
   while (!g_guard_terminate) {
     const int r = poll(&pfd, 1, options.check_interval_ms);
@@ -81,6 +114,14 @@ uint64_t ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns) {
       if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;  // the capture is gone
     }
     tally->released_by_bound.fetch_add(ReleaseExpired(kGuardMap, GuardNowNs(), options.bound_ns));
+  }
+  // Everything still held goes on, and so does whatever the programs hold until they are gone.
+  const uint64_t gone_by = GuardNowNs() + kProgramsGoneTimeoutNs;
+  for (;;) {
+    tally->released_at_end.fetch_add(ReleaseExpired(kGuardMap, GuardNowNs(), 0));
+    if (!map_id || !MapInUse(map_id) || GuardNowNs() >= gone_by) break;
+    const timespec pause{0, options.check_interval_ms * 1'000'000L};
+    nanosleep(&pause, nullptr);
   }
   tally->released_at_end.fetch_add(ReleaseExpired(kGuardMap, GuardNowNs(), 0));
   _exit(0);

@@ -4,7 +4,8 @@
 // pipe, and it outlives the capture by as long as it takes to continue what is still held:
 //   - a hold older than the bound is continued (the capture was too slow or stuck);
 //   - when the pipe closes — the capture ended, crashed or was SIGKILLed — every process
-//     still held is continued, then the guardian exits.
+//     still held is continued, and so is every hold taken until no loaded BPF program uses
+//     the map any more (a SIGKILLed capture's links may outlive it briefly); then it exits.
 // Exactly one side continues each hold: whoever deletes its map entry first sends SIGCONT,
 // so a stop the user sent after xtrace's hold was released is never undone by xtrace.
 #pragma once

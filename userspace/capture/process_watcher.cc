@@ -5,7 +5,9 @@
 #include <bpf/libbpf.h>
 
 #include <cerrno>
+#include <string_view>
 
+#include "capture/elf_symbols.h"
 #include "process_lifecycle.skel.h"
 
 namespace xtrace {
@@ -64,10 +66,19 @@ bool ProcessWatcher::IsDynamicLinker(std::string_view basename) {
   return basename.rfind("ld-linux", 0) == 0 || basename.rfind("ld-musl", 0) == 0;
 }
 
+uint64_t ProcessWatcher::LinkMapStateCookie(const std::string& ldso_path) {
+  constexpr std::string_view kSymbols[] = {"_dl_debug_state", "_r_debug"};
+  auto values = ElfExportValues(ldso_path, kSymbols);
+  if (!values.ok() || !(*values)[0] || !(*values)[1]) return 0;
+  return *(*values)[1] - *(*values)[0];
+}
+
 Result<std::vector<ProbeLink>> ProcessWatcher::HookDynamicLinker(const MappedLibrary& ldso,
                                                                  int pid) {
+  // The program finds r_debug.r_state from its own address: the linker's load base differs
+  // from process to process, the distance within the file does not.
   auto link = AttachUprobe(skel_->progs.xt_dl_debug_state, pid, ldso.host_path,
-                           "_dl_debug_state", false);
+                           "_dl_debug_state", false, LinkMapStateCookie(ldso.host_path));
   if (!link.ok()) return link.status().WithContext(ldso.path);
   std::vector<ProbeLink> links;
   links.emplace_back(std::move(*link));

@@ -42,6 +42,10 @@ class ProcessWatcher {
   static bool IsDynamicLinker(std::string_view basename);
   // Hooks the linker's _dl_debug_state in `ldso` for `pid` (-1: every process mapping it).
   Result<std::vector<ProbeLink>> HookDynamicLinker(const MappedLibrary& ldso, int pid);
+  // The hook's cookie for the linker at `ldso_path`: the distance from _dl_debug_state to
+  // _r_debug, through which the program reads whether the list of objects is consistent; 0
+  // when the file lacks either symbol (the program then treats every call as consistent).
+  static uint64_t LinkMapStateCookie(const std::string& ldso_path);
 
  private:
   ProcessWatcher() = default;

@@ -104,6 +104,22 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "__itt_pause pauses again, __itt_detach ends that process's capture",
        SetTrue(o.start_paused)},
 
+      {0, "--no-hold", "", "CAPTURE",
+       "never stop a process: by default a process that starts (or loads a library) during the "
+       "capture is held, stopped, from its exec or the load until its new files are probed, so "
+       "that its first calls are traced (a few ms). Without holds those calls can be lost; with "
+       "them a shell with job control may report a program started meanwhile as stopped",
+       [&o](Flag, Value) { return o.hold = false, Status::Ok(); }},
+      {0, "--hold-max", "MS", "CAPTURE",
+       "the longest a process is held, in milliseconds (default 500): past it, it goes on "
+       "whether or not its probes are in place",
+       [&o](Flag flag, Value value) {
+         auto ms = ParseCount(flag, value, 1, 60'000);
+         if (!ms.ok()) return ms.status();
+         o.hold_max_ns = *ms * 1'000'000;
+         return Status::Ok();
+       }},
+
       {0, "--buffer-size", "SIZE", "ADVANCED",
        "BPF ring buffer size, a power of two (default 16M); raise it when the summary reports "
        "dropped events",

@@ -25,7 +25,7 @@ const std::vector<std::string> kAttachOnly = {"--output", "--quiet"};
 // A valid value for each value name the capture options use.
 const std::map<std::string, std::string> kSampleValues = {
     {"PID", "4242"}, {"NAME", "python3"}, {"PATH", "/sys/fs/cgroup/x"}, {"ID", "3f2a9c1b7e"},
-    {"TIME", "3s"},  {"SIZE", "64M"},
+    {"TIME", "3s"},  {"SIZE", "64M"}, {"MS", "20"},
 };
 
 // Every CaptureOptions field a capture request carries, as text. A new capture option that
@@ -43,7 +43,7 @@ std::string RequestFields(const CaptureOptions& o) {
       << "; start_paused " << o.start_paused << "; drm " << static_cast<int>(o.drm)
       << "; single_uprobes " << o.single_uprobes << "; probes_per_process "
       << o.probes_per_process << "; drm_syscall_tracepoints " << o.drm_syscall_tracepoints
-      << "; verbose " << o.verbose;
+      << "; verbose " << o.verbose << "; hold " << o.hold << "; hold_max " << o.hold_max_ns;
   return out.str();
 }
 
@@ -119,7 +119,8 @@ TEST(CtlStart, AllOptionsTogetherArriveUnchanged) {
   const std::vector<std::string> options = {
       "-p", "7", "--comm", "app", "--container", "abc", "--no-follow-children", "--no-drm",
       "--start-paused", "--single-uprobes", "--drm-syscall-tracepoints", "-v", "-d", "1m",
-      "--buffer-size", "1M", "--detach-after", "1s", "--probes-per-process"};
+      "--buffer-size", "1M", "--detach-after", "1s", "--probes-per-process", "--no-hold",
+      "--hold-max", "20"};
   auto attach = Attach(options);
   ASSERT_TRUE(attach.ok()) << attach.status().message();
   std::vector<std::string> args = {"start"};

@@ -31,6 +31,8 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
   out.setSingleUprobes(r.single_uprobes);
   out.setDrmSyscallTracepoints(r.drm_syscall_tracepoints);
   out.setVerbose(r.verbose);
+  out.setNoHold(!r.hold);
+  out.setHoldMaxNs(r.hold_max_ns);
 }
 
 CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
@@ -54,6 +56,8 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   r.single_uprobes = in.getSingleUprobes();
   r.drm_syscall_tracepoints = in.getDrmSyscallTracepoints();
   r.verbose = in.getVerbose();
+  r.hold = !in.getNoHold();
+  if (in.getHoldMaxNs()) r.hold_max_ns = in.getHoldMaxNs();
   return r;
 }
 

@@ -23,6 +23,8 @@ TEST(ControlCodec, RequestRoundTrips) {
   r.single_uprobes = true;
   r.drm_syscall_tracepoints = true;
   r.verbose = true;
+  r.hold = false;
+  r.hold_max_ns = 20'000'000;
   capnp::MallocMessageBuilder message;
   auto built = message.initRoot<control_schema::CaptureRequest>();
   control_codec::EncodeRequest(r, built);
@@ -42,6 +44,8 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_TRUE(back.single_uprobes);
   EXPECT_TRUE(back.drm_syscall_tracepoints);
   EXPECT_TRUE(back.verbose);
+  EXPECT_FALSE(back.hold);
+  EXPECT_EQ(back.hold_max_ns, 20'000'000u);
 
   // Unset fields stay the capture's defaults.
   capnp::MallocMessageBuilder empty;
@@ -53,6 +57,8 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_FALSE(defaults.probes_per_process);
   EXPECT_EQ(defaults.drm, DrmCapture::kAlongside);
   EXPECT_FALSE(defaults.start_paused);
+  EXPECT_TRUE(defaults.hold);
+  EXPECT_EQ(defaults.hold_max_ns, CaptureOptions().hold_max_ns);
 }
 
 TEST(ControlCodec, StatusCarriesPerProcessCounts) {

@@ -25,6 +25,8 @@ struct CaptureRequest {
   singleUprobes @12 :Bool;   # never uprobe_multi
   drmSyscallTracepoints @13 :Bool;  # DRM ioctls from sys_enter/exit, not fentry/fexit
   verbose @14 :Bool;         # more detail on the daemon's stderr
+  noHold @15 :Bool;          # never hold a process at its start or a library load
+  holdMaxNs @16 :UInt64;     # the longest a process is held; 0: the default
 
   enum FollowChildren {
     default @0;

@@ -1,0 +1,263 @@
+// Integration tests of holding processes (include/xtrace/hold.h): a process that starts during
+// a capture, with a Level Zero loader the capture has never seen (a new copy in a mount
+// namespace of its own, each time), is traced from its first call, start after start, on a
+// loaded machine; the hold guardian continues a held process when xtrace is SIGKILLed; a stop
+// the user sends later is left alone; the summary counts the holds. Real BPF, the real loader,
+// the simulated GPU. Needs root; skips with the reason elsewhere, fails under CI. Other tests
+// may run workloads meanwhile: every check is about the processes a test started.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "capture_steps.h"
+#include "log_contents.h"
+#include "root_fixture.h"
+#include "subprocess.h"
+
+namespace xtrace {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::LogContents;
+using testing::PidFromReadyLine;
+using testing::ReadLaunchLog;
+using testing::ReadLogContents;
+using testing::RootTest;
+using testing::RunCommand;
+using testing::Sorted;
+using testing::StopCapture;
+using testing::Subprocess;
+
+const std::string kXtrace = XTRACE_BIN;
+const std::string kWorkload = ZE_WORKLOAD_BIN;
+const std::string kLateLoad = ZE_LATELOAD_BIN;
+const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
+
+// The state letter of /proc/PID/stat ('T' stopped, 'S' sleeping, ...); 0 once it is gone.
+char ProcessState(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const size_t paren = text.rfind(')');
+  return paren == std::string::npos || paren + 2 >= text.size() ? 0 : text[paren + 2];
+}
+
+// Waits up to `timeout` for `pid` to be in state `want`.
+bool WaitState(pid_t pid, char want, std::chrono::milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (ProcessState(pid) != want) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+class HoldTest : public RootTest {
+ protected:
+  HoldTest() : RootTest("capture", "holdtest") {}
+
+  // A copy of /bin/sleep under a name no other test uses, so a --comm capture of it selects
+  // this test's processes alone. Its comm is the file's name.
+  std::string UniqueSleep() {
+    const std::string path = Path("xth" + std::to_string(getpid()));
+    std::filesystem::copy_file("/bin/sleep", path);
+    ::chmod(path.c_str(), 0755);
+    return path;
+  }
+
+  // Starts `starts` Level Zero clients one after another during a `record --system` capture
+  // (with `extra` options), each pid 1 of a new pid namespace with its own copy of the loader
+  // in a new mount namespace (a file the capture has never seen), while two CPU hogs run.
+  // Returns how many of them were captured whole: every launch in the log, each with its
+  // kernel's name (a kernel whose creation was missed is named by its handle).
+  int StartsCapturedWhole(const std::vector<std::string>& extra, int starts, std::string* stderr_text) {
+    const std::string out = Path("loop.capnp");
+    std::vector<std::string> argv = {kXtrace, "record", "--system", "-o", out};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    Subprocess xtrace(argv);
+    if (!xtrace.WaitStderr("tracing every process", 60s)) {
+      *stderr_text = xtrace.stderr_text();
+      return -1;
+    }
+    Subprocess hog1({"/bin/sh", "-c", "while :; do :; done"});
+    Subprocess hog2({"/bin/sh", "-c", "while :; do :; done"});
+    Subprocess probe({kWorkload, "--wait-for-signal"}, {kSimDriver});
+    const uint32_t host_pid = PidFromReadyLine(probe.WaitStdout("ready", 30s));
+    const std::string loader = host_pid ? testing::LoaderPathOf(host_pid) : "";
+    probe.Signal(SIGTERM);
+    probe.Wait(30s);
+
+    std::vector<std::string> logs;
+    for (int i = 0; i < starts && !loader.empty(); ++i) {
+      const std::string lib = Path("nslib" + std::to_string(i)), log = Path("ns" + std::to_string(i) + ".tsv");
+      ::mkdir(lib.c_str(), 0755);
+      const std::string script = "mount -t tmpfs xtrace-hold " + lib + " && cp " + loader + " " +
+                                 lib + "/libze_loader.so.1 && LD_LIBRARY_PATH=" + lib + " exec " +
+                                 kWorkload + " --iterations 1 --launch-log " + log;
+      auto run = RunCommand({"/usr/bin/unshare", "--mount", "--pid", "--fork", "/bin/sh", "-c", script},
+                            {kSimDriver}, 60s);
+      if (run.exit_code() == 0) logs.push_back(log);
+    }
+    hog1.Signal(SIGKILL);
+    hog2.Signal(SIGKILL);
+    hog1.Wait(10s);
+    hog2.Wait(10s);
+    const bool stopped = StopCapture(xtrace);
+    *stderr_text = xtrace.stderr_text();
+    if (!stopped || static_cast<int>(logs.size()) != starts) return -1;
+
+    const LogContents c = ReadLogContents(out);
+    if (!c.readable) return -1;
+    int whole = 0;
+    for (const std::string& log : logs) {
+      const auto expected = ReadLaunchLog(log, true);
+      // The process whose command line names this start's launch log.
+      for (const auto& [pid, identity] : c.processes) {
+        if (identity.command_line.find(log) == std::string::npos) continue;
+        const auto got = c.launches_no_tid.count(pid) ? c.launches_no_tid.at(pid) : std::vector<std::string>{};
+        if (!expected.empty() && Sorted(got) == expected) ++whole;
+        break;
+      }
+    }
+    return whole;
+  }
+};
+
+// The case, in a loop on a loaded machine: every start is traced from its first call.
+TEST_F(HoldTest, EveryStartWithANewLoaderCopyIsTracedFromItsFirstCall) {
+  constexpr int kStarts = 20;
+  std::string err;
+  EXPECT_EQ(StartsCapturedWhole({}, kStarts, &err), kStarts) << err;
+  // Each start execs unshare, sh, mount, cp and the workload: all held at exec, and the
+  // workload once more when its linker has mapped the new loader.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(" ([0-9]+) process starts and ([0-9]+) library loads held "
+                                                   "[0-9.]+ ms on average \\(max [0-9.]+ ms\\) until probed; "
+                                                   "0 released by the bound")))
+      << err;
+  EXPECT_GE(std::stoi(m[1]), 5 * kStarts);
+  EXPECT_GE(std::stoi(m[2]), kStarts);
+}
+
+// Without holds the same loop races, and loses (reported, not asserted: it depends on timing).
+TEST_F(HoldTest, DISABLED_WithoutHoldsStartsLoseTheirFirstCalls) {
+  constexpr int kStarts = 20;
+  std::string err;
+  const int whole = StartsCapturedWhole({"--no-hold"}, kStarts, &err);
+  std::printf("--no-hold: %d of %d starts captured whole\n", whole, kStarts);
+  EXPECT_LT(whole, kStarts) << err;
+}
+
+// A library loaded late by a traced process: its first calls after the dlopen (zeInit, the
+// kernels' creation right after it) are captured, with no wait for the attach.
+TEST_F(HoldTest, LateDlopenIsCapturedFromTheFirstCallAfterIt) {
+  const std::string out = Path("late.capnp"), log = Path("launches.tsv");
+  Subprocess xtrace({kXtrace, "attach", "--comm", "ze_lateload", "-o", out});
+  ASSERT_TRUE(xtrace.WaitStderr("tracing every process named ze_lateload", 60s)) << xtrace.stderr_text();
+  Subprocess late({kLateLoad, "--launches", "6", "--launch-log", log}, {kSimDriver});
+  const uint32_t pid = PidFromReadyLine(late.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << late.stderr_text();
+  late.Signal(SIGUSR1);  // dlopen, set up and launch at once
+  ASSERT_TRUE(late.WaitStdout("round 1 launches=6", 30s)) << late.stderr_text();
+  late.Signal(SIGTERM);
+  late.Wait(30s);
+  ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
+
+  const LogContents c = ReadLogContents(out);
+  ASSERT_TRUE(c.readable) << c.error;
+  const auto expected = ReadLaunchLog(log);
+  ASSERT_EQ(expected.size(), 6u);
+  EXPECT_EQ(Sorted(c.launches.count(pid) ? c.launches.at(pid) : std::vector<std::string>{}), expected)
+      << xtrace.stderr_text();
+  EXPECT_NE(xtrace.stderr_text().find("library load"), std::string::npos) << xtrace.stderr_text();
+}
+
+// xtrace SIGKILLed while a process is held (it was stopped itself, so it could not release
+// it, and the bound is far): the guardian continues the process, which finishes.
+TEST_F(HoldTest, AProcessHeldWhenXtraceIsKilledIsContinued) {
+  const std::string sleeper = UniqueSleep();
+  const std::string name = std::filesystem::path(sleeper).filename();
+  Subprocess xtrace({kXtrace, "attach", "--comm", name, "--hold-max", "60000", "-o", Path("k.capnp")});
+  ASSERT_TRUE(xtrace.WaitStderr("tracing every process named " + name, 60s)) << xtrace.stderr_text();
+  xtrace.Signal(SIGSTOP);
+  Subprocess held({sleeper, "0.1"});
+  ASSERT_TRUE(WaitState(held.pid(), 'T', 10s)) << "state " << ProcessState(held.pid());
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(ProcessState(held.pid()), 'T') << "nobody should have continued it yet";
+  xtrace.Signal(SIGKILL);
+  xtrace.Wait(30s);
+  const auto status = held.Wait(10s);
+  ASSERT_TRUE(status.has_value()) << "still held: state " << ProcessState(held.pid());
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+}
+
+// A hold xtrace released is over: a stop the user sends afterwards stays, through the end of
+// the capture and the guardian's.
+TEST_F(HoldTest, AUsersStopAfterTheReleaseIsNotUndone) {
+  const std::string sleeper = UniqueSleep();
+  const std::string name = std::filesystem::path(sleeper).filename();
+  Subprocess xtrace({kXtrace, "attach", "--comm", name, "-o", Path("u.capnp")});
+  ASSERT_TRUE(xtrace.WaitStderr("tracing every process named " + name, 60s)) << xtrace.stderr_text();
+  Subprocess sleeping({sleeper, "60"});
+  ASSERT_TRUE(WaitState(sleeping.pid(), 'S', 10s)) << "state " << ProcessState(sleeping.pid());
+  std::this_thread::sleep_for(300ms);  // its start is over: held and released
+  ASSERT_EQ(ProcessState(sleeping.pid()), 'S');
+  sleeping.Signal(SIGSTOP);
+  ASSERT_TRUE(WaitState(sleeping.pid(), 'T', 5s));
+  ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
+  std::this_thread::sleep_for(500ms);  // the guardian finishes after xtrace
+  EXPECT_EQ(ProcessState(sleeping.pid()), 'T') << "xtrace continued a stop it did not take";
+  EXPECT_NE(xtrace.stderr_text().find("1 process start and 1 library load held"), std::string::npos)
+      << xtrace.stderr_text();
+  sleeping.Signal(SIGKILL);
+  sleeping.Wait(10s);
+}
+
+// The summary counts one hold per start, and each was released by xtrace, not the bound.
+TEST_F(HoldTest, SummaryCountsOneHoldPerStart) {
+  constexpr int kStarts = 5;
+  const std::string sleeper = UniqueSleep();
+  const std::string name = std::filesystem::path(sleeper).filename();
+  Subprocess xtrace({kXtrace, "attach", "--comm", name, "-o", Path("s.capnp")});
+  ASSERT_TRUE(xtrace.WaitStderr("tracing every process named " + name, 60s)) << xtrace.stderr_text();
+  for (int i = 0; i < kStarts; ++i) {
+    const auto run = RunCommand({sleeper, "0"}, {}, 30s);
+    ASSERT_EQ(run.exit_code(), 0) << run.err;
+  }
+  ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
+  // Dynamically linked: held at its exec and once its linker has mapped its libraries.
+  EXPECT_TRUE(std::regex_search(
+      xtrace.stderr_text(),
+      std::regex(" 5 process starts and 5 library loads held [0-9.]+ ms on average \\(max [0-9.]+ ms\\) "
+                 "until probed; 0 released by the bound")))
+      << xtrace.stderr_text();
+}
+
+// --no-hold: nothing is held, and the summary says nothing of holds.
+TEST_F(HoldTest, NoHoldHoldsNothing) {
+  const std::string sleeper = UniqueSleep();
+  const std::string name = std::filesystem::path(sleeper).filename();
+  Subprocess xtrace({kXtrace, "attach", "--comm", name, "--no-hold", "--hold-max", "60000",
+                     "-o", Path("n.capnp")});
+  ASSERT_TRUE(xtrace.WaitStderr("tracing every process named " + name, 60s)) << xtrace.stderr_text();
+  xtrace.Signal(SIGSTOP);  // were it held, only the bound (a minute) would continue it
+  const auto run = RunCommand({sleeper, "0"}, {}, 30s);
+  xtrace.Signal(SIGCONT);
+  EXPECT_EQ(run.exit_code(), 0) << run.err;
+  ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
+  EXPECT_EQ(xtrace.stderr_text().find(" held "), std::string::npos) << xtrace.stderr_text();
+}
+
+}  // namespace
+}  // namespace xtrace

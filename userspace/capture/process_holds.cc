@@ -1,0 +1,80 @@
+// Releasing held processes and counting what the holds cost them.
+#include "capture/process_holds.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "xtrace/hold.h"
+
+namespace xtrace {
+namespace {
+
+std::string Ms(uint64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f ms", ns / 1e6);
+  return text;
+}
+
+std::string Count(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ProcessHolds>> ProcessHolds::Start(int held_map_fd, uint64_t bound_ns) {
+  HoldGuardian::Options options;
+  options.bound_ns = bound_ns;
+  auto guardian = HoldGuardian::Start(held_map_fd, options);
+  if (!guardian.ok()) return guardian.status();
+  HoldGuardian* g = guardian->get();
+  auto holds = std::make_unique<ProcessHolds>([g](uint32_t pid) { return g->Release(pid); });
+  holds->guardian_ = std::move(*guardian);
+  return holds;
+}
+
+void ProcessHolds::Held(uint32_t pid, bool at_exec, uint64_t since_ns) {
+  ++(at_exec ? stats_.at_exec : stats_.at_library);
+  // BPF holds a process once at a time (its entry in `held` must be gone for another), so a
+  // pid pending already was released by the guardian and held again: the newer hold counts.
+  pending_[pid] = since_ns;
+}
+
+void ProcessHolds::ReleaseAll(uint64_t now_ns) {
+  for (const auto& [pid, since] : pending_) {
+    if (!resume_(pid)) continue;  // the bound released it, or it died
+    const uint64_t held_ns = now_ns > since ? now_ns - since : 0;
+    ++stats_.released;
+    stats_.total_ns += held_ns;
+    stats_.max_ns = std::max(stats_.max_ns, held_ns);
+  }
+  pending_.clear();
+}
+
+HoldStats ProcessHolds::Stats(uint64_t missed) const {
+  HoldStats s = stats_;
+  s.missed = missed;
+  if (guardian_) s.released_by_bound = guardian_->tally().released_by_bound.load();
+  return s;
+}
+
+std::string HoldSummary(const HoldStats& s) {
+  if (!s.taken() && !s.missed) return "";
+  std::string text = " ";
+  if (s.taken()) {
+    if (s.at_exec) text += Count(s.at_exec, "process start", "process starts");
+    if (s.at_exec && s.at_library) text += " and ";
+    if (s.at_library) text += Count(s.at_library, "library load", "library loads");
+    text += " held";
+    if (s.released)
+      text += " " + Ms(s.total_ns / s.released) + " on average (max " + Ms(s.max_ns) + ")";
+    text += " until probed; " + std::to_string(s.released_by_bound) +
+            " released by the bound (--hold-max).";
+  }
+  if (s.missed)
+    text += " " + Count(s.missed, "process was", "processes were") +
+            " not held (more than " + std::to_string(XT_MAX_HELD) +
+            " held at once, or the stop was refused): their first calls may be missing.";
+  return text;
+}
+
+}  // namespace xtrace
