@@ -44,7 +44,8 @@ Result<double> Rate(ChildProcess& loop, int skip, int reports) {
   std::optional<Report> last = first;
   for (int i = 0; i < reports && last; ++i) last = NextReport(loop);
   if (!first || !last || last->seconds <= first->seconds)
-    return Status::Error("torch_train_loop.py stopped reporting: " + loop.stderr_text().substr(0, 400));
+    return Status::Error("torch_train_loop.py stopped reporting: " +
+                         loop.stderr_text().substr(0, 400));
   return (last->iterations - first->iterations) / (last->seconds - first->seconds);
 }
 
@@ -61,7 +62,8 @@ class TorchAttachSection final : public BenchSection {
     const auto ready = loop.WaitStdout("ready", kTorchStart);
     if (!ready) {
       ctx.table.Add({section, "training loop, attach --pid", "n/a", "",
-                     loop.stderr_text().substr(0, 400), "", "n/a: python3-torch not installed or failed"});
+                     loop.stderr_text().substr(0, 400), "",
+                     "n/a: python3-torch not installed or failed"});
       return;
     }
     const std::string pid = ready->substr(ready->find(' ') + 1);
@@ -72,11 +74,13 @@ class TorchAttachSection final : public BenchSection {
     if (before.ok())
       xtrace.emplace(std::vector<std::string>{ctx.paths.xtrace, "attach", "--pid", pid, "--no-drm",
                                               "-o", ctx.Scratch("torch-attach.capnp")});
-    const bool attached =
-        xtrace && xtrace->WaitStderr("pid " + pid + ": ITT calls go through", std::chrono::seconds(60));
+    const bool attached = xtrace && xtrace->WaitStderr("pid " + pid + ": ITT calls go through",
+                                                       std::chrono::seconds(60));
     auto during = attached ? Rate(loop, 1, periods)
-                           : Result<double>(Status::Error("xtrace attach: " + (xtrace ? xtrace->stderr_text() : "")));
-    const bool fast = attached && xtrace->stderr_text().find("in-process fast path") != std::string::npos;
+                           : Result<double>(Status::Error("xtrace attach: " +
+                                                          (xtrace ? xtrace->stderr_text() : "")));
+    const bool fast =
+        attached && xtrace->stderr_text().find("in-process fast path") != std::string::npos;
     if (xtrace) {
       xtrace->Signal(SIGINT);
       xtrace->Wait(std::chrono::seconds(60));
@@ -90,14 +94,18 @@ class TorchAttachSection final : public BenchSection {
       return;
     }
     const double untraced = (*before + *after) / 2;
-    ctx.table.Add({section, std::string("training loop, attach --pid (") + (fast ? "fast path" : "probe site") + ")",
-                   Format("%.1f it/s", *during), Format("%.3fx untraced", *during / untraced),
-                   Format("untraced %.1f before, %.1f after; %d s each", *before, *after, periods), "", ""});
+    ctx.table.Add(
+        {section,
+         std::string("training loop, attach --pid (") + (fast ? "fast path" : "probe site") + ")",
+         Format("%.1f it/s", *during), Format("%.3fx untraced", *during / untraced),
+         Format("untraced %.1f before, %.1f after; %d s each", *before, *after, periods), "", ""});
   }
 };
 
 }  // namespace
 
-std::unique_ptr<BenchSection> MakeTorchAttachSection() { return std::make_unique<TorchAttachSection>(); }
+std::unique_ptr<BenchSection> MakeTorchAttachSection() {
+  return std::make_unique<TorchAttachSection>();
+}
 
 }  // namespace xtrace::bench

@@ -260,7 +260,6 @@ TEST_F(ContainerTest, IttInAContainerTakesTheFastPath) {
             expected);
 }
 
-
 // Containers started one after another while a capture runs, each from an image of its own
 // (a loader, a driver and an ld.so the capture has never seen), each straight into its work:
 // every one is traced from its first call. Three in a row, so that winning a race by timing
@@ -293,8 +292,7 @@ class ContainerStartTest : public ContainerTest {
       std::vector<uint32_t> pids;
       for (const auto& [pid, identity] : c.processes)
         if (identity.container_id == run.id) pids.push_back(pid);
-      ASSERT_EQ(pids.size(), 1u) << run.what << ": processes of container " << run.id
-                                 << " in the log\n" << xtrace.stderr_text();
+      ASSERT_EQ(pids.size(), 1u) << run.what << ": processes of container " << run.id << " in the log";
       EXPECT_EQ(c.processes.at(pids[0]).ns_pid, 1u);
       ExpectTracedFromTheFirstCall(c, pids[0], run);
     }
@@ -313,18 +311,18 @@ TEST_F(ContainerStartTest, ContainersStartedDuringACaptureByNameAreTracedFromThe
 }
 
 // xtrace as a Kubernetes sidecar runs it: a container of its own (its own image, so its own
-// mount namespace) in a pod with `shareProcessNamespace: true`, where
-// all the pod's containers share one pid namespace that is not the node's and /proc in each
-// shows that namespace. Podman builds the same with --pid=container:SIDECAR (on Kubernetes the
-// pod's pause process is pid 1 of that namespace; here xtrace is), and the sidecar gets what
+// mount namespace) in a pod with `shareProcessNamespace: true`, where all the pod's containers
+// share one pid namespace that is not the node's and /proc in each shows that namespace.
+// Podman builds the same with --pid=container:SIDECAR (on Kubernetes the pod's pause process
+// is pid 1 of that namespace; here xtrace is). The sidecar gets what
 // scripts/deploy/kubernetes/pod-sidecar.yaml gives it: root with CAP_BPF, CAP_PERFMON and
 // CAP_SYS_PTRACE, seccomp unconfined, a read-only root file system; it records the pod with
 // --system, as that manifest's daemon does. Plus CAP_SYS_ADMIN: without it every uprobe attach
-// fails here with EACCES (kernel 6.18 VM, checked by hand), so the manifest's set alone
-// traces nothing but DRM ioctls on this machine kind. A per-node agent (hostPID) is the plain
-// --system case above. Workload containers started after it, from their
-// own images, are traced from their first call, and each is one process in the log: one pid
-// (the pod's number for it, which is also what it calls itself), one name.
+// fails here with EACCES (kernel 6.18 VM, checked by hand), so the manifest's set alone traces
+// nothing but DRM ioctls on this machine kind. A per-node agent (hostPID) is the plain
+// --system case above. Workload containers started after it, from their own images, are
+// traced from their first call, and each is one process in the log: one pid (the pod's number
+// for it, which is also what it calls itself), one name.
 TEST_F(ContainerTest, XtraceAsAPodSidecarTracesLaterContainersOfThePodFromTheirFirstCall) {
   ::mkdir(Path("xtrace-image").c_str(), 0755);
   ContainerImage xtrace_image(Path("xtrace-image"), {kXtrace}, {});
@@ -337,7 +335,8 @@ TEST_F(ContainerTest, XtraceAsAPodSidecarTracesLaterContainersOfThePodFromTheirF
   const std::string sidecar = Name("sidecar");
   Subprocess xtrace(xtrace_image.RunArgv(sidecar, {}, {Path("out") + ":/out"},
                                          {kXtrace, "record", "--system", "-o", "/out/pod.capnp"},
-                                         {"--cap-drop=all", "--cap-add=CAP_BPF,CAP_PERFMON,CAP_SYS_PTRACE,CAP_SYS_ADMIN",
+                                         {"--cap-drop=all",
+                                          "--cap-add=CAP_BPF,CAP_PERFMON,CAP_SYS_PTRACE,CAP_SYS_ADMIN",
                                           "--security-opt=seccomp=unconfined", "--read-only"}),
                     xtrace_image.PodmanEnv());
   ASSERT_TRUE(xtrace.WaitStderr("tracing every process", 60s)) << xtrace.stderr_text();
@@ -364,7 +363,8 @@ TEST_F(ContainerTest, XtraceAsAPodSidecarTracesLaterContainersOfThePodFromTheirF
   // xtrace itself.
   for (const auto& [pid, events] : c.events_by_pid)
     EXPECT_TRUE(pid == runs[0].pid || pid == runs[1].pid)
-        << events << " events of pid " << pid << (c.processes.count(pid) ? " (" + c.processes.at(pid).comm + ")" : "");
+        << events << " events of pid " << pid
+        << (c.processes.count(pid) ? " (" + c.processes.at(pid).comm + ")" : "");
 }
 
 }  // namespace

@@ -14,10 +14,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
@@ -80,8 +80,8 @@ uint64_t MonotonicNs() {
 
 // [start, end] of each iteration torch_train_loop.py logged ("<n>\t<start_ns>\t<end_ns>") that
 // lies within [from_ns, to_ns].
-std::vector<std::pair<uint64_t, uint64_t>> IterationWindows(const std::string& path, uint64_t from_ns,
-                                                            uint64_t to_ns) {
+std::vector<std::pair<uint64_t, uint64_t>> IterationWindows(const std::string& path,
+                                                            uint64_t from_ns, uint64_t to_ns) {
   std::vector<std::pair<uint64_t, uint64_t>> windows;
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
@@ -112,15 +112,16 @@ class TorchIntegrationTest : public RootTest {
 // it is once it exec'd: python3, not env.
 TEST_F(TorchIntegrationTest, RecordGivesEveryOneDnnPrimitiveOfAModelAsATask) {
   const std::string out = Path("model.capnp");
-  auto r = RunCommand({kXtrace, "record", "-o", out, "--", "/usr/bin/env", kWithCollector,
-                       "ONEDNN_VERBOSE=1", kPython, kModelScript, "--iterations", "3",
-                       "--train-steps", "2"},
-                      {}, kTorchStart);
+  auto r = RunCommand(
+      {kXtrace, "record", "-o", out, "--", "/usr/bin/env", kWithCollector, "ONEDNN_VERBOSE=1",
+       kPython, kModelScript, "--iterations", "3", "--train-steps", "2"},
+      {}, kTorchStart);
   ASSERT_EQ(r.exit_code(), 0) << r.err << r.out.substr(0, 2000);
   ASSERT_NE(r.out.find("torch_model: 3 iterations, 2 training steps"), std::string::npos) << r.out;
   const auto expected = VerboseExecutions(r.out);
   ASSERT_GT(expected.count("convolution") ? expected.at("convolution") : 0, 0)
-      << "PyTorch ran no oneDNN convolution:\n" << r.out.substr(0, 2000);
+      << "PyTorch ran no oneDNN convolution:\n"
+      << r.out.substr(0, 2000);
   EXPECT_EQ(r.err.find("Unbalanced ITT input"), std::string::npos) << r.err;
 
   const LogContents c = ReadLogContents(out);
@@ -129,13 +130,15 @@ TEST_F(TorchIntegrationTest, RecordGivesEveryOneDnnPrimitiveOfAModelAsATask) {
   std::vector<uint32_t> pids;
   for (const NamedIttTask& t : c.itt_tasks) {
     EXPECT_EQ(t.domain, kOneDnnDomain);
-    EXPECT_TRUE(t.balanced()) << t.name << " at " << t.task.start_ns << (t.task.begin_missing ? " ended without a begin" : "")
+    EXPECT_TRUE(t.balanced()) << t.name << " at " << t.task.start_ns
+                              << (t.task.begin_missing ? " ended without a begin" : "")
                               << (t.task.unfinished ? " never ended" : "");
     // One intra-op thread: every primitive runs on the calling thread, so one task each.
     if (t.balanced()) ++got[t.name];
     if (std::find(pids.begin(), pids.end(), t.task.pid) == pids.end()) pids.push_back(t.task.pid);
   }
-  EXPECT_EQ(got, expected) << "captured: " << Describe(got) << "\noneDNN ran: " << Describe(expected);
+  EXPECT_EQ(got, expected) << "captured: " << Describe(got)
+                           << "\noneDNN ran: " << Describe(expected);
   ASSERT_EQ(pids.size(), 1u);
   ASSERT_TRUE(c.processes.count(pids[0])) << "no ProcessInfo for pid " << pids[0];
   EXPECT_EQ(c.processes.at(pids[0]).comm, "python3");
@@ -191,7 +194,8 @@ TEST_F(TorchIntegrationTest, AttachToARunningTrainingLoopTracesEveryIterationFro
       EXPECT_GT(t.task.start_ns, windows.back().second);
     }
   }
-  EXPECT_GE(per_iteration.front().count("convolution") ? per_iteration.front().at("convolution") : 0, 4)
+  const auto& first = per_iteration.front();
+  EXPECT_GE(first.count("convolution") ? first.at("convolution") : 0, 4)
       << "a training step runs at least two forward and two backward convolutions: "
       << Describe(per_iteration.front());
   RecordProperty("primitives_per_iteration", Describe(per_iteration.front()));
