@@ -52,6 +52,8 @@ enum xt_record_type {
 enum xt_record_flags {
 	XT_FLAG_TRUNCATED = 1u << 0,   /* the string tail was cut at XT_MAX_NAME */
 	XT_FLAG_ARG_UNREADABLE = 1u << 1, /* an argument pointer could not be read */
+	XT_FLAG_PAUSED = 1u << 2,      /* made while the process's collection was paused: kept
+					* for what it names (a kernel), not shown */
 };
 
 /* Process and thread ids, in every record (the header's and any other field naming a process)

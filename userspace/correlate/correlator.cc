@@ -82,6 +82,15 @@ void Correlator::OnDrmFence(const DecodedDrmFence& r) {
 }
 
 void Correlator::OnKernelCreate(const DecodedKernelCreate& r) {
+  // Made while the process's collection was paused: not an event to show, but the name of
+  // the kernels it launches once resumed.
+  if (r.hdr.flags & XT_FLAG_PAUSED) {
+    if (r.result == 0 && r.kernel != 0) {
+      kernel_names_[{r.hdr.pid, r.kernel}] = strings_.Intern(r.name);
+      ++stats_.kernel_names_kept_paused;
+    }
+    return;
+  }
   ++stats_.kernel_creates;
   KernelCreate e;
   e.pid = r.hdr.pid;

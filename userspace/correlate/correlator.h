@@ -22,6 +22,7 @@ namespace xtrace {
 struct CorrelatorStats {
   uint64_t records = 0;
   uint64_t kernel_creates = 0;
+  uint64_t kernel_names_kept_paused = 0;  // creations while paused: named, not shown
   uint64_t launches = 0;
   uint64_t launches_unnamed = 0;   // launches of kernels created before capture began
   uint64_t kernels_unnamed = 0;    // distinct such kernels
