@@ -155,7 +155,8 @@ enum xt_ze_fn {
 	XT_ZE_FENCE_HOST_SYNCHRONIZE = 46,
 	XT_ZE_FENCE_QUERY_STATUS = 47,
 	XT_ZE_FENCE_RESET = 48,
-	XT_ZE_FN_COUNT = 49, /* one past the last; the cookie's fn field holds up to 255 */
+	XT_ZE_DEVICE_GET_PROPERTIES = 49, /* for the device's UUID */
+	XT_ZE_FN_COUNT = 50, /* one past the last; the cookie's fn field holds up to 255 */
 };
 
 /* What a generic probe copies is described by its uprobe's BPF cookie, so one entry and one

@@ -312,12 +312,16 @@ void Session::OpenDeviceClocks() {
   }
   clocks_ = std::move(*sampler);
   std::vector<DeviceInfo> devices;
+  std::vector<DeviceUuid> uuids;
   for (const SampledDevice& d : clocks_->devices()) {
     devices.push_back(DeviceInfo{static_cast<uint32_t>(devices.size()),
                                  output_->writer().strings().Intern(d.name), d.timer_hz,
                                  d.kernel_timestamp_bits});
+    DeviceUuid& uuid = uuids.emplace_back();
+    std::memcpy(&uuid.lo, d.uuid, 8);
+    std::memcpy(&uuid.hi, d.uuid + 8, 8);
   }
-  correlator_->ze().OnDevices(devices);
+  correlator_->ze().OnDevices(devices, std::move(uuids));
   ReadDeviceClocks();
 }
 
