@@ -1064,7 +1064,7 @@ int scenario_uuids() {
     ZE_CHECK(zeDeviceGetGlobalTimestamps(s.devices[i], &host, &ticks));
     std::printf("device %zu ", i);
     for (uint8_t b : p.uuid.id) std::printf("%02x", b);
-    std::printf(" %lu\n", ticks / 1'000'000'000'000ull);
+    std::printf(" %lu\n", static_cast<unsigned long>(ticks / 1'000'000'000'000));
   }
   return 0;
 }
