@@ -203,8 +203,9 @@ TEST(Discovery, DeviceOrderReordersTheListButNotTheDevices) {
   // "device <position> <uuid> <ticks / 10^12>": device i runs i x 10^12 ticks ahead.
   auto lines = [](const std::string& out) {
     std::vector<std::string> v;
-    for (size_t at = out.find("device "); at != std::string::npos; at = out.find("device ", at + 1))
-      v.push_back(out.substr(at + 9, out.find('\n', at) - at - 9));  // past "device <position> "
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("device ", 0) == 0) v.push_back(line.substr(9));  // past "device <position> "
     return v;
   };
   const auto p = lines(plain.output), r = lines(reversed.output), o = lines(one.output);
