@@ -9,6 +9,21 @@
 
 #include "thread.bpf.h"
 
+/* Fills the thread's call slot (state `st`) for the entry of call `fn`. */
+static __always_inline struct xt_call_slot *xt_take_slot(struct xt_thread_state *st, __u32 fn,
+							 __u32 flags)
+{
+	if (!st) {
+		xt_count(XT_CNT_INFLIGHT_FULL);
+		return NULL;
+	}
+	st->call.fn = fn;
+	st->call.flags = flags;
+	st->call.start_ns = bpf_ktime_get_ns();
+	xt_note_thread_of(st, st->call.start_ns);
+	return &st->call;
+}
+
 /* Remembers the entry of call `fn` and returns its slot to fill with what the return needs;
  * NULL when the call is not recorded. Reports the thread's name first if needed (the state
  * is at hand here, and the record made at the call's return follows it in the ring). */
@@ -18,15 +33,24 @@ static __always_inline struct xt_call_slot *xt_enter(__u32 fn)
 
 	if (!xt_traced_thread(&st))
 		return NULL;
-	if (!st) {
-		xt_count(XT_CNT_INFLIGHT_FULL);
+	return xt_take_slot(st, fn, 0);
+}
+
+/* xt_enter for a call that names what later calls use (zeKernelCreate): while the process's
+ * collection is paused it is still recorded, flagged XT_FLAG_PAUSED, so that a launch after
+ * the resume is named; user space keeps the name and shows no event. Nothing once the process
+ * detached. Costs two map lookups more than xt_enter, on a call made once per kernel. */
+static __always_inline struct xt_call_slot *xt_enter_naming(__u32 fn)
+{
+	const struct xt_capture_config *cfg = xt_config();
+	__u32 tgid = xt_current_tgid(cfg);
+	__u32 *state = bpf_map_lookup_elem(&collection_state, &tgid);
+
+	if (!state || *state != XT_COLLECT_PAUSED)
+		return xt_enter(fn);
+	if (!xt_selected(cfg, tgid))
 		return NULL;
-	}
-	st->call.fn = fn;
-	st->call.flags = 0;
-	st->call.start_ns = bpf_ktime_get_ns();
-	xt_note_thread_of(st, st->call.start_ns);
-	return &st->call;
+	return xt_take_slot(xt_thread_state(1), fn, XT_FLAG_PAUSED);
 }
 
 /* At the return of `fn`: its slot if its entry was recorded, else NULL (an orphan return of a

@@ -20,7 +20,7 @@ enum xt_ze_dedicated_fn {
 SEC("uprobe")
 int BPF_KPROBE(ze_kernel_create_entry, void *module, const void *desc, void **out_kernel)
 {
-	struct xt_call_slot *in = xt_enter(FN_KERNEL_CREATE);
+	struct xt_call_slot *in = xt_enter_naming(FN_KERNEL_CREATE);
 	const char *name = NULL;
 
 	if (!in)

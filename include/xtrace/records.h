@@ -54,6 +54,8 @@ enum xt_record_flags {
 	XT_FLAG_ARG_UNREADABLE = 1u << 1, /* an argument pointer could not be read */
 	XT_FLAG_HELD = 1u << 2,        /* exec and maps records: the process is held (hold.h) until
 					* the capture continues it */
+	XT_FLAG_PAUSED = 1u << 3,      /* made while the process's collection was paused: kept
+					* for what it names (a kernel), not shown */
 };
 
 /* Process and thread ids, in every record (the header's and any other field naming a process)
@@ -155,7 +157,8 @@ enum xt_ze_fn {
 	XT_ZE_FENCE_HOST_SYNCHRONIZE = 46,
 	XT_ZE_FENCE_QUERY_STATUS = 47,
 	XT_ZE_FENCE_RESET = 48,
-	XT_ZE_FN_COUNT = 49, /* one past the last; the cookie's fn field holds up to 255 */
+	XT_ZE_DEVICE_GET_PROPERTIES = 49, /* for the device's UUID */
+	XT_ZE_FN_COUNT = 50, /* one past the last; the cookie's fn field holds up to 255 */
 };
 
 /* What a generic probe copies is described by its uprobe's BPF cookie, so one entry and one

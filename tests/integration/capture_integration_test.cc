@@ -271,6 +271,82 @@ TEST_F(CaptureIntegrationTest, CaptureKilledWithSigkillLeavesReadableBatches) {
   EXPECT_EQ(complete_events, c.raw.size());
 }
 
+// `record -- env A=1 ze_workload`: the process is env, then the workload. Summary, report and
+// both trace formats name it by the workload, and the exec from env shows, in order.
+TEST_F(CaptureIntegrationTest, AProcessThatExecsIsNamedByWhatItBecameAndShowsTheExec) {
+  const std::string out = Path("exec.capnp"), json_path = Path("exec.json");
+  const std::string comm = std::filesystem::path(kWorkload).filename().string().substr(0, 15);
+  auto r = RunCommand({kXtrace, "record", "-o", out, "--", "/usr/bin/env", "A=1", kWorkload,
+                       "--iterations", "2"},
+                      {kSimDriver}, 120s);
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+
+  // The log: env first, then the workload with the time of its exec, before any launch.
+  auto reader = LogReader::Open(out);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  std::vector<ProcessInfo> identities;
+  std::vector<std::string> names;
+  uint64_t first_launch_ns = 0;
+  Event e;
+  for (auto more = reader->Next(&e); more.ok() && *more; more = reader->Next(&e)) {
+    if (const auto* p = std::get_if<ProcessInfo>(&e)) {
+      identities.push_back(*p);
+      names.emplace_back(reader->strings().Get(p->comm));
+    }
+    if (const auto* l = std::get_if<KernelLaunch>(&e); l && !first_launch_ns) first_launch_ns = l->start_ns;
+  }
+  ASSERT_EQ(names, (std::vector<std::string>{"env", comm}));
+  const uint32_t pid = identities[0].pid;
+  EXPECT_EQ(identities[1].pid, pid);
+  EXPECT_EQ(identities[0].exec_ns, 0u);
+  ASSERT_GT(first_launch_ns, 0u);
+  EXPECT_GT(identities[1].exec_ns, 0u);
+  EXPECT_LT(identities[1].exec_ns, first_launch_ns);
+
+  // The capture's summary and the report.
+  EXPECT_NE(r.err.find("pid " + std::to_string(pid) + " (" + comm + "):"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("(env)"), std::string::npos) << r.err;
+  auto report = RunCommand({kXtrace, "report", out, "--by", "process"}, {}, 60s);
+  ASSERT_EQ(report.exit_code(), 0) << report.err;
+  EXPECT_NE(report.out.find("pid " + std::to_string(pid) + " (" + comm + ")"), std::string::npos)
+      << report.out;
+  EXPECT_EQ(report.out.find("(env)"), std::string::npos) << report.out;
+
+  // Chrome JSON: the last name viewers read is the workload's; the exec is an instant on the
+  // process at its time.
+  auto conv = RunCommand({kXtrace, "convert", "-q", out, "-o", json_path});
+  ASSERT_EQ(conv.exit_code(), 0) << conv.err;
+  std::ifstream in(json_path);
+  const auto doc = nlohmann::json::parse(in);
+  std::string label;
+  int execs = 0;
+  for (const auto& ev : doc["traceEvents"]) {
+    if (!ev.contains("pid") || ev["pid"] != pid) continue;
+    if (ev["ph"] == "M" && ev["name"] == "process_name") label = ev["args"]["name"];
+    if (ev["ph"] == "i" && ev["name"] == "exec: env -> " + comm) {
+      ++execs;
+      EXPECT_EQ(ev["s"], "p");
+      EXPECT_NEAR(ev["ts"].get<double>(), identities[1].exec_ns / 1000.0, 0.002);
+    }
+  }
+  EXPECT_EQ(label, comm);
+  EXPECT_EQ(execs, 1);
+
+  // Perfetto: the process track carries the workload's name and the same instant.
+  testing::ExpectEveryFormatDrawable(kXtrace, out, json_path);
+  std::ifstream pftrace(json_path + ".pftrace", std::ios::binary);
+  test_util::PerfettoTraceReader pf(std::string(std::istreambuf_iterator<char>(pftrace), {}));
+  const auto* track = pf.FindTrack(comm);
+  ASSERT_NE(track, nullptr);
+  EXPECT_TRUE(track->is_process);
+  EXPECT_EQ(pf.FindTrack("env"), nullptr);
+  int pf_execs = 0;
+  for (const auto& ev : pf.events)
+    if (ev.name == "exec: env -> " + comm && ev.track == track->uuid && ev.ts == identities[1].exec_ns)
+      ++pf_execs;
+  EXPECT_EQ(pf_execs, 1);
+}
+
 TEST_F(CaptureIntegrationTest, RecordThenConvertGivesPerfettoReadyJson) {
   const std::string out = Path("run.capnp"), json_path = Path("run.json");
   auto r = RunCommand({kXtrace, "record", "-q", "-o", out, "--", kWorkload, "--iterations", "3"},

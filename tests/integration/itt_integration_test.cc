@@ -580,8 +580,8 @@ TEST_F(IttIntegrationTest, StartPausedRecordsOnlyTheResumedWindowsOfEverySource)
     EXPECT_FALSE(s.task.unfinished || s.task.begin_missing) << s.name;
   }
 
-  // Level Zero obeys the same state: the launches of rounds 2 and 4 only, per thread. (Their
-  // kernels were created while paused, so they are named by handle.)
+  // Level Zero obeys the same state: the launches of rounds 2 and 4 only, per thread, each
+  // named by its kernel, created while paused (before the first resume).
   std::map<uint32_t, int> expected_launches, captured_launches;
   for (const std::string& l : LogLines(log, {2, 4}))
     if (l.find("\tlaunch\t") != std::string::npos) ++expected_launches[std::stoul(l)];
@@ -591,6 +591,11 @@ TEST_F(IttIntegrationTest, StartPausedRecordsOnlyTheResumedWindowsOfEverySource)
   }
   EXPECT_EQ(captured_launches, expected_launches);
   EXPECT_EQ(c.launches.size(), 8u);
+  for (size_t i = 0; i < c.launches.size(); ++i) {
+    EXPECT_TRUE(c.launches[i].name_known) << i;
+    EXPECT_EQ(c.launch_names[i], "xt_scale_f32") << i;
+  }
+  EXPECT_EQ(r.err.find("kernel@0x<handle>"), std::string::npos) << r.err;
 }
 
 TEST_F(IttIntegrationTest, OneDnnPrimitivesOnTheCallingThreadAndItsOpenMpWorkers) {

@@ -241,6 +241,44 @@ TEST_F(ZeTimelineIntegrationTest, EachDeviceHasItsOwnClockAndTracks) {
   EXPECT_EQ(tracks[1], (std::set<uint32_t>{1, 2, 3, 4}));
 }
 
+// The workload lists the two devices in the other order than xtrace does (as an affinity mask
+// gives a process its own view; here the simulated driver's XTRACE_SIMZE_DEVICE_ORDER, set for
+// the workload only): matched by UUID, each device's operations are on that device and timed
+// by its own clock, 10^12 ticks away from the other's. Matched by position, every measured
+// time would be off by hours.
+TEST_F(ZeTimelineIntegrationTest, DevicesAreMatchedByUuidNotByTheirPositionInTheTargetsList) {
+  auto r = RunCommand({kXtrace, "record", "-o", Path("run.capnp"), "--", "/usr/bin/env",
+                       "XTRACE_SIMZE_DEVICE_ORDER=1,0", kTimeline, "--threads", "4",
+                       "--all-devices", "--executions", "3", "--immediate", "4"},
+                      {kSimDriver, "XTRACE_SIMZE_DEVICES=2", "XTRACE_SIMZE_CLOCK_ORIGIN_NS=0",
+                       "XTRACE_SIMZE_GROUND_TRUTH=" + Path("truth.tsv")},
+                      240s);
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  EXPECT_EQ(r.err.find("matched none of xtrace's own devices"), std::string::npos) << r.err;
+  const Capture c = ReadWholeCapture(Path("run.capnp"));
+  const auto truth = ReadTruth(Path("truth.tsv"));
+  std::set<uint32_t> true_devices;
+  for (const Truth& t : truth) true_devices.insert(t.device);
+  ASSERT_EQ(true_devices, (std::set<uint32_t>{0, 1}));
+  const Comparison cmp = CompareWithTruth(c, truth);  // device numbers and measured times
+  EXPECT_EQ(cmp.matched, truth.size());
+  EXPECT_GT(cmp.measured, truth.size() / 2);
+  EXPECT_LE(cmp.worst_measured_error_ns, kMeasuredToleranceNs);
+}
+
+// A device the workload has that xtrace's own Level Zero does not list (here: xtrace sees one
+// device, the workload only the other) is named in the summary, not silently put on xtrace's.
+TEST_F(ZeTimelineIntegrationTest, ATargetDeviceXtraceDoesNotSeeIsNamedInTheSummary) {
+  auto r = RunCommand({kXtrace, "record", "-o", Path("run.capnp"), "--", "/usr/bin/env",
+                       "XTRACE_SIMZE_DEVICES=2", "XTRACE_SIMZE_DEVICE_ORDER=1", kTimeline,
+                       "--threads", "1", "--executions", "1", "--immediate", "1"},
+                      {kSimDriver, "XTRACE_SIMZE_DEVICES=1"}, 240s);
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  EXPECT_NE(r.err.find("1 device of traced processes matched none of xtrace's own devices by UUID (pid "),
+            std::string::npos)
+      << r.err;
+}
+
 // The Chrome JSON of a capture: a process per device, a track per engine, operations marked
 // measured or estimated, flow arrows whose ends sit inside the slices they join, memory
 // counters.

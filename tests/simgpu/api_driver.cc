@@ -26,6 +26,8 @@ Driver* make_driver() {
                       cfg.clock_offset_ticks + static_cast<int64_t>(i) * kPerDeviceOffsetTicks,
                       origin, cfg.drift_ppm);
     auto dev = std::make_unique<Device>(d, i, clock);
+    // Stable and distinct, from what identifies the device rather than where a process's
+    // list puts it (Intel's driver builds it from the PCI ids and address).
     std::memcpy(dev->uuid.id, "xtsimgpu", 8);
     uint32_t ids[2] = {kDeviceIdPvc, i};
     std::memcpy(dev->uuid.id + 8, ids, sizeof ids);
@@ -118,10 +120,11 @@ ze_result_t DriverGetExtensionFunctionAddress(ze_driver_handle_t hDriver, const 
 ze_result_t DeviceGet(ze_driver_handle_t hDriver, uint32_t* pCount, ze_device_handle_t* phDevices) {
   Driver* d = from_handle<Driver>(hDriver);
   if (d == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  return enumerate(pCount, phDevices, static_cast<uint32_t>(d->devices.size()),
-                   [d](uint32_t i, ze_device_handle_t& h) {
-                     h = to_handle<ze_device_handle_t>(d->devices[i].get());
-                   });
+  const std::vector<uint32_t>& order = config().device_order;
+  const auto listed = static_cast<uint32_t>(order.empty() ? d->devices.size() : order.size());
+  return enumerate(pCount, phDevices, listed, [d, &order](uint32_t i, ze_device_handle_t& h) {
+    h = to_handle<ze_device_handle_t>(d->devices[order.empty() ? i : order[i]].get());
+  });
 }
 
 ze_result_t DeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t* pCount,

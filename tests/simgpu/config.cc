@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <algorithm>
 
 namespace simze {
 namespace {
@@ -57,12 +59,35 @@ void read_double(const char* name, double& out, double min, double max) {
   out = parsed;
 }
 
+// XTRACE_SIMZE_DEVICE_ORDER: comma-separated device numbers, each below the device count and
+// listed once.
+void read_device_order(Config& c) {
+  const char* v = std::getenv("XTRACE_SIMZE_DEVICE_ORDER");
+  if (v == nullptr || *v == '\0') return;
+  std::vector<uint32_t> order;
+  const std::string text(v);
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    unsigned long long n = 0;
+    const std::string item = text.substr(start, comma - start);
+    if (!parse_u64(item.c_str(), n) || n >= c.device_count)
+      return warn("XTRACE_SIMZE_DEVICE_ORDER", v, "not a list of device numbers below XTRACE_SIMZE_DEVICES");
+    for (uint32_t seen : order)
+      if (seen == n) return warn("XTRACE_SIMZE_DEVICE_ORDER", v, "a device listed twice");
+    order.push_back(static_cast<uint32_t>(n));
+    start = comma + 1;
+  }
+  c.device_order = std::move(order);
+}
+
 Config load() {
   Config c;
   if (const char* v = std::getenv("XTRACE_SIMZE_DEVICE_NAME"); v != nullptr && *v != '\0') {
     c.device_name = v;
   }
   read_int("XTRACE_SIMZE_DEVICES", c.device_count, 1, 64);
+  read_device_order(c);
   read_int("XTRACE_SIMZE_TIMER_HZ", c.timer_hz, 1000, 10'000'000'000LL);
   read_offset("XTRACE_SIMZE_CLOCK_OFFSET_TICKS", c.clock_offset_ticks);
   if (const char* v = std::getenv("XTRACE_SIMZE_CLOCK_ORIGIN_NS"); v != nullptr && *v != '\0') {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace simze {
 
@@ -13,6 +14,10 @@ enum class DrmFlavor { kNone, kI915, kXe };
 struct Config {
   std::string device_name = "xtrace simulated GPU (Xe-HPC)";
   uint32_t device_count = 1;
+  // The devices zeDeviceGet lists, by device number, in this order (a subset or a reordering,
+  // as a driver's affinity mask gives a process); empty: all, in number order. A device keeps
+  // its UUID and its clock whatever position it is listed at.
+  std::vector<uint32_t> device_order;
   uint64_t timer_hz = 19'200'000;
   // Nonzero by default so that nothing can mistake device ticks for host nanoseconds.
   int64_t clock_offset_ticks = 1'234'567'890'123;

@@ -192,6 +192,32 @@ TEST(Clock, DriftPpmMakesTheDeviceClockRunFast) {
   EXPECT_NEAR(rate / kHz, 1.002, 20e-6) << "measured " << rate << " Hz";
 }
 
+// XTRACE_SIMZE_DEVICE_ORDER lists the devices in another order, as an affinity mask gives a
+// process its own view: each device keeps its UUID and its clock wherever it is listed.
+TEST(Discovery, DeviceOrderReordersTheListButNotTheDevices) {
+  ChildResult plain = run_child("uuids", {}, false);
+  ChildResult reversed = run_child("uuids", {{"XTRACE_SIMZE_DEVICE_ORDER", "1,0"}}, false);
+  ChildResult one = run_child("uuids", {{"XTRACE_SIMZE_DEVICE_ORDER", "1"}}, false);
+  ChildResult bad = run_child("uuids", {{"XTRACE_SIMZE_DEVICE_ORDER", "0,2"}}, false);
+  for (const ChildResult* r : {&plain, &reversed, &one, &bad}) ASSERT_EQ(r->exit_code, 0) << r->output;
+  // "device <position> <uuid> <ticks / 10^12>": device i runs i x 10^12 ticks ahead.
+  auto lines = [](const std::string& out) {
+    std::vector<std::string> v;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("device ", 0) == 0) v.push_back(line.substr(9));  // past "device <position> "
+    return v;
+  };
+  const auto p = lines(plain.output), r = lines(reversed.output), o = lines(one.output);
+  ASSERT_EQ(p.size(), 2u) << plain.output;
+  EXPECT_NE(p[0], p[1]);
+  EXPECT_EQ(r, (std::vector<std::string>{p[1], p[0]})) << reversed.output;
+  EXPECT_EQ(o, (std::vector<std::string>{p[1]})) << one.output;
+  EXPECT_NE(bad.output.find("xtrace-simze: ignoring XTRACE_SIMZE_DEVICE_ORDER=0,2"), std::string::npos)
+      << bad.output;
+  EXPECT_EQ(lines(bad.output), p);
+}
+
 TEST(Discovery, DefaultsAndInvalidSettings) {
   // Unset (empty) settings take their documented defaults; an invalid one is reported and
   // ignored rather than half-applied.
@@ -1029,12 +1055,28 @@ int scenario_submissions() {
   return b[0] == 1 ? 0 : 2;
 }
 
+// Each listed device: its position, UUID and clock (in units of 10^12 ticks, which tell the
+// devices apart: see kPerDeviceOffsetTicks).
+int scenario_uuids() {
+  Session& s = session();
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    ze_device_properties_t p = device_properties(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, s.devices[i]);
+    uint64_t host = 0, ticks = 0;
+    ZE_CHECK(zeDeviceGetGlobalTimestamps(s.devices[i], &host, &ticks));
+    std::printf("device %zu ", i);
+    for (uint8_t b : p.uuid.id) std::printf("%02x", b);
+    std::printf(" %lu\n", static_cast<unsigned long>(ticks / 1'000'000'000'000));
+  }
+  return 0;
+}
+
 int run_scenario(const std::string& name) {
   static const std::map<std::string, std::function<int()>> scenarios = {
       {"defaults", scenario_defaults},
       {"drift", scenario_drift},
       {"wrap", scenario_wrap},
       {"submissions", scenario_submissions},
+      {"uuids", scenario_uuids},
   };
   auto it = scenarios.find(name);
   if (it == scenarios.end()) {

@@ -131,6 +131,7 @@ inline void ExpectSameEvent(const Event& expected, const Event& actual) {
     EXPECT_EQ(e->cgroup, a.cgroup);
     EXPECT_EQ(e->container_id, a.container_id);
     EXPECT_EQ(e->rank, a.rank);
+    EXPECT_EQ(e->exec_ns, a.exec_ns);
   } else if (const auto* e = std::get_if<ThreadInfo>(&expected)) {
     const auto& a = std::get<ThreadInfo>(actual);
     EXPECT_EQ(e->pid, a.pid);

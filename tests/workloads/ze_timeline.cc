@@ -146,6 +146,12 @@ struct Platform {
     ZE_CHECK(zeDeviceGet(driver, &count, nullptr));
     devices.resize(count);
     ZE_CHECK(zeDeviceGet(driver, &count, devices.data()));
+    // As runtimes do when they pick their devices: what tells a tracer which device each is.
+    for (ze_device_handle_t dev : devices) {
+      ze_device_properties_t props{};
+      props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+      ZE_CHECK(zeDeviceGetProperties(dev, &props));
+    }
     ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
     ZE_CHECK(zeContextCreate(driver, &cd, context.out()));
     const std::string text = simulated_module_text();

@@ -73,6 +73,14 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
     if (ts.completion_unseen) s << " (" << ts.completion_unseen << " never seen complete)";
     s << ".";
   }
+  if (!ts.unmatched_devices.empty()) {
+    s << " " << ts.unmatched_devices.size()
+      << (ts.unmatched_devices.size() == 1 ? " device" : " devices")
+      << " of traced processes matched none of xtrace's own devices by UUID (";
+    for (size_t i = 0; i < ts.unmatched_devices.size(); ++i)
+      s << (i ? "; " : "") << ts.unmatched_devices[i];
+    s << "): xtrace reads no clock of theirs, so their device times are estimated.";
+  }
   if (ts.unclassified_dropped)
     s << " " << ts.unclassified_dropped
       << " appends to command lists created before the capture were never seen to run.";

@@ -300,6 +300,10 @@ void Session::OnProcessRecord(std::span<const std::byte> data) {
             seen.command_line = r.command_line;
             seen.ns_pid = r.ns_pid;
             if (scope_.cgroup && r.cgroup_id == scope_.cgroup->id) seen.cgroup_path = scope_.cgroup->path;
+            // The log follows what the process is now: a given one from its first exec, any
+            // other once the log has named it.
+            if (r.hdr.type == XT_REC_PROCESS_EXEC)
+              correlator_->ProcessExeced(pid, r.hdr.start_ns, seen, t.given);
             processes_.SawStart(pid, std::move(seen), r.cgroup_id);
             t.rescan = true;
           } else {
@@ -345,12 +349,16 @@ void Session::OpenDeviceClocks() {
   }
   clocks_ = std::move(*sampler);
   std::vector<DeviceInfo> devices;
+  std::vector<DeviceUuid> uuids;
   for (const SampledDevice& d : clocks_->devices()) {
     devices.push_back(DeviceInfo{static_cast<uint32_t>(devices.size()),
                                  output_->writer().strings().Intern(d.name), d.timer_hz,
                                  d.kernel_timestamp_bits});
+    DeviceUuid& uuid = uuids.emplace_back();
+    std::memcpy(&uuid.lo, d.uuid, 8);
+    std::memcpy(&uuid.hi, d.uuid + 8, 8);
   }
-  correlator_->ze().OnDevices(devices);
+  correlator_->ze().OnDevices(devices, std::move(uuids));
   ReadDeviceClocks();
 }
 
@@ -471,6 +479,9 @@ Status Session::LaunchCommand() {
   if (opt_.on_command_started) opt_.on_command_started(static_cast<int>(pid));
   t.held = false;
   t.rescan = true;
+  // Its exec record, if already in the ring, names it first: then every exec after comes
+  // in order (`env A=1 app` is env, then app), however fast env execs again.
+  (void)maps_->Drain(on_record_);
   if (t.ever_attached) correlator_->NoteProcess(pid);
   return Status::Ok();
 }

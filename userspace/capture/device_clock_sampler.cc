@@ -5,6 +5,8 @@
 #include <level_zero/ze_api.h>
 #include <time.h>
 
+#include <cstring>
+
 namespace xtrace {
 namespace {
 
@@ -63,8 +65,8 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
     return Status::Error("no Level Zero driver (zeDriverGet: " + ResultText(r) + ")");
   std::vector<ze_driver_handle_t> driver_handles(drivers);
   api->driver_get(&drivers, driver_handles.data());
-  // Processes pick the first driver with a GPU, as runtimes' default selectors do; device
-  // indices are positions in its list.
+  // Processes pick the first driver with a GPU, as runtimes' default selectors do. Device
+  // numbers are positions in xtrace's list; a process's devices are matched to them by UUID.
   for (ze_driver_handle_t driver : driver_handles) {
     uint32_t count = 0;
     if (api->device_get(driver, &count, nullptr) != ZE_RESULT_SUCCESS || count == 0) continue;
@@ -80,6 +82,8 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
       d.name = props.name;
       d.timer_hz = props.timerResolution;
       d.kernel_timestamp_bits = props.kernelTimestampValidBits;
+      static_assert(sizeof(d.uuid) == sizeof(props.uuid.id));
+      std::memcpy(d.uuid, props.uuid.id, sizeof(d.uuid));
       self->devices_.push_back(d);
       self->handles_.push_back(dev);
     }

@@ -15,6 +15,7 @@ namespace xtrace {
 
 struct SampledDevice {
   std::string name;
+  uint8_t uuid[16] = {};  // ze_device_uuid_t: how a traced process's device is matched to it
   uint64_t timer_hz = 0;
   uint32_t kernel_timestamp_bits = 0;
 };

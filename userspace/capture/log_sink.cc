@@ -10,7 +10,10 @@ void LogSink::OnEvent(const Event& event) {
     // A pid that exited and now names another process: the old one's threads go at once,
     // and the new one is not forgotten with the old at the next rotation.
     if (gone_.erase(p->pid)) Forget(p->pid);
-    processes_[p->pid] = *p;
+    // Each file repeats who a process was before its execs too, in order.
+    std::vector<ProcessInfo>& identities = processes_[p->pid];
+    if (!p->exec_ns) identities.clear();
+    identities.push_back(*p);
     comms_[p->pid] = std::string(writer_.strings().Get(p->comm));
   }
   if (const auto* t = std::get_if<ThreadInfo>(&event))
@@ -37,9 +40,12 @@ void LogSink::BeginFile(uint64_t dropped_total, const std::map<uint32_t, uint64_
   file_drops_base_ = drops_total;
   for (uint32_t pid : gone_) Forget(pid);
   gone_.clear();
-  for (const auto& [pid, info] : processes_) writer_.Append(info);
+  file_events_ = threads_.size();
+  for (const auto& [pid, identities] : processes_) {
+    for (const ProcessInfo& info : identities) writer_.Append(info);
+    file_events_ += identities.size();
+  }
   for (const auto& [key, info] : threads_) writer_.Append(info);
-  file_events_ = processes_.size() + threads_.size();
 }
 
 std::map<uint32_t, uint64_t> LogSink::FileDropsByPid(

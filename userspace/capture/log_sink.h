@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "correlate/event_sink.h"
 #include "log/log_writer.h"
@@ -63,7 +64,7 @@ class LogSink final : public EventSink {
   report::TopKernels top_kernels_;
   uint64_t events_ = 0;
   uint64_t file_events_ = 0;
-  std::map<uint32_t, ProcessInfo> processes_;
+  std::map<uint32_t, std::vector<ProcessInfo>> processes_;  // its identities, oldest first
   std::map<uint64_t, ThreadInfo> threads_;  // pid << 32 | tid
   std::set<uint32_t> gone_;
   std::map<uint32_t, std::string> comms_;

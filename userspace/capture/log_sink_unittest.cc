@@ -26,11 +26,12 @@ class LogSinkTest : public ::testing::Test {
     sink_ = std::make_unique<LogSink>(*writer_);
   }
 
-  void Process(uint32_t pid, std::string_view comm) {
+  void Process(uint32_t pid, std::string_view comm, uint64_t exec_ns = 0) {
     ProcessInfo info;
     info.pid = pid;
     info.ns_pid = pid;
     info.comm = writer_->strings().Intern(comm);
+    info.exec_ns = exec_ns;
     sink_->OnEvent(info);
   }
   void Thread(uint32_t pid, uint32_t tid, std::string_view name) {
@@ -56,7 +57,8 @@ class LogSinkTest : public ::testing::Test {
       if (!more.ok() || !*more) break;
       if (const auto* p = std::get_if<ProcessInfo>(&event))
         out.push_back("process " + std::to_string(p->pid) + " " +
-                      std::string(reader->strings().Get(p->comm)));
+                      std::string(reader->strings().Get(p->comm)) +
+                      (p->exec_ns ? " exec@" + std::to_string(p->exec_ns) : ""));
       if (const auto* t = std::get_if<ThreadInfo>(&event))
         out.push_back("thread " + std::to_string(t->pid) + "/" + std::to_string(t->tid) + " " +
                       std::string(reader->strings().Get(t->name)));
@@ -119,6 +121,26 @@ TEST_F(LogSinkTest, TalliesAreCountedPerFileAndInAll) {
   EXPECT_EQ(sink_->FileDropped(9), 5u);
   EXPECT_EQ(sink_->FileDropsByPid({{10, 3}, {20, 6}, {30, 2}}),
             (std::map<uint32_t, uint64_t>{{10, 0}, {20, 5}, {30, 2}}));
+}
+
+TEST_F(LogSinkTest, AProcessThatExecdIsReplayedWithEveryIdentityInOrder) {
+  Process(10, "env");
+  Process(10, "python3", 5'000);
+  Process(20, "server");
+  Rotate(1);
+  EXPECT_EQ(Identities(1), (std::vector<std::string>{"process 10 env", "process 10 python3 exec@5000",
+                                                     "process 20 server"}));
+  EXPECT_EQ(sink_->file_events(), 3u);
+  EXPECT_EQ(sink_->CommOf(10), "python3") << "the summary names what it is now";
+}
+
+TEST_F(LogSinkTest, ARecycledPidForgetsTheOldProcessesExecs) {
+  Process(10, "env");
+  Process(10, "python3", 5'000);
+  sink_->ProcessGone(10);
+  Process(10, "shell");
+  Rotate(1);
+  EXPECT_EQ(Identities(1), (std::vector<std::string>{"process 10 shell"}));
 }
 
 }  // namespace

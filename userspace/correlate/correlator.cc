@@ -5,15 +5,15 @@
 #include <cstdio>
 
 #include "correlate/host_api_calls.h"
-#include "correlate/process_rank.h"
 #include "correlate/api_call_builder.h"
 
 namespace xtrace {
 
-Correlator::Correlator(StringTable& strings, EventSink& sink, ProcessInspector& inspector)
+Correlator::Correlator(StringTable& strings, EventSink& sink, ProcessInspector& inspector,
+                       ProcessIdentities::Clock now)
     : strings_(strings),
       sink_(sink),
-      inspector_(inspector),
+      identities_(strings, sink, inspector, std::move(now)),
       itt_(strings, sink, [this](uint32_t pid, uint32_t tid, std::string_view name) {
         NameThread(pid, tid, strings_.Intern(name));
       }),
@@ -21,28 +21,12 @@ Correlator::Correlator(StringTable& strings, EventSink& sink, ProcessInspector& 
       ze_(strings, sink) {}
 
 void Correlator::NoteProcess(uint32_t pid, std::string_view fallback_comm) {
-  if (!processes_.insert(pid).second) return;
-  ++stats_.processes;
-  ProcessInfo info;
-  info.pid = pid;
-  info.ns_pid = pid;
-  info.comm = strings_.Intern(fallback_comm);
-  if (auto details = inspector_.Process(pid)) {
-    info.comm = strings_.Intern(details->comm);
-    info.command_line = strings_.Intern(details->command_line);
-    info.ns_pid = details->ns_pid;
-    info.cgroup = strings_.Intern(details->cgroup_path);
-    info.container_id = strings_.Intern(details->container_id);
-    // Read here, once per process the log introduces, not by the inspector, which discovery
-    // asks about every process on the machine.
-    info.rank = ReadProcessRank(pid).value_or(-1);
-  }
-  sink_.OnEvent(info);
+  if (identities_.Introduce(pid, fallback_comm)) ++stats_.processes;
 }
 
 void Correlator::ProcessEnded(uint32_t pid, uint64_t ts_ns) {
   itt_.CloseProcess(pid, ts_ns);
-  processes_.erase(pid);
+  identities_.Forget(pid);
   std::erase_if(threads_, [pid](const auto& kv) { return (kv.first >> 32) == pid; });
 }
 
@@ -98,6 +82,15 @@ void Correlator::OnDrmFence(const DecodedDrmFence& r) {
 }
 
 void Correlator::OnKernelCreate(const DecodedKernelCreate& r) {
+  // Made while the process's collection was paused: not an event to show, but the name of
+  // the kernels it launches once resumed.
+  if (r.hdr.flags & XT_FLAG_PAUSED) {
+    if (r.result == 0 && r.kernel != 0) {
+      kernel_names_[{r.hdr.pid, r.kernel}] = strings_.Intern(r.name);
+      ++stats_.kernel_names_kept_paused;
+    }
+    return;
+  }
   ++stats_.kernel_creates;
   KernelCreate e;
   e.pid = r.hdr.pid;

@@ -9,6 +9,7 @@
 #include "correlate/drm_correlator.h"
 #include "correlate/itt_correlator.h"
 #include "correlate/event_sink.h"
+#include "correlate/process_identities.h"
 #include "correlate/process_inspector.h"
 #include "correlate/pid_handle.h"
 #include "correlate/ze_correlator.h"
@@ -21,6 +22,7 @@ namespace xtrace {
 struct CorrelatorStats {
   uint64_t records = 0;
   uint64_t kernel_creates = 0;
+  uint64_t kernel_names_kept_paused = 0;  // creations while paused: named, not shown
   uint64_t launches = 0;
   uint64_t launches_unnamed = 0;   // launches of kernels created before capture began
   uint64_t kernels_unnamed = 0;    // distinct such kernels
@@ -33,13 +35,21 @@ struct CorrelatorStats {
 
 class Correlator {
  public:
-  Correlator(StringTable& strings, EventSink& sink, ProcessInspector& inspector);
+  Correlator(StringTable& strings, EventSink& sink, ProcessInspector& inspector,
+             ProcessIdentities::Clock now = &ProcessIdentities::MonotonicNow);
 
   void OnRecord(const DecodedRecord& record);
 
   // Announces a process before any record of it (e.g. when a probe attaches), so its name is
   // read while it is still alive. `fallback_comm` names it if it is already gone.
   void NoteProcess(uint32_t pid, std::string_view fallback_comm = {});
+
+  // `pid` exec'd into `identity` at `ts_ns` (its exec record): the log says so if it knows
+  // the process; `introduce` introduces it now if not (see ProcessIdentities::Execed).
+  void ProcessExeced(uint32_t pid, uint64_t ts_ns, const ProcessDetails& identity,
+                     bool introduce) {
+    if (identities_.Execed(pid, ts_ns, identity, introduce)) ++stats_.processes;
+  }
 
   // The capture begins `pid` paused (--start-paused): recorded as a collection change.
   void NoteStartPaused(uint32_t pid, uint64_t ts_ns) { itt_.NoteStartPaused(pid, ts_ns); }
@@ -61,7 +71,7 @@ class Correlator {
 
   // Whether any record of `pid` has been seen (or the process was announced) since the
   // process with that pid started.
-  bool SawProcess(uint32_t pid) const { return processes_.count(pid) != 0; }
+  bool SawProcess(uint32_t pid) const { return identities_.Known(pid); }
 
   // The kernel-driver (DRM) part: its settings, counts and per-device summary.
   DrmCorrelator& drm() { return drm_; }
@@ -84,8 +94,7 @@ class Correlator {
 
   StringTable& strings_;
   EventSink& sink_;
-  ProcessInspector& inspector_;
-  std::unordered_set<uint32_t> processes_;
+  ProcessIdentities identities_;
   std::unordered_map<uint64_t, StringId> threads_;  // pid << 32 | tid -> name
   std::unordered_map<PidHandle, StringId, PidHandleHash> kernel_names_;
   std::unordered_set<PidHandle, PidHandleHash> unnamed_kernels_;

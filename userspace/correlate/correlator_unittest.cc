@@ -78,6 +78,23 @@ TEST_F(Fixture, NamesLaunchesFromCreation) {
   EXPECT_EQ(c.stats().launches_unnamed, 0u);
 }
 
+// --start-paused: a kernel created before the first resume is not shown, but names the
+// launches that come after it.
+TEST_F(Fixture, ACreationWhilePausedNamesLaterLaunchesWithoutAnEvent) {
+  DecodedRecord paused = Create(1, 2, 0xabc, "gemm");
+  std::get<DecodedKernelCreate>(paused).hdr.flags |= XT_FLAG_PAUSED;
+  c.OnRecord(paused);
+  EXPECT_TRUE(sink.All<KernelCreate>().empty());
+  c.OnRecord(Launch(1, 2, 0xabc));
+  auto launches = sink.All<KernelLaunch>();
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(strings.Get(launches[0].kernel_name), "gemm");
+  EXPECT_TRUE(launches[0].name_known);
+  EXPECT_EQ(c.stats().kernel_creates, 0u);
+  EXPECT_EQ(c.stats().kernel_names_kept_paused, 1u);
+  EXPECT_EQ(c.stats().launches_unnamed, 0u);
+}
+
 TEST_F(Fixture, IntroducesProcessesAndThreadsOnce) {
   c.OnRecord(Name(1, 2, "worker-2"));
   c.OnRecord(Launch(1, 2, 0x1));

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -38,6 +39,9 @@ struct TimelineStats {
   uint64_t peak_live_objects = 0;
   uint64_t pending_ops = 0;          // operations submitted and not yet emitted
   uint64_t peak_pending_ops = 0;
+  // Devices of traced processes whose UUID is none of xtrace's: "pid P: <uuid hex>", once
+  // each. Their operations have no device clock to place them.
+  std::vector<std::string> unmatched_devices;
 };
 
 class DeviceTimeline {

@@ -2,6 +2,10 @@
 // call arrives as the typed view of its function (model/ze_api_views.h), so every argument is
 // read by the name the ze_api table gives it, never by its slot.
 #include "correlate/device_timeline.h"
+
+#include <algorithm>
+#include <string>
+
 #include "correlate/device_timeline_state.h"
 #include "correlate/event_sink.h"
 #include "model/ze_api_views.h"
@@ -35,6 +39,14 @@ class DeviceTimeline::CallHandler {
     const auto devices = c.Elements();
     for (uint32_t i = 0; i < devices.size(); ++i)
       if (devices[i]) tl_.devices_.Learn(c.pid(), devices[i], i);
+  }
+
+  void operator()(const ZeCall<XT_ZE_DEVICE_GET_PROPERTIES>& c) {
+    const DeviceUuid uuid{c.Get<"uuid_lo">(), c.Get<"uuid_hi">()};
+    if (tl_.devices_.LearnUuid(c.pid(), c.Get<"device">(), uuid)) return;
+    std::string unmatched = "pid " + std::to_string(c.pid()) + ": " + uuid.Hex();
+    auto& list = tl_.stats_.unmatched_devices;
+    if (std::find(list.begin(), list.end(), unmatched) == list.end()) list.push_back(unmatched);
   }
 
   void operator()(const ZeCall<XT_ZE_DEVICE_GET_GLOBAL_TIMESTAMPS>& c) {

@@ -332,3 +332,91 @@ TEST_F(DeviceTimelineTest, AnEngineNobodySynchronizesIsCappedNotUnbounded) {
 
 }  // namespace
 }  // namespace xtrace
+
+namespace xtrace {
+namespace {
+
+// Two GPUs whose clocks are 10^12 ticks apart; the traced process lists them in the other
+// order than xtrace does. Its zeDeviceGetProperties says which is which: a kernel on its
+// first device (xtrace's device 1) is placed by device 1's clock.
+TEST(DeviceMatching, AProcessDeviceIsMatchedByUuidNotByPosition) {
+  StringTable strings;
+  Sink sink;
+  ZeDeviceTable devices;
+  DeviceTimeline tl{strings, sink, devices};
+  constexpr uint64_t kApart = 1'000'000'000'000;
+  const DeviceUuid uuid0{0x1111, 0xa}, uuid1{0x2222, 0xb};
+  devices.set_known_devices(2);
+  devices.set_known_uuids({uuid0, uuid1});
+  for (uint32_t d = 0; d < 2; ++d) tl.OnDevice(DeviceInfo{d, strings.Intern("sim"), kHz, 32});
+  auto read_clocks = [&](uint64_t ns) {
+    tl.OnClockReading(0, TicksAt(ns), ns);
+    tl.OnClockReading(1, TicksAt(ns) + kApart, ns);
+    tl.EmitCovered();
+  };
+  read_clocks(1'000'000'000);
+  const uint64_t first = 0xd1a, second = 0xd0a;  // the process's handles, in its order
+  tl.OnCall(Call(XT_ZE_DEVICE_GET, 0, {0xd1, 2, first, second}), nullptr);
+  tl.OnCall(Call(XT_ZE_DEVICE_GET_PROPERTIES, 10, {first, uuid1.lo, uuid1.hi}), nullptr);
+  tl.OnCall(Call(XT_ZE_DEVICE_GET_PROPERTIES, 20, {second, uuid0.lo, uuid0.hi}), nullptr);
+  EXPECT_EQ(devices.IndexOf(kPid, first), 1u);
+  EXPECT_EQ(devices.IndexOf(kPid, second), 0u);
+
+  tl.OnCall(Call(XT_ZE_EVENT_POOL_CREATE, 30, {kContext, kPoolTimestamps, 8, 1, 0, 0x9001}), nullptr);
+  tl.OnCall(Call(XT_ZE_EVENT_CREATE, 40, {0x9001, 0, 4, 4, 0, 0xe0}), nullptr);
+  const uint64_t imm = 0x1111;
+  tl.OnCall(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 1'000'000'100, {kContext, first, 0, 0, 2, imm}),
+            nullptr);
+  tl.OnLaunch(Launch(imm, 1'000'001'000, 0xe0, strings.Intern("gemm")));
+  tl.OnCall(Call(XT_ZE_EVENT_HOST_SYNCHRONIZE, 1'000'005'000, {0xe0, ~0ull}), nullptr);
+  tl.OnCall(Call(XT_ZE_EVENT_QUERY_KERNEL_TIMESTAMP, 1'000'040'000,
+                 {0xe0, (TicksAt(1'000'010'000) + kApart) & 0xffffffff,
+                  (TicksAt(1'000'030'000) + kApart) & 0xffffffff}),
+            nullptr);
+  read_clocks(2'000'000'000);
+  auto ops = sink.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].device, 1u);
+  EXPECT_TRUE(ops[0].measured);
+  EXPECT_NEAR(double(ops[0].start_ns), 1'000'010'000.0, 60) << "device 1's clock, not device 0's";
+  EXPECT_NEAR(double(ops[0].end_ns), 1'000'030'000.0, 60);
+  EXPECT_TRUE(tl.stats().unmatched_devices.empty());
+}
+
+TEST(DeviceMatching, AUuidNoneOfXtracesDevicesHasIsNamedOnce) {
+  StringTable strings;
+  Sink sink;
+  ZeDeviceTable devices;
+  DeviceTimeline tl{strings, sink, devices};
+  devices.set_known_devices(2);
+  devices.set_known_uuids({{1, 1}, {2, 2}});
+  tl.OnCall(Call(XT_ZE_DEVICE_GET, 0, {0xd1, 2, 0xd0a, 0xd1a}), nullptr);
+  const DeviceUuid stranger{0x0706050403020100, 0x0f0e0d0c0b0a0908};
+  for (int i = 0; i < 2; ++i)
+    tl.OnCall(Call(XT_ZE_DEVICE_GET_PROPERTIES, 10, {0xd1a, stranger.lo, stranger.hi}), nullptr);
+  EXPECT_EQ(devices.IndexOf(kPid, 0xd1a), kUnknownDevice) << "not its position";
+  EXPECT_EQ(devices.IndexOf(kPid, 0xd0a), 0u) << "never asked: matched by position";
+  EXPECT_EQ(tl.stats().unmatched_devices,
+            std::vector<std::string>{"pid 100: 000102030405060708090a0b0c0d0e0f"});
+}
+
+TEST(DeviceMatching, AForeignDeviceLeavesNoOnlyDeviceToFallBackOn) {
+  ZeDeviceTable devices;
+  devices.set_known_devices(1);
+  devices.set_known_uuids({{1, 1}});
+  EXPECT_EQ(devices.IndexOf(kPid, 0xbef0), 0u) << "one device: an unseen handle is it";
+  EXPECT_FALSE(devices.LearnUuid(kPid, 0xd1a, {2, 2}));
+  EXPECT_EQ(devices.IndexOf(kPid, 0xd1a), kUnknownDevice);
+  EXPECT_EQ(devices.Fallback(), kUnknownDevice);
+}
+
+TEST(DeviceMatching, WithoutXtracesUuidsPositionsStand) {
+  ZeDeviceTable devices;
+  devices.set_known_devices(2);
+  devices.Learn(kPid, 0xd1a, 1);
+  EXPECT_TRUE(devices.LearnUuid(kPid, 0xd1a, {5, 5}));
+  EXPECT_EQ(devices.IndexOf(kPid, 0xd1a), 1u);
+}
+
+}  // namespace
+}  // namespace xtrace

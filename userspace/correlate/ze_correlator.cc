@@ -13,8 +13,10 @@ void ZeCorrelator::OnCall(const ApiCall& call, const DecodedZeExecute* execute) 
   memory_.OnCall(call);
 }
 
-void ZeCorrelator::OnDevices(const std::vector<DeviceInfo>& devices) {
+void ZeCorrelator::OnDevices(const std::vector<DeviceInfo>& devices,
+                             std::vector<DeviceUuid> uuids) {
   devices_.set_known_devices(static_cast<uint32_t>(devices.size()));
+  devices_.set_known_uuids(std::move(uuids));
   for (const DeviceInfo& d : devices) {
     timeline_.OnDevice(d);
     sink_.OnEvent(d);

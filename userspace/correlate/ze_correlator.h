@@ -24,7 +24,9 @@ class ZeCorrelator {
   }
 
   // xtrace's own view: its devices (in zeDeviceGet order) and clock readings.
-  void OnDevices(const std::vector<DeviceInfo>& devices);
+  // `uuids`: each device's UUID, by number, to match the traced processes' devices by (empty:
+  // unknown; they are matched by position).
+  void OnDevices(const std::vector<DeviceInfo>& devices, std::vector<DeviceUuid> uuids = {});
   void OnClockReading(uint32_t device, uint64_t ticks, uint64_t monotonic_raw_ns,
                       uint64_t monotonic_ns, uint64_t realtime_ns);
   void OnHostClocks(uint64_t monotonic_raw_ns, uint64_t monotonic_ns);

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <deque>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -52,12 +53,17 @@ class EventConverter {
   void operator()(const IttMarker& e) { itt_.Write(e); }
   void operator()(const CollectionChange& e) { itt_.Write(e); }
 
+  // A process is labelled with what it is now: each exec renames it (viewers keep the last
+  // name they read). Who it was stays on its track as an instant at the exec, "exec: env ->
+  // python3", rather than in the label: the label is what people search and sort by, and an
+  // instant keeps the time and the order of any number of execs.
   void operator()(const ProcessInfo& e) {
     // Viewers show the pid next to the name already; the namespace pid is the one people
     // see inside a container, so it is worth saying when it differs.
-    std::string name(strings_.Get(e.comm));
-    if (name.empty()) name = strings_.Get(e.command_line);
-    if (name.empty()) return;
+    std::string_view comm = strings_.Get(e.comm);
+    if (comm.empty()) comm = strings_.Get(e.command_line);
+    if (comm.empty()) return;
+    std::string name(comm);
     if (e.ns_pid != 0 && e.ns_pid != e.pid) {
       name += " (pid " + std::to_string(e.ns_pid) + " in its namespace)";
     }
@@ -67,6 +73,13 @@ class EventConverter {
     for (const auto& [key, id] : labels)
       if (!strings_.Get(id).empty()) args_.push_back(TraceArg::String(key, strings_.Get(id)));
     out_.ProcessName(e.pid, name, args_);
+    std::string& was = process_comms_[e.pid];
+    if (e.exec_ns && !was.empty() && was != comm) {
+      args_.insert(args_.begin(), TraceArg::String("was", was));
+      out_.Instant("exec: " + was + " -> " + std::string(comm), "xtrace", e.pid, 0, e.exec_ns,
+                   TraceWriter::InstantScope::kProcess, args_);
+    }
+    was = comm;
   }
 
   void operator()(const ThreadInfo& e) {
@@ -134,6 +147,7 @@ class EventConverter {
   const StringTable& strings_;
   TraceWriter& out_;
   std::vector<TraceArg> args_;       // reused: no allocation per event
+  std::unordered_map<uint32_t, std::string> process_comms_;  // pid -> its name so far
   IttEventWriter itt_;
   DriverTrackWriter driver_;
   ZeTraceExporter ze_;

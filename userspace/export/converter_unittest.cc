@@ -232,6 +232,56 @@ TEST(ConverterTest, NamespacePidIsShownWhenItDiffers) {
   EXPECT_FALSE(processes[1]["args"].contains("container_id"));
 }
 
+// `env A=1 python3 ...`: the process is labelled python3 in both formats, and the exec from
+// env is an instant on its track at the exec's time.
+TEST(ConverterTest, AProcessThatExecdIsLabelledWithItsLastNameAndShowsTheExec) {
+  ScratchDir dir;
+  const std::string in = dir.File("run.capnp");
+  constexpr uint64_t kExecNs = 5'000'000'050'000;
+  {
+    auto writer = LogWriter::Create(in, SampleHeader());
+    ASSERT_TRUE(writer.ok());
+    StringTable& s = (*writer)->strings();
+    (*writer)->Append(ProcessInfo{.pid = kPid, .ns_pid = kPid, .comm = s.Intern("env"),
+                                  .command_line = s.Intern("env A=1 python3 a.py")});
+    (*writer)->Append(ProcessInfo{.pid = kPid, .ns_pid = kPid, .comm = s.Intern("python3"),
+                                  .command_line = s.Intern("python3 a.py"), .exec_ns = kExecNs});
+    (*writer)->Append(ThreadInfo{.pid = kPid, .tid = kMainTid, .name = s.Intern("python3")});
+    ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
+  }
+  ASSERT_TRUE(ConvertLog(in, dir.File("run.json"), {}, nullptr).ok());
+  const nlohmann::json trace = ParseFile(dir.File("run.json"));
+  const auto names = Find(trace, "M", "process_name");
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_EQ(names.back()["args"]["name"], "python3") << "viewers keep the last name";
+  EXPECT_EQ(names.back()["args"]["command_line"], "python3 a.py");
+  const auto execs = Find(trace, "i", "exec: env -> python3");
+  ASSERT_EQ(execs.size(), 1u);
+  EXPECT_EQ(execs[0]["pid"], kPid);
+  EXPECT_EQ(execs[0]["s"], "p");
+  EXPECT_EQ(test_util::JsonNs(execs[0]["ts"]), kExecNs);
+  EXPECT_EQ(execs[0]["args"]["was"], "env");
+
+  ConvertOptions options;
+  options.format = TraceFormat::kPerfetto;
+  ASSERT_TRUE(ConvertLog(in, dir.File("run.pftrace"), options, nullptr).ok());
+  test_util::PerfettoTraceReader pf(ReadFileBytes(dir.File("run.pftrace")));
+  for (const std::string& e : pf.errors) ADD_FAILURE() << e;
+  const auto* process = pf.FindTrack("python3");
+  ASSERT_NE(process, nullptr);
+  EXPECT_TRUE(process->is_process);
+  EXPECT_EQ(pf.FindTrack("env"), nullptr) << "the process track was renamed, not duplicated";
+  int exec_instants = 0;
+  for (const auto& e : pf.events) {
+    if (e.name != "exec: env -> python3") continue;
+    ++exec_instants;
+    EXPECT_EQ(e.type, 3u);
+    EXPECT_EQ(e.ts, kExecNs);
+    EXPECT_EQ(e.track, process->uuid);
+  }
+  EXPECT_EQ(exec_instants, 1);
+}
+
 TEST(ConverterTest, IncompleteLogConvertsWithoutSalvage) {
   ScratchDir dir;
   const std::string in = dir.File("killed.capnp");

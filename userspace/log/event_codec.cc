@@ -26,6 +26,7 @@ void WithStart(const Event& event, F&& f) {
   if (const auto* e = std::get_if<CollectionChange>(&event)) f(e->ts_ns);
   if (const auto* e = std::get_if<DrmIoctl>(&event)) f(e->start_ns);
   if (const auto* e = std::get_if<DrmFenceSignal>(&event)) f(e->created_ns);
+  if (const auto* e = std::get_if<ProcessInfo>(&event); e && e->exec_ns) f(e->exec_ns);
   if (uint64_t t; ZeEventStart(event, &t)) f(t);
 }
 
@@ -123,6 +124,10 @@ void EncodeEvent(const Event& event, uint64_t base_ns, HandleTable& handles,
     g.setCgroup(e->cgroup);
     g.setContainerId(e->container_id);
     g.setRank(e->rank);
+    if (e->exec_ns) {
+      g.setExec(true);
+      g.setExecOffsetNs(e->exec_ns - base_ns);
+    }
   } else if (const auto* e = std::get_if<ThreadInfo>(&event)) {
     auto g = out.initThreadInfo();
     g.setPid(e->pid);
@@ -194,7 +199,8 @@ DecodeResult DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns,
                          .command_line = g.getCommandLine(),
                          .cgroup = g.getCgroup(),
                          .container_id = g.getContainerId(),
-                         .rank = g.getRank()};
+                         .rank = g.getRank(),
+                         .exec_ns = g.getExec() ? base_ns + g.getExecOffsetNs() : 0};
       return DecodeResult::kEvent;
     }
     case log_schema::Event::THREAD_INFO: {

@@ -85,6 +85,12 @@ TEST(EventCodec, CreateProcessAndThreadRoundTrip) {
   const ProcessInfo process{.pid = 30043, .ns_pid = 3, .comm = 5, .command_line = 6, .cgroup = 7,
                             .container_id = 8};
   ExpectSameEvent(process, RoundTrip(process, 0, table));
+  // An exec: its time sets the batch base like any other, and may lie before it (a file
+  // that repeats who a process was).
+  const ProcessInfo execed{.pid = 30043, .ns_pid = 3, .comm = 9, .exec_ns = 7'000};
+  EXPECT_EQ(BatchBaseNs(std::vector<Event>{execed}), 7'000u);
+  ExpectSameEvent(execed, RoundTrip(execed, 6'000, table));
+  ExpectSameEvent(execed, RoundTrip(execed, 9'000, table));
   const ThreadInfo thread{.pid = 30043, .tid = 30044, .name = 9};
   ExpectSameEvent(thread, RoundTrip(thread, 0, table));
 }

@@ -128,7 +128,7 @@ struct Event {
       nameTruncated @23 :Bool;      # the name was longer than the probe copies
     }
     processInfo :group {
-      # A traced process, when first seen and again if its name changes.
+      # A traced process, when first seen and again at each exec (in order).
       pid @24 :UInt32;              # in the init pid namespace
       nsPid @25 :UInt32;            # in the process's own pid namespace
       comm @26 :UInt32;             # string id
@@ -137,6 +137,9 @@ struct Event {
       containerId @158 :UInt32;     # string id; 64 hex digits, "" outside containers
       rank @162 :Int32 = -1;        # its distributed rank, from RANK, PMI_RANK, ... in its
                                     # environment when first seen; -1: none or not read
+      exec @163 :Bool;              # the process exec'd into this identity at
+      execOffsetNs @164 :UInt64;    # this time; the processInfo before it for the same pid
+                                    # is who it was until then. False: as first seen
     }
     threadInfo :group {
       # A thread's name, when the thread is first seen.

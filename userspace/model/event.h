@@ -24,6 +24,10 @@ struct ProcessInfo {
   // Its rank in a distributed job, from its environment (correlate/process_rank.h); -1: none
   // or not read.
   int32_t rank = -1;
+  // Nonzero: the process exec'd into this identity at this CLOCK_MONOTONIC time, and the
+  // ProcessInfo before it for the same pid is who it was until then. 0: the process as first
+  // seen.
+  uint64_t exec_ns = 0;
 };
 
 // A thread's name, emitted once when the thread is first seen.

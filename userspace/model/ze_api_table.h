@@ -29,6 +29,8 @@ constexpr ZeRead Out(uint8_t arg, uint8_t size) { return {arg, size, 0, true}; }
 constexpr uint8_t kDescBody = 16;
 // ze_command_queue_desc_t: ordinal, index, flags, mode, priority (5 x uint32) from kDescBody.
 constexpr uint8_t kQueueDescBytes = 20;
+// ze_device_properties_t: the 16-byte uuid follows 80 bytes of numbers after kDescBody.
+constexpr uint8_t kDevicePropertiesUuid = 96;
 
 // Correlation reads arguments by name (model/ze_api_views.h), never by position. Positions
 // are still part of the log format, which stores an ApiCall's six arguments in order: an
@@ -214,6 +216,11 @@ inline constexpr ZeApiInfo kZeApiTable[] = {
      .args = {Hex("fence", Arg(0)), Num("timeout", Arg(1))}},
     {.fn = XT_ZE_FENCE_QUERY_STATUS, .symbol = "zeFenceQueryStatus", .args = {Hex("fence", Arg(0))}},
     {.fn = XT_ZE_FENCE_RESET, .symbol = "zeFenceReset", .args = {Hex("fence", Arg(0))}},
+    {.fn = XT_ZE_DEVICE_GET_PROPERTIES,
+     .symbol = "zeDeviceGetProperties",
+     // ze_device_properties_t.uuid: what tells a process's device handle which device it is.
+     .reads = {{1, 16, kDevicePropertiesUuid, true}},
+     .args = {Hex("device", Arg(0)), Hex("uuid_lo", D64(0)), Hex("uuid_hi", D64(1))}},
 };
 
 static_assert(std::size(kZeApiTable) == XT_ZE_FN_COUNT - 1, "one entry per enum xt_ze_fn value");

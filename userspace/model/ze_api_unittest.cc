@@ -100,6 +100,8 @@ TEST(ZeApi, DescriptorOffsetsMatchTheHeader) {
             offsetof(ze_command_list_desc_t, commandQueueGroupOrdinal));
   EXPECT_EQ(offsetof(ze_command_list_desc_t, flags),
             offsetof(ze_command_list_desc_t, commandQueueGroupOrdinal) + 4);
+  EXPECT_EQ(Api(XT_ZE_DEVICE_GET_PROPERTIES).reads[0].offset, offsetof(ze_device_properties_t, uuid));
+  EXPECT_EQ(Api(XT_ZE_DEVICE_GET_PROPERTIES).reads[0].size, sizeof(ze_device_uuid_t));
   EXPECT_EQ(Api(XT_ZE_EVENT_POOL_CREATE).reads[0].offset, offsetof(ze_event_pool_desc_t, flags));
   EXPECT_EQ(offsetof(ze_event_pool_desc_t, count), offsetof(ze_event_pool_desc_t, flags) + 4);
   EXPECT_EQ(Api(XT_ZE_EVENT_CREATE).reads[0].offset, offsetof(ze_event_desc_t, index));
