@@ -35,7 +35,9 @@ void Correlator::NoteProcess(uint32_t pid, std::string_view fallback_comm) {
     info.container_id = strings_.Intern(details->container_id);
     // Read here, once per process the log introduces, not by the inspector, which discovery
     // asks about every process on the machine.
-    info.rank = ReadProcessRank(pid).value_or(-1);
+    const DistributedIdentity identity = ReadDistributedIdentity(pid);
+    info.rank = identity.rank.value_or(-1);
+    info.world_size = identity.world_size.value_or(-1);
   }
   sink_.OnEvent(info);
 }

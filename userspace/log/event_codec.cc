@@ -123,6 +123,7 @@ void EncodeEvent(const Event& event, uint64_t base_ns, HandleTable& handles,
     g.setCgroup(e->cgroup);
     g.setContainerId(e->container_id);
     g.setRank(e->rank);
+    g.setWorldSize(e->world_size);
   } else if (const auto* e = std::get_if<ThreadInfo>(&event)) {
     auto g = out.initThreadInfo();
     g.setPid(e->pid);
@@ -194,7 +195,8 @@ DecodeResult DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns,
                          .command_line = g.getCommandLine(),
                          .cgroup = g.getCgroup(),
                          .container_id = g.getContainerId(),
-                         .rank = g.getRank()};
+                         .rank = g.getRank(),
+                         .world_size = g.getWorldSize()};
       return DecodeResult::kEvent;
     }
     case log_schema::Event::THREAD_INFO: {

@@ -137,6 +137,8 @@ struct Event {
       containerId @158 :UInt32;     # string id; 64 hex digits, "" outside containers
       rank @162 :Int32 = -1;        # its distributed rank, from RANK, PMI_RANK, ... in its
                                     # environment when first seen; -1: none or not read
+      worldSize @163 :Int32 = -1;   # its job's number of ranks, from WORLD_SIZE, PMI_SIZE,
+                                    # ... likewise; -1: none or not read
     }
     threadInfo :group {
       # A thread's name, when the thread is first seen.
