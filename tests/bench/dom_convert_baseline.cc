@@ -43,8 +43,8 @@ int Convert(const std::string& in_path, const std::string& out_path) {
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", t->pid}, {"tid", t->tid},
                         {"args", {{"name", s.Get(t->name)}}}});
     } else if (const auto* k = std::get_if<xtrace::KernelCreate>(&event)) {
-      events.push_back({{"ph", "X"}, {"name", "zeKernelCreate"}, {"cat", "ze"}, {"pid", k->pid},
-                        {"tid", k->tid}, {"ts", k->start_ns / 1000.0},
+      events.push_back({{"ph", "X"}, {"name", "zeKernelCreate"}, {"cat", "xpu_runtime"},
+                        {"pid", k->pid}, {"tid", k->tid}, {"ts", k->start_ns / 1000.0},
                         {"dur", (k->end_ns - k->start_ns) / 1000.0},
                         {"args", {{"kernel_name", s.Get(k->name)}, {"module", Hex(k->module)},
                                   {"kernel", Hex(k->kernel)}}}});
@@ -54,7 +54,7 @@ int Convert(const std::string& in_path, const std::string& out_path) {
                    {"command_list", Hex(l->command_list)},
                    {"num_wait_events", l->num_wait_events}};
       if (l->signal_event) args["signal_event"] = Hex(l->signal_event);
-      events.push_back({{"ph", "X"}, {"name", s.Get(l->kernel_name)}, {"cat", "ze"},
+      events.push_back({{"ph", "X"}, {"name", s.Get(l->kernel_name)}, {"cat", "xpu_runtime"},
                         {"pid", l->pid}, {"tid", l->tid}, {"ts", l->start_ns / 1000.0},
                         {"dur", (l->end_ns - l->start_ns) / 1000.0}, {"args", std::move(args)}});
     }

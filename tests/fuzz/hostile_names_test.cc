@@ -122,7 +122,7 @@ TEST(HostileNamesTest, ConvertWritesValidJsonAndEveryNameIntact) {
         << "\" is missing or altered";
   }
   // Every field that carries a name, not just one of them: the name appears as a process,
-  // a thread, a kernel (its creation and its launch), an ITT task, a marker and a category.
+  // a thread, a kernel (its creation and its launch), an ITT task, a marker and a domain.
   size_t exact = 0;
   for (const auto& s : all) exact += s == names[0].expected;
   EXPECT_GE(exact, 6u);

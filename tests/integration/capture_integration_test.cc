@@ -266,7 +266,7 @@ TEST_F(CaptureIntegrationTest, CaptureKilledWithSigkillLeavesReadableBatches) {
   size_t complete_events = 0;
   for (const auto& ev : doc["traceEvents"])
     // Kernel launches are the complete events with group counts (API calls have none).
-    if (ev["ph"] == "X" && ev.value("cat", "") == "ze" && ev["args"].contains("group_count_x"))
+    if (ev["ph"] == "X" && ev.value("cat", "") == "xpu_runtime" && ev["args"].contains("group_count_x"))
       ++complete_events;
   EXPECT_EQ(complete_events, c.raw.size());
 }
@@ -366,7 +366,7 @@ TEST_F(CaptureIntegrationTest, RecordThenConvertGivesPerfettoReadyJson) {
     if (ev["ph"] == "M" && ev["name"] == "thread_name" &&
         ev["args"]["name"].get<std::string>().rfind("xt-worker-", 0) == 0)
       thread_named = true;
-    if (ev["ph"] == "X" && ev.value("cat", "") == "ze" && ev["args"].contains("group_count_x")) {
+    if (ev["ph"] == "X" && ev.value("cat", "") == "xpu_runtime" && ev["args"].contains("group_count_x")) {
       ++launches_by_name[ev["name"].get<std::string>()];
       EXPECT_TRUE(ev.contains("ts") && ev.contains("dur"));
       EXPECT_TRUE(ev["args"].contains("group_count") || ev["args"].contains("groups_x") ||

@@ -280,7 +280,7 @@ TEST_P(SimulatedGpuDrmTest, EverySubmissionOnceDecodedAndLinkedToItsCall) {
         ev["args"]["name"].get<std::string>().rfind("driver", 0) == 0)
       driver_tids.insert(ev["tid"].get<uint64_t>());
     if (ev["ph"] == "X" && ev["cat"] == "drm") slices.push_back(ev);
-    if (ev["ph"] == "X" && ev["cat"] == "ze" && ev["name"] != "zeKernelCreate")
+    if (ev["ph"] == "X" && ev["cat"] == "xpu_runtime" && ev["name"] != "zeKernelCreate")
       launches.push_back(ev);
     // The driver track's arrows (the device timeline draws its own, in its own category).
     if (ev["ph"] == "s" && ev["cat"] == "drm") starts.push_back(ev);

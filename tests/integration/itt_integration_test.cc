@@ -272,7 +272,7 @@ TEST_F(IttIntegrationTest, OwnLabelsFromSeveralThreadsRoundTripExactlyAroundThei
     const std::string name = e.value("name", "");
     if (name == "xt.inner") inner.push_back(e);
     // The host-side launches (the GPU process shows each kernel again, as it ran).
-    if (name == "xt_scale_f32" && e.value("cat", "") == "ze") launches.push_back(e);
+    if (name == "xt_scale_f32" && e.value("cat", "") == "xpu_runtime") launches.push_back(e);
     if (name == "xt.mark") marks.push_back(e);
   }
   ASSERT_EQ(inner.size(), 12u);
@@ -280,7 +280,8 @@ TEST_F(IttIntegrationTest, OwnLabelsFromSeveralThreadsRoundTripExactlyAroundThei
   ASSERT_EQ(marks.size(), 12u);
   for (const auto& e : inner) {
     EXPECT_EQ(e["ph"], "X");
-    EXPECT_EQ(e["cat"], "xt.app");
+    EXPECT_EQ(e["cat"], "user_annotation");
+    EXPECT_EQ(e["args"]["domain"], "xt.app");
   }
   for (const auto& m : marks) {
     EXPECT_EQ(m["ph"], "i");

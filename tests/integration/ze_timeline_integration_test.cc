@@ -295,7 +295,7 @@ TEST_F(ZeTimelineIntegrationTest, ChromeJsonDrawsTheDeviceTimeline) {
   std::map<std::pair<int64_t, int64_t>, std::vector<Slice>> slices;  // (pid, tid)
   std::map<int64_t, std::string> process_names;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names;
-  std::map<uint64_t, std::vector<nlohmann::json>> flows;
+  std::map<std::pair<std::string, uint64_t>, std::vector<nlohmann::json>> flows;  // (cat, id)
   size_t gpu_events = 0, counters = 0;
   std::set<std::string> timings;
   for (const auto& e : doc["traceEvents"]) {
@@ -303,14 +303,16 @@ TEST_F(ZeTimelineIntegrationTest, ChromeJsonDrawsTheDeviceTimeline) {
     if (ph == "M" && e["name"] == "process_name") process_names[e["pid"]] = e["args"]["name"];
     if (ph == "M" && e["name"] == "thread_name") thread_names[{e["pid"], e["tid"]}] = e["args"]["name"];
     if (ph == "X") slices[{e["pid"], e["tid"]}].push_back({e["ts"].get<double>(), e["dur"].get<double>()});
-    if (ph == "X" && e["cat"] == "gpu") {
+    if (ph == "X" && test_util::IsDeviceWorkCategory(e["cat"])) {
       ++gpu_events;
       timings.insert(e["args"]["timing"].get<std::string>());
       EXPECT_TRUE(e["args"].contains("id"));
       EXPECT_TRUE(thread_names.count({e["pid"], e["tid"]})) << "an operation on an unnamed track";
     }
-    // The device timeline's arrows (the driver track draws its own, in category "drm").
-    if ((ph == "s" || ph == "f") && e["cat"] == "ze.flow") flows[e["id"].get<uint64_t>()].push_back(e);
+    // The device timeline's arrows: launches (ac2g) and waits (ze.flow); the driver track
+    // draws its own, in category "drm".
+    if ((ph == "s" || ph == "f") && (e["cat"] == "ac2g" || e["cat"] == "ze.flow"))
+      flows[{e["cat"], e["id"].get<uint64_t>()}].push_back(e);
     if (ph == "C" && e["name"] == "memory in use") ++counters;
   }
   EXPECT_EQ(gpu_events, c.All<DeviceOp>().size());
@@ -319,7 +321,8 @@ TEST_F(ZeTimelineIntegrationTest, ChromeJsonDrawsTheDeviceTimeline) {
   ASSERT_TRUE(process_names.count(gpu0));
   EXPECT_EQ(process_names[gpu0], "GPU 0: xtrace simulated GPU (Xe-HPC)");
   EXPECT_GT(counters, 0u);
-  // Every flow has one start and one end, each inside a slice of its thread.
+  // Every arrow has a start and then its end, each inside a slice of its thread (a launch
+  // arrow's id is the correlation: a call that submitted several operations repeats it).
   auto inside = [&](const nlohmann::json& e) {
     const double ts = e["ts"].get<double>();
     for (const Slice& s : slices[{e["pid"], e["tid"]}])
@@ -327,14 +330,16 @@ TEST_F(ZeTimelineIntegrationTest, ChromeJsonDrawsTheDeviceTimeline) {
     return false;
   };
   size_t submit_flows = 0, wait_flows = 0;
-  for (const auto& [id, ends] : flows) {
-    ASSERT_EQ(ends.size(), 2u) << "flow " << id;
-    EXPECT_EQ(ends[0]["ph"], "s");
-    EXPECT_EQ(ends[1]["ph"], "f");
-    for (const auto& e : ends) EXPECT_TRUE(inside(e)) << e.dump();
-    (ends[0]["name"] == "submit" ? submit_flows : wait_flows)++;
-    // Submit arrows go from a host thread to a device; wait arrows back.
-    EXPECT_EQ(ends[0]["pid"].get<int64_t>() >= gpu0, ends[0]["name"] == "wait");
+  for (const auto& [key, ends] : flows) {
+    ASSERT_EQ(ends.size() % 2, 0u) << "flow " << key.first << " " << key.second;
+    for (size_t i = 0; i < ends.size(); i += 2) {
+      EXPECT_EQ(ends[i]["ph"], "s");
+      EXPECT_EQ(ends[i + 1]["ph"], "f");
+      for (const auto& e : {ends[i], ends[i + 1]}) EXPECT_TRUE(inside(e)) << e.dump();
+      (key.first == "ac2g" ? submit_flows : wait_flows)++;
+      // Launch arrows go from a host thread to a device; wait arrows back.
+      EXPECT_EQ(ends[i]["pid"].get<int64_t>() >= gpu0, key.first == "ze.flow");
+    }
   }
   EXPECT_EQ(submit_flows, gpu_events);
   EXPECT_EQ(wait_flows, gpu_events);

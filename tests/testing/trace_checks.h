@@ -1,7 +1,8 @@
 // Checks every output format of one capture must pass: no track holds slices a viewer would
 // misdraw (two slices that overlap without one containing the other; on a device engine's
-// track, any two that overlap at all, since operations on one engine never nest), and the
-// Perfetto trace reads back cleanly and says what the JSON says. Used by the integration tests
+// track, any two that overlap at all, since operations on one engine never nest), the JSON
+// follows the conventions PyTorch's analyzers read (kineto_checks.h), and the Perfetto trace
+// reads back cleanly and says what the JSON says. Used by the integration tests
 // on the captures they make.
 #pragma once
 
@@ -15,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kineto_checks.h"
 #include "perfetto_trace_reader.h"
 #include "trace_equivalence.h"
 
@@ -89,14 +91,16 @@ inline std::vector<std::string> CheckEveryFormat(const std::string& json_path,
                                                  const std::string& perfetto_path) {
   std::vector<std::string> problems;
   nlohmann::json json;
+  const std::string json_text = ReadWholeFile(json_path);
   try {
-    json = nlohmann::json::parse(ReadWholeFile(json_path));
+    json = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::exception& e) {
     return {json_path + ": " + e.what()};
   }
   PerfettoTraceReader pf(ReadWholeFile(perfetto_path));
   for (const auto& list : {pf.errors, TrackOverlaps(json), TrackOverlaps(pf),
-                           CompareJsonAndPerfetto(json, pf)})
+                           CompareJsonAndPerfetto(json, pf),
+                           KinetoConventionProblems(json_text, json)})
     problems.insert(problems.end(), list.begin(), list.end());
   if (pf.slices.empty()) problems.push_back(perfetto_path + ": no slices");
   return problems;

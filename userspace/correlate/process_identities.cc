@@ -27,7 +27,9 @@ ProcessInfo ProcessIdentities::FromDetails(uint32_t pid, const ProcessDetails& d
   info.container_id = strings_.Intern(details.container_id);
   // Read here, once per identity the log gives, not by the inspector, which discovery asks
   // about every process on the machine. An exec may change it (`env RANK=1 ...`).
-  info.rank = ReadProcessRank(pid).value_or(-1);
+  const DistributedIdentity identity = ReadDistributedIdentity(pid);
+  info.rank = identity.rank.value_or(-1);
+  info.world_size = identity.world_size.value_or(-1);
   return info;
 }
 

@@ -1,4 +1,4 @@
-// Tests of reading a rank from an environment block and from /proc.
+// Tests of reading a rank and world size from an environment block and from /proc.
 #include "correlate/process_rank.h"
 
 #include <gtest/gtest.h>
@@ -32,24 +32,33 @@ TEST(ProcessRankTest, BadOrMissingValuesAreNoRank) {
   EXPECT_EQ(RankFromEnviron(""), std::nullopt);
 }
 
+TEST(ProcessRankTest, WorldSizeIsTheFirstPositiveSizeVariable) {
+  EXPECT_EQ(WorldSizeFromEnviron(Block({"RANK=1", "WORLD_SIZE=8", "PMI_SIZE=4"})), 8);
+  EXPECT_EQ(WorldSizeFromEnviron(Block({"OMPI_COMM_WORLD_SIZE=16"})), 16);
+  EXPECT_EQ(WorldSizeFromEnviron(Block({"WORLD_SIZE=0", "SLURM_NTASKS=2"})), 2);
+  EXPECT_EQ(WorldSizeFromEnviron(Block({"LOCAL_WORLD_SIZE=2", "WORLD_SIZEX=3"})), std::nullopt);
+}
+
 TEST(ProcessRankTest, ReadsItsOwnProcess) {
   // /proc/PID/environ is the environment given at exec: start a child with a rank.
   char variable[] = "PMIX_RANK=41";
-  char* const environment[] = {variable, nullptr};
+  char size[] = "PMI_SIZE=64";
+  char* const environment[] = {variable, size, nullptr};
   const pid_t child = ::fork();
   if (child == 0) {
     ::execle("/bin/sleep", "sleep", "5", nullptr, environment);
     ::_exit(127);
   }
-  std::optional<int32_t> rank;
-  for (int i = 0; i < 200 && rank != 41; ++i) {
-    rank = ReadProcessRank(static_cast<uint32_t>(child));
+  DistributedIdentity identity;
+  for (int i = 0; i < 200 && identity.rank != 41; ++i) {
+    identity = ReadDistributedIdentity(static_cast<uint32_t>(child));
     ::usleep(10'000);
   }
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
-  EXPECT_EQ(rank, 41);
-  EXPECT_EQ(ReadProcessRank(0x7ffffff0), std::nullopt);
+  EXPECT_EQ(identity.rank, 41);
+  EXPECT_EQ(identity.world_size, 64);
+  EXPECT_EQ(ReadDistributedIdentity(0x7ffffff0).rank, std::nullopt);
 }
 
 }  // namespace

@@ -136,7 +136,64 @@ void ChromeJsonWriter::AppendMicros(std::string* out, uint64_t ns) {
 
 ChromeJsonWriter::ChromeJsonWriter(OutputFile out) : out_(std::move(out)) {
   buffer_.reserve(kFlushBytes + 64 * 1024);
-  buffer_.append("{\"traceEvents\":[\n");
+}
+
+void ChromeJsonWriter::OpenObject() {
+  if (opened_) return;
+  opened_ = true;
+  buffer_.append("{\"schemaVersion\":1,");
+}
+
+void ChromeJsonWriter::Start() {
+  if (started_) return;
+  started_ = true;
+  OpenObject();
+  if (clocks_.realtime_ns >= clocks_.monotonic_ns && clocks_.monotonic_ns != 0) {
+    buffer_.append("\"baseTimeNanoseconds\":");
+    AppendUint(clocks_.realtime_ns - clocks_.monotonic_ns);
+    buffer_.push_back(',');
+  }
+  buffer_.append("\"traceEvents\":[\n");
+}
+
+void ChromeJsonWriter::Describe(const TraceDescription& d) {
+  if (started_) return;  // too late: the events have begun
+  OpenObject();
+  buffer_.append("\"deviceProperties\":[");
+  for (size_t i = 0; i < d.devices.size(); ++i) {
+    const TraceDescription::Device& device = d.devices[i];
+    buffer_.append(i ? ",{\"id\":" : "{\"id\":");
+    AppendUint(device.id);
+    buffer_.append(",\"name\":");
+    AppendJsonString(&buffer_, device.name);
+    buffer_.append(",\"timer_hz\":");
+    AppendUint(device.timer_hz);
+    buffer_.append(",\"kernel_timestamp_bits\":");
+    AppendUint(device.kernel_timestamp_bits);
+    buffer_.push_back('}');
+  }
+  buffer_.append("],");
+  if (d.ranks.empty() && !d.world_size) return;
+  // Holistic Trace Analysis finds a file's rank with the pattern "rank":\s+(\d+): the space
+  // after the colon is required. A trace of several ranks lists them and names no one rank.
+  buffer_.append("\"distributedInfo\":{");
+  if (d.ranks.size() == 1) {
+    buffer_.append("\"rank\": ");
+    AppendInt(d.ranks[0]);
+  } else if (!d.ranks.empty()) {
+    buffer_.append("\"ranks\":[");
+    for (size_t i = 0; i < d.ranks.size(); ++i) {
+      if (i) buffer_.push_back(',');
+      AppendInt(d.ranks[i]);
+    }
+    buffer_.push_back(']');
+  }
+  if (d.world_size) {
+    if (!d.ranks.empty()) buffer_.push_back(',');
+    buffer_.append("\"world_size\":");
+    AppendInt(*d.world_size);
+  }
+  buffer_.append("},");
 }
 
 Result<std::unique_ptr<ChromeJsonWriter>> ChromeJsonWriter::Create(const std::string& path) {
@@ -160,6 +217,7 @@ void ChromeJsonWriter::AppendInt(int64_t v) {
 }
 
 void ChromeJsonWriter::BeginEvent(std::string_view ph, uint32_t pid, uint32_t tid) {
+  Start();
   if (events_ > 0) buffer_.append(",\n");
   buffer_.append("{\"ph\":\"");
   buffer_.append(ph);
@@ -216,6 +274,7 @@ void ChromeJsonWriter::AppendArgMembers(std::span<const TraceArg> args) {
 // Metadata events carry no time; viewers key process names by pid alone, so no tid either.
 void ChromeJsonWriter::ProcessName(uint32_t pid, std::string_view name,
                                    std::span<const TraceArg> args) {
+  Start();
   if (events_ > 0) buffer_.append(",\n");
   buffer_.append("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
   AppendUint(pid);
@@ -230,6 +289,7 @@ void ChromeJsonWriter::ProcessName(uint32_t pid, std::string_view name,
 }
 
 void ChromeJsonWriter::ProcessSortIndex(uint32_t pid, int64_t index) {
+  Start();
   if (events_ > 0) buffer_.append(",\n");
   buffer_.append("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
   AppendUint(pid);
@@ -345,6 +405,7 @@ void ChromeJsonWriter::Flow(FlowPhase phase, std::string_view name, std::string_
 
 void ChromeJsonWriter::Counter(std::string_view name, uint32_t pid, uint64_t ts_ns,
                                std::span<const TraceArg> series) {
+  Start();
   if (events_ > 0) buffer_.append(",\n");
   buffer_.append("{\"ph\":\"C\",\"pid\":");
   AppendUint(pid);
@@ -360,6 +421,7 @@ void ChromeJsonWriter::Counter(std::string_view name, uint32_t pid, uint64_t ts_
 Status ChromeJsonWriter::Finish(std::span<const TraceArg> other_data) {
   if (finished_) return finish_status_;
   finished_ = true;
+  Start();
   buffer_.append("\n],\"displayTimeUnit\":\"ns\",\"otherData\":");
   AppendArgs(other_data);
   buffer_.append("}\n");

@@ -25,8 +25,13 @@ class ChromeJsonWriter final : public TraceWriter {
   ChromeJsonWriter(const ChromeJsonWriter&) = delete;
   ChromeJsonWriter& operator=(const ChromeJsonWriter&) = delete;
 
-  // JSON times are plain CLOCK_MONOTONIC; the anchor goes to "otherData" with the rest.
-  void Clocks(const ClockAnchor&) override {}
+  // JSON times are plain CLOCK_MONOTONIC; the anchor gives "baseTimeNanoseconds" (the
+  // CLOCK_REALTIME of time 0, so wall time = ts + base, as PyTorch's profiler means it).
+  void Clocks(const ClockAnchor& anchor) override { clocks_ = anchor; }
+  // "deviceProperties" and "distributedInfo", written with "schemaVersion" and
+  // "baseTimeNanoseconds" ahead of "traceEvents", where readers that stop at the events
+  // (Holistic Trace Analysis) look for them.
+  void Describe(const TraceDescription& description) override;
 
   // Metadata ("ph":"M").
   void ProcessName(uint32_t pid, std::string_view name, std::span<const TraceArg> args = {}) override;
@@ -73,6 +78,10 @@ class ChromeJsonWriter final : public TraceWriter {
   static void AppendMicros(std::string* out, uint64_t ns);
 
  private:
+  // The trace object's first key, once.
+  void OpenObject();
+  // The rest of its opening up to the event array, once, before the first event.
+  void Start();
   void BeginEvent(std::string_view ph, uint32_t pid, uint32_t tid);
   // A complete event up to and including "name": (the caller appends the name), and after it.
   void BeginComplete(std::string_view category, uint32_t pid, uint32_t tid, uint64_t ts_ns,
@@ -90,6 +99,9 @@ class ChromeJsonWriter final : public TraceWriter {
   uint64_t events_ = 0;
   Status finish_status_;
   bool finished_ = false;
+  bool opened_ = false;
+  bool started_ = false;
+  ClockAnchor clocks_;
   std::unordered_map<uint64_t, std::string> recurring_;  // RecurringName key -> JSON string
 };
 

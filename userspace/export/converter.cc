@@ -16,6 +16,7 @@
 #include "export/driver_track_writer.h"
 #include "export/itt_converter.h"
 #include "export/perfetto_writer.h"
+#include "export/trace_description.h"
 #include "export/ze_export.h"
 #include "log/log_reader.h"
 #include "model/ze_api.h"
@@ -26,18 +27,7 @@ namespace {
 // Progress is reported this often (in events): cheap, and often enough for a smooth display.
 constexpr uint64_t kProgressEveryEvents = 1 << 16;
 
-constexpr std::string_view kZeCategory = "ze";
 static_assert(kDevicePidBase >= kFirstSyntheticPid, "devices are drawn as track trees of their own");
-
-std::string Hex(uint64_t v) {
-  char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), v, 16);
-  return "0x" + std::string(digits, end);
-}
-
-uint64_t Duration(uint64_t start_ns, uint64_t end_ns) {
-  return end_ns >= start_ns ? end_ns - start_ns : 0;
-}
 
 // Writes the trace events for one log event.
 class EventConverter {
@@ -87,42 +77,8 @@ class EventConverter {
     if (!name.empty()) out_.ThreadName(e.pid, e.tid, name);
   }
 
-  void operator()(const KernelCreate& e) {
-    args_.clear();
-    args_.push_back(TraceArg::String("kernel_name", strings_.Get(e.name)));
-    args_.push_back(TraceArg::Hex("module", e.module));
-    args_.push_back(TraceArg::Hex("kernel", e.kernel));
-    AddResult(e.result);
-    if (e.name_truncated) args_.push_back(TraceArg::Bool("name_truncated", true));
-    out_.Complete("zeKernelCreate", kZeCategory, e.pid, e.tid, e.start_ns,
-                  Duration(e.start_ns, e.end_ns), args_);
-  }
-
-  void operator()(const KernelLaunch& e) {
-    args_.clear();
-    if (e.group_count_unreadable) {
-      args_.push_back(TraceArg::String("group_count", "unreadable"));
-    } else {
-      args_.push_back(TraceArg::Uint("group_count_x", e.group_count[0]));
-      args_.push_back(TraceArg::Uint("group_count_y", e.group_count[1]));
-      args_.push_back(TraceArg::Uint("group_count_z", e.group_count[2]));
-    }
-    args_.push_back(TraceArg::Hex("kernel", e.kernel));
-    args_.push_back(TraceArg::Hex("command_list", e.command_list));
-    if (e.signal_event != 0) args_.push_back(TraceArg::Hex("signal_event", e.signal_event));
-    args_.push_back(TraceArg::Uint("num_wait_events", e.num_wait_events));
-    AddResult(e.result);
-    if (!e.name_known) args_.push_back(TraceArg::Bool("name_known", false));
-    if (e.launch_kind == 1) args_.push_back(TraceArg::String("launch", "cooperative"));
-    if (e.launch_kind == 2) args_.push_back(TraceArg::String("launch", "indirect"));
-    const uint64_t dur = Duration(e.start_ns, e.end_ns);
-    if (strings_.Get(e.kernel_name).empty()) {
-      out_.Complete("kernel@" + Hex(e.kernel), kZeCategory, e.pid, e.tid, e.start_ns, dur, args_);
-    } else {
-      out_.Complete(RecurringName{e.kernel_name, strings_.Get(e.kernel_name)}, kZeCategory, e.pid,
-                    e.tid, e.start_ns, dur, args_);
-    }
-  }
+  void operator()(const KernelCreate& e) { ze_.Write(e); }
+  void operator()(const KernelLaunch& e) { ze_.Write(e); }
 
   void operator()(const DrmFile& e) { driver_.Write(e); }
   void operator()(const DrmIoctl& e) { driver_.Write(e); }
@@ -136,14 +92,6 @@ class EventConverter {
   void operator()(const ClockFit& e) { ze_.Write(e); }
 
  private:
-  // A non-success ze_result_t, as a number and by name.
-  void AddResult(int32_t result) {
-    if (result == 0) return;
-    args_.push_back(TraceArg::Int("result", result));
-    const std::string_view name = ZeResultName(result);
-    if (!name.empty()) args_.push_back(TraceArg::String("result_name", name));
-  }
-
   const StringTable& strings_;
   TraceWriter& out_;
   std::vector<TraceArg> args_;       // reused: no allocation per event
@@ -189,6 +137,8 @@ Status FinishWithOtherData(TraceWriter& out, const LogReader& reader) {
 Status Convert(LogReader& reader, TraceWriter& out, const ConvertOptions& options,
                ConvertStats* stats) {
   out.Clocks(reader.header().start_clock);
+  // A second reading of the log, for what the trace's opening says; not possible on a pipe.
+  if (reader.file_size()) out.Describe(DescribeLog(reader.path(), options.salvage));
   DeviceLaneWriter drawable(out);
   EventConverter converter(reader.strings(), drawable);
   Event event;

@@ -148,7 +148,7 @@ TEST(ConverterTest, ConvertsMetadataEventsAndNames) {
 
   const auto creates = Find(trace, "X", "zeKernelCreate");
   ASSERT_EQ(creates.size(), 1u);
-  EXPECT_EQ(creates[0]["cat"], "ze");
+  EXPECT_EQ(creates[0]["cat"], "xpu_runtime");
   EXPECT_EQ(creates[0]["tid"], kMainTid);
   EXPECT_DOUBLE_EQ(creates[0]["ts"].get<double>(), 5'000'000'000.000);
   EXPECT_DOUBLE_EQ(creates[0]["dur"].get<double>(), 12.345);
@@ -160,7 +160,7 @@ TEST(ConverterTest, ConvertsMetadataEventsAndNames) {
   const auto launches = Find(trace, "X", "gemm_f32");
   ASSERT_EQ(launches.size(), 1u);
   const nlohmann::json& l = launches[0];
-  EXPECT_EQ(l["cat"], "ze");
+  EXPECT_EQ(l["cat"], "xpu_runtime");
   EXPECT_EQ(l["pid"], kPid);
   EXPECT_EQ(l["tid"], kWorkerTid);
   EXPECT_DOUBLE_EQ(l["ts"].get<double>(), 5'000'000'100.001);

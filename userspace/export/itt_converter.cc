@@ -4,8 +4,9 @@
 namespace xtrace {
 namespace {
 
-// Category of events whose domain name is unknown, and of xtrace's own collection events.
-constexpr std::string_view kIttCategory = "itt";
+// Kineto's category for ranges a program labels itself (record_function, ITT in PyTorch).
+constexpr std::string_view kIttCategory = "user_annotation";
+// xtrace's own collection events.
 constexpr std::string_view kXtraceCategory = "xtrace";
 
 std::string_view KindName(IttTaskKind kind) {
@@ -28,19 +29,19 @@ TraceWriter::InstantScope InstantScopeOf(IttMarkerScope scope) {
 
 }  // namespace
 
-std::string_view IttEventWriter::Category(StringId domain) const {
+void IttEventWriter::BeginArgs(StringId domain) {
+  args_.clear();
   const std::string_view name = strings_.Get(domain);
-  return name.empty() ? kIttCategory : name;
+  if (!name.empty()) args_.push_back(TraceArg::String("domain", name));
 }
 
 void IttEventWriter::Write(const IttTask& e) {
-  const std::string_view category = Category(e.domain);
-  args_.clear();
+  BeginArgs(e.domain);
   if (e.begin_missing) {
     // Nothing to draw as a span: mark where the unmatched end happened.
     args_.push_back(TraceArg::String("kind", KindName(e.kind)));
     if (e.kind != IttTaskKind::kTask) args_.push_back(TraceArg::Hex("itt_id", e.id));
-    out_.Instant("end without begin", category, e.pid, e.tid, e.start_ns,
+    out_.Instant("end without begin", kIttCategory, e.pid, e.tid, e.start_ns,
                  TraceWriter::InstantScope::kThread, args_);
     return;
   }
@@ -49,19 +50,20 @@ void IttEventWriter::Write(const IttTask& e) {
   std::string_view name = strings_.Get(e.name);
   const uint64_t dur = e.end_ns - e.start_ns;
   if (e.kind == IttTaskKind::kTask) {
-    out_.Complete(name, category, e.pid, e.tid, e.start_ns, dur, args_);
+    out_.Complete(name, kIttCategory, e.pid, e.tid, e.start_ns, dur, args_);
     return;
   }
   args_.push_back(TraceArg::String("kind", KindName(e.kind)));
   args_.push_back(TraceArg::Hex("itt_id", e.id));
   if (e.end_tid != e.tid) args_.push_back(TraceArg::Uint("end_tid", e.end_tid));
   if (name.empty()) name = KindName(e.kind);
-  out_.AsyncSpan(name, category, e.pid, e.tid, next_async_id_++, e.start_ns, dur, args_);
+  out_.AsyncSpan(name, kIttCategory, e.pid, e.tid, next_async_id_++, e.start_ns, dur, args_);
 }
 
 void IttEventWriter::Write(const IttMarker& e) {
-  out_.Instant(strings_.Get(e.name), Category(e.domain), e.pid, e.tid, e.ts_ns,
-               InstantScopeOf(e.scope));
+  BeginArgs(e.domain);
+  out_.Instant(strings_.Get(e.name), kIttCategory, e.pid, e.tid, e.ts_ns, InstantScopeOf(e.scope),
+               args_);
 }
 
 void IttEventWriter::Write(const CollectionChange& e) {

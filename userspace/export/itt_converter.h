@@ -1,6 +1,8 @@
 // Chrome JSON for the ITT events: tasks as complete events on their thread (so they nest
 // around the Level Zero calls they enclose), id-paired spans as async spans on tracks of
-// their own, markers and collection changes as instant events; the domain is the category.
+// their own, markers and collection changes as instant events. Tasks, spans and markers are in
+// Kineto's category for user ranges, user_annotation, with the ITT domain as the "domain"
+// argument (docs/kineto-json.md).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,8 @@ class IttEventWriter {
   void Write(const CollectionChange& e);
 
  private:
-  std::string_view Category(StringId domain) const;
+  // Starts args_ with the domain, when it has a name.
+  void BeginArgs(StringId domain);
 
   const StringTable& strings_;
   TraceWriter& out_;

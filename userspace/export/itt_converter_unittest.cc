@@ -140,7 +140,7 @@ std::vector<nlohmann::json> EventsNamed(const nlohmann::json& trace, const std::
   return out;
 }
 
-TEST(IttChromeJson, TasksNestAroundLaunchesMarkersAreInstantsDomainsAreCategories) {
+TEST(IttChromeJson, TasksNestAroundLaunchesMarkersAreInstantsUserAnnotationsOfTheirDomain) {
   ScratchDir dir;
   WriteIttCapture(dir.File("itt.capnp"));
   ASSERT_TRUE(
@@ -151,7 +151,8 @@ TEST(IttChromeJson, TasksNestAroundLaunchesMarkersAreInstantsDomainsAreCategorie
   ASSERT_EQ(steps.size(), 2u);
   const auto& step = steps[0];
   EXPECT_EQ(step["ph"], "X");
-  EXPECT_EQ(step["cat"], "xt.app");
+  EXPECT_EQ(step["cat"], "user_annotation");
+  EXPECT_EQ(step["args"]["domain"], "xt.app");
   EXPECT_EQ(step["tid"], kTid);
   EXPECT_DOUBLE_EQ(step["ts"].get<double>(), 7'000'000'000.0);
   EXPECT_DOUBLE_EQ(step["dur"].get<double>(), 50.0);
@@ -167,7 +168,8 @@ TEST(IttChromeJson, TasksNestAroundLaunchesMarkersAreInstantsDomainsAreCategorie
   ASSERT_EQ(marks.size(), 1u);
   EXPECT_EQ(marks[0]["ph"], "i");
   EXPECT_EQ(marks[0]["s"], "g");
-  EXPECT_EQ(marks[0]["cat"], "xt.app");
+  EXPECT_EQ(marks[0]["cat"], "user_annotation");
+  EXPECT_EQ(marks[0]["args"]["domain"], "xt.app");
 
   const auto overlapped = EventsNamed(trace, "xt.overlap.a");
   ASSERT_EQ(overlapped.size(), 2u);
@@ -181,7 +183,8 @@ TEST(IttChromeJson, TasksNestAroundLaunchesMarkersAreInstantsDomainsAreCategorie
   const auto unmatched = EventsNamed(trace, "end without begin");
   ASSERT_EQ(unmatched.size(), 1u);
   EXPECT_EQ(unmatched[0]["ph"], "i");
-  EXPECT_EQ(unmatched[0]["cat"], "xt.app");
+  EXPECT_EQ(unmatched[0]["cat"], "user_annotation");
+  EXPECT_EQ(unmatched[0]["args"]["domain"], "xt.app");
 
   const auto paused = EventsNamed(trace, "collection paused");
   ASSERT_EQ(paused.size(), 1u);

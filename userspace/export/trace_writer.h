@@ -5,8 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "model/log_header.h"
@@ -48,6 +51,21 @@ struct RecurringName {
   std::string_view text;
 };
 
+// What a whole trace is of, known before its first event: the devices and the distributed job.
+// Chrome JSON writes it where PyTorch's profiler puts it, ahead of the events
+// (docs/kineto-json.md).
+struct TraceDescription {
+  struct Device {
+    uint32_t id = 0;  // index, as the device tracks and the operations' "device" number it
+    std::string name;
+    uint64_t timer_hz = 0;
+    uint32_t kernel_timestamp_bits = 0;
+  };
+  std::vector<Device> devices;  // by id
+  std::vector<int32_t> ranks;   // the distinct ranks the traced processes recorded, ascending
+  std::optional<int32_t> world_size;
+};
+
 class TraceWriter {
  public:
   virtual ~TraceWriter() = default;
@@ -55,6 +73,10 @@ class TraceWriter {
   // The host clocks read together at the start of the capture: where a format can say which
   // clock its times are on and how it maps to wall time, it says so.
   virtual void Clocks(const ClockAnchor& anchor) = 0;
+
+  // Called at most once, after Clocks and before any event; a format without a place for it
+  // ignores it.
+  virtual void Describe(const TraceDescription&) {}
 
   // Names and order of process and thread tracks.
   virtual void ProcessName(uint32_t pid, std::string_view name,

@@ -10,14 +10,45 @@
 namespace xtrace {
 namespace {
 
-constexpr std::string_view kZeCategory = "ze";
-constexpr std::string_view kGpuCategory = "gpu";
+// Kineto's categories (docs/kineto-json.md): Level Zero calls are the runtime PyTorch's XPU
+// profiler names xpu_runtime; device operations by kind.
+constexpr std::string_view kRuntimeCategory = "xpu_runtime";
+// Kineto's flow from a runtime call to the device work it launched; its id is the correlation.
+constexpr std::string_view kLaunchFlow = "ac2g";
+// xtrace's own arrows, from an operation to the host call that saw it complete.
 constexpr std::string_view kFlowCategory = "ze.flow";
 // Device processes sort after the host processes.
 constexpr int64_t kDeviceSortBase = 1'000'000;
-// Flow ids of the device timeline: two per operation, from here on, clear of the driver track's
-// small counter (ids stay below 2^53, which JSON readers hold exactly).
-constexpr uint64_t kFlowIdBase = uint64_t{1} << 48;
+// Ids of the wait arrows: one per operation, from here on, clear of the correlation ids and of
+// the driver track's small counter (ids stay below 2^53, which JSON readers hold exactly).
+constexpr uint64_t kWaitFlowIdBase = uint64_t{1} << 48;
+
+std::string_view OpCategory(DeviceOpKind kind) {
+  switch (kind) {
+    case DeviceOpKind::kKernel:
+      return "kernel";
+    case DeviceOpKind::kCopy:
+      return "gpu_memcpy";
+    case DeviceOpKind::kFill:
+      return "gpu_memset";
+  }
+  return "kernel";
+}
+
+// Calls that can submit device work: what a DeviceOp's submit_tid/submit_ns can name (the
+// append itself on an immediate list, zeCommandQueueExecuteCommandLists otherwise). Kernel
+// launches are KernelLaunch events, not ApiCalls.
+bool MaySubmit(uint16_t fn) {
+  switch (fn) {
+    case XT_ZE_APPEND_MEMORY_COPY:
+    case XT_ZE_APPEND_MEMORY_COPY_REGION:
+    case XT_ZE_APPEND_MEMORY_FILL:
+    case XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS:
+      return true;
+    default:
+      return false;
+  }
+}
 
 std::string_view KindName(DeviceOpKind kind) {
   switch (kind) {
@@ -52,9 +83,59 @@ uint64_t RoundForDisplay(double v) {
 
 }  // namespace
 
+void ZeTraceExporter::AddResult(int32_t result) {
+  if (result == 0) return;
+  args_.push_back(TraceArg::Int("result", result));
+  const std::string_view name = ZeResultName(result);
+  if (!name.empty()) args_.push_back(TraceArg::String("result_name", name));
+}
+
+void ZeTraceExporter::Write(const KernelCreate& e) {
+  args_.clear();
+  args_.push_back(TraceArg::String("kernel_name", strings_.Get(e.name)));
+  args_.push_back(TraceArg::Hex("module", e.module));
+  args_.push_back(TraceArg::Hex("kernel", e.kernel));
+  AddResult(e.result);
+  if (e.name_truncated) args_.push_back(TraceArg::Bool("name_truncated", true));
+  out_.Complete("zeKernelCreate", kRuntimeCategory, e.pid, e.tid, e.start_ns,
+                Duration(e.start_ns, e.end_ns), args_);
+}
+
+void ZeTraceExporter::Write(const KernelLaunch& e) {
+  args_.clear();
+  scratch_.clear();
+  args_.push_back(TraceArg::Uint("correlation", correlation_.NoteCall(e.pid, e.tid, e.start_ns)));
+  if (e.group_count_unreadable) {
+    args_.push_back(TraceArg::String("group_count", "unreadable"));
+  } else {
+    args_.push_back(TraceArg::Uint("group_count_x", e.group_count[0]));
+    args_.push_back(TraceArg::Uint("group_count_y", e.group_count[1]));
+    args_.push_back(TraceArg::Uint("group_count_z", e.group_count[2]));
+  }
+  args_.push_back(TraceArg::Hex("kernel", e.kernel));
+  args_.push_back(TraceArg::Hex("command_list", e.command_list));
+  if (e.signal_event != 0) args_.push_back(TraceArg::Hex("signal_event", e.signal_event));
+  args_.push_back(TraceArg::Uint("num_wait_events", e.num_wait_events));
+  AddResult(e.result);
+  if (!e.name_known) args_.push_back(TraceArg::Bool("name_known", false));
+  if (e.launch_kind == 1) args_.push_back(TraceArg::String("launch", "cooperative"));
+  if (e.launch_kind == 2) args_.push_back(TraceArg::String("launch", "indirect"));
+  const uint64_t dur = Duration(e.start_ns, e.end_ns);
+  const std::string_view name = strings_.Get(e.kernel_name);
+  if (name.empty()) {
+    out_.Complete(scratch_.emplace_back("kernel@" + HexText(e.kernel)), kRuntimeCategory, e.pid,
+                  e.tid, e.start_ns, dur, args_);
+  } else {
+    out_.Complete(RecurringName{e.kernel_name, name}, kRuntimeCategory, e.pid, e.tid, e.start_ns,
+                  dur, args_);
+  }
+}
+
 void ZeTraceExporter::Write(const ApiCall& e) {
   args_.clear();
   scratch_.clear();
+  if (MaySubmit(e.fn))
+    args_.push_back(TraceArg::Uint("correlation", correlation_.NoteCall(e.pid, e.tid, e.start_ns)));
   const ZeApiInfo* api = FindZeApi(e.fn);
   std::string_view name;
   if (api) {
@@ -70,14 +151,11 @@ void ZeTraceExporter::Write(const ApiCall& e) {
     for (int i = 0; i < kApiCallArgs; ++i)
       args_.push_back(TraceArg::Hex(scratch_.emplace_back("arg" + std::to_string(i)), e.arg[i]));
   }
-  if (e.result != 0) {
-    args_.push_back(TraceArg::Int("result", e.result));
-    const std::string_view result_name = ZeResultName(e.result);
-    if (!result_name.empty()) args_.push_back(TraceArg::String("result_name", result_name));
-  }
+  AddResult(e.result);
   if (e.args_unreadable) args_.push_back(TraceArg::Bool("args_unreadable", true));
   if (e.truncated) args_.push_back(TraceArg::Bool("truncated", true));
-  out_.Complete(name, kZeCategory, e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns), args_);
+  out_.Complete(name, kRuntimeCategory, e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns),
+                args_);
 }
 
 }  // namespace xtrace
@@ -111,6 +189,13 @@ void ZeTraceExporter::Write(const DeviceQueue& e) {
 void ZeTraceExporter::Write(const DeviceOp& e) {
   args_.clear();
   scratch_.clear();
+  // 0: the submitting call is not in the trace (or no longer remembered, launch_correlation.h).
+  const uint64_t correlation =
+      e.submit_tid ? correlation_.Find(e.pid, e.submit_tid, e.submit_ns) : 0;
+  args_.push_back(TraceArg::Uint("correlation", correlation));
+  args_.push_back(TraceArg::Int("device", e.device == kUnknownDevice ? -1 : int64_t{e.device}));
+  // The engine's track number (from 1): Kineto's stream, what analyzers tell device work by.
+  args_.push_back(TraceArg::Uint("stream", e.track));
   args_.push_back(TraceArg::Uint("id", e.id));
   args_.push_back(TraceArg::String("timing", e.measured ? "measured" : "estimated"));
   args_.push_back(TraceArg::String("kind", KindName(e.kind)));
@@ -132,22 +217,27 @@ void ZeTraceExporter::Write(const DeviceOp& e) {
   }
   if (!e.completion_seen) args_.push_back(TraceArg::String("completion", "not seen by the host"));
   const uint32_t pid = DevicePid(e.device);
-  out_.Complete(strings_.Get(e.name), kGpuCategory, pid, e.track, e.start_ns,
+  out_.Complete(strings_.Get(e.name), OpCategory(e.kind), pid, e.track, e.start_ns,
                 Duration(e.start_ns, e.end_ns), args_);
   // Arrows: submitting call -> operation -> the host call that waited for it. A flow end
-  // binds to the slice around its time, so each end sits inside its slice.
-  const uint64_t flow = kFlowIdBase + e.id * 2;
+  // binds to the slice around its time, so each end sits inside its slice. The launch arrow's
+  // id is the correlation, as Kineto writes it; a call that submitted several operations
+  // repeats it, each start followed at once by its end, so a reader that closes a flow at its
+  // end draws every arrow.
   if (e.submit_tid) {
-    out_.Flow(ChromeJsonWriter::FlowPhase::kStart, "submit", kFlowCategory, e.pid, e.submit_tid,
-              e.submit_ns, flow);
-    out_.Flow(ChromeJsonWriter::FlowPhase::kEnd, "submit", kFlowCategory, pid, e.track, e.start_ns,
-              flow);
+    if (correlation != 0) {
+      out_.Flow(TraceWriter::FlowPhase::kStart, kLaunchFlow, kLaunchFlow, e.pid, e.submit_tid,
+                e.submit_ns, correlation);
+      out_.Flow(TraceWriter::FlowPhase::kEnd, kLaunchFlow, kLaunchFlow, pid, e.track, e.start_ns,
+                correlation);
+    }
   }
   if (e.sync_ns && e.sync_tid && e.completion_seen) {
-    out_.Flow(ChromeJsonWriter::FlowPhase::kStart, "wait", kFlowCategory, pid, e.track,
-              e.end_ns > e.start_ns ? e.end_ns - 1 : e.start_ns, flow + 1);
-    out_.Flow(ChromeJsonWriter::FlowPhase::kEnd, "wait", kFlowCategory, e.pid, e.sync_tid,
-              e.sync_ns - 1, flow + 1);
+    const uint64_t flow = kWaitFlowIdBase + e.id;
+    out_.Flow(TraceWriter::FlowPhase::kStart, "wait", kFlowCategory, pid, e.track,
+              e.end_ns > e.start_ns ? e.end_ns - 1 : e.start_ns, flow);
+    out_.Flow(TraceWriter::FlowPhase::kEnd, "wait", kFlowCategory, e.pid, e.sync_tid,
+              e.sync_ns - 1, flow);
   }
 }
 
@@ -175,7 +265,7 @@ void ZeTraceExporter::Write(const ClockFit& e) {
   args_.push_back(TraceArg::Uint("fitted_hz", RoundForDisplay(e.hz)));
   args_.push_back(TraceArg::Uint("nominal_hz", e.nominal_hz));
   out_.Instant("clock fit", "clock", DevicePid(e.device), 0, e.time_ns,
-               ChromeJsonWriter::InstantScope::kProcess, args_);
+               TraceWriter::InstantScope::kProcess, args_);
 }
 
 }  // namespace xtrace

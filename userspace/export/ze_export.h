@@ -1,8 +1,10 @@
-// Chrome trace events for the Level Zero events of model/ze_events.h: host API calls on the
-// threads that made them; one process per device (named by index and device name) with a
-// track per engine, its kernels and memory operations as complete events marked measured or
-// estimated, flow arrows from the submitting call to the operation and from the operation to
-// the host call that waited for it, and counters of memory in use.
+// Trace events for the Level Zero events (model/event.h kernel events, model/ze_events.h):
+// host API calls on the threads that made them (category xpu_runtime); one process per device
+// (named by index and device name) with a track per engine, its kernels and memory operations
+// (kernel, gpu_memcpy, gpu_memset) as complete events marked measured or estimated, with
+// integer device, stream and correlation as PyTorch's profiler writes them; flow arrows from
+// the submitting call to the operation (ac2g, id = correlation) and from the operation to the
+// host call that waited for it; counters of memory in use. docs/kineto-json.md says why.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "export/chrome_json_writer.h"
+#include "export/launch_correlation.h"
+#include "export/trace_writer.h"
 #include "model/event.h"
 #include "model/string_table.h"
 
@@ -25,6 +28,8 @@ class ZeTraceExporter {
  public:
   ZeTraceExporter(const StringTable& strings, TraceWriter& out) : strings_(strings), out_(out) {}
 
+  void Write(const KernelCreate& e);
+  void Write(const KernelLaunch& e);
   void Write(const ApiCall& e);
   void Write(const DeviceInfo& e);
   void Write(const DeviceQueue& e);
@@ -35,10 +40,13 @@ class ZeTraceExporter {
 
  private:
   void NameDevice(uint32_t device, std::string_view name);
+  // A non-success ze_result_t, as a number and by name.
+  void AddResult(int32_t result);
 
   const StringTable& strings_;
   TraceWriter& out_;
   std::set<uint32_t> named_devices_;
+  LaunchCorrelation correlation_;
   std::vector<TraceArg> args_;       // reused: no allocation per event
   std::deque<std::string> scratch_;  // backing text for args of the event being written
 };

@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "export/converter.h"
+#include "kineto_checks.h"
 #include "log/log_writer.h"
 #include "log_test_util.h"
 #include "xtrace/records.h"
@@ -73,7 +75,8 @@ TEST(ZeExport, ApiCallsAreCompleteEventsWithNamedArguments) {
   ASSERT_EQ(copies.size(), 1u);
   const auto& c = copies[0];
   EXPECT_EQ(c["ph"], "X");
-  EXPECT_EQ(c["cat"], "ze");
+  EXPECT_EQ(c["cat"], "xpu_runtime");
+  EXPECT_EQ(c["args"]["correlation"], 1);  // an append may submit: it takes a correlation
   EXPECT_EQ(c["pid"], 10);
   EXPECT_EQ(c["tid"], 11);
   EXPECT_DOUBLE_EQ(c["ts"].get<double>(), 2'000'001.5);
@@ -127,6 +130,13 @@ TEST(ZeExport, DevicesGetAProcessWithATrackPerEngineAndFlowArrows) {
   ScratchDir dir;
   auto trace = Convert(dir, [](LogWriter& w) {
     w.Append(DeviceInfo{0, w.strings().Intern("Data Center GPU Max 1550"), 19'200'000, 32});
+    ApiCall execute;
+    execute.pid = 42;
+    execute.tid = 43;
+    execute.start_ns = 1'000'001'000;
+    execute.end_ns = 1'000'002'000;
+    execute.fn = XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS;
+    w.Append(execute);
     w.Append(DeviceQueue{.pid = 42, .device = 0, .handle = 0xa0, .immediate = false,
                          .ordinal = 0, .index = 1, .track = 1});
     DeviceOp op;
@@ -180,7 +190,10 @@ TEST(ZeExport, DevicesGetAProcessWithATrackPerEngineAndFlowArrows) {
   ASSERT_EQ(gemm.size(), 1u);
   EXPECT_EQ(gemm[0]["pid"], gpu0);
   EXPECT_EQ(gemm[0]["tid"], 1);
-  EXPECT_EQ(gemm[0]["cat"], "gpu");
+  EXPECT_EQ(gemm[0]["cat"], "kernel");
+  EXPECT_EQ(gemm[0]["args"]["correlation"], 1);  // the execute's
+  EXPECT_EQ(gemm[0]["args"]["device"], 0);
+  EXPECT_EQ(gemm[0]["args"]["stream"], 1);
   EXPECT_DOUBLE_EQ(gemm[0]["ts"].get<double>(), 1'000'010.0);
   EXPECT_DOUBLE_EQ(gemm[0]["dur"].get<double>(), 20.0);
   EXPECT_EQ(gemm[0]["args"]["timing"], "measured");
@@ -192,30 +205,38 @@ TEST(ZeExport, DevicesGetAProcessWithATrackPerEngineAndFlowArrows) {
   auto copies = Named(trace, "zeCommandListAppendMemoryCopy");
   ASSERT_EQ(copies.size(), 1u);
   EXPECT_EQ(copies[0]["pid"], gpu0 + 0xffff);  // unknown device: a process of its own
+  EXPECT_EQ(copies[0]["cat"], "gpu_memcpy");
+  EXPECT_EQ(copies[0]["args"]["device"], -1);
+  EXPECT_EQ(copies[0]["args"]["correlation"], 1);  // submitted by the same execute
   EXPECT_EQ(copies[0]["args"]["timing"], "estimated");
   EXPECT_EQ(copies[0]["args"]["bytes"], 4096);
   EXPECT_EQ(copies[0]["args"]["completion"], "not seen by the host");
   EXPECT_FALSE(copies[0]["args"].contains("start_ticks"));
 
-  // gemm: submit and wait arrows (ids 2^48 + 2 id, + 1); the copy was never seen complete:
-  // submit only.
+  // gemm: the launch arrow (ac2g, id = correlation) and the wait arrow (2^48 + id); the copy
+  // was never seen complete: its launch arrow only, the same id again.
   const uint64_t base = uint64_t{1} << 48;
   auto starts = Phase(trace, "s"), ends = Phase(trace, "f");
   ASSERT_EQ(starts.size(), 3u);
   ASSERT_EQ(ends.size(), 3u);
-  EXPECT_EQ(starts[0]["id"], base + 14);
+  EXPECT_EQ(starts[0]["id"], 1);
+  EXPECT_EQ(starts[0]["cat"], "ac2g");
+  EXPECT_EQ(starts[0]["name"], "ac2g");
   EXPECT_EQ(starts[0]["pid"], 42);
   EXPECT_EQ(starts[0]["tid"], 43);
   EXPECT_DOUBLE_EQ(starts[0]["ts"].get<double>(), 1'000'001.0);
-  EXPECT_EQ(ends[0]["id"], base + 14);
+  EXPECT_EQ(ends[0]["id"], 1);
   EXPECT_EQ(ends[0]["pid"], gpu0);
   EXPECT_EQ(ends[0]["bp"], "e");
-  EXPECT_EQ(starts[1]["id"], base + 15);
+  EXPECT_EQ(starts[1]["id"], base + 7);
+  EXPECT_EQ(starts[1]["cat"], "ze.flow");
   EXPECT_EQ(starts[1]["pid"], gpu0);
-  EXPECT_EQ(ends[1]["id"], base + 15);
+  EXPECT_EQ(ends[1]["id"], base + 7);
   EXPECT_EQ(ends[1]["tid"], 44);
   EXPECT_DOUBLE_EQ(ends[1]["ts"].get<double>(), 1'000'049.999);  // inside the sync call
-  EXPECT_EQ(starts[2]["id"], base + 16);
+  EXPECT_EQ(starts[2]["id"], 1);
+  EXPECT_EQ(ends[2]["id"], 1);
+  EXPECT_EQ(ends[2]["pid"], gpu0 + 0xffff);
 
   auto counters = Phase(trace, "C");
   ASSERT_EQ(counters.size(), 2u);
@@ -225,6 +246,86 @@ TEST(ZeExport, DevicesGetAProcessWithATrackPerEngineAndFlowArrows) {
   EXPECT_EQ(counters[0]["args"]["shared"], 4096);
   EXPECT_EQ(counters[1]["pid"], 42);
   EXPECT_EQ(counters[1]["args"]["host"], 300);
+}
+
+// What Holistic Trace Analysis and TensorBoard read (docs/kineto-json.md): every device
+// operation joins exactly one host call by its integer correlation, one id per submitting
+// call across processes, and the trace opens with the devices and the rank.
+TEST(ZeExport, FollowsKinetoConventions) {
+  ScratchDir dir;
+  const std::string log = dir.File("in.capnp"), json = dir.File("out.json");
+  {
+    auto writer = LogWriter::Create(log, SampleHeader());
+    ASSERT_TRUE(writer.ok());
+    LogWriter& w = **writer;
+    w.Append(ProcessInfo{.pid = 42, .comm = w.strings().Intern("trainer"), .rank = 3,
+                         .world_size = 8});
+    w.Append(DeviceInfo{0, w.strings().Intern("Data Center GPU Max 1550"), 19'200'000, 32});
+    // Two processes launch at the same instant on threads of the same number: two ids.
+    for (uint32_t pid : {42u, 77u}) {
+      KernelLaunch launch;
+      launch.pid = pid;
+      launch.tid = 43;
+      launch.start_ns = 1'000'001'000;
+      launch.end_ns = 1'000'002'000;
+      launch.kernel_name = w.strings().Intern("gemm");
+      w.Append(launch);
+    }
+    for (uint32_t pid : {77u, 42u}) {
+      DeviceOp op;
+      op.pid = pid;
+      op.device = 0;
+      op.track = pid == 42 ? 1 : 2;
+      op.id = pid;
+      op.name = w.strings().Intern("gemm");
+      op.start_ns = 1'000'010'000;
+      op.end_ns = 1'000'020'000;
+      op.submit_tid = 43;
+      op.submit_ns = 1'000'001'000;
+      w.Append(op);
+    }
+    DeviceOp orphan;  // submitted before the capture began
+    orphan.pid = 42;
+    orphan.device = 0;
+    orphan.track = 1;
+    orphan.id = 99;
+    orphan.kind = DeviceOpKind::kFill;
+    orphan.name = w.strings().Intern("zeCommandListAppendMemoryFill");
+    orphan.start_ns = 1'000'030'000;
+    orphan.end_ns = 1'000'031'000;
+    w.Append(orphan);
+    ASSERT_TRUE(w.Finish(SampleSummary()).ok());
+  }
+  ASSERT_TRUE(ConvertLogToChromeJson(log, json, {}, nullptr).ok());
+  const std::string text = ReadFileBytes(json);
+  const auto trace = nlohmann::json::parse(text);
+  for (const std::string& p : test_util::KinetoConventionProblems(text, trace)) ADD_FAILURE() << p;
+
+  std::map<uint64_t, uint64_t> launch_correlation_by_pid, op_correlation_by_pid;
+  for (const auto& e : Named(trace, "gemm")) {
+    const uint64_t correlation = e["args"]["correlation"];
+    if (e["cat"] == "xpu_runtime") launch_correlation_by_pid[e["pid"]] = correlation;
+    const uint64_t submitter = e["args"]["stream"] == 1 ? 42 : 77;  // tracks as written above
+    if (e["cat"] == "kernel") op_correlation_by_pid[submitter] = correlation;
+  }
+  EXPECT_EQ(launch_correlation_by_pid, (std::map<uint64_t, uint64_t>{{42, 1}, {77, 2}}));
+  EXPECT_EQ(op_correlation_by_pid, launch_correlation_by_pid);
+  const auto fills = Named(trace, "zeCommandListAppendMemoryFill");
+  ASSERT_EQ(fills.size(), 1u);
+  EXPECT_EQ(fills[0]["cat"], "gpu_memset");
+  EXPECT_EQ(fills[0]["args"]["correlation"], 0);  // HTA's "the linked call is not in the trace"
+
+  EXPECT_EQ(trace["schemaVersion"], 1);
+  EXPECT_EQ(trace["distributedInfo"]["rank"], 3);
+  EXPECT_EQ(trace["distributedInfo"]["world_size"], 8);
+  ASSERT_EQ(trace["deviceProperties"].size(), 1u);
+  EXPECT_EQ(trace["deviceProperties"][0]["id"], 0);
+  EXPECT_EQ(trace["deviceProperties"][0]["name"], "Data Center GPU Max 1550");
+  // Wall time of an event = ts (µs) * 1000 + baseTimeNanoseconds.
+  const ClockAnchor& clock = SampleHeader().start_clock;
+  EXPECT_EQ(trace["baseTimeNanoseconds"], clock.realtime_ns - clock.monotonic_ns);
+  // The rank is on the first line, where HTA's pattern "rank":\s+(\d+) finds it first.
+  EXPECT_NE(text.substr(0, text.find('\n')).find("\"rank\": 3"), std::string::npos);
 }
 
 }  // namespace

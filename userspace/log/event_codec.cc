@@ -124,6 +124,7 @@ void EncodeEvent(const Event& event, uint64_t base_ns, HandleTable& handles,
     g.setCgroup(e->cgroup);
     g.setContainerId(e->container_id);
     g.setRank(e->rank);
+    g.setWorldSize(e->world_size);
     if (e->exec_ns) {
       g.setExec(true);
       g.setExecOffsetNs(e->exec_ns - base_ns);
@@ -200,6 +201,7 @@ DecodeResult DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns,
                          .cgroup = g.getCgroup(),
                          .container_id = g.getContainerId(),
                          .rank = g.getRank(),
+                         .world_size = g.getWorldSize(),
                          .exec_ns = g.getExec() ? base_ns + g.getExecOffsetNs() : 0};
       return DecodeResult::kEvent;
     }

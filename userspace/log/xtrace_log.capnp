@@ -140,6 +140,8 @@ struct Event {
       exec @163 :Bool;              # the process exec'd into this identity at
       execOffsetNs @164 :UInt64;    # this time; the processInfo before it for the same pid
                                     # is who it was until then. False: as first seen
+      worldSize @165 :Int32 = -1;   # its job's number of ranks, from WORLD_SIZE, PMI_SIZE,
+                                    # ... likewise; -1: none or not read
     }
     threadInfo :group {
       # A thread's name, when the thread is first seen.

@@ -24,6 +24,8 @@ struct ProcessInfo {
   // Its rank in a distributed job, from its environment (correlate/process_rank.h); -1: none
   // or not read.
   int32_t rank = -1;
+  // The number of ranks of its job, likewise; -1: none or not read.
+  int32_t world_size = -1;
   // Nonzero: the process exec'd into this identity at this CLOCK_MONOTONIC time, and the
   // ProcessInfo before it for the same pid is who it was until then. 0: the process as first
   // seen.
