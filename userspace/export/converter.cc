@@ -445,8 +445,10 @@ Result<std::unique_ptr<TraceWriter>> CreateWriter(TraceFormat format, const std:
 }  // namespace
 
 TraceFormat FormatForPath(const std::string& path) {
+  const std::string_view name =
+      path.ends_with(".gz") ? std::string_view(path).substr(0, path.size() - 3) : path;
   for (std::string_view suffix : {".pftrace", ".perfetto-trace", ".pb"}) {
-    if (path.ends_with(suffix)) return TraceFormat::kPerfetto;
+    if (name.ends_with(suffix)) return TraceFormat::kPerfetto;
   }
   return TraceFormat::kChromeJson;
 }

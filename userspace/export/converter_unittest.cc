@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -539,6 +540,37 @@ TEST(ConverterTest, WindowPidAndRankSelectWhatIsKept) {
   const std::string ranked = WriteCaptureOf(dir, "ranked.capnp", SampleHeader(), 0);
   ASSERT_TRUE(ConvertLog(ranked, out, options, &stats).ok());
   EXPECT_EQ(Find(ParseFile(out), "X").size(), 1u);
+}
+
+TEST(ConverterTest, GzipOutputIsThePlainOutputCompressed) {
+  ScratchDir dir;
+  const std::string in = dir.File("run.capnp");
+  WriteSampleCapture(in, /*finish=*/true);
+  for (const std::string plain : {"run.json", "run.pftrace"}) {
+    ConvertOptions options;
+    options.format = FormatForPath(plain);
+    ASSERT_TRUE(ConvertLog(in, dir.File(plain), options, nullptr).ok());
+    ConvertStats stats;
+    options.format = FormatForPath(plain + ".gz");
+    ASSERT_TRUE(ConvertLog(in, dir.File(plain + ".gz"), options, &stats).ok());
+    EXPECT_EQ(FormatForPath(plain + ".gz"), FormatForPath(plain));
+    const std::string compressed = ReadFileBytes(dir.File(plain + ".gz"));
+    ASSERT_GE(compressed.size(), 2u);
+    EXPECT_EQ(compressed.substr(0, 2), "\x1f\x8b") << "a gzip member";
+    EXPECT_EQ(stats.bytes_written, compressed.size());
+    std::string unpacked(ReadFileBytes(dir.File(plain)).size() + 1, '\0');
+    uLongf size = unpacked.size();
+    z_stream z{};
+    ASSERT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+    z.avail_in = static_cast<uInt>(compressed.size());
+    z.next_out = reinterpret_cast<Bytef*>(unpacked.data());
+    z.avail_out = static_cast<uInt>(size);
+    EXPECT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
+    unpacked.resize(z.total_out);
+    inflateEnd(&z);
+    EXPECT_EQ(unpacked, ReadFileBytes(dir.File(plain))) << plain;
+  }
 }
 
 TEST(ConverterTest, ManyLogErrorsNameTheFile) {
