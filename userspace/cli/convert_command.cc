@@ -49,14 +49,14 @@ clock synchronization; the trace's metadata says by how much each moved, under
 pids of further machines are renumbered apart, the real pid kept in the name.
 )",
       .groups = {{"OUTPUT", ""},
-                 {"SELECTION",
-                  "A span that reaches into the window is kept whole (not clipped); an arrow "
-                  "(flow) is kept only when both its ends are in the window, and none with "
-                  "--name; a counter starts the window at its last value before it; processes "
-                  "and threads are named when they have something in the window. Batches of the "
-                  "log outside the window are skipped without decoding their events."},
+                 {"SELECTION", ""},
                  {"DAMAGED LOGS", ""}},
-      .notes = "",
+      .notes = R"(A window keeps a span that reaches into it whole (not clipped), an instant inside it, an
+arrow (flow) only when both its ends are in it (and none with --name: their other ends are
+calls the pattern does not name); each counter starts the window at its last value before it;
+processes and threads are named when they have something in the window. The batches of a log
+outside the window are skipped without decoding their events.
+)",
       .examples = {
           "xtrace convert run.capnp                    # writes run.json",
           "xtrace convert run.capnp -o /tmp/trace.json",
