@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   clang llvm                      # BPF objects (clang -target bpf), llvm-strip
-  bpftool libbpf-dev libelf-dev zlib1g-dev linux-libc-dev   # libelf: probe sites from ELF code
+  bpftool libbpf-dev libelf-dev linux-libc-dev   # libelf: probe sites from ELF code
+  zlib1g-dev                      # libelf's, and gzip trace output (convert -o x.json.gz)
   capnproto libcapnp-dev          # event log schema compiler and runtime
   libze1 libze-dev                # the real Level Zero loader and its headers
   libdnnl-dev libtbb-dev          # real ITT clients (oneDNN, TBB) for the ITT tests

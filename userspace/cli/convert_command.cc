@@ -1,16 +1,20 @@
-// `xtrace convert`: argument parsing, progress and the final report around
-// ConvertLogToChromeJson (export/converter.h), which does the work.
+// `xtrace convert`: argument parsing, progress and the final report around ConvertLogs
+// (export/converter.h), which does the work.
 #include "cli/convert_command.h"
 
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/option_table.h"
+#include "cli/selection_options.h"
 #include "export/converter.h"
+#include "log/log_inputs.h"
 
 namespace xtrace {
 namespace {
@@ -19,32 +23,55 @@ constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 
 struct Arguments {
-  std::string input;
+  std::vector<std::string> inputs;  // as given (files or directories)
+  std::vector<std::string> logs;    // the files they name
   std::string output;
   std::optional<TraceFormat> format;
   bool salvage = false;
   bool quiet = false;
+  EventSelection selection;
 };
 
 CommandDoc ConvertDoc() {
   return {
       .command = "convert",
-      .usage = {"IN.capnp [-o OUT] [--format json|perfetto] [--salvage] [-q]"},
-      .description = R"(Converts an xtrace event log into a trace that opens in https://ui.perfetto.dev: Chrome trace
+      .usage = {"LOG... [-o OUT] [--format json|perfetto] [SELECTION] [--salvage] [-q]"},
+      .description = R"(Converts xtrace event logs into a trace that opens in https://ui.perfetto.dev: Chrome trace
 JSON (also chrome://tracing), or a native Perfetto protobuf trace, a sixth of the JSON's size
-and far faster to load. Times are CLOCK_MONOTONIC (JSON: microseconds with nanosecond decimals).
+and far faster to load; OUT ending in .gz is gzip-compressed as it is written. Times are
+CLOCK_MONOTONIC (JSON: microseconds with nanosecond decimals).
+
+Several logs, or a directory of them (*.capnp: a daemon's rotated files, one log per rank or
+node), make one timeline, merged in time order. Logs of one boot share the clock; logs of
+other machines are aligned through their CLOCK_REALTIME readings (as good as the machines'
+clock synchronization; the trace's metadata says by how much each moved, under
+"clock_alignment"). A process's name carries its rank and, with several machines, its host;
+pids of further machines are renumbered apart, the real pid kept in the name.
 )",
-      .groups = {{"OUTPUT", ""}, {"DAMAGED LOGS", ""}},
-      .notes = "",
+      .groups = {{"OUTPUT", ""},
+                 {"SELECTION", ""},
+                 {"DAMAGED LOGS", ""}},
+      .notes = R"(A window keeps a span that reaches into it whole (not clipped), an instant inside it, an
+arrow (flow) only when both its ends are in it (and none with --name: their other ends are
+calls the pattern does not name); each counter starts the window at its last value before it;
+processes and threads are named when they have something in the window. The batches of a log
+outside the window are skipped without decoding their events.
+)",
       .examples = {
           "xtrace convert run.capnp                    # writes run.json",
           "xtrace convert run.capnp -o /tmp/trace.json",
           "xtrace convert run.capnp -o run.pftrace      # Perfetto protobuf",
+          "xtrace convert run.capnp -o run.json.gz      # gzip-compressed JSON",
+          "xtrace convert run.capnp --from 12.5 --to 17.5 -o five-seconds.pftrace",
+          "xtrace convert run.capnp --from 2026-11-23T11:35:00Z --to +600s",
+          "xtrace convert run.capnp --pid 4242 --name 'gemm|conv'",
+          "xtrace convert rank0.capnp rank1.capnp -o job.pftrace   # one timeline",
+          "xtrace convert /var/lib/xtrace --rank 0,1 -o job.pftrace # a daemon's files",
           "xtrace convert killed.capnp --salvage       # keep what a killed capture left",
           "xtrace convert run.capnp -o - | gzip > run.json.gz",
       },
       .exit_status = R"(Exit status: 0 converted (with --salvage also when damage was skipped; a warning says so),
-1 the log could not be converted (one line on stderr says why), 2 bad usage.
+1 a log could not be converted (one line on stderr says why and names the file), 2 bad usage.
 )",
   };
 }
@@ -52,15 +79,15 @@ and far faster to load. Times are CLOCK_MONOTONIC (JSON: microseconds with nanos
 OptionTable ConvertOptionTable(Arguments& args) {
   return {
       {'o', "--output", "FILE", "OUTPUT",
-       "where to write the trace; \"-\" writes to standard output (default: IN with .capnp "
-       "replaced by .json, or .pftrace for perfetto)",
+       "where to write the trace; \"-\" writes to standard output; FILE.gz is gzip-compressed "
+       "(default, for one log file: LOG with .capnp replaced by .json, or .pftrace for perfetto)",
        [&args](const std::string&, const std::string& value) {
          args.output = value;
          return Status::Ok();
        }},
       {0, "--format", "FORMAT", "OUTPUT",
        "json (Chrome trace JSON) or perfetto (protobuf); default: perfetto when FILE ends in "
-       ".pftrace, .perfetto-trace or .pb, else json",
+       ".pftrace, .perfetto-trace or .pb (before any .gz), else json",
        [&args](const std::string& flag, const std::string& value) {
          if (value == "json") args.format = TraceFormat::kChromeJson;
          else if (value == "perfetto") args.format = TraceFormat::kPerfetto;
@@ -76,6 +103,10 @@ OptionTable ConvertOptionTable(Arguments& args) {
        "--salvage, with a warning",
        SetTrue(args.salvage)},
   };
+}
+
+OptionTable ConvertTable(Arguments& args) {
+  return Concat(ConvertOptionTable(args), SelectionOptionTable(args.selection));
 }
 
 int UsageError(const std::string& message) { return xtrace::UsageError("convert", message); }
@@ -101,24 +132,26 @@ std::string HumanBytes(uint64_t bytes) {
 
 // Returns an exit status when parsing decided the outcome (help, usage error).
 std::optional<int> ParseArguments(int argc, char** argv, Arguments* args) {
-  auto parsed = ParseCommandLine(ConvertOptionTable(*args), std::span(argv + 1, argc - 1),
+  auto parsed = ParseCommandLine(ConvertTable(*args), std::span(argv + 1, argc - 1),
                                  Positionals::kAnywhere);
   if (!parsed.ok()) return UsageError(parsed.status().message());
   if (parsed->help) {
-    std::fputs(RenderHelp(ConvertDoc(), ConvertOptionTable(*args)).c_str(), stdout);
+    std::fputs(RenderHelp(ConvertDoc(), ConvertTable(*args)).c_str(), stdout);
     return kExitOk;
   }
-  for (const std::string& positional : parsed->positionals) {
-    if (!args->input.empty())
-      return UsageError("one input log at a time (got '" + args->input + "' and '" + positional + "')");
-    args->input = positional;
+  if (Status st = CheckWindow(args->selection); !st.ok()) return UsageError(st.message());
+  args->inputs = parsed->positionals;
+  if (args->inputs.empty()) return UsageError("which log? (xtrace convert LOG.capnp)");
+  if (args->output.empty()) {
+    std::error_code ec;
+    if (args->inputs.size() > 1 || std::filesystem::is_directory(args->inputs[0], ec))
+      return UsageError("several logs make one trace: say where it goes (-o FILE)");
+    args->output = DefaultOutputPath(args->inputs[0], args->format.value_or(TraceFormat::kChromeJson));
   }
-  if (args->input.empty()) return UsageError("which log? (xtrace convert IN.capnp)");
-  if (args->output.empty())
-    args->output = DefaultOutputPath(args->input, args->format.value_or(TraceFormat::kChromeJson));
   if (!args->format) args->format = FormatForPath(args->output);
   if (args->output.empty()) return UsageError("the output file name is empty");
-  if (args->output == args->input) return UsageError("the output would overwrite the input");
+  for (const std::string& input : args->inputs)
+    if (args->output == input) return UsageError("the output would overwrite the input " + input);
   return std::nullopt;
 }
 
@@ -160,17 +193,27 @@ int RunConvertCommand(int argc, char** argv) {
   Arguments args;
   if (std::optional<int> exit_status = ParseArguments(argc, argv, &args)) return *exit_status;
 
+  Result<std::vector<std::string>> logs = ExpandLogInputs(args.inputs);
+  if (!logs.ok()) {
+    std::fprintf(stderr, "xtrace convert: %s\n", logs.status().message().c_str());
+    return kExitError;
+  }
+  args.logs = std::move(*logs);
+  const std::string input_name =
+      args.logs.size() == 1 ? args.logs[0] : std::to_string(args.logs.size()) + " logs";
+
   ProgressLine progress(!args.quiet && ::isatty(STDERR_FILENO));
   ConvertOptions options;
   options.salvage = args.salvage;
   options.format = *args.format;
+  options.selection = args.selection;
   options.progress = [&](uint64_t bytes_read, std::optional<uint64_t> total) {
     progress.Update(bytes_read, total);
   };
 
   const auto start = std::chrono::steady_clock::now();
   ConvertStats stats;
-  const Status status = ConvertLog(args.input, args.output, options, &stats);
+  const Status status = ConvertLogs(args.logs, args.output, options, &stats);
   progress.Clear();
   if (!status.ok()) {
     std::fprintf(stderr, "xtrace convert: %s%s\n", status.message().c_str(),
@@ -185,15 +228,20 @@ int RunConvertCommand(int argc, char** argv) {
     std::fprintf(stderr,
                  "xtrace convert: warning: %s has no summary: the capture did not finish "
                  "cleanly; converted the %llu events it holds\n",
-                 args.input.c_str(), static_cast<unsigned long long>(stats.events_in));
+                 input_name.c_str(), static_cast<unsigned long long>(stats.events_in));
   }
   if (!args.quiet) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::string skipped;
+    if (stats.batches_skipped > 0) {
+      skipped = " (" + std::to_string(stats.batches_skipped) + " of " +
+                std::to_string(stats.batches_in) + " batches outside the window skipped)";
+    }
     std::fprintf(stderr,
-                 "xtrace convert: %s -> %s: %llu log events, %llu trace events, %s in %.2f s\n",
-                 args.input.c_str(), args.output == "-" ? "standard output" : args.output.c_str(),
-                 static_cast<unsigned long long>(stats.events_in),
+                 "xtrace convert: %s -> %s: %llu log events%s, %llu trace events, %s in %.2f s\n",
+                 input_name.c_str(), args.output == "-" ? "standard output" : args.output.c_str(),
+                 static_cast<unsigned long long>(stats.events_in), skipped.c_str(),
                  static_cast<unsigned long long>(stats.events_out),
                  HumanBytes(stats.bytes_written).c_str(), seconds);
   }

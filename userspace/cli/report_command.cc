@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/selection_options.h"
 #include "report/categories.h"
 #include "report/report_builder.h"
 
@@ -52,7 +53,9 @@ OUTPUT
                       is "other". Adds a category column and per-category tables.
 
 SELECTION
-  --from S, --to S    only events that start in this window (seconds from the capture start)
+  --from T, --to T    only events that start in this window: T is seconds from the capture
+                      start (12.5, +12.5s, 500ms, 2m) or a wall-clock time
+                      (2026-11-23T11:35:12.5Z, ...+01:00, or local time without a zone)
   --pid PID[,PID...]  only these processes
   --name REGEX        only rows whose name matches (ECMAScript regex, searched)
 
@@ -80,16 +83,12 @@ struct Arguments {
   bool diff = false;
   std::string categories;
   report::ReportOptions options;
+  EventSelection selection;  // --from, --to, --pid, --name
 };
 
 int UsageError(const std::string& message) {
   std::fprintf(stderr, "xtrace report: %s\nTry 'xtrace report --help'.\n", message.c_str());
   return kExitUsage;
-}
-
-bool ParseNumber(const std::string& text, double* out) {
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && ptr == text.data() + text.size() && *out >= 0;
 }
 
 template <typename T>
@@ -148,24 +147,12 @@ std::optional<int> ParseArguments(int argc, char** argv, Arguments* a) {
       if (!ParseCount(value, &o.read.aggregate.top_gaps)) return bad("expected a gap count");
     } else if (arg == "--categories") {
       a->categories = value;
-    } else if (arg == "--from" || arg == "--to") {
-      double seconds = 0;
-      if (!ParseNumber(value, &seconds)) return bad("expected seconds from the capture start");
-      (arg == "--from" ? o.read.from_s : o.read.to_s) = seconds;
-    } else if (arg == "--pid") {
-      for (size_t start = 0; start <= value.size();) {
-        const size_t comma = std::min(value.find(',', start), value.size());
-        uint32_t pid = 0;
-        if (!ParseCount(value.substr(start, comma - start), &pid) || pid == 0) return bad("expected PID[,PID...]");
-        o.read.aggregate.pids.insert(pid);
-        start = comma + 1;
-      }
-    } else if (arg == "--name") {
-      try {
-        o.tables.name = std::regex(value, std::regex::ECMAScript | std::regex::optimize);
-      } catch (const std::regex_error& e) {
-        return bad(std::string("bad regex (") + e.what() + ")");
-      }
+    } else if (arg == "--from" || arg == "--to" || arg == "--pid" || arg == "--name") {
+      // The parsing `xtrace convert` shares (cli/selection_options.h).
+      Status st = arg == "--pid"    ? ParsePidList(arg, value, a->selection)
+                  : arg == "--name" ? ParseNamePattern(arg, value, a->selection)
+                                    : ParseWindowBound(arg, value, a->selection);
+      if (!st.ok()) return UsageError(st.message());
     } else if (arg == "--diff") {
       a->diff = true;
     } else if (arg == "--salvage") {
@@ -176,9 +163,11 @@ std::optional<int> ParseArguments(int argc, char** argv, Arguments* a) {
       a->inputs.push_back(arg);
     }
   }
-  if (a->options.read.from_s && a->options.read.to_s && *a->options.read.to_s <= *a->options.read.from_s) {
-    return UsageError("--to must be after --from");
-  }
+  if (Status st = CheckWindow(a->selection); !st.ok()) return UsageError(st.message());
+  a->options.read.from = a->selection.from;
+  a->options.read.to = a->selection.to;
+  a->options.read.aggregate.pids = a->selection.pids;
+  a->options.tables.name = a->selection.name;
   if (a->diff && a->inputs.size() != 2) return UsageError("--diff takes two logs: BEFORE AFTER");
   if (a->inputs.empty()) return UsageError("which log? (xtrace report LOG...)");
   return std::nullopt;

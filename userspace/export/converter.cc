@@ -6,6 +6,8 @@
 #include <array>
 #include <charconv>
 #include <deque>
+#include <map>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 #include <variant>
@@ -15,7 +17,9 @@
 #include "export/device_lanes.h"
 #include "export/driver_track_writer.h"
 #include "export/itt_converter.h"
+#include "export/merged_log_reader.h"
 #include "export/perfetto_writer.h"
+#include "export/selected_timeline.h"
 #include "export/trace_description.h"
 #include "export/ze_export.h"
 #include "log/log_reader.h"
@@ -62,6 +66,12 @@ class EventConverter {
         {"command_line", e.command_line}, {"cgroup", e.cgroup}, {"container_id", e.container_id}};
     for (const auto& [key, id] : labels)
       if (!strings_.Get(id).empty()) args_.push_back(TraceArg::String(key, strings_.Get(id)));
+    std::string rank;
+    if (e.rank >= 0) {
+      rank = std::to_string(e.rank);
+      name += " (rank " + rank + ")";
+      args_.push_back(TraceArg::String("rank", rank));
+    }
     out_.ProcessName(e.pid, name, args_);
     std::string& was = process_comms_[e.pid];
     if (e.exec_ns && !was.empty() && was != comm) {
@@ -102,14 +112,15 @@ class EventConverter {
 };
 
 // "otherData": what the log says about the capture. Values are strings, as the format's
-// consumers expect (and 64-bit clock values would not survive a double).
-Status FinishWithOtherData(TraceWriter& out, const LogReader& reader) {
+// consumers expect (and 64-bit clock values would not survive a double). `owned` backs the
+// numbers and texts made here.
+void AddLogFacts(const LogReader& reader, std::deque<std::string>& owned,
+                 std::vector<TraceArg>& data) {
   const LogHeader& h = reader.header();
-  std::deque<std::string> owned;  // backing store for numbers as strings (stable addresses)
   auto number = [&](uint64_t v) -> std::string_view {
     return owned.emplace_back(std::to_string(v));
   };
-  std::vector<TraceArg> data = {
+  data.insert(data.end(), {
       TraceArg::String("producer", "xtrace"),
       TraceArg::String("xtrace_version", h.xtrace_version),
       TraceArg::String("log_format_version", number(h.format_version)),
@@ -122,7 +133,7 @@ Status FinishWithOtherData(TraceWriter& out, const LogReader& reader) {
       TraceArg::String("start_monotonic_raw_ns", number(h.start_clock.monotonic_raw_ns)),
       TraceArg::String("start_realtime_ns", number(h.start_clock.realtime_ns)),
       TraceArg::String("capture_complete", reader.complete() ? "true" : "false"),
-  };
+  });
   if (const auto& s = reader.summary()) {
     data.push_back(TraceArg::String("end_monotonic_ns", number(s->end_clock.monotonic_ns)));
     data.push_back(TraceArg::String("end_realtime_ns", number(s->end_clock.realtime_ns)));
@@ -131,11 +142,235 @@ Status FinishWithOtherData(TraceWriter& out, const LogReader& reader) {
     data.push_back(TraceArg::String("processes", number(s->processes)));
   }
   if (!reader.damage().ok()) data.push_back(TraceArg::String("damage", reader.damage().message()));
-  return out.Finish(data);
 }
 
-Status Convert(LogReader& reader, TraceWriter& out, const ConvertOptions& options,
-               ConvertStats* stats) {
+// Whether an event of a process passes --pid and --rank. Events of no process (pid 0: the
+// device-wide memory counters, xtrace's own clock readings) always pass; a process's rank is
+// known from its ProcessInfo, which comes before its events.
+class ProcessFilter {
+ public:
+  explicit ProcessFilter(const EventSelection& selection) : sel_(selection) {}
+
+  bool Selected(const Event& event) {
+    if (sel_.pids.empty() && sel_.ranks.empty()) return true;
+    if (const auto* p = std::get_if<ProcessInfo>(&event)) ranks_[p->pid] = p->rank;
+    const uint32_t pid = std::visit(
+        [](const auto& e) -> uint32_t {
+          if constexpr (requires { e.pid; }) return e.pid;
+          else return 0;
+        },
+        event);
+    if (pid == 0) return true;
+    if (!sel_.pids.empty() && !sel_.pids.count(pid)) return false;
+    if (!sel_.ranks.empty()) {
+      auto rank = ranks_.find(pid);
+      if (rank == ranks_.end() || !sel_.ranks.count(rank->second)) return false;
+    }
+    return true;
+  }
+
+ private:
+  const EventSelection& sel_;
+  std::unordered_map<uint32_t, int32_t> ranks_;
+};
+
+// One input log: its reader's strings, its exporters, its place on the timeline.
+struct InputLog {
+  InputLog(const StringTable& strings, TraceWriter& out, const EventSelection& selection)
+      : lanes(out), converter(strings, lanes), filter(selection) {}
+  DeviceLaneWriter lanes;
+  EventConverter converter;
+  ProcessFilter filter;
+};
+
+// How each log lands on the trace's clock: logs of one boot share CLOCK_MONOTONIC; another
+// boot moves by the difference of the two boots' CLOCK_REALTIME - CLOCK_MONOTONIC at their
+// first logs' starts.
+struct Placement {
+  std::vector<TimelineInput> inputs;  // per log
+  std::vector<std::string> alignment;  // per host after the first: what the offset rests on
+  uint32_t hosts = 0;
+};
+
+int64_t RealtimeOffset(const ClockAnchor& a) {
+  return static_cast<int64_t>(a.realtime_ns - a.monotonic_ns);
+}
+
+Result<Placement> PlaceLogs(const MergedLogReader& logs) {
+  Placement placement;
+  std::map<std::string, size_t> host_of_boot;  // boot key -> host index
+  // A capture is known by its boot and xtrace's command line (the daemon's rotated files
+  // share both; two `xtrace record -o rankN.capnp` differ in it).
+  std::map<std::pair<std::string, std::string>, uint32_t> capture_index;
+  std::map<std::string, uint32_t> captures_of_boot;
+  std::vector<ClockAnchor> host_anchor;
+  std::vector<std::string> host_names;
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const LogHeader& h = logs.reader(i).header();
+    const std::string boot = h.boot_id.empty() ? "host " + h.host : h.boot_id;
+    auto [it, added] = host_of_boot.try_emplace(boot, host_anchor.size());
+    if (added) {
+      if (host_anchor.size() >= SelectedTimeline::kMaxHosts) {
+        return Status::Error(logs.reader(i).path() + ": more than " +
+                             std::to_string(SelectedTimeline::kMaxHosts) +
+                             " machines (boots) in one trace");
+      }
+      host_anchor.push_back(h.start_clock);
+      host_names.push_back(h.host.empty() ? "host " + std::to_string(host_anchor.size()) : h.host);
+    }
+    TimelineInput input;
+    input.host_index = static_cast<uint32_t>(it->second);
+    auto [capture, new_capture] = capture_index.try_emplace({boot, h.command_line}, 0);
+    if (new_capture) capture->second = captures_of_boot[boot]++;
+    if (capture->second >= SelectedTimeline::kMaxCapturesPerHost) {
+      return Status::Error(logs.reader(i).path() + ": more than " +
+                           std::to_string(SelectedTimeline::kMaxCapturesPerHost) +
+                           " captures of one machine in one trace");
+    }
+    input.capture_index = capture->second;
+    input.offset_ns = RealtimeOffset(host_anchor[it->second]) - RealtimeOffset(host_anchor[0]);
+    input.host = host_names[it->second];
+    placement.inputs.push_back(input);
+    if (added && it->second > 0) {
+      // The logs measure how far CLOCK_REALTIME moved against CLOCK_MONOTONIC during the
+      // capture (NTP slewing); how far apart the machines' realtime clocks were is not in
+      // them.
+      const auto& summary = logs.reader(i).summary();
+      std::string note = input.host + " (boot " + h.boot_id + "): moved by " +
+                         std::to_string(input.offset_ns) +
+                         " ns onto the first log's clock through CLOCK_REALTIME; uncertain by "
+                         "the machines' clock synchronization (NTP/PTP), which the logs do not "
+                         "measure";
+      if (summary) {
+        const int64_t drift = RealtimeOffset(summary->end_clock) - RealtimeOffset(h.start_clock);
+        note += ", plus " + std::to_string(drift < 0 ? -drift : drift) +
+                " ns by which its realtime clock moved against its monotonic clock during the log";
+      }
+      placement.alignment.push_back(std::move(note));
+    }
+  }
+  placement.hosts = static_cast<uint32_t>(host_anchor.size());
+  for (TimelineInput& input : placement.inputs) input.label_host = placement.hosts > 1;
+  return placement;
+}
+
+Status FinishMerged(SelectedTimeline& timeline, MergedLogReader& logs, const Placement& placement,
+                    const EventSelection& selection, const MonotonicWindow& window) {
+  std::deque<std::string> owned;
+  std::vector<TraceArg> data;
+  AddLogFacts(logs.reader(0), owned, data);
+  auto text = [&](std::string s) -> std::string_view { return owned.emplace_back(std::move(s)); };
+  if (logs.size() > 1) {
+    data.push_back(TraceArg::String("logs", text(std::to_string(logs.size()))));
+    data.push_back(TraceArg::String("hosts", text(std::to_string(placement.hosts))));
+    for (size_t i = 0; i < logs.size(); ++i) {
+      const LogReader& r = logs.reader(i);
+      data.push_back(TraceArg::String(
+          text("log " + std::to_string(i + 1)),
+          text(r.path() + " (host " + r.header().host + ", boot " + r.header().boot_id +
+               (r.complete() ? "" : ", cut short") +
+               (r.damage().ok() ? "" : ", damaged: " + r.damage().message()) + ")")));
+    }
+    data.push_back(TraceArg::String(
+        "clock_alignment",
+        text(placement.alignment.empty()
+                 ? "every log is of one boot: they share CLOCK_MONOTONIC exactly"
+                 : [&] {
+                     std::string all;
+                     for (const std::string& a : placement.alignment) all += (all.empty() ? "" : "; ") + a;
+                     return all;
+                   }())));
+  }
+  if (selection.has_window()) {
+    data.push_back(TraceArg::String("window_from_monotonic_ns", text(std::to_string(window.from_ns))));
+    if (window.to_ns != UINT64_MAX)
+      data.push_back(TraceArg::String("window_to_monotonic_ns", text(std::to_string(window.to_ns))));
+  }
+  if (!selection.pids.empty() || !selection.ranks.empty() || selection.name) {
+    std::string what;
+    for (uint32_t pid : selection.pids) what += (what.empty() ? "pid " : ",") + std::to_string(pid);
+    if (!selection.ranks.empty()) what += what.empty() ? "" : "; ";
+    bool first = true;
+    for (int32_t rank : selection.ranks) {
+      what += (first ? "rank " : ",") + std::to_string(rank);
+      first = false;
+    }
+    if (selection.name) what += (what.empty() ? "name ~ " : "; name ~ ") + selection.name_pattern;
+    data.push_back(TraceArg::String("selection", text(what)));
+  }
+  return timeline.Finish(data);
+}
+
+// The trace's window on the first log's clock: seconds "from the start" count from the
+// earliest start of any log.
+MonotonicWindow TraceWindow(const EventSelection& selection, MergedLogReader& logs,
+                            const Placement& placement) {
+  ClockAnchor start = logs.reader(0).header().start_clock;
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const uint64_t at = logs.reader(i).header().start_clock.monotonic_ns +
+                        static_cast<uint64_t>(placement.inputs[i].offset_ns);
+    if (at < start.monotonic_ns) {
+      start.realtime_ns -= start.monotonic_ns - at;
+      start.monotonic_ns = at;
+    }
+  }
+  return ResolveWindow(selection, start);
+}
+
+Status ConvertMerged(MergedLogReader& logs, TraceWriter& out, const ConvertOptions& options,
+                     ConvertStats* stats) {
+  Result<Placement> placement = PlaceLogs(logs);
+  if (!placement.ok()) return placement.status();
+  for (size_t i = 0; i < logs.size(); ++i) logs.SetOffset(i, placement->inputs[i].offset_ns);
+  const MonotonicWindow window = TraceWindow(options.selection, logs, *placement);
+  // The readers leave out what lies outside the window, each on its own clock.
+  for (size_t i = 0; i < logs.size(); ++i) {
+    if (!options.selection.has_window()) break;
+    const uint64_t shift = static_cast<uint64_t>(placement->inputs[i].offset_ns);
+    logs.reader(i).SetWindow(LogReaderOptions::Window{
+        .from_ns = window.from_ns - shift,
+        .to_ns = window.to_ns == UINT64_MAX ? UINT64_MAX : window.to_ns - shift});
+  }
+  SelectedTimeline timeline(out, TimelineSelection{.from_ns = window.from_ns,
+                                                   .to_ns = window.to_ns,
+                                                   .name = options.selection.name ? &*options.selection.name : nullptr});
+  timeline.Clocks(logs.reader(0).header().start_clock);
+  // One log seen through a window keeps the trace's opening (devices, rank); a trace of many
+  // logs has no one log's description to give.
+  if (logs.size() == 1 && logs.reader(0).file_size())
+    out.Describe(DescribeLog(logs.reader(0).path(), options.salvage));
+  std::vector<std::unique_ptr<InputLog>> inputs;
+  for (size_t i = 0; i < logs.size(); ++i) {
+    inputs.push_back(std::make_unique<InputLog>(logs.reader(i).strings(),
+                                                timeline.AddInput(placement->inputs[i]),
+                                                options.selection));
+  }
+  stats->hosts = placement->hosts;
+  Event event;
+  size_t source = 0;
+  uint64_t events = 0;
+  while (true) {
+    Result<bool> next = logs.Next(&event, &source);
+    if (!next.ok()) {
+      stats->damage = next.status().message();
+      return next.status();
+    }
+    if (!*next) break;
+    InputLog& input = *inputs[source];
+    if (input.filter.Selected(event)) std::visit(input.converter, event);
+    if (options.progress && ++events % kProgressEveryEvents == 0) {
+      options.progress(logs.bytes_read(), logs.total_size());
+    }
+  }
+  if (Status st = FinishMerged(timeline, logs, *placement, options.selection, window); !st.ok())
+    return st;
+  if (options.progress) options.progress(logs.bytes_read(), logs.total_size());
+  return Status::Ok();
+}
+
+// One log, nothing selected: straight from the exporters to the writer.
+Status ConvertWhole(LogReader& reader, TraceWriter& out, const ConvertOptions& options,
+                    ConvertStats* stats) {
   out.Clocks(reader.header().start_clock);
   // A second reading of the log, for what the trace's opening says; not possible on a pipe.
   if (reader.file_size()) out.Describe(DescribeLog(reader.path(), options.salvage));
@@ -154,7 +389,10 @@ Status Convert(LogReader& reader, TraceWriter& out, const ConvertOptions& option
       options.progress(reader.bytes_read(), reader.file_size());
     }
   }
-  if (Status st = FinishWithOtherData(out, reader); !st.ok()) return st;
+  std::deque<std::string> owned;
+  std::vector<TraceArg> data;
+  AddLogFacts(reader, owned, data);
+  if (Status st = out.Finish(data); !st.ok()) return st;
   if (options.progress) options.progress(reader.bytes_read(), reader.file_size());
   return Status::Ok();
 }
@@ -174,35 +412,56 @@ Result<std::unique_ptr<TraceWriter>> CreateWriter(TraceFormat format, const std:
 }  // namespace
 
 TraceFormat FormatForPath(const std::string& path) {
+  const std::string_view name =
+      path.ends_with(".gz") ? std::string_view(path).substr(0, path.size() - 3) : path;
   for (std::string_view suffix : {".pftrace", ".perfetto-trace", ".pb"}) {
-    if (path.ends_with(suffix)) return TraceFormat::kPerfetto;
+    if (name.ends_with(suffix)) return TraceFormat::kPerfetto;
   }
   return TraceFormat::kChromeJson;
 }
 
 Status ConvertLog(const std::string& in_path, const std::string& out_path,
                   const ConvertOptions& options, ConvertStats* stats) {
+  return ConvertLogs({in_path}, out_path, options, stats);
+}
+
+Status ConvertLogs(const std::vector<std::string>& in_paths, const std::string& out_path,
+                   const ConvertOptions& options, ConvertStats* stats) {
   ConvertStats local;
   if (!stats) stats = &local;
   *stats = ConvertStats();
+  if (in_paths.empty()) return Status::Error("no logs to convert");
 
-  Result<LogReader> reader = LogReader::Open(in_path, LogReaderOptions{.salvage = options.salvage});
-  if (!reader.ok()) return reader.status();
+  std::vector<MergedLogReader::Source> sources;
+  for (const std::string& path : in_paths) {
+    Result<LogReader> reader = LogReader::Open(path, LogReaderOptions{.salvage = options.salvage});
+    if (!reader.ok()) return reader.status();
+    sources.push_back({std::move(*reader), 0});
+  }
+  MergedLogReader logs(std::move(sources));
   auto out = CreateWriter(options.format, out_path);
   if (!out.ok()) return out.status();
 
-  Status st = Convert(*reader, **out, options, stats);
-  stats->events_in = reader->events_read();
-  stats->batches_in = reader->batches_read();
+  const bool whole = logs.size() == 1 && options.selection.empty();
+  Status st = whole ? ConvertWhole(logs.reader(0), **out, options, stats)
+                    : ConvertMerged(logs, **out, options, stats);
+  stats->logs = logs.size();
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const LogReader& r = logs.reader(i);
+    stats->events_in += r.events_read();
+    stats->batches_in += r.batches_read();
+    stats->batches_skipped += r.batches_skipped();
+    stats->complete = (i == 0 || stats->complete) && r.complete();
+    if (!r.damage().ok() && stats->damage.empty()) {
+      stats->salvaged = true;
+      stats->damage = r.damage().message();
+    }
+  }
+  if (whole) stats->hosts = 1;
   stats->events_out = (*out)->events_written();
   stats->bytes_written = (*out)->bytes_written();
-  stats->complete = reader->complete();
-  if (!reader->damage().ok()) {
-    stats->salvaged = true;
-    stats->damage = reader->damage().message();
-  }
-  // A half-written JSON file would only mislead; but never delete what is not a regular
-  // file (-o /dev/null, a FIFO, a device).
+  // A half-written trace would only mislead; but never delete what is not a regular file
+  // (-o /dev/null, a FIFO, a device).
   if (!st.ok() && (*out)->writes_regular_file()) {
     out->reset();
     ::unlink(out_path.c_str());

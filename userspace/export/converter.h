@@ -6,8 +6,10 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
+#include "model/event_selection.h"
 
 namespace xtrace {
 
@@ -24,12 +26,19 @@ struct ConvertOptions {
   // Called every few thousand events with the input bytes consumed and the input size (if
   // known), for progress display.
   std::function<void(uint64_t bytes_read, std::optional<uint64_t> total)> progress;
+  // What to keep (see export/selected_timeline.h for the window's rules): the window and
+  // --name on the trace, --pid and --rank on the processes (a device operation belongs to
+  // the process that submitted it).
+  EventSelection selection;
 };
 
 struct ConvertStats {
   uint64_t events_in = 0;   // events read from the log
   uint64_t events_out = 0;  // trace events written (JSON: metadata included)
   uint64_t batches_in = 0;
+  uint64_t batches_skipped = 0;  // read without decoding their spans: outside the window
+  uint64_t logs = 0;
+  uint64_t hosts = 0;
   uint64_t bytes_written = 0;  // trace bytes
   bool complete = false;       // the log has its summary (the capture finished cleanly)
   bool salvaged = false;       // damage was found and everything before it converted
@@ -43,6 +52,15 @@ struct ConvertStats {
 // may be null.
 Status ConvertLog(const std::string& in_path, const std::string& out_path,
                   const ConvertOptions& options, ConvertStats* stats);
+
+// Several logs on one time axis (see ConvertLog). Logs of one boot share CLOCK_MONOTONIC;
+// logs of other boots (other machines) are moved onto the first log's clock through their
+// CLOCK_REALTIME readings, which is as good as the machines' clock synchronization: the
+// trace's metadata says so ("clock_alignment"). Each further host's pids and tids are
+// renumbered apart (the real ones stay in the names); process names carry the host when
+// there are several. The inputs are merged in time order, one batch of each in memory.
+Status ConvertLogs(const std::vector<std::string>& in_paths, const std::string& out_path,
+                   const ConvertOptions& options, ConvertStats* stats);
 
 // ConvertLog to Chrome JSON whatever options.format says.
 inline Status ConvertLogToChromeJson(const std::string& in_path, const std::string& out_path,

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -484,6 +485,154 @@ TEST(ConverterTest, FormatFollowsTheOutputName) {
   EXPECT_EQ(FormatForPath("run.perfetto-trace"), TraceFormat::kPerfetto);
   EXPECT_EQ(FormatForPath("run.json"), TraceFormat::kChromeJson);
   EXPECT_EQ(FormatForPath("-"), TraceFormat::kChromeJson);
+}
+
+// The sample capture's log with another header: another machine, or a rotated file.
+std::string WriteCaptureOf(const ScratchDir& dir, const std::string& name, LogHeader header,
+                           int32_t rank = -1) {
+  const std::string path = dir.File(name);
+  auto writer = LogWriter::Create(path, header);
+  EXPECT_TRUE(writer.ok());
+  StringTable& s = (*writer)->strings();
+  (*writer)->Append(ProcessInfo{.pid = kPid, .ns_pid = kPid, .comm = s.Intern("python3"), .rank = rank});
+  (*writer)->Append(ThreadInfo{.pid = kPid, .tid = kWorkerTid, .name = s.Intern("ze-worker")});
+  KernelLaunch launch;
+  launch.pid = kPid;
+  launch.tid = kWorkerTid;
+  launch.start_ns = header.start_clock.monotonic_ns + 1'000'000;
+  launch.end_ns = launch.start_ns + 500;
+  launch.kernel_name = s.Intern("gemm_f32");
+  (*writer)->Append(launch);
+  EXPECT_TRUE((*writer)->Finish(SampleSummary()).ok());
+  return path;
+}
+
+TEST(ConverterTest, LogsOfTwoMachinesShareOneTimelineWithPidsApart) {
+  ScratchDir dir;
+  LogHeader a = SampleHeader();
+  LogHeader b = SampleHeader();
+  b.host = "gpu-node-8";
+  b.boot_id = "another-boot";
+  // Node 8 booted 5 s later than node 7 (at the same wall-clock start, its monotonic clock
+  // reads 5 s less).
+  b.start_clock.monotonic_ns -= 5'000'000'000;
+  const std::string in_a = WriteCaptureOf(dir, "a.capnp", a, 0);
+  const std::string in_b = WriteCaptureOf(dir, "b.capnp", b, 1);
+  const std::string out = dir.File("job.json");
+  ConvertStats stats;
+  ASSERT_TRUE(ConvertLogs({in_a, in_b}, out, {}, &stats).ok());
+  EXPECT_EQ(stats.logs, 2u);
+  EXPECT_EQ(stats.hosts, 2u);
+  const nlohmann::json trace = ParseFile(out);
+  const auto launches = Find(trace, "X", "gemm_f32");
+  ASSERT_EQ(launches.size(), 2u);
+  // The same wall-clock moment on both machines lands at the same trace time.
+  EXPECT_EQ(launches[0]["ts"], launches[1]["ts"]);
+  EXPECT_EQ(launches[0]["pid"], kPid);
+  EXPECT_EQ(launches[1]["pid"], (1u << 22) | kPid);
+  const auto processes = Find(trace, "M", "process_name");
+  ASSERT_EQ(processes.size(), 2u);
+  EXPECT_EQ(processes[0]["args"]["name"], "python3 (rank 0) [gpu-node-7]");
+  EXPECT_EQ(processes[1]["args"]["name"], "python3 (rank 1) [gpu-node-8] (pid 4242)");
+  EXPECT_EQ(processes[1]["args"]["rank"], "1");
+  EXPECT_EQ(processes[1]["args"]["host"], "gpu-node-8");
+  EXPECT_TRUE(Contains(trace["otherData"]["clock_alignment"], "gpu-node-8 (boot another-boot): moved by 5000000000 ns"));
+  EXPECT_EQ(trace["otherData"]["hosts"], "2");
+}
+
+TEST(ConverterTest, RotatedFilesOfOneCaptureNameEachProcessOnce) {
+  ScratchDir dir;
+  LogHeader second = SampleHeader();
+  second.start_clock.monotonic_ns += 10'000'000;
+  const std::string first = WriteCaptureOf(dir, "xtrace-1.capnp", SampleHeader());
+  WriteCaptureOf(dir, "xtrace-2.capnp", second);
+  const std::string out = dir.File("all.json");
+  ConvertStats stats;
+  ASSERT_TRUE(ConvertLogs({first, dir.File("xtrace-2.capnp")}, out, {}, &stats).ok());
+  EXPECT_EQ(stats.hosts, 1u);
+  const nlohmann::json trace = ParseFile(out);
+  EXPECT_EQ(Find(trace, "M", "process_name").size(), 1u);
+  EXPECT_EQ(Find(trace, "M", "thread_name").size(), 1u);
+  EXPECT_EQ(Find(trace, "X", "gemm_f32").size(), 2u);
+  EXPECT_EQ(Find(trace, "X", "gemm_f32")[0]["pid"], kPid) << "one boot: pids as they are";
+  EXPECT_TRUE(Contains(trace["otherData"]["clock_alignment"], "share CLOCK_MONOTONIC exactly"));
+}
+
+TEST(ConverterTest, WindowPidAndRankSelectWhatIsKept) {
+  ScratchDir dir;
+  const std::string in = dir.File("run.capnp");
+  WriteSampleCapture(in, /*finish=*/true);
+  const uint64_t start = SampleHeader().start_clock.monotonic_ns;
+  // Launches at 5e12 + 100'001, + 200'000 and + 300'000 ns; the window holds the second.
+  ConvertOptions options;
+  options.selection.from = TimeBound{TimeBound::Kind::kSinceStart, 5'000'000'150'000 - start};
+  options.selection.to = TimeBound{TimeBound::Kind::kSinceStart, 5'000'000'250'000 - start};
+  const std::string out = dir.File("window.json");
+  ConvertStats stats;
+  ASSERT_TRUE(ConvertLog(in, out, options, &stats).ok());
+  nlohmann::json trace = ParseFile(out);
+  EXPECT_EQ(Find(trace, "X").size(), 1u);
+  EXPECT_EQ(Find(trace, "X", "kernel@0x7777").size(), 1u);
+  EXPECT_EQ(Find(trace, "M", "process_name").size(), 1u);
+  EXPECT_EQ(trace["otherData"]["window_from_monotonic_ns"], "5000000150000");
+
+  options = {};
+  options.selection.pids = {kPid + 1};
+  ASSERT_TRUE(ConvertLog(in, out, options, &stats).ok());
+  trace = ParseFile(out);
+  EXPECT_EQ(Find(trace, "X").size(), 0u);
+  EXPECT_EQ(Find(trace, "M", "process_name").size(), 0u) << "no events, no name";
+
+  options = {};
+  options.selection.ranks = {0};
+  ASSERT_TRUE(ConvertLog(in, out, options, &stats).ok());
+  EXPECT_EQ(Find(ParseFile(out), "X").size(), 0u) << "the sample's process has no rank";
+  const std::string ranked = WriteCaptureOf(dir, "ranked.capnp", SampleHeader(), 0);
+  ASSERT_TRUE(ConvertLog(ranked, out, options, &stats).ok());
+  EXPECT_EQ(Find(ParseFile(out), "X").size(), 1u);
+}
+
+TEST(ConverterTest, GzipOutputIsThePlainOutputCompressed) {
+  ScratchDir dir;
+  const std::string in = dir.File("run.capnp");
+  WriteSampleCapture(in, /*finish=*/true);
+  for (const std::string plain : {"run.json", "run.pftrace"}) {
+    ConvertOptions options;
+    options.format = FormatForPath(plain);
+    ASSERT_TRUE(ConvertLog(in, dir.File(plain), options, nullptr).ok());
+    ConvertStats stats;
+    options.format = FormatForPath(plain + ".gz");
+    ASSERT_TRUE(ConvertLog(in, dir.File(plain + ".gz"), options, &stats).ok());
+    EXPECT_EQ(FormatForPath(plain + ".gz"), FormatForPath(plain));
+    const std::string compressed = ReadFileBytes(dir.File(plain + ".gz"));
+    ASSERT_GE(compressed.size(), 2u);
+    EXPECT_EQ(compressed.substr(0, 2), "\x1f\x8b") << "a gzip member";
+    EXPECT_EQ(stats.bytes_written, compressed.size());
+    std::string unpacked(ReadFileBytes(dir.File(plain)).size() + 1, '\0');
+    uLongf size = unpacked.size();
+    z_stream z{};
+    ASSERT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+    z.avail_in = static_cast<uInt>(compressed.size());
+    z.next_out = reinterpret_cast<Bytef*>(unpacked.data());
+    z.avail_out = static_cast<uInt>(size);
+    EXPECT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
+    unpacked.resize(z.total_out);
+    inflateEnd(&z);
+    EXPECT_EQ(unpacked, ReadFileBytes(dir.File(plain))) << plain;
+  }
+}
+
+TEST(ConverterTest, ManyLogErrorsNameTheFile) {
+  ScratchDir dir;
+  const std::string good = dir.File("good.capnp");
+  WriteSampleCapture(good, /*finish=*/true);
+  const std::string bad = dir.File("bad.capnp");
+  WriteFileBytes(bad, "not a log");
+  const Status st = ConvertLogs({good, bad}, dir.File("out.json"), {}, nullptr);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(Contains(st.message(), bad));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("out.json")));
 }
 
 }  // namespace

@@ -74,6 +74,39 @@ uint64_t BatchBaseNs(std::span<const Event> events) {
   return base == std::numeric_limits<uint64_t>::max() ? 0 : base;
 }
 
+uint64_t BatchEndNs(std::span<const Event> events) {
+  uint64_t end = 0;
+  auto span = [&](uint64_t start_ns, uint64_t end_ns) { end = std::max({end, start_ns, end_ns}); };
+  for (const Event& event : events) {
+    if (const auto* e = std::get_if<KernelLaunch>(&event)) span(e->start_ns, e->end_ns);
+    if (const auto* e = std::get_if<KernelCreate>(&event)) span(e->start_ns, e->end_ns);
+    if (const auto* e = std::get_if<IttTask>(&event)) span(e->start_ns, e->end_ns);
+    if (const auto* e = std::get_if<IttMarker>(&event)) span(e->ts_ns, e->ts_ns);
+    if (const auto* e = std::get_if<DrmIoctl>(&event)) span(e->start_ns, e->end_ns);
+    if (const auto* e = std::get_if<DrmFenceSignal>(&event)) span(e->created_ns, e->signaled_ns);
+    if (const auto* e = std::get_if<ApiCall>(&event)) span(e->start_ns, e->end_ns);
+    if (const auto* e = std::get_if<DeviceOp>(&event)) span(e->start_ns, e->end_ns);
+  }
+  return end;
+}
+
+bool IsWindowedKind(log_schema::Event::Which kind) {
+  using E = log_schema::Event;
+  switch (kind) {
+    case E::KERNEL_LAUNCH:
+    case E::KERNEL_CREATE:
+    case E::ITT_TASK:
+    case E::ITT_MARKER:
+    case E::DRM_IOCTL:
+    case E::DRM_FENCE_SIGNAL:
+    case E::API_CALL:
+    case E::DEVICE_OP:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Offsets and durations use wrapping (mod 2^64) arithmetic so every input round-trips,
 // including an end before its start.
 void EncodeEvent(const Event& event, uint64_t base_ns, HandleTable& handles,

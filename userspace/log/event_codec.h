@@ -17,6 +17,16 @@ namespace xtrace::log_codec {
 // Returns 0 when no event in `events` carries a time.
 uint64_t BatchBaseNs(std::span<const Event> events);
 
+// The latest start or end of the batch's spans and instants (Batch.endNs): the kinds
+// IsWindowedKind accepts. 0 when there are none.
+uint64_t BatchEndNs(std::span<const Event> events);
+
+// Kinds whose every time lies within [Batch.baseNs, Batch.endNs] — spans and instants — and
+// that a windowed reader may therefore leave out of a batch outside its window. The other
+// kinds (process, thread and device identities, counters, clock readings) carry state a
+// reader needs whatever the window.
+bool IsWindowedKind(log_schema::Event::Which kind);
+
 // The handles a batch's events refer to by ref (Batch.handles): each distinct handle once,
 // in order of first use. One per batch being written.
 class HandleTable {

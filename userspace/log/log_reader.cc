@@ -58,6 +58,7 @@ struct LogReader::Impl {
   std::vector<uint64_t> handles;  // the current batch's handle table (Batch.handles)
   size_t next = 0;
   uint64_t batches_read = 0;
+  uint64_t batches_skipped = 0;
   uint64_t events_read = 0;
   uint64_t unknown_events = 0;
 };
@@ -150,6 +151,11 @@ Status LogReader::Impl::LoadBatch(log_schema::Batch::Reader batch_reader,
   }
 
   const uint64_t base_ns = batch_reader.getBaseNs();
+  // Outside the window: [baseNs, endNs] bounds every span, so only the other kinds are read.
+  const uint64_t end_ns = batch_reader.getEndNs();
+  const bool outside = options.window && end_ns != 0 &&
+                       (end_ns < options.window->from_ns || base_ns >= options.window->to_ns);
+  if (outside) ++batches_skipped;
   const auto handle_list = batch_reader.getHandles();
   handles.clear();
   for (uint64_t h : handle_list) handles.push_back(h);
@@ -157,6 +163,7 @@ Status LogReader::Impl::LoadBatch(log_schema::Batch::Reader batch_reader,
   batch.clear();
   batch.reserve(events.size());
   for (unsigned i = 0; i < events.size(); ++i) {
+    if (outside && log_codec::IsWindowedKind(events[i].which())) continue;
     Event event;
     const log_codec::DecodeResult decoded =
         log_codec::DecodeEvent(events[i], base_ns, handles, &event);
@@ -221,12 +228,14 @@ Result<bool> LogReader::Next(Event* out) {
   return true;
 }
 
+void LogReader::SetWindow(std::optional<Options::Window> window) { impl_->options.window = window; }
 const LogHeader& LogReader::header() const { return impl_->header; }
 const StringTable& LogReader::strings() const { return impl_->strings; }
 const std::optional<LogSummary>& LogReader::summary() const { return impl_->summary; }
 const Status& LogReader::damage() const { return impl_->damage; }
 const std::string& LogReader::path() const { return impl_->path; }
 uint64_t LogReader::batches_read() const { return impl_->batches_read; }
+uint64_t LogReader::batches_skipped() const { return impl_->batches_skipped; }
 uint64_t LogReader::events_read() const { return impl_->events_read; }
 uint64_t LogReader::unknown_events() const { return impl_->unknown_events; }
 uint64_t LogReader::bytes_read() const { return impl_->input.offset(); }

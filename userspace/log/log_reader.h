@@ -19,6 +19,16 @@ struct LogReaderOptions {
   // On damage (truncation, corruption), stop reading but keep what came before: Next returns
   // false instead of an error and damage() says what was wrong.
   bool salvage = false;
+  // Only spans and instants that may reach into [from_ns, to_ns) (CLOCK_MONOTONIC) are
+  // wanted: a batch whose spans all lie outside (Batch.baseNs/endNs) is read without
+  // decoding them, and only its other events (identities, counters, clock readings) are
+  // returned. Spans of the batches that reach into the window all come back, inside or not:
+  // this is a fast path, not a filter. Logs without Batch.endNs are read whole.
+  struct Window {
+    uint64_t from_ns = 0;
+    uint64_t to_ns = UINT64_MAX;
+  };
+  std::optional<Window> window = std::nullopt;
 };
 
 class LogReader {
@@ -34,6 +44,10 @@ class LogReader {
   ~LogReader();
 
   const LogHeader& header() const;
+
+  // Sets or clears Options::window from the next batch on (a window on the log's clock is
+  // known once its header has been read).
+  void SetWindow(std::optional<Options::Window> window);
 
   // The next event, in the order written. Ok(false) at the end: after the summary, at the end
   // of a log without one (complete() is then false), or — with salvage — at damage.
@@ -54,6 +68,7 @@ class LogReader {
 
   const std::string& path() const;
   uint64_t batches_read() const;
+  uint64_t batches_skipped() const;           // of those, read without their spans (window)
   uint64_t events_read() const;               // events returned by Next
   uint64_t unknown_events() const;            // events of kinds newer than this build, skipped
   uint64_t bytes_read() const;                // file bytes consumed so far (for progress)

@@ -504,5 +504,50 @@ TEST(LogReaderTest, ProgressCountsBytes) {
   EXPECT_EQ(reader->events_read(), static_cast<uint64_t>(3 * kEventsPerBatch));
 }
 
+// With a window, batches whose spans all lie outside it come back without their spans but
+// with their identities; batches reaching into it come back whole; old logs (no endNs) whole.
+TEST(LogReaderTest, WindowSkipsTheSpansOfBatchesOutsideIt) {
+  ScratchDir dir;
+  const std::string path = dir.File("windowed.capnp");
+  {
+    auto writer = LogWriter::Create(path, SampleHeader(), {.events_per_batch = kEventsPerBatch});
+    ASSERT_TRUE(writer.ok());
+    StringTable& s = (*writer)->strings();
+    const StringId name = s.Intern("gemm");
+    for (int i = 0; i < 10 * kEventsPerBatch; ++i) {
+      if (i % kEventsPerBatch == 0) {
+        (*writer)->Append(ProcessInfo{.pid = static_cast<uint32_t>(100 + i / kEventsPerBatch)});
+        ++i;
+      }
+      (*writer)->Append(test_util::RealisticLaunch(static_cast<uint64_t>(i), name, 1));
+    }
+    ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
+  }
+  // Launch i starts near 5e12 + i * 7300 ns: the window holds launches 450 to 549, in
+  // batches 5 and 6 (events 400-599) only.
+  const uint64_t from = 5'000'000'000'000 + 450 * 7'300, to = 5'000'000'000'000 + 550 * 7'300;
+  auto reader = LogReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  reader->SetWindow(LogReaderOptions::Window{.from_ns = from, .to_ns = to});
+  Event e;
+  std::vector<uint32_t> processes;
+  uint64_t launches = 0, launches_inside = 0;
+  while (true) {
+    Result<bool> next = reader->Next(&e);
+    ASSERT_TRUE(next.ok()) << next.status().message();
+    if (!*next) break;
+    if (const auto* p = std::get_if<ProcessInfo>(&e)) processes.push_back(p->pid);
+    if (const auto* l = std::get_if<KernelLaunch>(&e)) {
+      ++launches;
+      if (l->end_ns >= from && l->start_ns < to) ++launches_inside;
+    }
+  }
+  EXPECT_EQ(reader->batches_read(), 10u);
+  EXPECT_EQ(reader->batches_skipped(), 8u);
+  EXPECT_EQ(launches, 2u * (kEventsPerBatch - 1)) << "the two batches reaching into the window, whole";
+  EXPECT_EQ(launches_inside, 100u);
+  EXPECT_EQ(processes.size(), 10u) << "identities come back from skipped batches too";
+}
+
 }  // namespace
 }  // namespace xtrace

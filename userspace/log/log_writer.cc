@@ -150,6 +150,7 @@ Status LogWriter::WriteBatch() {
 
     const uint64_t base_ns = log_codec::BatchBaseNs(pending_);
     batch.setBaseNs(base_ns);
+    batch.setEndNs(log_codec::BatchEndNs(pending_));
     auto events = batch.initEvents(static_cast<unsigned>(pending_.size()));
     log_codec::HandleTable handle_table;
     for (size_t i = 0; i < pending_.size(); ++i) {

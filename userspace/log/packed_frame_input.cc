@@ -127,11 +127,31 @@ int PackedFrameInput::UnpackWord(uint64_t* out) {
 }
 
 uint64_t PackedFrameInput::UnpackWords(uint64_t count) {
-  for (uint64_t i = 0; i < count; ++i) {
+  uint64_t left = count;
+  while (left > 0) {
+    // Runs go in bulk: the zero words the event unions leave, and verbatim words (strings).
+    if (zero_run_ > 0) {
+      const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(zero_run_, left));
+      words_.resize(words_.size() + n, 0);
+      zero_run_ -= n;
+      left -= n;
+      continue;
+    }
+    if (raw_run_ > 0 && end_ - pos_ >= kWordBytes) {
+      const uint64_t n = std::min<uint64_t>({raw_run_, left, (end_ - pos_) / kWordBytes});
+      const size_t at = words_.size();
+      words_.resize(at + n);
+      std::memcpy(words_.data() + at, buffer_.data() + pos_, n * kWordBytes);
+      pos_ += n * kWordBytes;
+      raw_run_ -= static_cast<uint32_t>(n);
+      left -= n;
+      continue;
+    }
     uint64_t word = 0;
     const int got = UnpackWord(&word);
     if (got < kWordBytes) return words_.size() * kWordBytes + static_cast<uint64_t>(got);
     words_.push_back(word);
+    --left;
   }
   return words_.size() * kWordBytes;
 }

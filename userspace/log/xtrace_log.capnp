@@ -82,6 +82,12 @@ struct Batch {
   # in the event's own field (and 0 there means no handle; a handle whose ref would not fit
   # 16 bits is written there too). A ref takes a byte or two in packed encoding where a
   # 64-bit handle took seven; the table is per batch, so a batch still reads on its own.
+  endNs @5 :UInt64;
+  # The latest time (start or end) of this batch's spans and instants (kernel launches and
+  # creates, API calls, device operations, ITT tasks and markers, DRM ioctls and fences), so
+  # that a reader looking at a time window can leave out the batches whose spans all lie
+  # outside it without decoding them; [baseNs, endNs] bounds them. 0: not recorded (logs
+  # written before this field, or a batch without spans): read the batch whole.
 }
 
 # One event of the model (userspace/model/event.h). Each kind is a group inside one union, so

@@ -2,31 +2,10 @@
 #include "report/log_set.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "log/log_reader.h"
 
 namespace xtrace::report {
-
-Result<std::vector<std::string>> ExpandLogInputs(const std::vector<std::string>& inputs) {
-  std::vector<std::string> out;
-  for (const std::string& input : inputs) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(input, ec)) {
-      out.push_back(input);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& entry : std::filesystem::directory_iterator(input, ec)) {
-      if (entry.path().extension() == ".capnp") found.push_back(entry.path().string());
-    }
-    if (ec) return Status::Error("cannot list the directory " + input + ": " + ec.message());
-    if (found.empty()) return Status::Error("no *.capnp logs in the directory " + input);
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  return out;
-}
 
 Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const LogReadOptions& options) {
   Result<LogReader> reader = LogReader::Open(path, LogReaderOptions{.salvage = options.salvage});
@@ -38,9 +17,9 @@ Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const L
   log.rank = "log " + std::to_string(index);
 
   AggregateOptions aggregate = options.aggregate;
-  auto at = [&](double seconds) { return log.start_ns + uint64_t(std::max(0.0, seconds) * 1e9); };
-  aggregate.from_ns = options.from_s ? std::optional(at(*options.from_s)) : std::nullopt;
-  aggregate.to_ns = options.to_s ? std::optional(at(*options.to_s)) : std::nullopt;
+  const ClockAnchor& start = reader->header().start_clock;
+  aggregate.from_ns = options.from ? std::optional(options.from->Resolve(start)) : std::nullopt;
+  aggregate.to_ns = options.to ? std::optional(options.to->Resolve(start)) : std::nullopt;
 
   // The section of --by rank is only known once a process says its rank, so the first pass
   // of the events decides it only for GroupBy kRank: the rank is read from the events as they

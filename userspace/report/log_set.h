@@ -10,17 +10,18 @@
 #include <vector>
 
 #include "base/status.h"
+#include "log/log_inputs.h"
+#include "model/event_selection.h"
 #include "report/report_aggregator.h"
 
 namespace xtrace::report {
 
-// Files to read, in order: files as given; for a directory, its *.capnp files by name.
-Result<std::vector<std::string>> ExpandLogInputs(const std::vector<std::string>& inputs);
+using xtrace::ExpandLogInputs;  // log/log_inputs.h
 
 struct LogReadOptions {
   AggregateOptions aggregate;           // from_ns/to_ns are ignored: the window below is used
-  std::optional<double> from_s;         // window, in seconds from the log's start
-  std::optional<double> to_s;
+  std::optional<TimeBound> from;        // window (from each log's start, or wall-clock)
+  std::optional<TimeBound> to;
   bool salvage = false;
 };
 

@@ -1,0 +1,17 @@
+// The logs a command reads, from its arguments: a file is itself, a directory means the
+// *.capnp files in it (a daemon's rotated files, or one log per rank or node). Shared by
+// `xtrace convert` and `xtrace report`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace xtrace {
+
+// Files to read, in order: files as given; for a directory, its *.capnp files by name (the
+// daemon's names sort by time). A directory without any is an error naming it.
+Result<std::vector<std::string>> ExpandLogInputs(const std::vector<std::string>& inputs);
+
+}  // namespace xtrace
