@@ -26,6 +26,7 @@ std::unique_ptr<BenchSection> MakeCollectorSection();      // 4: collector throu
 std::unique_ptr<BenchSection> MakeLogSizeSection();        // 5: bytes per launch in the log
 std::unique_ptr<BenchSection> MakeConvertSection();        // 6: log -> Chrome JSON
 std::unique_ptr<BenchSection> MakeReportSection();         // 7: log -> report tables
+std::unique_ptr<BenchSection> MakeDaemonSection();         // 8: daemon start/stop cycles, leaks
 
 std::vector<std::unique_ptr<BenchSection>> AllBenchSections();
 
