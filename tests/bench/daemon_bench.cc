@@ -1,7 +1,8 @@
 // Section 8: the daemon over many capture start/stop cycles (1000; 20 with --quick): each
 // cycle attaches every probe to a running workload and takes them off again. What the daemon
-// holds idle before and after (descriptors, BPF descriptors, RSS) must not grow, nor the
-// machine's BPF links and maps (those count other captures running meanwhile too).
+// holds idle before and after (descriptors, BPF descriptors, RSS) must not grow; the machine's
+// BPF links and maps before and after are shown too, without a verdict: other captures
+// running meanwhile move them.
 #include <signal.h>
 
 #include <filesystem>
@@ -70,9 +71,7 @@ class DaemonSection final : public BenchSection {
                    Format("%zu -> %zu / %zu -> %zu", f.system_before.links, f.system_after.links,
                           f.system_before.maps, f.system_after.maps),
                    "", Format("programs %zu -> %zu", f.system_before.progs, f.system_after.progs),
-                   "no growth (other captures count too)",
-                   Verdict(double(f.system_after.links + f.system_after.maps),
-                           double(f.system_before.links + f.system_before.maps), true, " objects")});
+                   "", "n/a: machine-wide, other captures move it"});
   }
 };
 
