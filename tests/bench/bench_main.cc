@@ -27,7 +27,7 @@ speed and memory against a DOM-based baseline. Ratios are measured in the same r
 
   --quick              fewer repetitions and smaller inputs (a smoke run, about a minute)
   --only ID[,ID...]    run only sections whose id contains one of the IDs: overhead,
-                       untargeted, itt, collector, log, convert, report, torch
+                       untargeted, itt, collector, log, convert, report, torch, daemon
   --repetitions N      timed runs per configuration; the fastest is kept (default 7)
   --rate-seconds S     how long each rate of the zero-drop ladder runs (default 5)
   --sustain S          also hold 1M events/s for S seconds (the target says 60)

@@ -13,6 +13,7 @@ std::vector<std::unique_ptr<BenchSection>> AllBenchSections() {
   sections.push_back(MakeConvertSection());
   sections.push_back(MakeReportSection());
   sections.push_back(MakeTorchAttachSection());
+  sections.push_back(MakeDaemonSection());
   return sections;
 }
 

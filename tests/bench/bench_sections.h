@@ -27,6 +27,7 @@ std::unique_ptr<BenchSection> MakeLogSizeSection();        // 5: bytes per launc
 std::unique_ptr<BenchSection> MakeConvertSection();        // 6: log -> Chrome JSON
 std::unique_ptr<BenchSection> MakeReportSection();         // 7: log -> report tables
 std::unique_ptr<BenchSection> MakeTorchAttachSection();    // 8: attach to a PyTorch training loop
+std::unique_ptr<BenchSection> MakeDaemonSection();         // 9: daemon start/stop cycles, leaks
 
 std::vector<std::unique_ptr<BenchSection>> AllBenchSections();
 

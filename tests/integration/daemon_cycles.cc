@@ -21,7 +21,7 @@ ProcessResources SettledResources(uint32_t pid) {
 
 CycleFigures RunStartStopCycles(const std::string& xtrace, const std::string& socket,
                                 uint32_t daemon_pid, const std::vector<std::string>& start_args,
-                                int cycles, int warm_up) {
+                                int cycles, int progress_every, int warm_up) {
   CycleFigures f;
   auto ctl = [&](const std::vector<std::string>& args) {
     std::vector<std::string> argv = {xtrace, "ctl", "--socket", socket};
@@ -40,7 +40,15 @@ CycleFigures RunStartStopCycles(const std::string& xtrace, const std::string& so
   f.before = SettledResources(daemon_pid);
   f.system_before = SystemBpfObjects();
   const auto t0 = std::chrono::steady_clock::now();
-  while (f.cycles < cycles && cycle()) ++f.cycles;
+  while (f.cycles < cycles && cycle()) {
+    ++f.cycles;
+    if (progress_every > 0 && f.cycles % progress_every == 0 && f.cycles < cycles) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "after %d cycles (%.0f s): daemon %s; machine's BPF objects %s\n",
+                   f.cycles, s, Describe(ReadProcessResources(daemon_pid)).c_str(),
+                   Describe(SystemBpfObjects()).c_str());
+    }
+  }
   f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   f.after = SettledResources(daemon_pid);
   f.system_after = SystemBpfObjects();

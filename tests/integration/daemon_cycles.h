@@ -21,10 +21,12 @@ struct CycleFigures {
 
 // Runs `cycles` cycles of `xtrace ctl start START_ARGS...` then `xtrace ctl stop` against the
 // daemon (pid `daemon_pid`) listening on `socket`, after `warm_up` cycles that are not
-// measured (the allocator's arenas and the kernel's caches settle in the first few).
+// measured (the allocator's arenas and the kernel's caches settle in the first few). Every
+// `progress_every` cycles (0: never) a line on stderr says what the daemon holds then, so a
+// long run that is cut short still shows its trend.
 CycleFigures RunStartStopCycles(const std::string& xtrace, const std::string& socket,
                                 uint32_t daemon_pid, const std::vector<std::string>& start_args,
-                                int cycles, int warm_up = 3);
+                                int cycles, int progress_every = 0, int warm_up = 3);
 
 // The daemon's resources once transient descriptors are gone (a ctl client that just exited
 // leaves the daemon its end of the connection until the event loop sees the hang-up): the

@@ -186,6 +186,16 @@ class DaemonTest : public RootTest {
     return pid;
   }
   long Events() { return NumberAfter(Ctl({"status"}).out, "events"); }
+  // The launches of `pid` in the one capture file, which must be a complete log.
+  size_t LaunchesInTheOnlyLog(uint32_t pid) {
+    const auto files = CaptureFiles();
+    EXPECT_EQ(files.size(), 1u);
+    if (files.size() != 1) return 0;
+    const LogContents c = ReadLogContents(files[0]);
+    EXPECT_TRUE(c.readable) << files[0] << ": " << c.error;
+    EXPECT_TRUE(c.complete) << files[0];
+    return c.launches.count(pid) ? c.launches.at(pid).size() : 0;
+  }
 
   std::string socket_, out_dir_;
   std::unique_ptr<Subprocess> daemon_;
@@ -308,12 +318,7 @@ TEST_F(DaemonTest, KillingATargetMidCaptureLeavesTheDaemonRunningAndTheLogValid)
   EXPECT_NE(idle.find("last capture: xtrace: captured"), std::string::npos) << idle;
   EXPECT_TRUE(DaemonAlive()) << daemon_->stderr_text();
 
-  const auto files = CaptureFiles();
-  ASSERT_EQ(files.size(), 1u);
-  const LogContents c = ReadLogContents(files[0]);
-  ASSERT_TRUE(c.readable) << c.error;
-  EXPECT_TRUE(c.complete);
-  EXPECT_GT(c.launches.count(pid) ? c.launches.at(pid).size() : 0u, 0u);
+  EXPECT_GT(LaunchesInTheOnlyLog(pid), 0u);
 
   // And it takes the next request.
   ASSERT_EQ(Ctl({"start", "--system"}).exit_code(), 0);
@@ -498,12 +503,7 @@ TEST_F(DaemonTest, HostileClientsStopNeitherTheDaemonNorItsCapture) {
   auto stopped = Ctl({"stop"});
   ASSERT_EQ(stopped.exit_code(), 0) << stopped.err;
 
-  const auto files = CaptureFiles();
-  ASSERT_EQ(files.size(), 1u);
-  const LogContents c = ReadLogContents(files[0]);
-  ASSERT_TRUE(c.readable) << c.error;
-  EXPECT_TRUE(c.complete);
-  EXPECT_GT(c.launches.count(pid) ? c.launches.at(pid).size() : 0u, 20u);
+  EXPECT_GT(LaunchesInTheOnlyLog(pid), 20u);
 }
 
 TEST_F(DaemonTest, StartStopCyclesLeaveNoDescriptorsMemoryOrBpfObjectsBehind) {
@@ -511,14 +511,14 @@ TEST_F(DaemonTest, StartStopCyclesLeaveNoDescriptorsMemoryOrBpfObjectsBehind) {
   const char* env = getenv("XTRACE_DAEMON_CYCLES");
   const int cycles = env ? std::atoi(env) : 40;
   StartDaemon({"-q"});
-  Subprocess workload({kWorkload, "--duration", "600", "--sleep-us", "20000"}, {kSimDriver});
+  Subprocess workload({kWorkload, "--duration", "7200", "--sleep-us", "20000"}, {kSimDriver});
   const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 30s));
   ASSERT_GT(pid, 0u);
 
   // Each capture attaches every probe to the workload and takes them all off again.
   const uint32_t daemon_pid = static_cast<uint32_t>(daemon_->pid());
   const testing::CycleFigures f = testing::RunStartStopCycles(
-      kXtrace, socket_, daemon_pid, {"--pid", std::to_string(pid)}, cycles);
+      kXtrace, socket_, daemon_pid, {"--pid", std::to_string(pid)}, cycles, /*progress_every=*/50);
   std::printf("%s", Describe(f).c_str());
   ASSERT_EQ(f.error, "");
   ASSERT_EQ(f.cycles, cycles);

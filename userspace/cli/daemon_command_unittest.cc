@@ -168,6 +168,7 @@ TEST(DaemonCommand, DefaultsRotationAndACaptureAtOnce) {
   EXPECT_EQ(idle->options.config.rotation.max_file_bytes, 256ull << 20);
   EXPECT_EQ(idle->options.config.rotation.max_file_age_ns, 3600'000'000'000ull);
   EXPECT_FALSE(idle->options.start_with.has_value());
+  EXPECT_EQ(idle->options.group, "") << "root alone unless a group is given";
 
   auto agent = Daemon({"--socket", "/s", "--output-dir", "/o", "--max-file-size", "1M",
                        "--max-file-age", "5m", "--max-files", "3", "-q", "--system", "--drm-only",
@@ -190,6 +191,16 @@ TEST(DaemonCommand, DefaultsRotationAndACaptureAtOnce) {
             "--max-files: '0' is not a count from 1 to 1000000");
   EXPECT_EQ(Daemon({"--output-dir", ""}).status().message(), "--output-dir: '' is not a path");
   EXPECT_EQ(Daemon({"now"}).status().message(), "unexpected argument 'now'");
+}
+
+TEST(DaemonCommand, AGroupMayBeGivenControlAndHelpSaysSo) {
+  auto grouped = Daemon({"--group", "xtrace"});
+  ASSERT_TRUE(grouped.ok()) << grouped.status().message();
+  EXPECT_EQ(grouped->options.group, "xtrace");
+  EXPECT_EQ(Daemon({"--group", ""}).status().message(), "--group: '' is not a group");
+  const std::string help = DaemonCommandHelp();
+  EXPECT_NE(help.find("--group NAME"), std::string::npos) << help;
+  EXPECT_NE(help.find("members of group NAME control captures too"), std::string::npos) << help;
 }
 
 }  // namespace

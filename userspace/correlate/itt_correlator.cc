@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "base/cut_text.h"
 #include "correlate/correlator.h"
 
 namespace xtrace {
@@ -47,12 +48,21 @@ IttCorrelator::IttCorrelator(StringTable& strings, EventSink& sink, RenameThread
       rename_thread_(std::move(rename_thread)),
       pytorch_domain_(strings.Intern(kPytorchDomain)) {}
 
+StringId IttCorrelator::InternName(std::string_view text, uint32_t flags) {
+  if (!(flags & XT_FLAG_TRUNCATED)) return strings_.Intern(text);
+  const StringId id = strings_.Intern(MarkCut(text));
+  cut_names_.insert(id);
+  return id;
+}
+
 void IttCorrelator::OnName(const DecodedIttName& r) {
   if (r.kind == XT_ITT_NAME_THREAD) {
-    if (!r.text.empty()) rename_thread_(r.hdr.pid, r.hdr.tid, r.text);
+    if (r.text.empty()) return;
+    if (r.hdr.flags & XT_FLAG_TRUNCATED) rename_thread_(r.hdr.pid, r.hdr.tid, MarkCut(r.text));
+    else rename_thread_(r.hdr.pid, r.hdr.tid, r.text);
     return;
   }
-  names_[{r.hdr.pid, r.kind, r.handle}] = strings_.Intern(r.text);
+  names_[{r.hdr.pid, r.kind, r.handle}] = InternName(r.text, r.hdr.flags);
 }
 
 StringId IttCorrelator::HandleName(uint32_t pid, uint32_t kind, uint64_t handle) {
@@ -76,7 +86,7 @@ StringId IttCorrelator::DomainOf(const DecodedIttEvent& r, uint64_t* domain_key)
 }
 
 StringId IttCorrelator::NameOf(const DecodedIttEvent& r) {
-  if (r.origin == XT_ITT_FROM_PYTORCH) return strings_.Intern(r.inline_name);
+  if (r.origin == XT_ITT_FROM_PYTORCH) return InternName(r.inline_name, r.hdr.flags);
   if (r.op == XT_ITT_TASK_BEGIN_FN) return strings_.Intern(HexName("fn", r.extra));
   return HandleName(r.hdr.pid, XT_ITT_NAME_STRING, r.name);
 }
@@ -115,6 +125,7 @@ void IttCorrelator::Emit(uint32_t pid, const Open& open, uint32_t end_tid, uint6
   e.end_ns = end_ns < open.start_ns ? open.start_ns : end_ns;
   e.domain = open.domain;
   e.name = open.name;
+  e.name_truncated = IsCut(open.name);
   e.kind = kind;
   e.id = id;
   e.unfinished = unfinished;
@@ -213,6 +224,7 @@ void IttCorrelator::Marker(const DecodedIttEvent& r) {
   e.ts_ns = r.hdr.start_ns;
   e.domain = DomainOf(r, &domain_key);
   e.name = NameOf(r);
+  e.name_truncated = IsCut(e.name);
   e.scope = r.origin == XT_ITT_FROM_PYTORCH ? IttMarkerScope::kThread : ScopeOf(r.extra);
   sink_.OnEvent(e);
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -74,6 +75,10 @@ class IttCorrelator {
   using KeyedKey = std::tuple<uint32_t /*pid*/, IttTaskKind, uint64_t /*domain*/,
                               uint64_t /*id d1*/, uint64_t /*id d2*/>;
 
+  // `text` as a string id; one the probe cut (XT_FLAG_TRUNCATED in `flags`) ends in "…" and
+  // is remembered as cut.
+  StringId InternName(std::string_view text, uint32_t flags);
+  bool IsCut(StringId name) const { return cut_names_.count(name) != 0; }
   StringId HandleName(uint32_t pid, uint32_t kind, uint64_t handle);
   StringId DomainOf(const DecodedIttEvent& r, uint64_t* domain_key);
   StringId NameOf(const DecodedIttEvent& r);
@@ -91,6 +96,7 @@ class IttCorrelator {
   StringId pytorch_domain_;
   // (pid, kind, handle) -> text sent for it.
   std::map<std::tuple<uint32_t, uint32_t, uint64_t>, StringId> names_;
+  std::set<StringId> cut_names_;  // names that end in "…" because the probe cut them
   std::unordered_map<uint64_t, ThreadStack> threads_;  // pid << 32 | tid
   std::map<KeyedKey, std::vector<Open>> keyed_;
   size_t keyed_open_ = 0;

@@ -119,6 +119,36 @@ TEST_F(IttCorrelatorTest, NestedTasksPairOnTheirThreadInnermostFirst) {
   EXPECT_EQ(correlator.itt_stats().tasks, 3u);
 }
 
+TEST_F(IttCorrelatorTest, NamesTheProbeCutEndInAnEllipsisAndAreMarkedCut) {
+  constexpr uint64_t kLong = 0x3300;
+  const std::string cut(XT_MAX_ITT_NAME - 1, 'n');  // as much as the probe copies
+  DecodedRecord name = NameRec(kLong, XT_ITT_NAME_STRING, cut);
+  std::get<DecodedIttName>(name).hdr.flags = XT_FLAG_TRUNCATED;
+  Feed(name);
+  Feed(Ev(XT_ITT_TASK_BEGIN, 11, 100, kDomainA, kLong));
+  Feed(Ev(XT_ITT_TASK_END, 11, 110, kDomainA));
+  Feed(Ev(XT_ITT_MARKER, 11, 115, kDomainA, kLong));
+  Feed(Ev(XT_ITT_TASK_BEGIN, 11, 120, kDomainA, kStep));  // whole: not marked
+  Feed(Ev(XT_ITT_TASK_END, 11, 130, kDomainA));
+  DecodedRecord torch = Torch(XT_ITT_TASK_BEGIN, 12, 140, cut);
+  std::get<DecodedIttEvent>(torch).hdr.flags = XT_FLAG_TRUNCATED;
+  Feed(torch);
+  Feed(Torch(XT_ITT_TASK_END, 12, 150, ""));
+
+  const auto tasks = sink.All<IttTask>();
+  ASSERT_EQ(tasks.size(), 3u);
+  EXPECT_EQ(S(tasks[0].name), cut + "\u2026");
+  EXPECT_TRUE(tasks[0].name_truncated);
+  EXPECT_EQ(S(tasks[1].name), "step");
+  EXPECT_FALSE(tasks[1].name_truncated);
+  EXPECT_EQ(S(tasks[2].name), cut + "\u2026") << "a PyTorch range's inline name";
+  EXPECT_TRUE(tasks[2].name_truncated);
+  const auto markers = sink.All<IttMarker>();
+  ASSERT_EQ(markers.size(), 1u);
+  EXPECT_EQ(S(markers[0].name), cut + "\u2026");
+  EXPECT_TRUE(markers[0].name_truncated);
+}
+
 TEST_F(IttCorrelatorTest, EndClosesInnermostTaskOfItsDomainAndTheOpenTasksInsideIt) {
   Feed(Ev(XT_ITT_TASK_BEGIN, 11, 100, kDomainA, kStep));
   Feed(Ev(XT_ITT_TASK_BEGIN, 11, 110, kDomainB, kInner));  // never ended

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "base/cut_text.h"
+
 namespace xtrace {
 namespace {
 
@@ -44,6 +46,7 @@ Result<DecodedProcessRecord> DecodeStart(std::span<const std::byte> data) {
   const char* args = reinterpret_cast<const char*>(data.data() + sizeof(rec));
   out.command_line = JoinArguments(std::string_view(args, rec.args_len));
   out.command_line_truncated = (rec.hdr.flags & XT_FLAG_TRUNCATED) != 0;
+  if (out.command_line_truncated) out.command_line = MarkCut(out.command_line);
   return DecodedProcessRecord(std::move(out));
 }
 

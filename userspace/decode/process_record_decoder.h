@@ -22,8 +22,8 @@ struct DecodedProcessStart {
   uint32_t ns_pid = 0;
   uint64_t cgroup_id = 0;
   std::string_view comm;  // points into the decoded buffer
-  std::string command_line;  // exec only: arguments joined with spaces
-  bool command_line_truncated = false;
+  std::string command_line;  // exec only: arguments joined with spaces; ends in "…" when cut
+  bool command_line_truncated = false;  // at XT_MAX_ARGS bytes (base/cut_text.h)
 };
 
 struct DecodedProcessExit {

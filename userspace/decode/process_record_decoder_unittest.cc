@@ -38,8 +38,14 @@ TEST(ProcessRecordDecoder, ExecCarriesIdentityAndCommandLine) {
   EXPECT_EQ(start.ns_pid, 7u);
   EXPECT_EQ(start.cgroup_id, 0x1234u);
   EXPECT_EQ(start.comm, "python3");
-  EXPECT_EQ(start.command_line, "python3 train.py --epochs 3");
+  // BPF cut it (XT_FLAG_TRUNCATED): the text says so too, wherever it is shown.
+  EXPECT_EQ(start.command_line, "python3 train.py --epochs 3\u2026");
   EXPECT_TRUE(start.command_line_truncated);
+
+  auto whole = DecodeProcessRecord(Exec(args));
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(std::get<DecodedProcessStart>(*whole).command_line, "python3 train.py --epochs 3");
+  EXPECT_FALSE(std::get<DecodedProcessStart>(*whole).command_line_truncated);
 }
 
 TEST(ProcessRecordDecoder, ExitAndLibraryChanges) {

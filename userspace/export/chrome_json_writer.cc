@@ -4,12 +4,13 @@
 #include <charconv>
 #include <cstring>
 
+#include "export/utf8.h"
+
 namespace xtrace {
 namespace {
 
 // Output is written in chunks of about this size: few syscalls, small resident memory.
 constexpr size_t kFlushBytes = 256 * 1024;
-constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
 
 bool IsPlainJsonByte(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
 
@@ -21,39 +22,6 @@ bool IsPlainJsonWord(uint64_t w) {
   const uint64_t below_space = (w - kOnes * 0x20) & ~w & kHigh;
   return ((below_space | (w & kHigh) | has_zero_byte(w ^ (kOnes * '"')) |
            has_zero_byte(w ^ (kOnes * '\\'))) == 0);
-}
-
-// Length of the well-formed UTF-8 sequence at the start of `s`, or 0 if there is none; then
-// *invalid_len is how many bytes (the maximal ill-formed prefix, at least 1) one U+FFFD
-// replaces, as Unicode recommends. Ranges are Unicode 15 table 3-7: no overlong forms, no
-// surrogates, nothing above U+10FFFF.
-size_t WellFormedUtf8Length(std::string_view s, size_t* invalid_len) {
-  const auto lead = static_cast<unsigned char>(s[0]);
-  size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    len = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    len = 3;
-    if (lead == 0xE0) lo = 0xA0;
-    if (lead == 0xED) hi = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    len = 4;
-    if (lead == 0xF0) lo = 0x90;
-    if (lead == 0xF4) hi = 0x8F;
-  } else {
-    *invalid_len = 1;
-    return 0;
-  }
-  for (size_t i = 1; i < len; ++i) {
-    const auto c = i < s.size() ? static_cast<unsigned char>(s[i]) : 0;
-    const bool ok = i == 1 ? (c >= lo && c <= hi) : (c >= 0x80 && c <= 0xBF);
-    if (i >= s.size() || !ok) {
-      *invalid_len = i;
-      return 0;
-    }
-  }
-  return len;
 }
 
 void AppendEscapedControl(std::string* out, unsigned char c) {

@@ -47,6 +47,7 @@ void IttEventWriter::Write(const IttTask& e) {
   }
   if (e.unfinished) args_.push_back(TraceArg::Bool("unfinished", true));
   if (e.closed_by_outer) args_.push_back(TraceArg::Bool("closed_by_outer", true));
+  if (e.name_truncated) args_.push_back(TraceArg::Bool("name_truncated", true));
   std::string_view name = strings_.Get(e.name);
   const uint64_t dur = e.end_ns - e.start_ns;
   if (e.kind == IttTaskKind::kTask) {
@@ -62,6 +63,7 @@ void IttEventWriter::Write(const IttTask& e) {
 
 void IttEventWriter::Write(const IttMarker& e) {
   BeginArgs(e.domain);
+  if (e.name_truncated) args_.push_back(TraceArg::Bool("name_truncated", true));
   out_.Instant(strings_.Get(e.name), kIttCategory, e.pid, e.tid, e.ts_ns, InstantScopeOf(e.scope),
                args_);
 }

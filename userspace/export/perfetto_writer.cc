@@ -151,7 +151,7 @@ uint64_t PerfettoWriter::Intern(InternTable& table, uint32_t interned_field, std
   ProtoEncoder enc(&interned_);
   const size_t entry = enc.BeginMessage(interned_field);
   enc.Varint(interned::kIid, iid);
-  enc.Bytes(interned::kText, text);
+  enc.Text(interned::kText, text);
   enc.EndMessage(entry);
   return iid;
 }
@@ -182,22 +182,22 @@ void PerfettoWriter::DescribeProcess(uint32_t pid, Track& t, std::span<const Tra
   enc.Varint(track::kUuid, t.uuid);
   if (IsDevice(pid)) {
     // Not a process: a track tree of its own, its engines in the order they are numbered.
-    enc.Bytes(track::kName, t.name.empty() ? std::string_view("GPU") : std::string_view(t.name));
+    enc.Text(track::kName, t.name.empty() ? std::string_view("GPU") : std::string_view(t.name));
     enc.Varint(track::kChildOrdering, track::kChildOrderingExplicit);
     enc.Varint(track::kSiblingMergeBehavior, track::kSiblingMergeNone);
   } else {
     const size_t d = enc.BeginMessage(track::kProcess);
     enc.Int(process::kPid, pid);
-    if (!t.name.empty()) enc.Bytes(process::kProcessName, t.name);
+    if (!t.name.empty()) enc.Text(process::kProcessName, t.name);
     for (const TraceArg& arg : args) {
       if (arg.kind != TraceArg::Kind::kString) continue;
       if (arg.key == "command_line") {
-        enc.Bytes(process::kCmdline, arg.string_value);
+        enc.Text(process::kCmdline, arg.string_value);
       } else {
         std::string label(arg.key);
         label += '=';
         label += arg.string_value;
-        enc.Bytes(process::kLabels, label);
+        enc.Text(process::kLabels, label);
       }
     }
     enc.EndMessage(d);
@@ -220,14 +220,14 @@ void PerfettoWriter::DescribeThread(uint32_t pid, uint32_t tid, Track& t) {
   enc.Varint(track::kUuid, t.uuid);
   if (IsDevice(pid) || tid >= kFirstSyntheticTid) {
     enc.Varint(track::kParentUuid, parent);
-    enc.Bytes(track::kName, t.name.empty() ? "track " + std::to_string(tid) : t.name);
+    enc.Text(track::kName, t.name.empty() ? "track " + std::to_string(tid) : t.name);
     enc.Int(track::kSiblingOrderRank, static_cast<int32_t>(tid & 0x7fffffff));
     enc.Varint(track::kSiblingMergeBehavior, track::kSiblingMergeNone);
   } else {
     const size_t d = enc.BeginMessage(track::kThread);
     enc.Int(thread::kPid, pid);
     enc.Int(thread::kTid, tid);
-    if (!t.name.empty()) enc.Bytes(thread::kThreadName, t.name);
+    if (!t.name.empty()) enc.Text(thread::kThreadName, t.name);
     enc.EndMessage(d);
   }
   EmitTrackDescriptor(scratch_);
@@ -250,7 +250,7 @@ uint64_t PerfettoWriter::CounterTrack(uint32_t pid, std::string_view name) {
   ProtoEncoder enc(&scratch_);
   enc.Varint(track::kUuid, it->second);
   enc.Varint(track::kParentUuid, parent);
-  enc.Bytes(track::kName, name);
+  enc.Text(track::kName, name);
   enc.Bytes(track::kCounter, {});  // an empty CounterDescriptor: the track holds numbers
   EmitTrackDescriptor(scratch_);
   return it->second;
@@ -274,7 +274,7 @@ uint64_t PerfettoWriter::LaneTrack(uint32_t pid, std::string_view category, uint
   enc.Varint(track::kParentUuid, parent);
   std::string name(category);
   if (lanes.size() > 1) name += " " + std::to_string(lanes.size());
-  enc.Bytes(track::kName, name);
+  enc.Text(track::kName, name);
   enc.Varint(track::kSiblingMergeBehavior, track::kSiblingMergeNone);
   EmitTrackDescriptor(scratch_);
   return uuid;
@@ -327,7 +327,7 @@ void PerfettoWriter::EncodeArgs(std::span<const TraceArg> args) {
           enc.Varint(annotation::kStringIid,
                      Intern(arg_strings_, interned::kArgStrings, arg.string_value));
         } else {
-          enc.Bytes(annotation::kString, arg.string_value);
+          enc.Text(annotation::kString, arg.string_value);
         }
         break;
     }
@@ -491,7 +491,7 @@ Status PerfettoWriter::Finish(std::span<const TraceArg> other_data) {
     scratch_.clear();
     ProtoEncoder enc(&scratch_);
     enc.Varint(track::kUuid, capture_track_);
-    enc.Bytes(track::kName, "xtrace capture");
+    enc.Text(track::kName, "xtrace capture");
     EmitTrackDescriptor(scratch_);
   }
   EncodeEvent(event::kInstant, capture_track_, InternName("xtrace capture"), "xtrace", other_data);

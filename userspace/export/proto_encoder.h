@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "export/utf8.h"
+
 namespace xtrace {
 
 class ProtoEncoder {
@@ -36,11 +38,19 @@ class ProtoEncoder {
     std::memcpy(&bits, &v, sizeof(bits));
     Fixed64(field, bits);
   }
-  // string, bytes, or an already encoded message.
+  // bytes, or an already encoded message.
   void Bytes(uint32_t field, std::string_view v) {
     Tag(field, kLengthDelimited);
     AppendVarint(v.size());
     out_->append(v);
+  }
+  // A string field: protobuf strings must be UTF-8 (Perfetto drops or garbles others), so
+  // ill-formed bytes become U+FFFD (export/utf8.h).
+  void Text(uint32_t field, std::string_view v) {
+    if (IsValidUtf8(v)) return Bytes(field, v);
+    std::string valid;
+    AppendValidUtf8(&valid, v);
+    Bytes(field, valid);
   }
 
   // A nested message: fields written between BeginMessage and EndMessage(token) form its body.

@@ -27,6 +27,7 @@ void EncodeIttTask(const IttTask& e, uint64_t base_ns, log_schema::Event::IttTas
   g.setUnfinished(e.unfinished);
   g.setBeginMissing(e.begin_missing);
   g.setClosedByOuter(e.closed_by_outer);
+  g.setNameTruncated(e.name_truncated);
 }
 
 IttTask DecodeIttTask(log_schema::Event::IttTask::Reader g, uint64_t base_ns) {
@@ -43,6 +44,7 @@ IttTask DecodeIttTask(log_schema::Event::IttTask::Reader g, uint64_t base_ns) {
   e.unfinished = g.getUnfinished();
   e.begin_missing = g.getBeginMissing();
   e.closed_by_outer = g.getClosedByOuter();
+  e.name_truncated = g.getNameTruncated();
   return e;
 }
 
@@ -54,6 +56,7 @@ void EncodeIttMarker(const IttMarker& e, uint64_t base_ns,
   g.setDomain(e.domain);
   g.setName(e.name);
   g.setScope(MapEnum(e.scope, log_schema::IttMarkerScope::TASK));
+  g.setNameTruncated(e.name_truncated);
 }
 
 IttMarker DecodeIttMarker(log_schema::Event::IttMarker::Reader g, uint64_t base_ns) {
@@ -64,6 +67,7 @@ IttMarker DecodeIttMarker(log_schema::Event::IttMarker::Reader g, uint64_t base_
   e.domain = g.getDomain();
   e.name = g.getName();
   e.scope = MapEnum(g.getScope(), IttMarkerScope::kTask);
+  e.name_truncated = g.getNameTruncated();
   return e;
 }
 

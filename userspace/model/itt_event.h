@@ -26,6 +26,7 @@ struct IttTask {
   StringId name = kEmptyString;
   IttTaskKind kind = IttTaskKind::kTask;
   uint64_t id = 0;  // __itt_id.d1 for id-paired kinds
+  bool name_truncated = false;   // the probe cut the name at XT_MAX_ITT_NAME; it ends in "…"
   // Unbalanced input, kept rather than dropped so the timeline shows it:
   bool unfinished = false;       // no end was seen: end_ns is when the capture, the
                                  // process's collection or the process itself ended
@@ -46,6 +47,7 @@ struct IttMarker {
   StringId domain = kEmptyString;
   StringId name = kEmptyString;
   IttMarkerScope scope = IttMarkerScope::kThread;
+  bool name_truncated = false;  // the probe cut the name at XT_MAX_ITT_NAME; it ends in "…"
 };
 
 enum class CollectionState : uint8_t { kCollecting, kPaused, kDetached };
