@@ -171,7 +171,7 @@ struct Event {
                                     # process ended
       beginMissing @41 :Bool;       # an end that matched no begin (at startOffsetNs)
       closedByOuter @42 :Bool;      # never ended itself; closed with an enclosing task
-      nameTruncated @163 :Bool;     # the probe cut the name at XT_MAX_ITT_NAME bytes (the
+      nameTruncated @166 :Bool;     # the probe cut the name at XT_MAX_ITT_NAME bytes (the
                                     # name ends in U+2026 "…")
     }
     ittMarker :group {
@@ -182,7 +182,7 @@ struct Event {
       domain @46 :UInt32;           # string id
       name @47 :UInt32;             # string id
       scope @48 :IttMarkerScope;
-      nameTruncated @164 :Bool;     # as ittTask.nameTruncated
+      nameTruncated @167 :Bool;     # as ittTask.nameTruncated
     }
     collectionChange :group {
       # A process's collection paused, resumed or ended (every source obeys it).
