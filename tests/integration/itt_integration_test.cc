@@ -655,14 +655,15 @@ TEST_F(IttIntegrationTest, TbbAlgorithmsAppearAsTasksInDomainTbb) {
   }
 }
 
-// torch_range_workload's log as capture lines, names cut where BPF cuts them.
+// torch_range_workload's log as capture lines, names cut where BPF cuts them and marked as
+// cut with a trailing "…" (base/cut_text.h).
 std::vector<std::string> RangeLogLines(const std::string& path) {
   std::vector<std::string> lines;
   for (const std::string& l : LogLines(path)) {
     // "<tid>\t<kind>\t<name>" -> "<tid>\t<kind>\tPyTorch\t<name>"
     const size_t second = l.find('\t', l.find('\t') + 1);
     std::string name = l.substr(second + 1);
-    if (name.size() > XT_MAX_ITT_NAME - 1) name.resize(XT_MAX_ITT_NAME - 1);
+    if (name.size() > XT_MAX_ITT_NAME - 1) name = name.substr(0, XT_MAX_ITT_NAME - 1) + "\u2026";
     lines.push_back(l.substr(0, second) + "\tPyTorch\t" + name);
   }
   std::sort(lines.begin(), lines.end());
@@ -691,6 +692,7 @@ TEST_F(IttIntegrationTest, PytorchRangesOfARunningProcessNeedNoCollector) {
   EXPECT_EQ(AsLabelLines(c), expected);
   for (const Span& s : c.tasks) {
     EXPECT_FALSE(s.task.unfinished || s.task.begin_missing || s.task.closed_by_outer) << s.name;
+    EXPECT_EQ(s.task.name_truncated, s.name.size() > XT_MAX_ITT_NAME - 1) << s.name;
     if (s.name == "aten::addmm") {
       const bool nested = std::any_of(c.tasks.begin(), c.tasks.end(), [&](const Span& o) {
         return o.name == "aten::linear" && o.task.tid == s.task.tid &&
