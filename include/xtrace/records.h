@@ -251,6 +251,11 @@ enum xt_counter {
 				       * entry was evicted): not recorded */
 	XT_CNT_DRM_FENCE_UNWATCHED = 7, /* a fence from a traced DRM ioctl could not be remembered */
 	XT_CNT_TRACED_FULL = 8,   /* a new process could not join traced_pids: the map was full */
+	/* XT_CNT_DROPPED by the source of the lost record (its type's range above) */
+	XT_CNT_DROPPED_ZE = 9,    /* Level Zero (and kernel create/launch) records */
+	XT_CNT_DROPPED_ITT = 10,  /* ITT records */
+	XT_CNT_DROPPED_DRM = 11,  /* DRM ioctl and fence records */
+	XT_CNT_DROPPED_OTHER = 12, /* thread names, process lifecycle */
 	XT_CNT_MAX = 16,
 };
 

@@ -314,6 +314,16 @@ struct Event {
       sharedBytes @153 :UInt64;
       hostBytes @154 :UInt64;
     }
+    recordsDropped :group {
+      # Records lost in the ring buffer between two looks at the capture's counters
+      # (model/event.h RecordsDropped): start is the earlier look, end the one that found them.
+      startOffsetNs @163 :UInt64;
+      durationNs @164 :UInt64;
+      levelZero @165 :UInt64;
+      itt @166 :UInt64;
+      drm @167 :UInt64;
+      other @168 :UInt64;           # thread names, process lifecycle
+    }
   }
 }
 
@@ -439,6 +449,8 @@ struct Summary {
   processes @3 :UInt32;   # processes seen
   processStats @4 :List(ProcessStats);
   # Per process that produced events or lost some: what each probe source recorded.
+  droppedBySource @5 :List(SourceCount);
+  # `dropped` by probe source ("Level Zero", "ITT", "DRM", "other"), those with drops only.
 }
 
 # One process's share of a capture, for the summary.
