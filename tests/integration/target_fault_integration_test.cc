@@ -61,7 +61,7 @@ TEST_F(TargetFaultTest, TargetSigkilledMidCallEndsTheCaptureCleanly) {
   ASSERT_GT(pid, 0u);
   Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "-o", out});
   ASSERT_TRUE(xtrace.WaitStderr("attached", 30s)) << xtrace.stderr_text();
-  ASSERT_TRUE(workload.WaitStdout("round 3", 30s));
+  std::this_thread::sleep_for(1500ms);  // rounds under the capture (earlier lines may be old)
   workload.Signal(SIGKILL);
   workload.Wait(30s);
   // Its end ends the capture, which finishes its log as usual.
