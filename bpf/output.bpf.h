@@ -21,13 +21,27 @@ static __always_inline void xt_count(__u32 which)
 		*v += 1;
 }
 
-/* A record of the current process was lost: the ring was full. */
-static __always_inline void xt_count_drop(void)
+/* The drop counter of a record's source (enum xt_record_type ranges). */
+static __always_inline __u32 xt_drop_counter(__u16 type)
+{
+	if (type == XT_REC_KERNEL_CREATE || type == XT_REC_LAUNCH_KERNEL || (type >= 16 && type <= 63))
+		return XT_CNT_DROPPED_ZE;
+	if (type >= 64 && type <= 79)
+		return XT_CNT_DROPPED_ITT;
+	if (type >= 80 && type <= 95)
+		return XT_CNT_DROPPED_DRM;
+	return XT_CNT_DROPPED_OTHER;
+}
+
+/* A record of the current process, of type `type`, was lost: the ring was full. Counted in
+ * all, by source and by process. */
+static __always_inline void xt_count_drop(__u16 type)
 {
 	__u32 pid = 0, tgid = 0;
 	__u64 one = 1, *n;
 
 	xt_count(XT_CNT_DROPPED);
+	xt_count(xt_drop_counter(type));
 	if (!xt_current_ids(xt_config(), &pid, &tgid))
 		return;
 	n = bpf_map_lookup_elem(&drops_by_pid, &tgid);
@@ -73,7 +87,7 @@ static __always_inline __u64 xt_wakeup_flags(void)
 static __always_inline int xt_output_waking(void *rec, __u64 size, __u64 wakeup)
 {
 	if (bpf_ringbuf_output(&events, rec, size, wakeup)) {
-		xt_count_drop();
+		xt_count_drop(((struct xt_record_header *)rec)->type);
 		return -1;
 	}
 	return 0;
@@ -85,15 +99,15 @@ static __always_inline int xt_output(void *rec, __u64 size)
 	return xt_output_waking(rec, size, xt_wakeup_flags());
 }
 
-/* Reserves `size` bytes in the ring for a record to fill in place and hand to xt_submit: no
- * record built on the stack and copied. NULL (counted as a drop) when the ring is full.
- * `size` must be a constant. */
-static __always_inline void *xt_reserve(__u64 size)
+/* Reserves `size` bytes in the ring for a record of `type` to fill in place and hand to
+ * xt_submit: no record built on the stack and copied. NULL (counted as a drop) when the ring
+ * is full. `size` must be a constant. */
+static __always_inline void *xt_reserve(__u64 size, __u16 type)
 {
 	void *rec = bpf_ringbuf_reserve(&events, size, 0);
 
 	if (!rec)
-		xt_count_drop();
+		xt_count_drop(type);
 	return rec;
 }
 

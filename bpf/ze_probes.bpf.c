@@ -118,7 +118,7 @@ int BPF_KRETPROBE(ze_append_launch_kernel_return, long ret)
 
 	if (!in)
 		return 0;
-	rec = xt_reserve(sizeof(*rec));
+	rec = xt_reserve(sizeof(*rec), XT_REC_LAUNCH_KERNEL);
 	if (rec) {
 		xt_fill_header(&rec->hdr, XT_REC_LAUNCH_KERNEL, sizeof(*rec), in->flags, in->start_ns,
 			       now);

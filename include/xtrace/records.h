@@ -258,6 +258,11 @@ enum xt_counter {
 	XT_CNT_TRACED_FULL = 8,   /* a new process could not join traced_pids: the map was full */
 	XT_CNT_HOLD_MISSED = 9,   /* a process that should have been held was not: `held` was
 				   * full, or the stop could not be sent */
+	/* XT_CNT_DROPPED by the source of the lost record (its type's range above) */
+	XT_CNT_DROPPED_ZE = 10,   /* Level Zero (and kernel create/launch) records */
+	XT_CNT_DROPPED_ITT = 11,  /* ITT records */
+	XT_CNT_DROPPED_DRM = 12,  /* DRM ioctl and fence records */
+	XT_CNT_DROPPED_OTHER = 13, /* thread names, process lifecycle */
 	XT_CNT_MAX = 16,
 };
 

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <regex>
 #include <string>
 #include <thread>
@@ -163,6 +164,152 @@ TEST_F(OutputFaultTest, RecordExitsWithItsCommandsStatusHoweverTheCaptureEnds) {
   ASSERT_TRUE(status.has_value()) << "record did not pass SIGTERM on";
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 128 + SIGTERM) << xtrace.stderr_text();
   EXPECT_NE(xtrace.stderr_text().find("killed by signal 15"), std::string::npos) << xtrace.stderr_text();
+}
+
+// A workload launching for `seconds` from two threads, its pid from its "ready" line.
+struct RunningWorkload {
+  std::unique_ptr<Subprocess> process;
+  uint32_t pid = 0;
+};
+RunningWorkload StartWorkload(const std::string& seconds, const std::string& launch_log) {
+  RunningWorkload w;
+  w.process = std::make_unique<Subprocess>(
+      std::vector<std::string>{kWorkload, "--duration", seconds, "--threads", "2", "--iterations",
+                               "20", "--launch-log", launch_log},
+      std::vector<std::string>{kSimDriver});
+  w.pid = PidFromReadyLine(w.process->WaitStdout("ready", 30s));
+  return w;
+}
+
+TEST_F(OutputFaultTest, DaemonOnAFullDiskKeepsItsCompleteFilesAndSaysWhatItDropped) {
+  const std::string disk = SmallDisk("512k");
+  ASSERT_FALSE(disk.empty());
+  const std::string captures = disk + "/captures", launch_log = Path("launches.tsv");
+  RunningWorkload w = StartWorkload("6", launch_log);
+  ASSERT_GT(w.pid, 0u) << w.process->stderr_text();
+  Subprocess daemon({kXtrace, "daemon", "--socket", Path("xtrace.sock"), "--output-dir", captures,
+                     "--max-file-size", "100k", "--max-files", "3", "--pid", std::to_string(w.pid)},
+                    {kSimDriver});
+  ASSERT_TRUE(daemon.WaitStderr("capture stopped early", 30s)) << daemon.stderr_text();
+  const std::string err = daemon.stderr_text();
+  EXPECT_EQ(LinesWith(err, "No space left on device").size(), 1u) << err;
+  EXPECT_TRUE(std::regex_search(
+      err, std::regex("xtrace daemon: capture stopped early: writing " + captures +
+                      "/xtrace-[0-9-]+\\.capnp\\.part: No space left on device")))
+      << err;
+  EXPECT_TRUE(std::regex_search(err, std::regex("[1-9][0-9]* events captured after them were not written")))
+      << err;
+  // It stays up, idle, for the next request; the target ran on.
+  std::this_thread::sleep_for(300ms);
+  EXPECT_FALSE(daemon.Wait(0ms).has_value()) << err;
+  EXPECT_EQ(kill(static_cast<pid_t>(w.pid), 0), 0);
+
+  // Every finished file is a complete log; the one being written holds complete batches.
+  size_t complete = 0, partial = 0;
+  for (const auto& e : std::filesystem::directory_iterator(captures)) {
+    const std::string path = e.path();
+    if (std::filesystem::file_size(path) == 0) {  // created, but not even its header fitted
+      ++partial;
+      continue;
+    }
+    const LogContents c = ReadLogContents(path);
+    EXPECT_TRUE(c.readable) << path << ": " << c.error;
+    if (path.ends_with(".capnp")) {
+      EXPECT_TRUE(c.complete) << path;
+      ++complete;
+    } else {
+      EXPECT_TRUE(path.ends_with(".capnp.part")) << path;
+      EXPECT_FALSE(c.complete) << path;
+      ++partial;
+    }
+  }
+  EXPECT_LE(complete, 3u);
+  EXPECT_GE(partial, 1u);  // the file being written (and one whose summary found no room)
+  daemon.Signal(SIGTERM);
+  auto status = daemon.Wait(30s);
+  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << daemon.stderr_text();
+  w.process->Wait(30s);
+}
+
+// Attaches to a running workload with its log in `out`, and waits until a few batches are on
+// disk (the log is flushed every second).
+std::unique_ptr<Subprocess> AttachAndWaitForBatches(uint32_t pid, const std::string& out) {
+  auto xtrace = std::make_unique<Subprocess>(
+      std::vector<std::string>{kXtrace, "attach", "--pid", std::to_string(pid), "-o", out});
+  if (!xtrace->WaitStderr("attached to pid", 30s)) return xtrace;
+  std::this_thread::sleep_for(2500ms);
+  return xtrace;
+}
+
+TEST_F(OutputFaultTest, OutputDirectoryMadeReadOnlyMidCapture) {
+  // A file already open for writing: permissions are checked at open, so the capture goes on
+  // and finishes its file, complete: nothing is lost.
+  const std::string dir = Path("out"), out = dir + "/run.capnp", launch_log = Path("l.tsv");
+  std::filesystem::create_directory(dir);
+  RunningWorkload w = StartWorkload("3", launch_log);
+  ASSERT_GT(w.pid, 0u);
+  auto xtrace = AttachAndWaitForBatches(w.pid, out);
+  ASSERT_EQ(::chmod(dir.c_str(), 0500), 0);
+  w.process->Wait(30s);
+  auto status = xtrace->Wait(30s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace->stderr_text();
+  const LogContents c = ReadLogContents(out);
+  ASSERT_TRUE(c.readable) << c.error;
+  EXPECT_TRUE(c.complete);
+}
+
+TEST_F(OutputFaultTest, OutputDirectoryRemovedMidCaptureStopsItAtTheNextWrite) {
+  // The removed log is still open: writing on would fill a file no one can ever open. The
+  // next write (within a second, the flush interval) stops the capture with one line.
+  const std::string dir = Path("out"), out = dir + "/run.capnp", launch_log = Path("l.tsv");
+  std::filesystem::create_directory(dir);
+  RunningWorkload w = StartWorkload("10", launch_log);
+  ASSERT_GT(w.pid, 0u);
+  auto xtrace = AttachAndWaitForBatches(w.pid, out);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(xtrace->WaitStderr("capture stopped early", 30s)) << xtrace->stderr_text();
+  auto status = xtrace->Wait(30s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 1) << xtrace->stderr_text();
+  EXPECT_EQ(LinesWith(xtrace->stderr_text(),
+                      "xtrace attach: capture stopped early: writing " + out +
+                          ": the file was removed during the capture; everything written to it is lost")
+                .size(),
+            1u)
+      << xtrace->stderr_text();
+  EXPECT_EQ(kill(static_cast<pid_t>(w.pid), 0), 0);  // the target runs on
+  w.process->Wait(30s);
+}
+
+TEST_F(OutputFaultTest, LogCutShortBySomeoneElseMidCaptureStopsItAndKeepsWhatPrecedesTheCut) {
+  // Someone cuts the log in half while the capture appends to it: appending on would leave a
+  // hole of zeros no reader can tell from frames. The next write stops the capture with one
+  // line; the batches before the cut still convert with --salvage.
+  const std::string out = Path("run.capnp"), launch_log = Path("l.tsv");
+  RunningWorkload w = StartWorkload("10", launch_log);
+  ASSERT_GT(w.pid, 0u);
+  auto xtrace = AttachAndWaitForBatches(w.pid, out);
+  const auto size = std::filesystem::file_size(out);
+  ASSERT_GT(size, 4096u);
+  ASSERT_EQ(::truncate(out.c_str(), static_cast<off_t>(size / 2)), 0);
+  ASSERT_TRUE(xtrace->WaitStderr("capture stopped early", 30s)) << xtrace->stderr_text();
+  auto status = xtrace->Wait(30s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 1) << xtrace->stderr_text();
+  const auto errors = LinesWith(xtrace->stderr_text(), "cut short by someone else");
+  ASSERT_EQ(errors.size(), 1u) << xtrace->stderr_text();
+  EXPECT_NE(errors[0].find("writing " + out + ": the file was cut short by someone else (" +
+                           std::to_string(size / 2) + " of the "),
+            std::string::npos)
+      << errors[0];
+  EXPECT_EQ(std::filesystem::file_size(out), size / 2);  // nothing written past the cut
+  EXPECT_EQ(kill(static_cast<pid_t>(w.pid), 0), 0);
+  w.process->Wait(30s);
+  auto salvage = RunCommand({kXtrace, "convert", "--salvage", out, "-o", Path("cut.json")});
+  EXPECT_EQ(salvage.exit_code(), 0) << salvage.err;
+  EXPECT_TRUE(std::regex_search(salvage.err, std::regex("converted the [1-9][0-9]* events")))
+      << salvage.err;
 }
 
 }  // namespace

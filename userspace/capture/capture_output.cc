@@ -99,11 +99,14 @@ void CaptureOutput::Prune() {
 }
 
 Status CaptureOutput::Rotate(const LogSummary& summary, const LogHeader& header, uint64_t now_ns) {
-  earlier_bytes_ += writer_->bytes_written();
-  earlier_events_ += writer_->events_written();
+  const uint64_t old_bytes = writer_->bytes_written(), old_events = writer_->events_written();
   const std::string next = NextName();
-  // The old file is complete once ContinueInNewFile has written its summary.
+  // The old file is complete once ContinueInNewFile has written its summary. If it could not
+  // (a full disk), it stays a .part file: only complete logs are named *.capnp.
   Status st = writer_->ContinueInNewFile(summary, PartPath(next), header);
+  if (writer_->path() != PartPath(next)) return st;
+  earlier_bytes_ += old_bytes;
+  earlier_events_ += old_events;
   const std::string old = final_path_;
   final_path_ = next;
   file_started_ns_ = now_ns;

@@ -91,9 +91,13 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
     s << " Tables: peak " << cs.peak_kernel_handles << " kernels, " << ts.peak_live_objects
       << " live Level Zero objects, " << ts.peak_pending_ops
       << " device operations in flight; collector peak RSS " << *f.peak_rss_mib << " MiB.";
-  if (r.dropped)
-    s << " " << r.dropped << " events dropped; raise --buffer-size (now "
-      << HumanBytes(f.ring_bytes) << ").";
+  if (r.dropped) {
+    s << " " << r.dropped << " events dropped";
+    for (size_t i = 0; i < f.dropped_by_source.size(); ++i)
+      s << (i ? ", " : " (") << f.dropped_by_source[i].first << " " << f.dropped_by_source[i].second
+        << (i + 1 == f.dropped_by_source.size() ? ")" : "");
+    s << "; raise --buffer-size (now " << HumanBytes(f.ring_bytes) << ").";
+  }
   else
     s << " No events dropped.";
   if (r.malformed)

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capture/log_sink.h"
@@ -59,6 +60,7 @@ struct SummaryFacts {
   std::string itt_text;              // SummarizeItt
   std::string holds_text;            // HoldSummary
   std::string kernels_text;          // report::TopKernels::Format: the top kernels, or ""
+  std::vector<std::pair<std::string, uint64_t>> dropped_by_source;  // ("DRM", 3), ... if any
 };
 
 // The paragraph printed when the capture ends (also CaptureReport::summary_text).

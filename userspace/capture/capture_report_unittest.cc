@@ -58,6 +58,10 @@ TEST(CaptureReport, SummarySaysWhatWasCapturedAndWhatWasLost) {
                              "Zero calls from 1 process (2 threads) in 1.50 s; 40 events written "
                              "to run.capnp (2.0 KiB)."));
   EXPECT_TRUE(Contains(text, "5 events dropped; raise --buffer-size (now 8.0 MiB)."));
+  f.dropped_by_source = {{"Level Zero", 3}, {"DRM", 2}};
+  EXPECT_TRUE(Contains(SummaryText(r, f),
+                       "5 events dropped (Level Zero 3, DRM 2); raise --buffer-size (now 8.0 MiB)."));
+  f.dropped_by_source.clear();
   EXPECT_TRUE(Contains(text, "The command exited with status 3."));
   EXPECT_TRUE(Contains(text, " ITT: 7 tasks."));
   EXPECT_TRUE(Contains(text, "\n  pid 10 (trainer): ITT 7, dropped 1"));

@@ -25,6 +25,7 @@
 #include "capture/capture_scope.h"
 #include "capture/device_clock_sampler.h"
 #include "capture/drm_summary.h"
+#include "capture/drop_windows.h"
 #include "capture/held_command.h"
 #include "capture/host_info.h"
 #include "capture/itt_summary.h"
@@ -118,6 +119,9 @@ class Session {
   Status RotateIfDue(uint64_t now);
   void Publish();
   void ReportProgress(uint64_t elapsed_ns);
+  void NoteDrops(const Counters& counters, uint64_t now) {
+    if (auto window = drop_windows_.Look(counters, now)) sink_->OnEvent(*window);
+  }
   void OpenDeviceClocks();
   void ReadDeviceClocks();
 
@@ -142,6 +146,7 @@ class Session {
   std::vector<uint32_t> detach_requests_;  // pids whose __itt_detach was just seen
   RecordCallback on_record_;
   uint64_t drops_reported_ = 0;
+  DropWindows drop_windows_;  // RecordsDropped events: where on the timeline drops happened
   bool progress_shown_ = false;  // a status line is on the terminal, to be overwritten
 };
 
@@ -502,6 +507,7 @@ LogSummary Session::FileSummary(uint64_t dropped_total,
   summary.dropped = sink_->FileDropped(dropped_total);
   summary.processes = static_cast<uint32_t>(sink_->file_tally().records.size());
   summary.process_stats = PerProcess(sink_->file_tally(), sink_->FileDropsByPid(drops));
+  summary.dropped_by_source = sink_->FileDroppedBySource();
   return summary;
 }
 
@@ -556,6 +562,7 @@ Result<CaptureReport> Session::Run() {
   const uint64_t deadline = opt_.duration_ns ? start + *opt_.duration_ns : UINT64_MAX;
   uint64_t last_flush = start, last_sweep = start, last_clock_reading = start;
   Status read_error;
+  drop_windows_.Start(maps_->ReadCounters(), start);
   Publish();
 
   while (!StopRequested()) {
@@ -565,6 +572,7 @@ Result<CaptureReport> Session::Run() {
       break;
     }
     const uint64_t now = MonotonicNs();
+    NoteDrops(maps_->ReadCounters(), now);
     if (now - last_clock_reading >= kClockReadingIntervalNs) {
       ReadDeviceClocks();
       last_clock_reading = now;
@@ -604,6 +612,7 @@ Result<CaptureReport> Session::Run() {
   const Counters counters = maps_->ReadCounters();
   const auto drops = maps_->ReadDropsByPid();
   const uint64_t end = MonotonicNs();
+  NoteDrops(counters, end);
   correlator_->Finish(end);
 
   // A launched command that is still running when the capture ends keeps running.
@@ -656,6 +665,7 @@ Result<CaptureReport> Session::Run() {
   facts.itt_text = SummarizeItt(correlator_->itt_stats(), counters[XT_CNT_PAUSED]);
   if (holds_) facts.holds_text = HoldSummary(holds_->Stats(counters[XT_CNT_HOLD_MISSED]));
   facts.kernels_text = sink_->top_kernels().Format(5);
+  facts.dropped_by_source = DroppedBySource(drop_windows_.total());
   report.summary_text = SummaryText(report, facts);
   if (!opt_.quiet) std::fprintf(stderr, "%s\n", report.summary_text.c_str());
   Publish();

@@ -237,6 +237,7 @@ void IttFastPath::Collect() {
     if (proc.reader) DrainProcess(pid, proc);
   for (auto& [pid, proc] : processes_) {
     maps_.AddUserCount(XT_CNT_DROPPED, pid, proc.dropped);
+    maps_.AddUserCount(XT_CNT_DROPPED_ITT, pid, proc.dropped);
     proc.dropped = 0;
   }
   for (const std::string& line : said_) say_(line);

@@ -3,6 +3,8 @@
 
 #include <variant>
 
+#include "capture/drop_windows.h"
+
 namespace xtrace {
 
 void LogSink::OnEvent(const Event& event) {
@@ -18,6 +20,12 @@ void LogSink::OnEvent(const Event& event) {
   }
   if (const auto* t = std::get_if<ThreadInfo>(&event))
     threads_[(uint64_t{t->pid} << 32) | t->tid] = *t;
+  if (const auto* d = std::get_if<RecordsDropped>(&event)) {
+    file_dropped_.level_zero += d->level_zero;
+    file_dropped_.itt += d->itt;
+    file_dropped_.drm += d->drm;
+    file_dropped_.other += d->other;
+  }
   top_kernels_.Add(event, writer_.strings());
   writer_.Append(event);
   ++events_;
@@ -36,6 +44,7 @@ void LogSink::Forget(uint32_t pid) {
 
 void LogSink::BeginFile(uint64_t dropped_total, const std::map<uint32_t, uint64_t>& drops_total) {
   file_tally_ = RecordTally();
+  file_dropped_ = RecordsDropped();
   file_dropped_base_ = dropped_total;
   file_drops_base_ = drops_total;
   for (uint32_t pid : gone_) Forget(pid);
@@ -56,6 +65,10 @@ std::map<uint32_t, uint64_t> LogSink::FileDropsByPid(
     file_drops[pid] = n - (base == file_drops_base_.end() ? 0 : base->second);
   }
   return file_drops;
+}
+
+std::vector<std::pair<std::string, uint64_t>> LogSink::FileDroppedBySource() const {
+  return DroppedBySource(file_dropped_);
 }
 
 std::string LogSink::CommOf(uint32_t pid) const {

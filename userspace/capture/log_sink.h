@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "correlate/event_sink.h"
@@ -44,6 +45,8 @@ class LogSink final : public EventSink {
   // What the current file lost in the ring, given the ring's running totals.
   uint64_t FileDropped(uint64_t dropped_total) const { return dropped_total - file_dropped_base_; }
   std::map<uint32_t, uint64_t> FileDropsByPid(const std::map<uint32_t, uint64_t>& drops_total) const;
+  // What the current file lost, by source, from the RecordsDropped events it holds.
+  std::vector<std::pair<std::string, uint64_t>> FileDroppedBySource() const;
 
   // The last name `pid` was introduced with (kept after it is gone: the summary covers the
   // whole capture); empty if it never was.
@@ -70,6 +73,7 @@ class LogSink final : public EventSink {
   std::map<uint32_t, std::string> comms_;
   RecordTally file_tally_, total_tally_;
   uint64_t file_dropped_base_ = 0;
+  RecordsDropped file_dropped_;  // summed from this file's RecordsDropped events
   std::map<uint32_t, uint64_t> file_drops_base_;
 };
 

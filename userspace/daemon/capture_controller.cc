@@ -3,6 +3,8 @@
 
 #include <time.h>
 
+#include <cstdio>
+
 #include "capture/capture_scope.h"
 
 namespace xtrace {
@@ -66,6 +68,8 @@ Status CaptureController::Start(const CaptureOptions& request) {
 
 void CaptureController::Run() {
   auto report = RunCapture(options_);
+  // A capture that fails on its own (a full disk) is said at once, not only to `ctl status`.
+  if (!report.ok()) std::fprintf(stderr, "xtrace daemon: %s\n", report.status().message().c_str());
   std::lock_guard guard(mu_);
   status_.capturing = false;
   status_.last_result = report.ok() ? report->summary_text : report.status().message();

@@ -101,6 +101,21 @@ class EventConverter {
   void operator()(const ClockSample& e) { ze_.Write(e); }
   void operator()(const ClockFit& e) { ze_.Write(e); }
 
+  // Where the capture lost records: an instant on the trace-wide track at the start of the
+  // window they were lost in, with how many of each source.
+  void operator()(const RecordsDropped& e) {
+    args_.clear();
+    args_.push_back(TraceArg::Uint("dropped", e.total()));
+    const std::pair<std::string_view, uint64_t> sources[] = {
+        {"level_zero", e.level_zero}, {"itt", e.itt}, {"drm", e.drm}, {"other", e.other}};
+    for (const auto& [key, n] : sources)
+      if (n) args_.push_back(TraceArg::Uint(key, n));
+    args_.push_back(TraceArg::Uint("window_ns", Duration(e.start_ns, e.end_ns)));
+    args_.push_back(TraceArg::String("remedy", "raise --buffer-size"));
+    out_.Instant("records dropped", "xtrace", 0, 0, e.start_ns, TraceWriter::InstantScope::kGlobal,
+                 args_);
+  }
+
  private:
   const StringTable& strings_;
   TraceWriter& out_;

@@ -27,6 +27,7 @@ void WithStart(const Event& event, F&& f) {
   if (const auto* e = std::get_if<DrmIoctl>(&event)) f(e->start_ns);
   if (const auto* e = std::get_if<DrmFenceSignal>(&event)) f(e->created_ns);
   if (const auto* e = std::get_if<ProcessInfo>(&event); e && e->exec_ns) f(e->exec_ns);
+  if (const auto* e = std::get_if<RecordsDropped>(&event)) f(e->start_ns);
   if (uint64_t t; ZeEventStart(event, &t)) f(t);
 }
 
@@ -179,6 +180,14 @@ void EncodeEvent(const Event& event, uint64_t base_ns, HandleTable& handles,
     EncodeDrmIoctl(*e, base_ns, out);
   } else if (const auto* e = std::get_if<DrmFenceSignal>(&event)) {
     EncodeDrmFenceSignal(*e, base_ns, out);
+  } else if (const auto* e = std::get_if<RecordsDropped>(&event)) {
+    auto g = out.initRecordsDropped();
+    g.setStartOffsetNs(e->start_ns - base_ns);
+    g.setDurationNs(e->end_ns - e->start_ns);
+    g.setLevelZero(e->level_zero);
+    g.setItt(e->itt);
+    g.setDrm(e->drm);
+    g.setOther(e->other);
   } else {
     EncodeZeEvent(event, base_ns, out);
   }
@@ -252,6 +261,18 @@ DecodeResult DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns,
     case log_schema::Event::COLLECTION_CHANGE:
       *out = DecodeCollectionChange(in.getCollectionChange(), base_ns);
       return DecodeResult::kEvent;
+    case log_schema::Event::RECORDS_DROPPED: {
+      auto g = in.getRecordsDropped();
+      RecordsDropped e;
+      e.start_ns = base_ns + g.getStartOffsetNs();
+      e.end_ns = e.start_ns + g.getDurationNs();
+      e.level_zero = g.getLevelZero();
+      e.itt = g.getItt();
+      e.drm = g.getDrm();
+      e.other = g.getOther();
+      *out = e;
+      return DecodeResult::kEvent;
+    }
     case log_schema::Event::DRM_FILE:
     case log_schema::Event::DRM_IOCTL:
     case log_schema::Event::DRM_FENCE_SIGNAL:
@@ -304,6 +325,11 @@ void EncodeSummary(const LogSummary& summary, log_schema::Summary::Builder out) 
       ++j;
     }
   }
+  auto dropped = out.initDroppedBySource(static_cast<unsigned>(summary.dropped_by_source.size()));
+  for (unsigned i = 0; i < dropped.size(); ++i) {
+    dropped[i].setSource(summary.dropped_by_source[i].first);
+    dropped[i].setRecords(summary.dropped_by_source[i].second);
+  }
 }
 
 LogSummary DecodeSummary(log_schema::Summary::Reader in) {
@@ -321,6 +347,8 @@ LogSummary DecodeSummary(log_schema::Summary::Reader in) {
       p.records_by_source.emplace_back(ToString(c.getSource()), c.getRecords());
     summary.process_stats.push_back(std::move(p));
   }
+  for (auto c : in.getDroppedBySource())
+    summary.dropped_by_source.emplace_back(ToString(c.getSource()), c.getRecords());
   return summary;
 }
 

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <kj/exception.h>
 #include <kj/io.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -173,7 +174,31 @@ Status LogWriter::WriteBatch() {
   return Status::Ok();
 }
 
+// Someone else may remove or cut the file while the capture writes it. Appending regardless
+// would write to a file no one can open any more, or leave a hole of zeros where the cut-off
+// frames were, which no reader can tell from data: the capture stops instead, saying so.
+Status LogWriter::CheckFileUntouched() const {
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode)) return Status::Ok();
+  if (st.st_nlink == 0)
+    return Status::Error("writing " + path_ +
+                         ": the file was removed during the capture; everything written to it "
+                         "is lost");
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size < bytes_written_)
+    return Status::Error("writing " + path_ + ": the file was cut short by someone else (" +
+                         std::to_string(size) + " of the " + std::to_string(bytes_written_) +
+                         " bytes written remain); frames past the cut are lost, convert "
+                         "--salvage reads those before it");
+  if (size > bytes_written_)
+    return Status::Error("writing " + path_ + ": someone else wrote to the file (" +
+                         std::to_string(size) + " bytes where xtrace wrote " +
+                         std::to_string(bytes_written_) + ")");
+  return Status::Ok();
+}
+
 Status LogWriter::WriteFrame(const void* data, size_t size) {
+  if (Status st = CheckFileUntouched(); !st.ok()) return Fail(st);
   const auto* p = static_cast<const char*>(data);
   size_t left = size;
   // One write(2) normally carries the whole frame; the loop only resumes a short write.

@@ -73,6 +73,7 @@ class LogWriter {
 
   Status WriteBatch();
   Status WriteFrame(const void* data, size_t size);
+  Status CheckFileUntouched() const;
   Status Fail(Status status);
 
   std::string path_;

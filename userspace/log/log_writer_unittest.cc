@@ -8,6 +8,7 @@
 #include <kj/io.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -437,6 +438,35 @@ TEST(LogWriterTest, FailedWriteIsLatchedAndLeavesAReadableFile) {
   EXPECT_GT(events.size(), 0u);
   EXPECT_EQ(events.size() % 500, 0u);  // whole batches only
   EXPECT_FALSE(reader->complete());
+}
+
+// Someone else removing or cutting the file is found at the next write, which fails naming
+// the file and what happened instead of writing where no reader will look.
+TEST(LogWriterTest, AFileRemovedOrCutByOthersIsAnErrorAtTheNextWrite) {
+  ScratchDir dir;
+  const std::string removed = dir.File("removed.capnp"), cut = dir.File("cut.capnp");
+  for (const std::string& path : {removed, cut}) {
+    auto writer = LogWriter::Create(path, SampleHeader());
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    const StringId name = (*writer)->strings().Intern("k");
+    (*writer)->Append(RealisticLaunch(1, name, 1));
+    ASSERT_TRUE((*writer)->Flush().ok());
+    if (path == removed) ASSERT_EQ(::unlink(path.c_str()), 0);
+    else ASSERT_EQ(::truncate(path.c_str(), 10), 0);
+    (*writer)->Append(RealisticLaunch(2, name, 1));
+    const Status st = (*writer)->Flush();
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.message().rfind("writing " + path + ": the file was " +
+                                     (path == removed ? "removed during the capture"
+                                                      : "cut short by someone else (10 of the "),
+                                 0),
+              0u)
+        << st.message();
+    EXPECT_FALSE((*writer)->Finish(SampleSummary()).ok());  // latched: nothing more written
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(cut.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 10);
 }
 
 // Compactness guard: realistic launches must stay small (see the schema's comments on

@@ -328,6 +328,16 @@ struct Event {
       sharedBytes @153 :UInt64;
       hostBytes @154 :UInt64;
     }
+    recordsDropped :group {
+      # Records lost in the ring buffer between two looks at the capture's counters
+      # (model/event.h RecordsDropped): start is the earlier look, end the one that found them.
+      startOffsetNs @168 :UInt64;
+      durationNs @169 :UInt64;
+      levelZero @170 :UInt64;
+      itt @171 :UInt64;
+      drm @172 :UInt64;
+      other @173 :UInt64;           # thread names, process lifecycle
+    }
   }
 }
 
@@ -453,6 +463,8 @@ struct Summary {
   processes @3 :UInt32;   # processes seen
   processStats @4 :List(ProcessStats);
   # Per process that produced events or lost some: what each probe source recorded.
+  droppedBySource @5 :List(SourceCount);
+  # `dropped` by probe source ("Level Zero", "ITT", "DRM", "other"), those with drops only.
 }
 
 # One process's share of a capture, for the summary.

@@ -73,8 +73,21 @@ struct KernelLaunch {
   uint8_t launch_kind = 0;  // enum xt_launch_kind: plain, cooperative or indirect
 };
 
+// Records the capture lost (the ring buffer was full) between two looks at its counters:
+// where on the timeline drops happened, and how many of each source.
+struct RecordsDropped {
+  uint64_t start_ns = 0;  // the previous look, which had found no new drop
+  uint64_t end_ns = 0;    // the look that found these
+  uint64_t level_zero = 0;
+  uint64_t itt = 0;
+  uint64_t drm = 0;
+  uint64_t other = 0;     // thread names, process lifecycle
+  uint64_t total() const { return level_zero + itt + drm + other; }
+};
+
 using Event = std::variant<ProcessInfo, ThreadInfo, KernelCreate, KernelLaunch, IttTask, IttMarker,
                            CollectionChange, DrmFile, DrmIoctl, DrmFenceSignal, ApiCall,
-                           DeviceInfo, ClockSample, ClockFit, DeviceQueue, DeviceOp, MemoryUsage>;
+                           DeviceInfo, ClockSample, ClockFit, DeviceQueue, DeviceOp, MemoryUsage,
+                           RecordsDropped>;
 
 }  // namespace xtrace

@@ -41,6 +41,7 @@ struct LogSummary {
   uint64_t dropped = 0;          // records lost in the ring buffer
   uint32_t processes = 0;
   std::vector<ProcessCaptureStats> process_stats;  // processes with records or drops
+  std::vector<std::pair<std::string, uint64_t>> dropped_by_source;  // ("DRM", 12), ... if any
 };
 
 }  // namespace xtrace

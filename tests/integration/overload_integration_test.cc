@@ -1,0 +1,138 @@
+// Overload, with real BPF and the simulated GPU: a 4 KiB ring buffer under a burst of calls.
+// Every call the workload made must be captured or counted as dropped, exactly, per source;
+// the timeline must mark where the drops happened (an instant per window with its count, in
+// Chrome JSON and in Perfetto protobuf), and the summary must say to raise --buffer-size.
+// Needs root.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <regex>
+#include <string>
+
+#include "log_contents.h"
+#include "perfetto_trace_reader.h"
+#include "root_fixture.h"
+#include "subprocess.h"
+
+namespace xtrace {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::LogContents;
+using testing::ReadLogContents;
+using testing::RootTest;
+using testing::RunCommand;
+
+const std::string kXtrace = XTRACE_BIN;
+const std::string kWorkload = ZE_WORKLOAD_BIN;
+const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
+
+class OverloadTest : public RootTest {
+ protected:
+  OverloadTest() : RootTest("overload", "overload") {}
+};
+
+// Records of each source in a log's summary (all processes), and drops by source.
+struct SourceCounts {
+  std::map<std::string, uint64_t> captured, dropped;
+  uint64_t dropped_total = 0;
+};
+SourceCounts CountsOf(const LogContents& c) {
+  SourceCounts s;
+  if (!c.summary) return s;
+  for (const auto& p : c.summary->process_stats)
+    for (const auto& [source, n] : p.records_by_source) s.captured[source] += n;
+  for (const auto& [source, n] : c.summary->dropped_by_source) s.dropped[source] += n;
+  s.dropped_total = c.summary->dropped;
+  return s;
+}
+
+TEST_F(OverloadTest, EveryCallIsCapturedOrCountedDroppedPerSourceAndTheTimelineSaysWhere) {
+  // The same deterministic burst twice: launches from two threads, no pause between them.
+  const std::vector<std::string> burst = {kWorkload, "--threads", "2", "--iterations", "100",
+                                          "--rounds", "6"};
+  auto record = [&](const std::string& out, const std::string& buffer) {
+    std::vector<std::string> argv = {kXtrace, "record", "--buffer-size", buffer, "-o", out, "--"};
+    argv.insert(argv.end(), burst.begin(), burst.end());
+    return RunCommand(argv, {kSimDriver}, 120s);
+  };
+  // With room to spare, every call arrives: what the workload made, per source.
+  auto ample = record(Path("ample.capnp"), "64M");
+  ASSERT_EQ(ample.exit_code(), 0) << ample.err;
+  const LogContents a = ReadLogContents(Path("ample.capnp"));
+  ASSERT_TRUE(a.readable && a.complete) << a.error;
+  const SourceCounts made = CountsOf(a);
+  ASSERT_EQ(made.dropped_total, 0u) << ample.err;
+  // The workload's own count of its launches: all there.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(ample.out, m, std::regex("exit rounds=6 launches=(\\d+)"))) << ample.out;
+  uint64_t launches = 0;
+  for (const auto& [pid, l] : a.launches) launches += l.size();
+  EXPECT_EQ(launches, std::stoull(m[1]));
+  ASSERT_GT(made.captured.at("Level Zero"), 0u);
+  ASSERT_GT(made.captured.at("DRM"), 0u);
+
+  // A 4 KiB ring (about 50 records) overflows many times over.
+  auto tight = record(Path("tight.capnp"), "4096");
+  ASSERT_EQ(tight.exit_code(), 0) << tight.err;
+  const LogContents t = ReadLogContents(Path("tight.capnp"));
+  ASSERT_TRUE(t.readable && t.complete) << t.error;
+  const SourceCounts got = CountsOf(t);
+  ASSERT_GT(got.dropped_total, 0u) << tight.err;
+  uint64_t by_source = 0;
+  for (const auto& [source, n] : got.dropped) by_source += n;
+  EXPECT_EQ(by_source, got.dropped_total);
+  for (const std::string source : {"Level Zero", "DRM"}) {
+    const uint64_t captured = got.captured.count(source) ? got.captured.at(source) : 0;
+    const uint64_t dropped = got.dropped.count(source) ? got.dropped.at(source) : 0;
+    EXPECT_EQ(captured + dropped, made.captured.at(source))
+        << source << ": " << captured << " captured + " << dropped << " dropped";
+    std::printf("%s: %llu calls = %llu captured + %llu dropped\n", source.c_str(),
+                static_cast<unsigned long long>(made.captured.at(source)),
+                static_cast<unsigned long long>(captured), static_cast<unsigned long long>(dropped));
+  }
+  // The summary names the drops by source and the remedy.
+  EXPECT_TRUE(std::regex_search(
+      tight.err, std::regex(" " + std::to_string(got.dropped_total) +
+                            " events dropped \\(Level Zero [0-9]+.*\\); raise --buffer-size \\(now 4.0 KiB\\)")))
+      << tight.err;
+
+  // The timeline: an instant per drop window, their counts adding up to the drops.
+  const std::string json = Path("tight.json"), pftrace = Path("tight.pftrace");
+  ASSERT_EQ(RunCommand({kXtrace, "convert", Path("tight.capnp"), "-o", json}).exit_code(), 0);
+  ASSERT_EQ(RunCommand({kXtrace, "convert", Path("tight.capnp"), "-o", pftrace}).exit_code(), 0);
+  std::ifstream in(json);
+  const auto doc = nlohmann::json::parse(in);
+  uint64_t windows = 0, in_windows = 0;
+  for (const auto& ev : doc["traceEvents"]) {
+    if (ev.value("name", "") != "records dropped") continue;
+    EXPECT_EQ(ev["ph"], "i");
+    EXPECT_EQ(ev["s"], "g");
+    ++windows;
+    in_windows += ev["args"]["dropped"].get<uint64_t>();
+  }
+  EXPECT_GT(windows, 0u);
+  EXPECT_EQ(in_windows, got.dropped_total);
+  std::ifstream pf(pftrace, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(pf)), std::istreambuf_iterator<char>());
+  const test_util::PerfettoTraceReader trace(bytes);
+  EXPECT_TRUE(trace.errors.empty()) << trace.errors.front();
+  uint64_t perfetto_windows = 0, perfetto_dropped = 0;
+  for (const auto& e : trace.events) {
+    if (e.name != "records dropped") continue;
+    EXPECT_EQ(e.type, 3u);  // an instant
+    EXPECT_EQ(e.track, 0u);  // on the trace-wide track
+    ++perfetto_windows;
+    perfetto_dropped += std::stoull(e.args.at("dropped"));
+  }
+  EXPECT_EQ(perfetto_windows, windows);
+  EXPECT_EQ(perfetto_dropped, got.dropped_total);
+  std::printf("drops: %llu in %llu windows\n", static_cast<unsigned long long>(got.dropped_total),
+              static_cast<unsigned long long>(windows));
+}
+
+}  // namespace
+}  // namespace xtrace
