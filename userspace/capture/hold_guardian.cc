@@ -90,6 +90,10 @@ uint32_t MapId(int map_fd) {
 
 [[noreturn]] void GuardianMain(const HoldGuardian::Options& options, HoldGuardian::Tally* tally) {
   prctl(PR_SET_NAME, "xtrace-guard", 0, 0, 0);
+  // A session of its own: whatever kills xtrace's whole process group (a terminal's hangup, a
+  // supervisor's `kill -KILL -PGID`, a test runner's timeout) must not take the guardian with
+  // it, or what the capture held at that moment stays stopped for good.
+  setsid();
   // Ctrl-C and the terminal's other signals go to the whole process group: the guardian
   // outlives xtrace on purpose, so it ignores them; a SIGTERM of its own (systemd stopping
   // the unit) makes it finish now, continuing everything still held.

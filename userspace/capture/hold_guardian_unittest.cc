@@ -128,29 +128,54 @@ TEST_F(HoldGuardianTest, EndOfCaptureContinuesEverythingStillHeld) {
   EXPECT_FALSE(InMap(b.pid()));
 }
 
-TEST_F(HoldGuardianTest, ACaptureKilledWithSigkillLeavesNothingStopped) {
-  StoppedChild held;
-  Hold(held.pid(), NowNs());
+// A "capture" in a process of its own (leading its own process group): starts its guardian,
+// says so, and waits to be killed. Returns its pid, or -1.
+pid_t StartCaptureWithGuardian(int map_fd) {
   int ready[2];
-  ASSERT_EQ(pipe(ready), 0);
-  // The "capture": starts its guardian, says so, and waits to be killed.
+  if (pipe(ready) != 0) return -1;
   const pid_t capture = fork();
   if (capture == 0) {
     close(ready[0]);
-    auto guardian = HoldGuardian::Start(map_fd_, {.bound_ns = 60'000'000'000ull});
+    setpgid(0, 0);
+    auto guardian = HoldGuardian::Start(map_fd, {.bound_ns = 60'000'000'000ull});
     const char ok = guardian.ok() ? 'y' : 'n';
     (void)!write(ready[1], &ok, 1);
     for (;;) pause();
   }
   close(ready[1]);
   char ok = 0;
-  ASSERT_EQ(read(ready[0], &ok, 1), 1);
+  const bool started = read(ready[0], &ok, 1) == 1 && ok == 'y';
   close(ready[0]);
-  ASSERT_EQ(ok, 'y');
+  if (!started && capture > 0) {
+    kill(capture, SIGKILL);
+    waitpid(capture, nullptr, 0);
+  }
+  return started ? capture : -1;
+}
+
+TEST_F(HoldGuardianTest, ACaptureKilledWithSigkillLeavesNothingStopped) {
+  StoppedChild held;
+  Hold(held.pid(), NowNs());
+  const pid_t capture = StartCaptureWithGuardian(map_fd_);
+  ASSERT_GT(capture, 0);
   EXPECT_FALSE(held.WaitContinued(std::chrono::milliseconds(50))) << "continued while held";
   kill(capture, SIGKILL);
   waitpid(capture, nullptr, 0);
   EXPECT_TRUE(held.WaitContinued(std::chrono::milliseconds(3000)));
+  EXPECT_FALSE(InMap(held.pid()));
+}
+
+// A supervisor or a test runner that kills the capture's whole process group must not take the
+// guardian with it: it runs in a session of its own.
+TEST_F(HoldGuardianTest, KillingTheCapturesProcessGroupSparesTheGuardian) {
+  StoppedChild held;
+  Hold(held.pid(), NowNs());
+  const pid_t capture = StartCaptureWithGuardian(map_fd_);
+  ASSERT_GT(capture, 0);
+  kill(-capture, SIGKILL);
+  waitpid(capture, nullptr, 0);
+  EXPECT_TRUE(held.WaitContinued(std::chrono::milliseconds(3000)))
+      << "the group kill took the guardian: the held process stays stopped";
   EXPECT_FALSE(InMap(held.pid()));
 }
 

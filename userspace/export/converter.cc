@@ -110,7 +110,7 @@ class EventConverter {
         {"level_zero", e.level_zero}, {"itt", e.itt}, {"drm", e.drm}, {"other", e.other}};
     for (const auto& [key, n] : sources)
       if (n) args_.push_back(TraceArg::Uint(key, n));
-    args_.push_back(TraceArg::Uint("window_ns", Duration(e.start_ns, e.end_ns)));
+    args_.push_back(TraceArg::Uint("window_ns", e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0));
     args_.push_back(TraceArg::String("remedy", "raise --buffer-size"));
     out_.Instant("records dropped", "xtrace", 0, 0, e.start_ns, TraceWriter::InstantScope::kGlobal,
                  args_);
