@@ -88,7 +88,9 @@ uint32_t MapId(int map_fd) {
   return bpf_obj_get_info_by_fd(map_fd, &info, &len) == 0 ? info.id : 0;
 }
 
-[[noreturn]] void GuardianMain(const HoldGuardian::Options& options, HoldGuardian::Tally* tally) {
+// The guardian's first steps, before it tells the capture it is there: whatever signals
+// xtrace's process group or terminal gets must not reach it.
+void DetachFromCapture() {
   prctl(PR_SET_NAME, "xtrace-guard", 0, 0, 0);
   // A session of its own: whatever kills xtrace's whole process group (a terminal's hangup, a
   // supervisor's `kill -KILL -PGID`, a test runner's timeout) must not take the guardian with
@@ -107,7 +109,9 @@ uint32_t MapId(int map_fd) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+}
 
+[[noreturn]] void GuardianMain(const HoldGuardian::Options& options, HoldGuardian::Tally* tally) {
   const uint32_t map_id = MapId(kGuardMap);
   pollfd pfd{kGuardPipe, POLLIN, 0};
   while (!g_guard_terminate) {
@@ -156,10 +160,18 @@ Result<std::unique_ptr<HoldGuardian>> HoldGuardian::Start(int held_map_fd, const
     return Status::Error(std::string("hold guardian: pipe: ") + std::strerror(errno));
   UniqueFd read_end(fds[0]);
   g->pipe_write_.Reset(fds[1]);
+  // The guardian says when it is out of xtrace's process group: until then a group kill
+  // would take it along, so no hold may be taken before.
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return Status::Error(std::string("hold guardian: pipe: ") + std::strerror(errno));
+  UniqueFd ready_read(fds[0]), ready_write(fds[1]);
 
   const pid_t pid = fork();
   if (pid < 0) return Status::Error(std::string("hold guardian: fork: ") + std::strerror(errno));
   if (pid == 0) {
+    DetachFromCapture();
+    const char ready = 1;
+    if (write(ready_write.get(), &ready, 1) != 1) _exit(1);
     // Move the two descriptors it keeps to known numbers (above the ones in use, then down),
     // and close every other one.
     const int pipe_tmp = fcntl(read_end.get(), F_DUPFD, 1024);
@@ -170,6 +182,12 @@ Result<std::unique_ptr<HoldGuardian>> HoldGuardian::Start(int held_map_fd, const
     GuardianMain(options, g->tally_.get());
   }
   g->pid_ = pid;
+  ready_write.Reset();
+  char ready = 0;
+  ssize_t n;
+  while ((n = read(ready_read.get(), &ready, 1)) < 0 && errno == EINTR) {
+  }
+  if (n != 1) return Status::Error("hold guardian: it exited before it was ready");
   return g;
 }
 
