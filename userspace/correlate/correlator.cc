@@ -15,6 +15,7 @@ Correlator::Correlator(StringTable& strings, EventSink& sink, ProcessInspector& 
       sink_(sink),
       identities_(strings, sink, inspector, std::move(now)),
       itt_(strings, sink, [this](uint32_t pid, uint32_t tid, std::string_view name) {
+        itt_named_threads_.insert((uint64_t{pid} << 32) | tid);
         NameThread(pid, tid, strings_.Intern(name));
       }),
       drm_(strings, sink, inspector),
@@ -28,6 +29,7 @@ void Correlator::ProcessEnded(uint32_t pid, uint64_t ts_ns) {
   itt_.CloseProcess(pid, ts_ns);
   identities_.Forget(pid);
   std::erase_if(threads_, [pid](const auto& kv) { return (kv.first >> 32) == pid; });
+  std::erase_if(itt_named_threads_, [pid](uint64_t key) { return (key >> 32) == pid; });
 }
 
 void Correlator::SeeThread(uint32_t pid, uint32_t tid) {
@@ -37,6 +39,13 @@ void Correlator::SeeThread(uint32_t pid, uint32_t tid) {
 
 void Correlator::OnThreadName(const DecodedThreadName& r) {
   NoteProcess(r.hdr.pid, r.process_comm);
+  // A name the program gave with __itt_thread_set_name outranks the kernel's comm (cut at 15
+  // bytes, often the process's own name): a comm read later must not take it back, whichever
+  // source reports first.
+  if (itt_named_threads_.count((uint64_t{r.hdr.pid} << 32) | r.hdr.tid)) {
+    SeeThread(r.hdr.pid, r.hdr.tid);
+    return;
+  }
   NameThread(r.hdr.pid, r.hdr.tid, strings_.Intern(r.comm));
 }
 

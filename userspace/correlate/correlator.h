@@ -96,6 +96,7 @@ class Correlator {
   EventSink& sink_;
   ProcessIdentities identities_;
   std::unordered_map<uint64_t, StringId> threads_;  // pid << 32 | tid -> name
+  std::unordered_set<uint64_t> itt_named_threads_;   // named by __itt_thread_set_name
   std::unordered_map<PidHandle, StringId, PidHandleHash> kernel_names_;
   std::unordered_set<PidHandle, PidHandleHash> unnamed_kernels_;
   CorrelatorStats stats_;
