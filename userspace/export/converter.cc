@@ -8,6 +8,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <variant>
@@ -43,6 +44,7 @@ class EventConverter {
         driver_(strings, out),
         ze_(strings, out) {}
 
+  void StartCorrelationIdsAt(uint64_t first) { ze_.StartCorrelationIdsAt(first); }
   void operator()(const IttTask& e) { itt_.Write(e); }
   void operator()(const IttMarker& e) { itt_.Write(e); }
   void operator()(const CollectionChange& e) { itt_.Write(e); }
@@ -350,15 +352,28 @@ Status ConvertMerged(MergedLogReader& logs, TraceWriter& out, const ConvertOptio
                                                    .to_ns = window.to_ns,
                                                    .name = options.selection.name ? &*options.selection.name : nullptr});
   timeline.Clocks(logs.reader(0).header().start_clock);
-  // One log seen through a window keeps the trace's opening (devices, rank); a trace of many
-  // logs has no one log's description to give.
-  if (logs.size() == 1 && logs.reader(0).file_size())
-    out.Describe(DescribeLog(logs.reader(0).path(), options.salvage));
+  // The trace's opening: the ranks of every log (a trace of one rank names it, of several
+  // lists them) and the first log's devices, whose numbers the other logs' do not share.
+  {
+    TraceDescription description;
+    std::set<int32_t> ranks;
+    for (size_t i = 0; i < logs.size(); ++i) {
+      if (!logs.reader(i).file_size()) continue;  // a pipe cannot be read twice
+      TraceDescription one = DescribeLog(logs.reader(i).path(), options.salvage);
+      if (i == 0) description.devices = std::move(one.devices);
+      ranks.insert(one.ranks.begin(), one.ranks.end());
+      if (!description.world_size) description.world_size = one.world_size;
+    }
+    description.ranks.assign(ranks.begin(), ranks.end());
+    out.Describe(description);
+  }
   std::vector<std::unique_ptr<InputLog>> inputs;
   for (size_t i = 0; i < logs.size(); ++i) {
     inputs.push_back(std::make_unique<InputLog>(logs.reader(i).strings(),
                                                 timeline.AddInput(placement->inputs[i]),
                                                 options.selection));
+    // Log i's correlation ids: i * 2^32 + 1 on (integers a double still holds exactly).
+    inputs.back()->converter.StartCorrelationIdsAt((uint64_t{i} << 32) + 1);
   }
   stats->hosts = placement->hosts;
   Event event;

@@ -25,6 +25,9 @@ class LaunchCorrelation {
   uint64_t NoteCall(uint32_t pid, uint32_t tid, uint64_t start_ns);
   // The id of that call, or 0 if it was never noted or is no longer remembered.
   uint64_t Find(uint32_t pid, uint32_t tid, uint64_t start_ns) const;
+  // Where the next new id starts: each log of a merged trace numbers its calls in a range of
+  // its own, so no two logs' calls share an id.
+  void StartIdsAt(uint64_t first) { next_id_ = first; }
 
  private:
   struct Call {

@@ -124,7 +124,9 @@ class SelectedTimeline::Input final : public TraceWriter {
       ++t_.flows_dropped_;
       return;
     }
-    const uint64_t new_id = t_.next_flow_id_++;
+    // Kineto's launch arrows keep their id: it is the correlation id on both ends' slices,
+    // and each log numbers those in a range of its own. Other flows are renumbered above them.
+    const uint64_t new_id = s.category == "ac2g" ? id : t_.next_flow_id_++;
     t_.out_.Flow(FlowPhase::kStart, s.name, s.category, s.pid, s.tid, s.ts_ns, new_id);
     t_.out_.Flow(FlowPhase::kEnd, name, category, Pid(pid), Tid(pid, tid), ts, new_id);
   }

@@ -117,7 +117,7 @@ class SelectedTimeline {
   std::map<std::pair<uint32_t, uint32_t>, ThreadEntry> threads_;
   std::map<std::pair<uint32_t, std::string>, CarriedCounter> carried_;
   std::unordered_map<std::string, bool> name_matches_;
-  uint64_t next_flow_id_ = 1;
+  uint64_t next_flow_id_ = uint64_t{1} << 52;  // above every log's correlation ids
   uint64_t spans_kept_ = 0, spans_dropped_ = 0, flows_dropped_ = 0;
 };
 

@@ -40,6 +40,10 @@ class ZeTraceExporter {
 
  private:
   void NameDevice(uint32_t device, std::string_view name);
+ public:
+  void StartCorrelationIdsAt(uint64_t first) { correlation_.StartIdsAt(first); }
+
+ private:
   // A non-success ze_result_t, as a number and by name.
   void AddResult(int32_t result);
 
