@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -41,9 +42,11 @@ uint64_t GuardNowNs() {
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-// Continues every hold older than `older_than_ns` before now (all of them with 0).
-uint64_t ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns) {
-  uint64_t released = 0;
+// Continues every hold older than `older_than_ns` before now (all of them with 0), counting
+// each in `released` before its SIGCONT goes out: whoever sees the process run again must
+// also see it counted.
+void ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns,
+                    std::atomic<uint64_t>& released) {
   // Collect first, then delete: deleting while walking a hash map can restart the walk.
   uint32_t due[XT_MAX_HELD];
   uint32_t n = 0;
@@ -57,8 +60,11 @@ uint64_t ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns) {
     key = next;
     prev = &key;
   }
-  for (uint32_t i = 0; i < n; ++i) released += ContinueHeld(map_fd, due[i]) ? 1 : 0;
-  return released;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (bpf_map_delete_elem(map_fd, &due[i]) != 0) continue;  // the capture released it first
+    released.fetch_add(1);
+    kill(static_cast<pid_t>(due[i]), SIGCONT);
+  }
 }
 
 // Whether a loaded BPF program still uses map `map_id`: while one does, a process can still be
@@ -121,22 +127,23 @@ void DetachFromCapture() {
       const ssize_t n = read(kGuardPipe, buf, sizeof(buf));
       if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;  // the capture is gone
     }
-    tally->released_by_bound.fetch_add(ReleaseExpired(kGuardMap, GuardNowNs(), options.bound_ns));
+    ReleaseExpired(kGuardMap, GuardNowNs(), options.bound_ns, tally->released_by_bound);
   }
   // Everything still held goes on, and so does whatever the programs hold until they are gone.
   const uint64_t gone_by = GuardNowNs() + kProgramsGoneTimeoutNs;
   for (;;) {
-    tally->released_at_end.fetch_add(ReleaseExpired(kGuardMap, GuardNowNs(), 0));
+    ReleaseExpired(kGuardMap, GuardNowNs(), 0, tally->released_at_end);
     if (!map_id || !MapInUse(map_id) || GuardNowNs() >= gone_by) break;
     const timespec pause{0, options.check_interval_ms * 1'000'000L};
     nanosleep(&pause, nullptr);
   }
-  tally->released_at_end.fetch_add(ReleaseExpired(kGuardMap, GuardNowNs(), 0));
+  ReleaseExpired(kGuardMap, GuardNowNs(), 0, tally->released_at_end);
   _exit(0);
 }
 
 }  // namespace
 
+// The guardian's own loop does the same in its steps, to count a release before it is seen.
 bool ContinueHeld(int held_map_fd, uint32_t pid) {
   if (bpf_map_delete_elem(held_map_fd, &pid) != 0) return false;
   kill(static_cast<pid_t>(pid), SIGCONT);

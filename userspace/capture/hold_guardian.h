@@ -60,7 +60,8 @@ class HoldGuardian {
 };
 
 // Deletes `pid`'s hold from the map and, if this call was the one that deleted it, sends
-// SIGCONT. Shared by the capture and the guardian so that each hold is continued once.
+// SIGCONT: each hold is continued once, by whichever of the capture and the guardian deletes
+// its entry first.
 bool ContinueHeld(int held_map_fd, uint32_t pid);
 
 }  // namespace xtrace
