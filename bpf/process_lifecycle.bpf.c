@@ -14,7 +14,20 @@
 
 #define XT_SIGCONT 18 /* asm-generic/signal.h: the same on x86-64 */
 #define XT_SIGSTOP 19
+#define XT_SIGTSTP 20
+#define XT_SIGTTIN 21
+#define XT_SIGTTOU 22
 #define XT_EEXIST 17
+#define XT_SI_USER 0   /* kill(2) */
+#define XT_SI_TKILL -6 /* tkill(2), tgkill(2) */
+#define XT_TRACE_SIGNAL_DELIVERED 0 /* include/trace/events/signal.h */
+#define XT_TRACE_SIGNAL_ALREADY_PENDING 2
+#define XT_PIDTYPE_TGID 1 /* enum pid_type */
+
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
+				u64 value) __ksym __weak;
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -49,6 +62,54 @@ static __always_inline void xt_select(__u32 tgid)
  * its entry in `held` first, then the stop, which takes effect as the thread returns to user
  * space. XT_FLAG_HELD when held. The record that says so must be written after the stop is
  * sent: a capture that read it sooner could continue the process before it was stopped. */
+/* Parents that mirror their child's stops. Some programs stop themselves when their child
+ * stops and continue the child when they are continued: nsenter and unshare waiting for the
+ * child they forked into a namespace, sudo, su. A hold is a stop like any other to them: the
+ * parent stops itself, and the capture's SIGCONT to the child continues the child only, so
+ * the parent would stay stopped, its child unreaped. Each hold notes the holder's parent
+ * here (kernel pids: the parent may lie outside the collector's pid namespace, where the
+ * capture cannot even name it), and xt_signal_generate continues a parent whose stop only
+ * mirrored a hold, whichever comes first: the parent's stop or the child's release. */
+enum xt_hold_parent_state {
+	XT_PARENT_STOPPED = 1, /* the parent stopped itself while the child was held */
+	XT_CHILD_RELEASED = 2, /* the child was continued */
+};
+
+struct xt_hold_parent {
+	__u64 since_ns; /* when the child was held */
+	__u32 child;    /* the held child, kernel tgid */
+	__u32 reserved;
+	__u64 state;    /* enum xt_hold_parent_state bits, set atomically (64-bit: BPF's v1-v2
+			 * instruction sets have no 32-bit fetch-or) */
+};
+
+/* How long after a hold a parent's stop can still be the echo of it: a parent in waitpid()
+ * stops itself within microseconds of being woken; a loaded machine can delay that. */
+#define XT_PARENT_ECHO_NS 2000000000ull
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XT_MAX_HELD);
+	__type(key, __u32);
+	__type(value, struct xt_hold_parent);
+} hold_parents SEC(".maps");
+
+static __always_inline void xt_note_hold_parent(__u64 now)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u32 parent = BPF_CORE_READ(task, real_parent, tgid);
+	struct xt_hold_parent *old, entry = { .since_ns = now,
+					      .child = bpf_get_current_pid_tgid() >> 32 };
+
+	if (parent <= 1)
+		return; /* init mirrors nobody's stops */
+	/* A parent stopped for another held child keeps that entry until the child goes on. */
+	old = bpf_map_lookup_elem(&hold_parents, &parent);
+	if (old && old->state == XT_PARENT_STOPPED && old->child != entry.child)
+		return;
+	bpf_map_update_elem(&hold_parents, &parent, &entry, BPF_ANY);
+}
+
 static __always_inline __u32 xt_hold(const struct xt_capture_config *cfg, __u32 tgid, __u32 tid,
 				     __u32 reason, __u64 now)
 {
@@ -64,6 +125,7 @@ static __always_inline __u32 xt_hold(const struct xt_capture_config *cfg, __u32 
 			xt_count(XT_CNT_HOLD_MISSED);
 		return 0;
 	}
+	xt_note_hold_parent(now);
 	if (bpf_send_signal_thread(XT_SIGSTOP)) {
 		bpf_map_delete_elem(&held, &tgid);
 		xt_count(XT_CNT_HOLD_MISSED);
@@ -223,6 +285,86 @@ int BPF_PROG(xt_process_exit, struct task_struct *task)
 	/* A process that dies held (SIGKILL while stopped) is not continued: its pid may be the
 	 * next process's. */
 	bpf_map_delete_elem(&held, &tgid);
+	tgid = BPF_CORE_READ(task, tgid);
+	bpf_map_delete_elem(&hold_parents, &tgid);
+	return 0;
+}
+
+static __always_inline int xt_is_stop_signal(int sig)
+{
+	return sig == XT_SIGSTOP || sig == XT_SIGTSTP || sig == XT_SIGTTIN || sig == XT_SIGTTOU;
+}
+
+/* Continues `parent` (kernel tgid), stopped only because its held child was. */
+static __always_inline void xt_continue_parent(__u32 parent)
+{
+	struct task_struct *task;
+
+	/* Weak: without them (before Linux 6.13) the program loads, and the parent stays stopped. */
+	if (!bpf_send_signal_task || !bpf_task_from_pid || !bpf_task_release)
+		return;
+	task = bpf_task_from_pid(parent);
+	if (!task)
+		return;
+	if (bpf_send_signal_task(task, XT_SIGCONT, XT_PIDTYPE_TGID, 0) == 0)
+		xt_count(XT_CNT_PARENT_CONTINUED);
+	bpf_task_release(task);
+}
+
+/* Every signal sent while holds are taken (attached only then). Two cases matter:
+ *   - a process stops itself (kill or tgkill from its own thread) while it is the parent of a
+ *     held child: if the child was continued already, this stop is undone now; otherwise it
+ *     is marked, and the child's release continues the parent;
+ *   - a held child is continued: its parent, if it stopped itself meanwhile, goes on too.
+ * Each side sets its bit atomically and looks at the other's, so exactly one of them
+ * continues the parent whatever the order. Our own hold (sent by the kernel: SI_KERNEL) and
+ * the terminal's job control stops (the kernel's too) are never taken for an echo. */
+SEC("tp_btf/signal_generate")
+int BPF_PROG(xt_signal_generate, int sig, struct kernel_siginfo *info, struct task_struct *task,
+	     int group, int result)
+{
+	struct xt_hold_parent *e;
+	__u32 target = task->tgid, parent;
+	__u64 old;
+	int code;
+
+	if (sig == XT_SIGCONT) {
+		parent = task->real_parent->tgid;
+		e = bpf_map_lookup_elem(&hold_parents, &parent);
+		if (!e || e->child != target)
+			return 0;
+		old = __sync_fetch_and_or(&e->state, XT_CHILD_RELEASED);
+		if (old & XT_PARENT_STOPPED) {
+			bpf_map_delete_elem(&hold_parents, &parent);
+			xt_continue_parent(parent);
+		}
+		return 0;
+	}
+	if (!xt_is_stop_signal(sig) || (bpf_get_current_pid_tgid() >> 32) != target)
+		return 0;
+	if (result != XT_TRACE_SIGNAL_DELIVERED && result != XT_TRACE_SIGNAL_ALREADY_PENDING)
+		return 0;
+	/* SEND_SIG_NOINFO (0) and SEND_SIG_PRIV (1) are not pointers: the kernel's own signals. */
+	if ((unsigned long)info < 4096)
+		return 0;
+	code = info->si_code;
+	if (code != XT_SI_USER && code != XT_SI_TKILL)
+		return 0;
+	e = bpf_map_lookup_elem(&hold_parents, &target);
+	if (!e)
+		return 0;
+	if (bpf_ktime_get_ns() - e->since_ns > XT_PARENT_ECHO_NS) {
+		bpf_map_delete_elem(&hold_parents, &target);
+		return 0;
+	}
+	old = __sync_fetch_and_or(&e->state, XT_PARENT_STOPPED);
+	if (old & XT_CHILD_RELEASED) {
+		/* The child runs already: the stop is pending on this process, and a SIGCONT
+		 * (sent once the signal lock is dropped) discards it before it takes effect. */
+		bpf_map_delete_elem(&hold_parents, &target);
+		if (bpf_send_signal(XT_SIGCONT) == 0)
+			xt_count(XT_CNT_PARENT_CONTINUED);
+	}
 	return 0;
 }
 

@@ -263,6 +263,8 @@ enum xt_counter {
 	XT_CNT_DROPPED_ITT = 11,  /* ITT records */
 	XT_CNT_DROPPED_DRM = 12,  /* DRM ioctl and fence records */
 	XT_CNT_DROPPED_OTHER = 13, /* thread names, process lifecycle */
+	XT_CNT_PARENT_CONTINUED = 14, /* a parent that stopped itself only because its child was
+				       * held (nsenter, sudo) was continued with it */
 	XT_CNT_MAX = 16,
 };
 

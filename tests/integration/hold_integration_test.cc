@@ -30,6 +30,7 @@ namespace xtrace {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::FindChildPid;
 using testing::LogContents;
 using testing::PidFromReadyLine;
 using testing::ReadLaunchLog;
@@ -218,6 +219,56 @@ TEST_F(HoldTest, SummaryCountsOneHoldPerStart) {
       xtrace.stderr_text(),
       std::regex(" 5 process starts and 5 library loads held [0-9.]+ ms on average \\(max [0-9.]+ ms\\) "
                  "until probed; 0 released by the bound")))
+      << xtrace.stderr_text();
+}
+
+// nsenter (like unshare --fork, sudo and su) stops itself when its child stops, and continues
+// the child when it is continued. A child held while nsenter waits for it: nsenter stops too,
+// and goes on when xtrace releases the child, so it reaps it and exits.
+TEST_F(HoldTest, AParentThatStopsWithItsHeldChildGoesOnWithIt) {
+  const std::string sleeper = UniqueSleep();
+  const std::string name = std::filesystem::path(sleeper).filename();
+  Subprocess xtrace({kXtrace, "attach", "--comm", name, "--hold-max", "60000", "-o", Path("p.capnp")});
+  ASSERT_TRUE(xtrace.WaitStderr("tracing every process named " + name, 60s)) << xtrace.stderr_text();
+  xtrace.Signal(SIGSTOP);  // the child stays held until xtrace goes on
+  Subprocess nsenter({"/usr/bin/nsenter", "--target", std::to_string(getpid()), "--pid", "--",
+                      sleeper, "0"});
+  const uint32_t child = FindChildPid(static_cast<uint32_t>(nsenter.pid()));
+  ASSERT_GT(child, 0u);
+  ASSERT_TRUE(WaitState(static_cast<pid_t>(child), 'T', 10s)) << "state " << ProcessState(child);
+  ASSERT_TRUE(WaitState(nsenter.pid(), 'T', 10s))
+      << "nsenter did not stop with its held child: state " << ProcessState(nsenter.pid());
+  xtrace.Signal(SIGCONT);
+  const auto status = nsenter.Wait(20s);
+  ASSERT_TRUE(status.has_value()) << "nsenter stayed stopped: state " << ProcessState(nsenter.pid())
+                                  << ", its child's " << ProcessState(child);
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
+  EXPECT_TRUE(std::regex_search(xtrace.stderr_text(),
+                                std::regex(" [1-9][0-9]* parents? that stopped with a held child")))
+      << xtrace.stderr_text();
+}
+
+// The same with holds as short as they are: the parent's stop may come after the release
+// (it was woken by the stop, and stops itself once the child runs again), and is undone too.
+TEST_F(HoldTest, ParentsThatStopWithAShortHoldAllGoOn) {
+  constexpr int kStarts = 20;
+  const std::string sleeper = UniqueSleep();
+  const std::string name = std::filesystem::path(sleeper).filename();
+  Subprocess xtrace({kXtrace, "attach", "--comm", name, "--hold-max", "60000", "-o", Path("q.capnp")});
+  ASSERT_TRUE(xtrace.WaitStderr("tracing every process named " + name, 60s)) << xtrace.stderr_text();
+  int finished = 0;
+  for (int i = 0; i < kStarts; ++i) {
+    const auto run = RunCommand({"/usr/bin/nsenter", "--target", std::to_string(getpid()), "--pid",
+                                 "--", sleeper, "0"},
+                                {}, 20s);
+    finished += run.exit_code() == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(finished, kStarts);
+  ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
+  EXPECT_TRUE(std::regex_search(xtrace.stderr_text(),
+                                std::regex(" 20 process starts and 20 library loads held .* 0 released "
+                                           "by the bound")))
       << xtrace.stderr_text();
 }
 

@@ -453,12 +453,11 @@ TEST_F(SystemCaptureTest, CollectorInItsOwnPidNamespaceTracesOnlyThatNamespace) 
   // namespace that is not the machine's; a process outside it must not be traced, and pids
   // are the ones the collector sees.
   const std::string out = Path("sidecar.capnp"), in_log = Path("in.tsv"), host_log = Path("host.tsv");
-  // --no-hold: nsenter mirrors its child's stops (it stops itself when the child stops) and
-  // nothing continues it after xtrace releases the child, so a held workload would leave
-  // nsenter stopped, its child unreaped and xtrace, the namespace's init, unable to exit. A
-  // known defect of holds (README, "Holds"); this test is about pids, not first calls.
+  // The workload enters through nsenter, which stops itself when its child is held: xtrace
+  // continues it with the child (HoldTest.AParentThatStopsWithItsHeldChildGoesOnWithIt), or
+  // the child would stay unreaped and xtrace, the namespace's init, could not exit.
   Subprocess unshare({"/usr/bin/unshare", "--pid", "--fork", "--mount-proc", kXtrace, "record",
-                      "--system", "--no-hold", "-o", out});
+                      "--system", "-o", out});
   ASSERT_TRUE(unshare.WaitStderr("tracing every process", 60s)) << unshare.stderr_text();
   const uint32_t xtrace_pid = FindChildPid(static_cast<uint32_t>(unshare.pid()));
   ASSERT_GT(xtrace_pid, 0u);

@@ -458,6 +458,11 @@ Status Session::Prepare() {
       if (scope_.discovers())
         Say(st.message() + "; only processes running now are traced");
     }
+    if (holds_) {
+      if (Status st = watcher_->AttachHoldParents(); !st.ok())
+        Say(st.message() + "; a parent that stops itself with its held child (nsenter, sudo) "
+            "stays stopped: continue it with kill -CONT, or capture with --no-hold");
+    }
   }
   return Status::Ok();
 }
@@ -663,7 +668,9 @@ Result<CaptureReport> Session::Run() {
   }
   facts.drm_text = DrmSummary(correlator_->drm(), counters);
   facts.itt_text = SummarizeItt(correlator_->itt_stats(), counters[XT_CNT_PAUSED]);
-  if (holds_) facts.holds_text = HoldSummary(holds_->Stats(counters[XT_CNT_HOLD_MISSED]));
+  if (holds_)
+    facts.holds_text =
+        HoldSummary(holds_->Stats(counters[XT_CNT_HOLD_MISSED], counters[XT_CNT_PARENT_CONTINUED]));
   facts.kernels_text = sink_->top_kernels().Format(5);
   facts.dropped_by_source = DroppedBySource(drop_windows_.total());
   report.summary_text = SummaryText(report, facts);

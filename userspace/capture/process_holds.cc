@@ -50,9 +50,10 @@ void ProcessHolds::ReleaseAll(uint64_t now_ns) {
   pending_.clear();
 }
 
-HoldStats ProcessHolds::Stats(uint64_t missed) const {
+HoldStats ProcessHolds::Stats(uint64_t missed, uint64_t parents_continued) const {
   HoldStats s = stats_;
   s.missed = missed;
+  s.parents_continued = parents_continued;
   if (guardian_) s.released_by_bound = guardian_->tally().released_by_bound.load();
   return s;
 }
@@ -69,6 +70,9 @@ std::string HoldSummary(const HoldStats& s) {
       text += " " + Ms(s.total_ns / s.released) + " on average (max " + Ms(s.max_ns) + ")";
     text += " until probed; " + std::to_string(s.released_by_bound) +
             " released by the bound (--hold-max).";
+    if (s.parents_continued)
+      text += " " + Count(s.parents_continued, "parent", "parents") +
+              " that stopped with a held child (as nsenter and sudo do) continued with it.";
   }
   if (s.missed)
     text += " " + Count(s.missed, "process was", "processes were") +

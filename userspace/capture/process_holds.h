@@ -25,6 +25,9 @@ struct HoldStats {
   uint64_t max_ns = 0;
   uint64_t released_by_bound = 0;  // continued by the guardian: the capture took too long
   uint64_t missed = 0;         // should have been held and were not (BPF's XT_CNT_HOLD_MISSED)
+  // Parents that stopped themselves because their child was held (nsenter, sudo), continued
+  // with it (BPF's XT_CNT_PARENT_CONTINUED).
+  uint64_t parents_continued = 0;
   uint64_t taken() const { return at_exec + at_library; }
 };
 
@@ -48,7 +51,7 @@ class ProcessHolds {
   bool any_pending() const { return !pending_.empty(); }
 
   // `missed`: from the BPF counter.
-  HoldStats Stats(uint64_t missed) const;
+  HoldStats Stats(uint64_t missed, uint64_t parents_continued) const;
 
  private:
   std::unique_ptr<HoldGuardian> guardian_;

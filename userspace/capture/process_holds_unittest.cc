@@ -29,7 +29,7 @@ TEST(ProcessHolds, ReleasesEveryHoldOnceAndTimesThem) {
   holds.ReleaseAll(9'000'000);  // nothing twice
   EXPECT_EQ(continued.size(), 3u);
 
-  const HoldStats s = holds.Stats(2);
+  const HoldStats s = holds.Stats(2, 0);
   EXPECT_EQ(s.at_exec, 2u);
   EXPECT_EQ(s.at_library, 1u);
   EXPECT_EQ(s.taken(), 3u);
@@ -44,7 +44,7 @@ TEST(ProcessHolds, AHoldAgainBeforeTheReleaseCountsTheNewerOne) {
   holds.Held(7, true, 1'000'000);
   holds.Held(7, false, 4'000'000);
   holds.ReleaseAll(6'000'000);
-  const HoldStats s = holds.Stats(0);
+  const HoldStats s = holds.Stats(0, 0);
   EXPECT_EQ(s.taken(), 2u);
   EXPECT_EQ(s.released, 1u);
   EXPECT_EQ(s.max_ns, 2'000'000u);
@@ -67,6 +67,12 @@ TEST(HoldSummary, SaysHowManyHowLongAndWhatTheBoundDid) {
             " 12 process starts and 1 library load held 3.1 ms on average (max 9.0 ms) until "
             "probed; 1 released by the bound (--hold-max). 1 process was not held (more than "
             "1024 held at once, or the stop was refused): their first calls may be missing.");
+  s.missed = 0;
+  s.parents_continued = 2;
+  EXPECT_EQ(HoldSummary(s),
+            " 12 process starts and 1 library load held 3.1 ms on average (max 9.0 ms) until "
+            "probed; 1 released by the bound (--hold-max). 2 parents that stopped with a held "
+            "child (as nsenter and sudo do) continued with it.");
 }
 
 }  // namespace

@@ -62,6 +62,14 @@ Status ProcessWatcher::AttachLifecycle() {
   return Status::Ok();
 }
 
+Status ProcessWatcher::AttachHoldParents() {
+  bpf_link* link = bpf_program__attach_trace(skel_->progs.xt_signal_generate);
+  if (!link)
+    return Status::Error("attaching to the signal_generate tracepoint: " + BpfErrorText(errno));
+  links_.emplace_back(link);
+  return Status::Ok();
+}
+
 bool ProcessWatcher::IsDynamicLinker(std::string_view basename) {
   return basename.rfind("ld-linux", 0) == 0 || basename.rfind("ld-musl", 0) == 0;
 }

@@ -37,6 +37,9 @@ class ProcessWatcher {
   // only processes found by scanning /proc are traced; the error says which failed.
   Status AttachLifecycle();
   size_t lifecycle_link_count() const { return links_.size(); }
+  // Attaches the program that continues a parent whose stop only echoed its child's hold
+  // (bpf/process_lifecycle.bpf.c, hold_parents). Wanted whenever processes are held.
+  Status AttachHoldParents();
 
   // Whether a mapped file is a dynamic linker ("ld-linux-x86-64.so.2", "ld-musl-x86_64.so.1").
   static bool IsDynamicLinker(std::string_view basename);
