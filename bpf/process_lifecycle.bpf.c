@@ -254,6 +254,31 @@ int BPF_PROG(xt_process_fork, struct task_struct *parent, struct task_struct *ch
 	return 0;
 }
 
+/* A thread leaving while inside a recorded call: the call will never return, so its entry is
+ * all there is to report. The slot is filled only for traced threads (pairing.bpf.h); a call
+ * entered while paused was recorded for its name alone and is not reported. The exiting
+ * thread is the current task here, whose storage lives until the task is freed. */
+static __always_inline void xt_report_unfinished_call(struct task_struct *task, __u64 now)
+{
+	struct xt_thread_state *st;
+	struct xt_call_unfinished rec = {};
+
+	st = bpf_task_storage_get(&thread_state, bpf_get_current_task_btf(), 0, 0);
+	if (!st || !st->call.start_ns)
+		return;
+	if (!(st->call.flags & XT_FLAG_PAUSED)) {
+		xt_fill_header_of(&rec.hdr, XT_REC_CALL_UNFINISHED, sizeof(rec), 0, st->call.start_ns,
+				  now, 0, 0);
+		/* The ids as the collector numbers them, as every record of the thread has them. */
+		if (xt_current_ids(xt_config(), &rec.hdr.tid, &rec.hdr.pid)) {
+			rec.fn = st->call.fn;
+			rec.exit_code = BPF_CORE_READ(task, exit_code);
+			xt_output_now(&rec, sizeof(rec));
+		}
+	}
+	st->call.start_ns = 0;
+}
+
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(xt_process_exit, struct task_struct *task)
 {
@@ -262,9 +287,12 @@ int BPF_PROG(xt_process_exit, struct task_struct *task)
 	__u32 pid, tgid;
 	__u64 now;
 
+	if (!cfg)
+		return 0;
+	xt_report_unfinished_call(task, bpf_ktime_get_ns());
 	/* Every thread passes here; the process is gone when its last live thread does
 	 * (signal->live is decremented before this tracepoint). */
-	if (!cfg || BPF_CORE_READ(task, signal, live.counter) != 0)
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
 	if (!xt_task_ids(task, cfg, &pid, &tgid))
 		return 0;

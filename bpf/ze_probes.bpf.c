@@ -6,12 +6,11 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Pairing ids of the dedicated programs (pairing.bpf.h): above every generic call's fn, which
- * the cookie holds in 8 bits. The three launch variants share one. */
-enum xt_ze_dedicated_fn {
-	FN_KERNEL_CREATE = 256,
-	FN_APPEND_LAUNCH_KERNEL = 257,
-};
+/* Pairing ids of the dedicated programs (pairing.bpf.h, records.h enum xt_ze_pairing_fn):
+ * above every generic call's fn, which the cookie holds in 8 bits. The three launch variants
+ * share one. */
+#define FN_KERNEL_CREATE XT_ZE_PAIR_KERNEL_CREATE
+#define FN_APPEND_LAUNCH_KERNEL XT_ZE_PAIR_APPEND_LAUNCH_KERNEL
 
 /* ze_kernel_desc_t: stype@0, pNext@8, flags@16, pKernelName@24 (ze_api.h). */
 #define ZE_KERNEL_DESC_NAME_OFFSET 24

@@ -35,6 +35,7 @@ enum xt_record_type {
 	/* Level Zero (16-63) */
 	XT_REC_ZE_CALL = 16,      /* any other probed Level Zero call: struct xt_ze_call */
 	XT_REC_ZE_EXECUTE = 17,   /* zeCommandQueueExecuteCommandLists: struct xt_ze_execute */
+	XT_REC_CALL_UNFINISHED = 18, /* a thread exited inside a recorded call: xt_call_unfinished */
 	/* ITT: 64-79 */
 	XT_REC_ITT_NAME = 64,     /* an ITT handle's text, the first time a process uses the handle */
 	XT_REC_ITT_EVENT = 65,    /* one ITT call or PyTorch range push/pop/mark */
@@ -197,6 +198,23 @@ struct xt_ze_call {
 	__s32 result;  /* ze_result_t */
 	__u64 arg[XT_ZE_CALL_ARGS];
 	__u64 data[XT_ZE_CALL_DATA_WORDS];
+};
+
+/* Which call a thread's pending slot holds (struct xt_call_slot.fn): an enum xt_ze_fn for the
+ * generic calls, or one of these for the calls with programs (and records) of their own. */
+enum xt_ze_pairing_fn {
+	XT_ZE_PAIR_KERNEL_CREATE = 256,
+	XT_ZE_PAIR_APPEND_LAUNCH_KERNEL = 257, /* and its cooperative and indirect variants */
+};
+
+/* A thread exited while inside a recorded call, which therefore never returned: pthread_exit
+ * or a raw exit from a handler, the process killed by a signal, or exit from another thread.
+ * hdr.start_ns is the call's entry, hdr.end_ns the thread's exit. Emitted by the exit
+ * tracepoint from the thread's pending call slot. */
+struct xt_call_unfinished {
+	struct xt_record_header hdr;
+	__u32 fn;        /* enum xt_ze_fn or enum xt_ze_pairing_fn */
+	__s32 exit_code; /* the thread's, as wait(2) reports it: the signal in bits 0-6 if killed */
 };
 
 /* Command lists copied per zeCommandQueueExecuteCommandLists; more are counted, not copied

@@ -1,20 +1,27 @@
 // Faults in a capture's targets, with real BPF: a target SIGKILLed in the middle of its calls,
-// and a target that forks 500 children that each exec. The capture must end or go on cleanly,
+// threads that end inside a call (alone, with their process's exit, or killed), and a target
+// that forks 500 children that each exec. The capture must end or go on cleanly,
 // see every process, and hold no more descriptors or BPF links afterwards than before.
 // Needs root.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <regex>
+#include <set>
 #include <string>
 #include <thread>
 
+#include "capture_reader.h"
 #include "log_contents.h"
 #include "root_fixture.h"
 #include "subprocess.h"
+#include "xtrace/records.h"
 
 namespace xtrace {
 namespace {
@@ -31,6 +38,7 @@ using testing::Subprocess;
 const std::string kXtrace = XTRACE_BIN;
 const std::string kWorkload = ZE_WORKLOAD_BIN;
 const std::string kDrmIoctls = DRM_IOCTLS_BIN;
+const std::string kUnfinished = ZE_UNFINISHED_BIN;
 const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
 
 // DRM ioctls drm_ioctls issues per repetition (its --help lists them).
@@ -77,6 +85,66 @@ TEST_F(TargetFaultTest, TargetSigkilledMidCallEndsTheCaptureCleanly) {
   EXPECT_EQ(c.summary->dropped, 0u);
   auto conv = RunCommand({kXtrace, "convert", out, "-o", Path("killed-target.json")});
   EXPECT_EQ(conv.exit_code(), 0) << conv.err;
+}
+
+// Two threads block in zeEventHostSynchronize and end there, each way a thread can: alone (a
+// raw exit from a handler), with their process's exit, and killed with it. Each call is in
+// the log as unfinished, on its thread, from its entry to the thread's end, with the signal
+// that killed it; the trace shows it as such, and the summary counts it.
+TEST_F(TargetFaultTest, ACallWhoseThreadEndsInsideItIsShownUnfinished) {
+  for (const std::string end : {"thread", "exit", "kill"}) {
+    SCOPED_TRACE("--end " + end);
+    const std::string out = Path("unfinished-" + end + ".capnp");
+    const auto run = RunCommand({kXtrace, "record", "-o", out, "--", kUnfinished, "--end", end,
+                                 "--waiters", "2"},
+                                {kSimDriver}, 60s);
+    std::set<uint32_t> waiters;
+    const std::regex waiting("waiting ([0-9]+)");
+    for (auto it = std::sregex_iterator(run.out.begin(), run.out.end(), waiting);
+         it != std::sregex_iterator(); ++it)
+      waiters.insert(static_cast<uint32_t>(std::stoul((*it)[1])));
+    ASSERT_EQ(waiters.size(), 2u) << run.out << run.err;
+    if (end == "thread") {
+      EXPECT_NE(run.out.find("alone 2"), std::string::npos) << run.out;
+    }
+    EXPECT_NE(run.err.find(" 2 calls never returned (the thread or its process exited inside "
+                           "it): shown as unfinished."),
+              std::string::npos)
+        << run.err;
+
+    const testing::Capture c = testing::ReadWholeCapture(out);
+    ASSERT_TRUE(c.complete);
+    const auto unfinished = c.All<UnfinishedCall>();
+    ASSERT_EQ(unfinished.size(), 2u);
+    std::set<uint32_t> tids;
+    for (const UnfinishedCall& u : unfinished) {
+      tids.insert(u.tid);
+      EXPECT_EQ(c.strings.Get(u.function), "zeEventHostSynchronize");
+      EXPECT_EQ(u.signal, end == "kill" ? SIGKILL : 0);
+      EXPECT_GE(u.end_ns - u.start_ns, 250'000'000u) << "the waiters sat in the call for 300 ms";
+    }
+    EXPECT_EQ(tids, waiters);
+    // No completed call stands in for them.
+    for (const ApiCall& a : c.Calls(XT_ZE_EVENT_HOST_SYNCHRONIZE)) {
+      EXPECT_FALSE(waiters.count(a.tid));
+    }
+
+    const std::string json = Path("unfinished-" + end + ".json");
+    const auto conv = RunCommand({kXtrace, "convert", out, "-o", json});
+    ASSERT_EQ(conv.exit_code(), 0) << conv.err;
+    std::ifstream in(json);
+    const auto trace = nlohmann::json::parse(in);
+    int shown = 0;
+    for (const auto& e : trace["traceEvents"]) {
+      if (e.value("name", "") != "zeEventHostSynchronize (unfinished)") continue;
+      ++shown;
+      EXPECT_EQ(e["ph"], "X");
+      EXPECT_TRUE(waiters.count(e["tid"].get<uint32_t>()));
+      EXPECT_EQ(e["args"]["unfinished"], end == "kill" ? "its process was killed by SIGKILL inside the call"
+                                                       : "its thread (or its process) exited inside the call");
+    }
+    EXPECT_EQ(shown, 2);
+  }
 }
 
 TEST_F(TargetFaultTest, FiveHundredChildrenThatExecAreAllSeenAndLeaveNothingBehind) {

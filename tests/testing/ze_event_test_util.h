@@ -89,6 +89,14 @@ inline void ExpectSameZeEvent(const Event& expected, const Event& actual) {
     EXPECT_EQ(e->device_bytes, a.device_bytes);
     EXPECT_EQ(e->shared_bytes, a.shared_bytes);
     EXPECT_EQ(e->host_bytes, a.host_bytes);
+  } else if (const auto* e = std::get_if<UnfinishedCall>(&expected)) {
+    const auto& a = std::get<UnfinishedCall>(actual);
+    EXPECT_EQ(e->pid, a.pid);
+    EXPECT_EQ(e->tid, a.tid);
+    EXPECT_EQ(e->start_ns, a.start_ns);
+    EXPECT_EQ(e->end_ns, a.end_ns);
+    EXPECT_EQ(e->function, a.function);
+    EXPECT_EQ(e->signal, a.signal);
   } else {
     ADD_FAILURE() << "ExpectSameZeEvent: event kind " << expected.index() << " not compared";
   }

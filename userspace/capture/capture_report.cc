@@ -67,6 +67,9 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
     s << " " << cs.launches_unnamed << " launches of " << cs.kernels_unnamed
       << " kernels created before the capture began are named kernel@0x<handle>.";
   if (cs.failed_calls) s << " " << cs.failed_calls << " calls returned an error code.";
+  if (cs.unfinished_calls)
+    s << " " << cs.unfinished_calls << (cs.unfinished_calls == 1 ? " call" : " calls")
+      << " never returned (the thread or its process exited inside it): shown as unfinished.";
   if (ts.device_ops) {
     s << " Device: " << ts.device_ops << " operations, " << ts.measured
       << " timed by kernel timestamps, " << ts.device_ops - ts.measured << " estimated";

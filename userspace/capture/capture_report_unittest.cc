@@ -72,6 +72,10 @@ TEST(CaptureReport, SummarySaysWhatWasCapturedAndWhatWasLost) {
   r.dropped = 0;
   EXPECT_TRUE(Contains(SummaryText(r, f), " No events dropped."));
   EXPECT_FALSE(Contains(SummaryText(r, f), "kernels by device time")) << "none ran";
+  EXPECT_FALSE(Contains(text, "never returned"));
+  f.correlator.unfinished_calls = 1;
+  EXPECT_TRUE(Contains(SummaryText(r, f), " 1 call never returned (the thread or its process "
+                                          "exited inside it): shown as unfinished."));
 }
 
 // The top kernels (report::TopKernels) close the paragraph, before the per-process lines.

@@ -6,6 +6,7 @@
 
 #include "correlate/host_api_calls.h"
 #include "correlate/api_call_builder.h"
+#include "model/ze_api.h"
 
 namespace xtrace {
 
@@ -75,6 +76,7 @@ void Correlator::OnRecord(const DecodedRecord& record) {
           if constexpr (std::is_same_v<T, DecodedDrmFence>) OnDrmFence(r);
           if constexpr (std::is_same_v<T, DecodedZeCall>) OnApiCall(BuildApiCall(r), nullptr);
           if constexpr (std::is_same_v<T, DecodedZeExecute>) OnApiCall(BuildApiCall(r), &r);
+          if constexpr (std::is_same_v<T, DecodedCallUnfinished>) OnCallUnfinished(r);
         }
       },
       record);
@@ -167,6 +169,25 @@ void Correlator::OnApiCall(const ApiCall& call, const DecodedZeExecute* execute)
   }
   sink_.OnEvent(call);
   ze_.OnCall(call, execute);
+}
+
+// Only the entry is known: the call shows from it to the thread's exit, and nothing it would
+// have returned (a handle, a completion) is inferred from it.
+void Correlator::OnCallUnfinished(const DecodedCallUnfinished& r) {
+  std::string_view name;
+  if (r.fn == XT_ZE_PAIR_KERNEL_CREATE) name = "zeKernelCreate";
+  else if (r.fn == XT_ZE_PAIR_APPEND_LAUNCH_KERNEL) name = "zeCommandListAppendLaunchKernel";
+  else if (const ZeApiInfo* api = FindZeApi(static_cast<uint16_t>(r.fn))) name = api->symbol;
+  if (name.empty()) return;  // the decoder lets no other id through
+  ++stats_.unfinished_calls;
+  UnfinishedCall e;
+  e.pid = r.hdr.pid;
+  e.tid = r.hdr.tid;
+  e.start_ns = r.hdr.start_ns;
+  e.end_ns = r.hdr.end_ns;
+  e.function = strings_.Intern(name);
+  e.signal = r.exit_code & 0x7f;  // wait(2)'s WTERMSIG; 0 for an exit
+  sink_.OnEvent(e);
 }
 
 }  // namespace xtrace

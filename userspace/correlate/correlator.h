@@ -28,6 +28,7 @@ struct CorrelatorStats {
   uint64_t kernels_unnamed = 0;    // distinct such kernels
   uint64_t failed_calls = 0;       // calls that returned an error code
   uint64_t api_calls = 0;          // Level Zero calls other than kernel creation and launches
+  uint64_t unfinished_calls = 0;   // calls whose thread exited inside them
   uint64_t peak_kernel_handles = 0;  // most kernels known by handle at once (destroyed ones leave)
   uint64_t processes = 0;
   uint64_t threads = 0;
@@ -88,6 +89,7 @@ class Correlator {
   // Names a thread (from the kernel's comm, or the program's own __itt_thread_set_name).
   void NameThread(uint32_t pid, uint32_t tid, StringId name);
   void OnApiCall(const ApiCall& call, const DecodedZeExecute* execute);
+  void OnCallUnfinished(const DecodedCallUnfinished& r);
   void OnDrmFence(const DecodedDrmFence& r);
 
   static constexpr int32_t kZeResultNotReady = 1;  // ZE_RESULT_NOT_READY

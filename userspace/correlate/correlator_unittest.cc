@@ -217,6 +217,32 @@ TEST_F(Fixture, DestroyedKernelHandlesAreForgottenAndMayNameAnotherKernel) {
   EXPECT_EQ(c.stats().api_calls, 1u);
 }
 
+// A thread that exited inside a call: named by its function (generic or dedicated), with the
+// signal that killed it, and counted; nothing is inferred from what it never returned.
+TEST_F(Fixture, AnUnfinishedCallIsNamedAndCounted) {
+  DecodedCallUnfinished sync{Header(XT_REC_CALL_UNFINISHED, 1, 3, 100), XT_ZE_FENCE_HOST_SYNCHRONIZE, 9};
+  sync.hdr.end_ns = 5000;
+  c.OnRecord(sync);
+  c.OnRecord(DecodedCallUnfinished{Header(XT_REC_CALL_UNFINISHED, 1, 4, 200),
+                                   XT_ZE_PAIR_APPEND_LAUNCH_KERNEL, 0});
+  c.OnRecord(DecodedCallUnfinished{Header(XT_REC_CALL_UNFINISHED, 1, 5, 300),
+                                   XT_ZE_PAIR_KERNEL_CREATE, 256});  // exit(1) from another thread
+  const auto unfinished = sink.All<UnfinishedCall>();
+  ASSERT_EQ(unfinished.size(), 3u);
+  EXPECT_EQ(strings.Get(unfinished[0].function), "zeFenceHostSynchronize");
+  EXPECT_EQ(unfinished[0].tid, 3u);
+  EXPECT_EQ(unfinished[0].start_ns, 100u);
+  EXPECT_EQ(unfinished[0].end_ns, 5000u);
+  EXPECT_EQ(unfinished[0].signal, 9);
+  EXPECT_EQ(strings.Get(unfinished[1].function), "zeCommandListAppendLaunchKernel");
+  EXPECT_EQ(unfinished[1].signal, 0);
+  EXPECT_EQ(strings.Get(unfinished[2].function), "zeKernelCreate");
+  EXPECT_EQ(unfinished[2].signal, 0);
+  EXPECT_EQ(c.stats().unfinished_calls, 3u);
+  EXPECT_EQ(c.stats().api_calls, 0u);
+  EXPECT_TRUE(sink.All<ApiCall>().empty());
+}
+
 TEST_F(Fixture, NotReadyIsNotCountedAsAFailure) {
   c.OnRecord(ZeCall(1, XT_ZE_EVENT_QUERY_STATUS, 0xe, 1));
   c.OnRecord(ZeCall(1, XT_ZE_EVENT_QUERY_STATUS, 0xe, 0x78000004));

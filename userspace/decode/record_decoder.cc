@@ -91,6 +91,19 @@ Result<DecodedRecord> DecodeZeExecute(std::span<const std::byte> data) {
   return DecodedRecord(out);
 }
 
+Result<DecodedRecord> DecodeCallUnfinished(std::span<const std::byte> data) {
+  if (data.size() < sizeof(xt_call_unfinished))
+    return SizeError("unfinished-call", sizeof(xt_call_unfinished), data.size());
+  const auto rec = Load<xt_call_unfinished>(data);
+  const bool known = (rec.fn > 0 && rec.fn < XT_ZE_FN_COUNT) || rec.fn == XT_ZE_PAIR_KERNEL_CREATE ||
+                     rec.fn == XT_ZE_PAIR_APPEND_LAUNCH_KERNEL;
+  if (!known)
+    return Status::Error("unfinished-call record: unknown function id " + std::to_string(rec.fn));
+  if (rec.hdr.end_ns < rec.hdr.start_ns)
+    return Status::Error("unfinished-call record: the thread exited before the call began");
+  return DecodedRecord(DecodedCallUnfinished{rec.hdr, rec.fn, rec.exit_code});
+}
+
 // A comm field: up to XT_COMM_LEN bytes, NUL-terminated unless it fills the field.
 std::string_view CommField(const std::byte* field) {
   const char* p = reinterpret_cast<const char*>(field);
@@ -169,6 +182,8 @@ Result<DecodedRecord> DecodeRecord(std::span<const std::byte> data) {
       return DecodeZeCall(body);
     case XT_REC_ZE_EXECUTE:
       return DecodeZeExecute(body);
+    case XT_REC_CALL_UNFINISHED:
+      return DecodeCallUnfinished(body);
   }
   return Status::Error("unknown record type " + std::to_string(hdr.type) + " (" +
                        std::to_string(hdr.size) + " bytes)");

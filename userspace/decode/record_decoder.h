@@ -55,6 +55,13 @@ struct DecodedZeExecute {
   uint64_t list(uint32_t i) const;
 };
 
+// A thread exited inside a recorded call (struct xt_call_unfinished).
+struct DecodedCallUnfinished {
+  xt_record_header hdr;  // start_ns: the call's entry; end_ns: the thread's exit
+  uint32_t fn;           // enum xt_ze_fn or enum xt_ze_pairing_fn
+  int32_t exit_code;     // the thread's, as wait(2) reports it
+};
+
 struct DecodedThreadName {
   xt_record_header hdr;
   std::string_view comm;          // points into the decoded buffer
@@ -85,7 +92,7 @@ struct DecodedDrmFence {
 using DecodedRecord = std::variant<DecodedKernelCreate, DecodedLaunchKernel, DecodedThreadName,
                                    DecodedIttName, DecodedIttEvent, DecodedIttState,
                                    DecodedDrmIoctl, DecodedDrmFence, DecodedZeCall,
-                                   DecodedZeExecute>;
+                                   DecodedZeExecute, DecodedCallUnfinished>;
 
 // Decodes one record. A short, oversized or unknown record yields an error naming the type
 // and the sizes involved; it never reads past `data`.

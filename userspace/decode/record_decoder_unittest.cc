@@ -274,6 +274,38 @@ TEST(RecordDecoder, RejectsZeCallCutShortOrOfUnknownFunction) {
   EXPECT_NE(unknown.status().message().find("unknown function"), std::string::npos);
 }
 
+TEST(RecordDecoder, DecodesAnUnfinishedCallAndRejectsWhatCannotBeOne) {
+  xt_call_unfinished rec{};
+  rec.hdr.type = XT_REC_CALL_UNFINISHED;
+  rec.hdr.size = sizeof(rec);
+  rec.hdr.pid = 10;
+  rec.hdr.tid = 12;
+  rec.hdr.start_ns = 100;
+  rec.hdr.end_ns = 900;
+  rec.fn = XT_ZE_PAIR_APPEND_LAUNCH_KERNEL;
+  rec.exit_code = 9;
+  auto r = DecodeRecord(Bytes(&rec, sizeof(rec)));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& u = std::get<DecodedCallUnfinished>(*r);
+  EXPECT_EQ(u.hdr.tid, 12u);
+  EXPECT_EQ(u.hdr.end_ns, 900u);
+  EXPECT_EQ(u.fn, uint32_t{XT_ZE_PAIR_APPEND_LAUNCH_KERNEL});
+  EXPECT_EQ(u.exit_code, 9);
+
+  rec.fn = XT_ZE_FN_COUNT;  // neither a generic call nor a dedicated one
+  auto unknown = DecodeRecord(Bytes(&rec, sizeof(rec)));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown function id"), std::string::npos);
+  rec.fn = XT_ZE_EVENT_HOST_SYNCHRONIZE;
+  rec.hdr.end_ns = 50;  // before its entry
+  EXPECT_FALSE(DecodeRecord(Bytes(&rec, sizeof(rec))).ok());
+  rec.hdr.end_ns = 900;
+  rec.hdr.size = sizeof(rec) - 4;
+  auto cut = DecodeRecord(Bytes(&rec, sizeof(rec) - 4));
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.status().message().find("too short"), std::string::npos);
+}
+
 std::vector<std::byte> ExecuteBytes(uint32_t num_lists, uint32_t copied, uint32_t flags = 0) {
   xt_ze_execute rec{};
   rec.hdr.type = XT_REC_ZE_EXECUTE;

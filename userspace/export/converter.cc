@@ -96,6 +96,7 @@ class EventConverter {
   void operator()(const DrmIoctl& e) { driver_.Write(e); }
   void operator()(const DrmFenceSignal& e) { driver_.Write(e); }
   void operator()(const ApiCall& e) { ze_.Write(e); }
+  void operator()(const UnfinishedCall& e) { ze_.Write(e); }
   void operator()(const DeviceInfo& e) { ze_.Write(e); }
   void operator()(const DeviceQueue& e) { ze_.Write(e); }
   void operator()(const DeviceOp& e) { ze_.Write(e); }

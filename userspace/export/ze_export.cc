@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include "model/ze_api.h"
 
@@ -156,6 +157,22 @@ void ZeTraceExporter::Write(const ApiCall& e) {
   if (e.truncated) args_.push_back(TraceArg::Bool("truncated", true));
   out_.Complete(name, kRuntimeCategory, e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns),
                 args_);
+}
+
+void ZeTraceExporter::Write(const UnfinishedCall& e) {
+  args_.clear();
+  scratch_.clear();
+  const std::string_view function = strings_.Get(e.function);
+  std::string& how = scratch_.emplace_back("its thread (or its process) exited inside the call");
+  if (e.signal > 0) {
+    const char* abbrev = sigabbrev_np(e.signal);
+    how = "its process was killed by " +
+          (abbrev ? "SIG" + std::string(abbrev) : "signal " + std::to_string(e.signal)) +
+          " inside the call";
+  }
+  args_.push_back(TraceArg::String("unfinished", how));
+  out_.Complete(scratch_.emplace_back(std::string(function.empty() ? "call" : function) + " (unfinished)"),
+                kRuntimeCategory, e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns), args_);
 }
 
 }  // namespace xtrace

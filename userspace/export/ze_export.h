@@ -31,6 +31,8 @@ class ZeTraceExporter {
   void Write(const KernelCreate& e);
   void Write(const KernelLaunch& e);
   void Write(const ApiCall& e);
+  // A call its thread never returned from: a slice to the thread's exit, named as unfinished.
+  void Write(const UnfinishedCall& e);
   void Write(const DeviceInfo& e);
   void Write(const DeviceQueue& e);
   void Write(const DeviceOp& e);

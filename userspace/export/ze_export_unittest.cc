@@ -99,6 +99,35 @@ TEST(ZeExport, ApiCallsAreCompleteEventsWithNamedArguments) {
   EXPECT_EQ(unknown[0]["args"]["arg5"], "0x77");
 }
 
+TEST(ZeExport, AnUnfinishedCallIsASliceToItsThreadsEndSayingHowItEnded) {
+  ScratchDir dir;
+  auto trace = Convert(dir, [](LogWriter& w) {
+    UnfinishedCall killed;
+    killed.pid = 10;
+    killed.tid = 12;
+    killed.start_ns = 2'000'000'000;
+    killed.end_ns = 2'300'000'000;
+    killed.function = w.strings().Intern("zeFenceHostSynchronize");
+    killed.signal = 9;
+    w.Append(killed);
+    UnfinishedCall exited = killed;
+    exited.tid = 13;
+    exited.signal = 0;
+    w.Append(exited);
+  });
+  auto slices = Named(trace, "zeFenceHostSynchronize (unfinished)");
+  ASSERT_EQ(slices.size(), 2u);
+  EXPECT_EQ(slices[0]["ph"], "X");
+  EXPECT_EQ(slices[0]["cat"], "xpu_runtime");
+  EXPECT_EQ(slices[0]["tid"], 12);
+  EXPECT_DOUBLE_EQ(slices[0]["ts"].get<double>(), 2'000'000.0);
+  EXPECT_DOUBLE_EQ(slices[0]["dur"].get<double>(), 300'000.0);
+  EXPECT_EQ(slices[0]["args"]["unfinished"], "its process was killed by SIGKILL inside the call");
+  EXPECT_FALSE(slices[0]["args"].contains("result"));  // it never returned one
+  EXPECT_EQ(slices[1]["args"]["unfinished"], "its thread (or its process) exited inside the call");
+  EXPECT_TRUE(Named(trace, "zeFenceHostSynchronize").empty());
+}
+
 TEST(ZeExport, FailedKernelCreationNamesItsResult) {
   ScratchDir dir;
   auto trace = Convert(dir, [](LogWriter& w) {

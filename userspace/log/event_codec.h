@@ -96,6 +96,8 @@ void ForEachStringId(const Event& event, Visitor&& visit) {
     visit(e->name);
   } else if (const auto* e = std::get_if<DeviceInfo>(&event)) {
     visit(e->name);
+  } else if (const auto* e = std::get_if<UnfinishedCall>(&event)) {
+    visit(e->function);
   }
 }
 

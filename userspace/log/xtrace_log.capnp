@@ -338,6 +338,16 @@ struct Event {
       drm @172 :UInt64;
       other @173 :UInt64;           # thread names, process lifecycle
     }
+    unfinishedCall :group {
+      # A recorded call its thread never returned from (model/ze_events.h UnfinishedCall):
+      # the thread exited inside it; the duration runs to that exit.
+      pid @174 :UInt32;
+      tid @175 :UInt32;
+      startOffsetNs @176 :UInt64;
+      durationNs @177 :UInt64;
+      function @178 :UInt32;        # string id: "zeEventHostSynchronize"
+      signal @179 :Int32;           # the signal that killed the thread; 0: it exited
+    }
   }
 }
 

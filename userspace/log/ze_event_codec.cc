@@ -16,11 +16,25 @@ bool ZeEventStart(const Event& event, uint64_t* start_ns) {
     *start_ns = e->time_ns;
     return true;
   }
+  if (const auto* e = std::get_if<UnfinishedCall>(&event)) {
+    *start_ns = e->start_ns;
+    return true;
+  }
   return false;
 }
 
 // Times are offsets from the batch base, wrapping mod 2^64 like the other kinds.
 bool EncodeZeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Builder out) {
+  if (const auto* e = std::get_if<UnfinishedCall>(&event)) {
+    auto g = out.initUnfinishedCall();
+    g.setPid(e->pid);
+    g.setTid(e->tid);
+    g.setStartOffsetNs(e->start_ns - base_ns);
+    g.setDurationNs(e->end_ns - e->start_ns);
+    g.setFunction(e->function);
+    g.setSignal(e->signal);
+    return true;
+  }
   if (const auto* e = std::get_if<ApiCall>(&event)) {
     auto g = out.initApiCall();
     g.setPid(e->pid);
@@ -128,6 +142,18 @@ bool EncodeZeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Buil
 
 bool DecodeZeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
   switch (in.which()) {
+    case log_schema::Event::UNFINISHED_CALL: {
+      auto g = in.getUnfinishedCall();
+      UnfinishedCall e;
+      e.pid = g.getPid();
+      e.tid = g.getTid();
+      e.start_ns = base_ns + g.getStartOffsetNs();
+      e.end_ns = e.start_ns + g.getDurationNs();
+      e.function = g.getFunction();
+      e.signal = g.getSignal();
+      *out = e;
+      return true;
+    }
     case log_schema::Event::API_CALL: {
       auto g = in.getApiCall();
       ApiCall e;

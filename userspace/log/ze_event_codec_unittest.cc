@@ -82,6 +82,28 @@ TEST(ZeEventCodec, ApiCallsRoundTripWithEveryField) {
   ExpectRoundTrip({full, minimal, backwards, launch, full});
 }
 
+TEST(ZeEventCodec, UnfinishedCallsRoundTripWithEveryField) {
+  UnfinishedCall killed;
+  killed.pid = 4'000'000;
+  killed.tid = 4'000'009;
+  killed.start_ns = 9'000'000'000'000'000'000u;
+  killed.end_ns = killed.start_ns + 300'000'000;
+  killed.signal = 9;
+  UnfinishedCall exited = killed;
+  exited.signal = 0;
+  exited.start_ns = 12;
+  exited.end_ns = 12;
+  const std::vector<Event> written = {killed, exited};
+  StringTable read_strings;
+  const std::vector<Event> read = RoundTrip(written, &read_strings, [&](StringTable& strings) {
+    const StringId name = strings.Intern("zeEventHostSynchronize");
+    for (const Event& e : written) const_cast<UnfinishedCall&>(std::get<UnfinishedCall>(e)).function = name;
+  });
+  ASSERT_EQ(read.size(), 2u);
+  for (size_t i = 0; i < read.size(); ++i) ExpectSameEvent(written[i], read[i]);
+  EXPECT_EQ(read_strings.Get(std::get<UnfinishedCall>(read[0]).function), "zeEventHostSynchronize");
+}
+
 TEST(ZeEventCodec, DeviceEventsRoundTripWithEveryField) {
   // The writer's table gives the first strings ids 1 and 2.
   const StringId gemm = 1, gpu = 2;

@@ -88,6 +88,6 @@ struct RecordsDropped {
 using Event = std::variant<ProcessInfo, ThreadInfo, KernelCreate, KernelLaunch, IttTask, IttMarker,
                            CollectionChange, DrmFile, DrmIoctl, DrmFenceSignal, ApiCall,
                            DeviceInfo, ClockSample, ClockFit, DeviceQueue, DeviceOp, MemoryUsage,
-                           RecordsDropped>;
+                           RecordsDropped, UnfinishedCall>;
 
 }  // namespace xtrace

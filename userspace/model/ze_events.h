@@ -23,6 +23,19 @@ struct ApiCall {
   bool truncated = false;        // a list argument was longer than the probe copies
 };
 
+// A recorded call that never returned: its thread exited inside it (pthread_exit or a raw exit
+// from a handler, the process killed by a signal, or the process exiting from another
+// thread). It lasted at least from start_ns to the thread's exit at end_ns; its result and
+// outputs never existed.
+struct UnfinishedCall {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;                  // when the thread exited
+  StringId function = kEmptyString;     // "zeEventHostSynchronize"
+  int32_t signal = 0;                   // the signal that killed the thread; 0: it exited
+};
+
 // Device indices are positions in zeDeviceGet's list (the collector's and, matched by
 // position, the target's). This one means the device was not known (e.g. the command list was
 // created before the capture began).

@@ -223,6 +223,13 @@ void ReportAggregator::Add(const Event& event, const StringTable& strings) {
     if (!Selected(create->pid, create->start_ns)) return;
     AddHostCall(create->pid, create->tid, "zeKernelCreate", create->start_ns, create->end_ns,
                 create->result);
+  } else if (const auto* unfinished = std::get_if<UnfinishedCall>(&event)) {
+    // A row of its own: its time runs to the thread's end, not to a return, and it has no
+    // result; mixed into the function's row it would skew the average and hide the fact.
+    if (!Selected(unfinished->pid, unfinished->start_ns)) return;
+    AddHostCall(unfinished->pid, unfinished->tid,
+                std::string(strings.Get(unfinished->function)) + " (unfinished)",
+                unfinished->start_ns, unfinished->end_ns, 0);
   } else if (const auto* task = std::get_if<IttTask>(&event)) {
     if (!Selected(task->pid, task->start_ns)) return;
     AddRange(*task, strings);

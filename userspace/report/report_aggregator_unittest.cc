@@ -84,6 +84,28 @@ TEST(ReportAggregatorTest, HostCallsCountTimeFailuresAndTheThreadsSpan) {
   EXPECT_EQ(s.thread_time_ns, 1050u);
 }
 
+TEST(ReportAggregatorTest, UnfinishedCallsHaveARowOfTheirOwn) {
+  StringTable strings;
+  ReportAggregator a({}, "");
+  a.Add(Call(XT_ZE_EVENT_HOST_SYNCHRONIZE, 1, 0, 100), strings);
+  UnfinishedCall u;
+  u.pid = 10;
+  u.tid = 2;
+  u.start_ns = kT0 + 50;
+  u.end_ns = kT0 + 5050;
+  u.function = strings.Intern("zeEventHostSynchronize");
+  u.signal = 9;
+  a.Add(u, strings);
+  a.Finish();
+  const SectionStats& s = Only(a);
+  ASSERT_EQ(s.host_calls.size(), 2u);
+  EXPECT_EQ(s.host_calls.at("zeEventHostSynchronize").time.total_ns, 100u);
+  const HostCallRow& unfinished = s.host_calls.at("zeEventHostSynchronize (unfinished)");
+  EXPECT_EQ(unfinished.time.count, 1u);
+  EXPECT_EQ(unfinished.time.total_ns, 5000u);
+  EXPECT_EQ(unfinished.failed, 0u);
+}
+
 TEST(ReportAggregatorTest, DeviceOperationsKeepEstimatedTimeApartAndMeasureSubmission) {
   StringTable strings;
   const StringId gemm = strings.Intern("gemm");
