@@ -317,9 +317,10 @@ TEST_F(ContainerStartTest, ContainersStartedDuringACaptureByNameAreTracedFromThe
 // is pid 1 of that namespace; here xtrace is). The sidecar gets what
 // scripts/deploy/kubernetes/pod-sidecar.yaml gives it: root with CAP_BPF, CAP_PERFMON and
 // CAP_SYS_PTRACE, seccomp unconfined, a read-only root file system; it records the pod with
-// --system, as that manifest's daemon does. Plus CAP_SYS_ADMIN: without it every uprobe attach
-// fails here with EACCES (kernel 6.18 VM, checked by hand), so the manifest's set alone traces
-// nothing but DRM ioctls on this machine kind. A per-node agent (hostPID) is the plain
+// --system, as that manifest's daemon does, and nothing more: a perf-event uprobe on every
+// process (the linker hook, pid -1) is refused with EACCES without CAP_SYS_ADMIN in a pid
+// namespace of its own, so xtrace hooks the linker with a uprobe_multi link, which is not (this
+// test traced nothing but DRM ioctls before). A per-node agent (hostPID) is the plain
 // --system case above. Workload containers started after it, from their own images, are
 // traced from their first call, and each is one process in the log: one pid (the pod's number
 // for it, which is also what it calls itself), one name.
@@ -336,7 +337,7 @@ TEST_F(ContainerTest, XtraceAsAPodSidecarTracesLaterContainersOfThePodFromTheirF
   Subprocess xtrace(xtrace_image.RunArgv(sidecar, {}, {Path("out") + ":/out"},
                                          {kXtrace, "record", "--system", "-o", "/out/pod.capnp"},
                                          {"--cap-drop=all",
-                                          "--cap-add=CAP_BPF,CAP_PERFMON,CAP_SYS_PTRACE,CAP_SYS_ADMIN",
+                                          "--cap-add=CAP_BPF,CAP_PERFMON,CAP_SYS_PTRACE",
                                           "--security-opt=seccomp=unconfined", "--read-only"}),
                     xtrace_image.PodmanEnv());
   ASSERT_TRUE(xtrace.WaitStderr("tracing every process", 60s)) << xtrace.stderr_text();

@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <string_view>
 
+#include "capture/elf_function_offsets.h"
 #include "capture/elf_symbols.h"
+#include "capture/uprobe_multi.h"
 #include "process_lifecycle.skel.h"
 
 namespace xtrace {
@@ -21,16 +23,31 @@ ProcessWatcher::~ProcessWatcher() {
   skel_.reset();
 }
 
-Result<std::unique_ptr<ProcessWatcher>> ProcessWatcher::Load(CaptureMaps& maps) {
-  std::unique_ptr<ProcessWatcher> self(new ProcessWatcher());
-  self->skel_.reset(process_lifecycle__open());
-  if (!self->skel_) return Status::Error("opening the process BPF object: " + BpfErrorText(errno));
-  auto* skel = self->skel_.get();
+// The linker hook as a uprobe_multi program when the kernel has them (6.6+). Not only for the
+// cheaper detach: a perf-event uprobe on every process that maps a file (pid -1) is refused
+// with EACCES to a collector in a pid namespace of its own without CAP_SYS_ADMIN (a pod
+// sidecar given CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE, checked on kernel 6.18), and a
+// uprobe_multi link for every process is not.
+Status ProcessWatcher::LoadPrograms(CaptureMaps& maps, bool multi) {
+  skel_.reset(process_lifecycle__open());
+  if (!skel_) return Status::Error("opening the process BPF object: " + BpfErrorText(errno));
+  auto* skel = skel_.get();
   skel->rodata->filter_by_pid = 1;
   skel->rodata->wakeup_bytes = maps.wakeup_bytes();
   if (Status st = maps.Share(skel->obj); !st.ok()) return st;
-  if (int err = process_lifecycle__load(skel))
+  if (multi) PrepareUprobeMulti(skel->progs.xt_dl_debug_state);
+  if (int err = process_lifecycle__load(skel)) {
+    skel_.reset();
     return Status::Error("loading the process BPF programs: " + BpfErrorText(err));
+  }
+  multi_ = multi;
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<ProcessWatcher>> ProcessWatcher::Load(CaptureMaps& maps) {
+  std::unique_ptr<ProcessWatcher> self(new ProcessWatcher());
+  if (self->LoadPrograms(maps, true).ok()) return self;
+  if (Status single = self->LoadPrograms(maps, false); !single.ok()) return single;
   return self;
 }
 
@@ -85,10 +102,26 @@ Result<std::vector<ProbeLink>> ProcessWatcher::HookDynamicLinker(const MappedLib
                                                                  int pid) {
   // The program finds r_debug.r_state from its own address: the linker's load base differs
   // from process to process, the distance within the file does not.
-  auto link = AttachUprobe(skel_->progs.xt_dl_debug_state, pid, ldso.host_path,
-                           "_dl_debug_state", false, LinkMapStateCookie(ldso.host_path));
-  if (!link.ok()) return link.status().WithContext(ldso.path);
+  const uint64_t cookie = LinkMapStateCookie(ldso.host_path);
   std::vector<ProbeLink> links;
+  if (multi_) {
+    constexpr std::string_view kHook[] = {"_dl_debug_state"};
+    auto offsets = FindFunctionOffsets(ldso.host_path, kHook);
+    if (!offsets.ok()) return offsets.status().WithContext(ldso.path);
+    auto it = offsets->find(kHook[0]);
+    if (it == offsets->end()) return Status::Error(ldso.path + ": defines no _dl_debug_state");
+    const uint64_t offset = it->second;
+    // uprobe_multi names "every process" pid 0.
+    auto link = AttachUprobeMulti(skel_->progs.xt_dl_debug_state, pid < 0 ? 0 : pid,
+                                  ldso.host_path, std::span(&offset, 1), std::span(&cookie, 1),
+                                  false);
+    if (!link.ok()) return link.status().WithContext(ldso.path + ": _dl_debug_state");
+    links.emplace_back(std::move(*link));
+    return links;
+  }
+  auto link = AttachUprobe(skel_->progs.xt_dl_debug_state, pid, ldso.host_path,
+                           "_dl_debug_state", false, cookie);
+  if (!link.ok()) return link.status().WithContext(ldso.path);
   links.emplace_back(std::move(*link));
   return links;
 }

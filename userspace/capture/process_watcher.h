@@ -52,12 +52,14 @@ class ProcessWatcher {
 
  private:
   ProcessWatcher() = default;
+  Status LoadPrograms(CaptureMaps& maps, bool multi);
 
   struct SkeletonDeleter {
     void operator()(::process_lifecycle* skel) const;
   };
   std::unique_ptr<::process_lifecycle, SkeletonDeleter> skel_;
   std::vector<BpfLink> links_;
+  bool multi_ = false;  // the linker hook is a uprobe_multi program
 };
 
 }  // namespace xtrace
