@@ -67,7 +67,10 @@ static __always_inline int itt_send_name(__u64 handle, __u32 kind, const char *t
 	rec->handle = handle;
 	rec->kind = kind;
 	rec->name_len = len;
-	return xt_output(rec, sizeof(*rec) + len);
+	/* A thread name is a call (__itt_thread_set_name); a handle's text is not. */
+	if (kind == XT_ITT_NAME_THREAD)
+		return xt_output(rec, sizeof(*rec) + len);
+	return xt_output_bookkeeping(rec, sizeof(*rec) + len);
 }
 
 /* Sends a domain's or string handle's text the first time this process uses it. */

@@ -33,15 +33,15 @@ static __always_inline __u32 xt_drop_counter(__u16 type)
 	return XT_CNT_DROPPED_OTHER;
 }
 
-/* A record of the current process, of type `type`, was lost: the ring was full. Counted in
- * all, by source and by process. */
-static __always_inline void xt_count_drop(__u16 type)
+/* A record of the current process was lost: the ring was full. Counted in all, in
+ * `source_counter` (an XT_CNT_DROPPED_* counter) and by process. */
+static __always_inline void xt_count_drop_in(__u32 source_counter)
 {
 	__u32 pid = 0, tgid = 0;
 	__u64 one = 1, *n;
 
 	xt_count(XT_CNT_DROPPED);
-	xt_count(xt_drop_counter(type));
+	xt_count(source_counter);
 	if (!xt_current_ids(xt_config(), &pid, &tgid))
 		return;
 	n = bpf_map_lookup_elem(&drops_by_pid, &tgid);
@@ -49,6 +49,12 @@ static __always_inline void xt_count_drop(__u16 type)
 		__sync_fetch_and_add(n, 1);
 	else
 		bpf_map_update_elem(&drops_by_pid, &tgid, &one, BPF_NOEXIST);
+}
+
+/* A record of type `type` of the current process was lost, counted with its source. */
+static __always_inline void xt_count_drop(__u16 type)
+{
+	xt_count_drop_in(xt_drop_counter(type));
 }
 
 /* Fills a record header. `pid` and `tid` are the process and thread it is about, as the
@@ -97,6 +103,19 @@ static __always_inline int xt_output_waking(void *rec, __u64 size, __u64 wakeup)
 static __always_inline int xt_output(void *rec, __u64 size)
 {
 	return xt_output_waking(rec, size, xt_wakeup_flags());
+}
+
+/* Copies a bookkeeping record that carries no call of its source's (an ITT handle's text,
+ * sent before the first event naming the handle, and sent again with the next use if it
+ * is lost): a loss counts with the other bookkeeping records (XT_CNT_DROPPED_OTHER, as a
+ * thread name's does), so a source's drops count its lost calls and nothing else. */
+static __always_inline int xt_output_bookkeeping(void *rec, __u64 size)
+{
+	if (bpf_ringbuf_output(&events, rec, size, xt_wakeup_flags())) {
+		xt_count_drop_in(XT_CNT_DROPPED_OTHER);
+		return -1;
+	}
+	return 0;
 }
 
 /* Reserves `size` bytes in the ring for a record of `type` to fill in place and hand to

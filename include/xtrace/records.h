@@ -278,9 +278,9 @@ enum xt_counter {
 				   * full, or the stop could not be sent */
 	/* XT_CNT_DROPPED by the source of the lost record (its type's range above) */
 	XT_CNT_DROPPED_ZE = 10,   /* Level Zero (and kernel create/launch) records */
-	XT_CNT_DROPPED_ITT = 11,  /* ITT records */
+	XT_CNT_DROPPED_ITT = 11,  /* ITT records of calls (not handle texts: "other") */
 	XT_CNT_DROPPED_DRM = 12,  /* DRM ioctl and fence records */
-	XT_CNT_DROPPED_OTHER = 13, /* thread names, process lifecycle */
+	XT_CNT_DROPPED_OTHER = 13, /* thread names, process lifecycle, ITT handle texts */
 	XT_CNT_PARENT_CONTINUED = 14, /* a parent that stopped itself only because its child was
 				       * held (nsenter, sudo) was continued with it */
 	XT_CNT_MAX = 16,

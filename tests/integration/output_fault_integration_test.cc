@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <memory>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -228,6 +229,113 @@ TEST_F(OutputFaultTest, DaemonOnAFullDiskKeepsItsCompleteFilesAndSaysWhatItDropp
   daemon.Signal(SIGTERM);
   auto status = daemon.Wait(30s);
   EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << daemon.stderr_text();
+  w.process->Wait(30s);
+}
+
+// The daemon's files in `dir`: complete logs (*.capnp) and the rest (*.capnp.part), by name.
+struct DaemonFiles {
+  std::set<std::string> complete, partial;
+};
+DaemonFiles ListDaemonFiles(const std::string& dir) {
+  DaemonFiles f;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename();
+    if (name.ends_with(".capnp")) f.complete.insert(name);
+    else if (name.ends_with(".capnp.part")) f.partial.insert(name);
+  }
+  return f;
+}
+
+TEST_F(OutputFaultTest, DaemonRotatingOntoADirectoryMadeReadOnlyKeepsItsFilesAndServesOn) {
+  // Root writes through mode bits, so the directory is made read-only the way an admin or a
+  // failing disk does it: a read-only mount on top of it (the file already open stays on the
+  // writable mount beneath, as a remounted disk's open file would until its next write).
+  const std::string captures = Path("captures"), socket = Path("xtrace.sock");
+  std::filesystem::create_directory(captures);
+  RunningWorkload w = StartWorkload("8", Path("launches.tsv"));
+  ASSERT_GT(w.pid, 0u) << w.process->stderr_text();
+  Subprocess daemon({kXtrace, "daemon", "--socket", socket, "--output-dir", captures,
+                     "--max-file-size", "100k", "--max-files", "1000", "--pid",
+                     std::to_string(w.pid)},
+                    {kSimDriver});
+  // A few files finished, then the directory goes read-only.
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (ListDaemonFiles(captures).complete.size() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_GE(ListDaemonFiles(captures).complete.size(), 2u) << daemon.stderr_text();
+  ASSERT_EQ(::mount(captures.c_str(), captures.c_str(), nullptr, MS_BIND, nullptr), 0)
+      << std::strerror(errno);
+  mounted_ = captures;
+  ASSERT_EQ(::mount(nullptr, captures.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr), 0)
+      << std::strerror(errno);
+
+  // The next rotation cannot create its file: one line naming it and the cause.
+  ASSERT_TRUE(daemon.WaitStderr("capture stopped early", 30s)) << daemon.stderr_text();
+  const std::string err = daemon.stderr_text();
+  const auto errors = LinesWith(err, "Read-only file system");
+  ASSERT_EQ(errors.size(), 1u) << err;
+  EXPECT_TRUE(std::regex_search(
+      errors[0], std::regex("^xtrace daemon: capture stopped early: " + captures +
+                            "/xtrace-[0-9-]+\\.capnp\\.part: cannot create: Read-only file system$")))
+      << errors[0];
+
+  // Every file finished before the fault is a complete log, the one finished at the fault
+  // too (left .part: the directory takes no rename), and each holds all it is said to.
+  const DaemonFiles files = ListDaemonFiles(captures);
+  EXPECT_GE(files.complete.size(), 2u);
+  ASSERT_EQ(files.partial.size(), 1u) << err;
+  uint64_t on_disk = 0;
+  for (const std::string& name : files.complete) {
+    const LogContents c = ReadLogContents(captures + "/" + name);
+    EXPECT_TRUE(c.readable && c.complete) << name << ": " << c.error;
+    on_disk += c.events;
+  }
+  const std::string part = captures + "/" + *files.partial.begin();
+  const LogContents p = ReadLogContents(part);
+  ASSERT_TRUE(p.readable) << p.error;
+  EXPECT_TRUE(p.complete) << part;
+  on_disk += p.events;
+  // Nothing is said to be written that is not on disk.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(" ([0-9]+) events written to "))) << err;
+  EXPECT_EQ(std::stoull(m[1]), on_disk) << err;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(part + " is complete with ([0-9]+) events and its summary")))
+      << err;
+  EXPECT_EQ(std::stoull(m[1]), p.events) << err;
+  std::printf("%zu complete files, %s with %llu events; %llu events on disk\n", files.complete.size(),
+              part.c_str(), static_cast<unsigned long long>(p.events),
+              static_cast<unsigned long long>(on_disk));
+
+  // The daemon stays up and serves; the target runs on, with no probe left in it.
+  EXPECT_FALSE(daemon.Wait(0ms).has_value()) << err;
+  EXPECT_EQ(kill(static_cast<pid_t>(w.pid), 0), 0);
+  auto breakpoints = LoaderBreakpoints(w.pid);
+  ASSERT_TRUE(breakpoints.ok()) << breakpoints.status().message();
+  EXPECT_EQ(*breakpoints, 0u);
+  auto status = RunCommand({kXtrace, "ctl", "--socket", socket, "status"});
+  EXPECT_EQ(status.exit_code(), 0) << status.err;
+  EXPECT_NE(status.out.find("last capture: capture stopped early"), std::string::npos) << status.out;
+
+  // Writable again: a new capture starts and finishes a complete file.
+  ASSERT_EQ(::umount2(captures.c_str(), 0), 0) << std::strerror(errno);
+  mounted_.clear();
+  auto start = RunCommand({kXtrace, "ctl", "--socket", socket, "start", "--pid", std::to_string(w.pid)});
+  ASSERT_EQ(start.exit_code(), 0) << start.err << daemon.stderr_text();
+  std::this_thread::sleep_for(1500ms);
+  auto stop = RunCommand({kXtrace, "ctl", "--socket", socket, "stop"});
+  EXPECT_EQ(stop.exit_code(), 0) << stop.err;
+  size_t new_files = 0;
+  for (const std::string& name : ListDaemonFiles(captures).complete) {
+    if (files.complete.count(name)) continue;
+    ++new_files;
+    const LogContents c = ReadLogContents(captures + "/" + name);
+    EXPECT_TRUE(c.readable && c.complete) << name << ": " << c.error;
+  }
+  EXPECT_GE(new_files, 1u);
+  daemon.Signal(SIGTERM);
+  auto exited = daemon.Wait(30s);
+  EXPECT_TRUE(exited && WIFEXITED(*exited) && WEXITSTATUS(*exited) == 0) << daemon.stderr_text();
   w.process->Wait(30s);
 }
 

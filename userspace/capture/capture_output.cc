@@ -99,12 +99,19 @@ void CaptureOutput::Prune() {
 }
 
 Status CaptureOutput::Rotate(const LogSummary& summary, const LogHeader& header, uint64_t now_ns) {
-  const uint64_t old_bytes = writer_->bytes_written(), old_events = writer_->events_written();
   const std::string next = NextName();
-  // The old file is complete once ContinueInNewFile has written its summary. If it could not
-  // (a full disk), it stays a .part file: only complete logs are named *.capnp.
-  Status st = writer_->ContinueInNewFile(summary, PartPath(next), header);
+  // The old file is complete once its last batch and summary are written; counted only then,
+  // or the capture's totals would miss every rotated file's last batch. If it could not be
+  // finished (a full disk), it stays a .part file: only complete logs are named *.capnp.
+  Status st = writer_->Finish(summary);
+  const uint64_t old_bytes = writer_->bytes_written(), old_events = writer_->events_written();
+  if (st.ok()) {
+    // Complete from here on, even if the next file cannot be made (a read-only directory).
+    current_complete_ = true;
+    st = writer_->ContinueInNewFile(summary, PartPath(next), header);
+  }
   if (writer_->path() != PartPath(next)) return st;
+  current_complete_ = false;
   earlier_bytes_ += old_bytes;
   earlier_events_ += old_events;
   const std::string old = final_path_;
@@ -129,8 +136,12 @@ std::string CaptureOutput::DescribeLoss(uint64_t appended) const {
     s = "kept " + std::to_string(finished_.size()) + " complete file" +
         (finished_.size() == 1 ? "" : "s") + " (the last " + finished_.back() + "); ";
   const std::string current = dir_.empty() ? final_path_ : PartPath(final_path_);
-  s += current + " keeps its first " + std::to_string(writer_->events_written()) +
-       " events in complete batches (no summary: convert reads them, --salvage past any damage); ";
+  if (current_complete_)
+    s += current + " is complete with " + std::to_string(writer_->events_written()) +
+         " events and its summary (not renamed " + final_path_ + ": the next file could not be made); ";
+  else
+    s += current + " keeps its first " + std::to_string(writer_->events_written()) +
+         " events in complete batches (no summary: convert reads them, --salvage past any damage); ";
   s += std::to_string(appended > written ? appended - written : 0) +
        " events captured after them were not written";
   return s;

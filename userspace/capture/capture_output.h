@@ -61,6 +61,7 @@ class CaptureOutput {
   uint32_t sequence_ = 0;
   uint64_t earlier_bytes_ = 0;
   uint64_t earlier_events_ = 0;
+  bool current_complete_ = false;  // the current file has its summary, yet is still .part
   std::vector<std::string> finished_;
 };
 

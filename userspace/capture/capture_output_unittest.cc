@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <filesystem>
 
 #include "log/log_reader.h"
@@ -76,6 +78,46 @@ TEST(CaptureOutput, EveryRotatedFileReadsOnItsOwnWithTheSameStrings) {
   }
   EXPECT_EQ((*out)->finished().size(), 2u);
   EXPECT_GT((*out)->total_bytes(), (*out)->writer().bytes_written());
+  // Every event of every file, the last batch a rotation wrote included; every byte too.
+  EXPECT_EQ((*out)->total_events(), 3u);
+  uint64_t bytes = 0;
+  for (const auto& f : files) bytes += f.bytes;
+  EXPECT_EQ((*out)->total_bytes(), bytes);
+}
+
+TEST(CaptureOutput, ARotationThatCannotMakeItsNextFileKeepsTheFinishedOneAndSaysSo) {
+  ScratchDir scratch;
+  const std::string dir = scratch.File("captures");
+  auto out = CaptureOutput::ToDirectory(dir, RotationPolicy{.max_file_bytes = 1}, SampleHeader(), 0);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  LogWriter& w = (*out)->writer();
+  const StringId gemm = w.strings().Intern("gemm");
+  w.Append(Launch(gemm, 100));
+  w.Append(Launch(gemm, 200));
+  const auto files = ListCaptureFiles(dir);
+  ASSERT_EQ(files.size(), 1u);
+  const std::string part = dir + "/" + files[0].name;
+  // The next file (sequence 0002, this second or the next) cannot be created, as on a
+  // read-only disk: its name is a link into a directory that does not exist.
+  for (time_t t = time(nullptr); t <= time(nullptr) + 1; ++t) {
+    char stamp[32];
+    struct tm local {};
+    localtime_r(&t, &local);
+    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
+    std::filesystem::create_symlink(dir + "/missing/file",
+                                    dir + "/xtrace-" + stamp + "-0002.capnp.part");
+  }
+  ASSERT_FALSE((*out)->Rotate(SampleSummary(), SampleHeader(), 10).ok());
+  EXPECT_EQ((*out)->total_events(), 2u);
+  auto reader = LogReader::Open(part);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  Event e;
+  for (auto more = reader->Next(&e); more.ok() && *more; more = reader->Next(&e)) {
+  }
+  EXPECT_TRUE(reader->complete());
+  EXPECT_NE((*out)->DescribeLoss(2).find(part + " is complete with 2 events and its summary"),
+            std::string::npos)
+      << (*out)->DescribeLoss(2);
 }
 
 TEST(CaptureOutput, AgeRotatesAndMaxFilesPrunesTheOldest) {

@@ -107,5 +107,22 @@ TEST(RecordFamilies, TheAllocatedRangesNameTheirSources) {
   EXPECT_EQ(RecordFamily(XT_REC_PROCESS_EXEC), "");
 }
 
+TEST(RecordFamilies, AnIttHandleTextIsBookkeepingAndAThreadNameACall) {
+  const auto family = [](uint32_t kind) {
+    xt_itt_name rec{};
+    rec.hdr.type = XT_REC_ITT_NAME;
+    rec.hdr.size = sizeof(rec);
+    rec.kind = kind;
+    return RecordFamily(std::as_bytes(std::span(&rec, 1)));
+  };
+  EXPECT_EQ(family(XT_ITT_NAME_DOMAIN), "");
+  EXPECT_EQ(family(XT_ITT_NAME_STRING), "");
+  EXPECT_EQ(family(XT_ITT_NAME_THREAD), "ITT");
+  xt_itt_event event{};
+  event.hdr.type = XT_REC_ITT_EVENT;
+  EXPECT_EQ(RecordFamily(std::as_bytes(std::span(&event, 1))), "ITT");
+  EXPECT_EQ(RecordFamily(std::as_bytes(std::span(&event, 1)).first(4)), "");  // no whole header
+}
+
 }  // namespace
 }  // namespace xtrace

@@ -327,7 +327,7 @@ void Session::OnRecord(std::span<const std::byte> data) {
     // xtrace reads the device clocks through Level Zero itself; a system-wide capture's
     // probes see those calls too, and they are not the workload's.
     if (hdr.pid == self_pid_) return;
-    const std::string_view family = RecordFamily(hdr.type);
+    const std::string_view family = RecordFamily(data);
     if (!family.empty()) {
       sink_->CountRecord(hdr.pid, family);
       processes_.NoteTraced(hdr.pid);

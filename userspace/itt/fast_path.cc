@@ -179,14 +179,22 @@ void AfterForkInChild() {
   t_ring = ThreadRing{};
 }
 
-bool Drained() {
+// True once xtrace has taken every record and, if any call was dropped, every drop count:
+// records show as read_pos reaching write_pos, but a full ring's drops move no position, so
+// they are known to be counted only by a drain begun after `exit_time` (xtrace stamps the
+// heartbeat before it reads the counts). Without that, the drops of a ring that stayed full
+// to the end would go with the process, lost and never counted.
+bool Drained(uint64_t exit_time) {
+  bool dropped = Load(&control.no_ring_dropped) != 0;
   uint32_t n = Load(&control.ring_count);
   if (n > XT_ITT_MAX_RINGS) n = XT_ITT_MAX_RINGS;
   for (uint32_t i = 0; i < n; ++i) {
     auto* ring = reinterpret_cast<xt_itt_ring*>(Load(&control.rings[i]));
-    if (ring && Load(&ring->read_pos) != Load(&ring->write_pos)) return false;
+    if (!ring) continue;
+    if (Load(&ring->read_pos) != Load(&ring->write_pos)) return false;
+    dropped = dropped || Load(&ring->dropped) != 0;
   }
-  return true;
+  return !dropped || static_cast<int64_t>(Load(&control.heartbeat) - exit_time) > 0;
 }
 
 // How long an exiting process waits for xtrace to take its last records: a few of xtrace's
@@ -204,10 +212,12 @@ __attribute__((constructor)) void InitControl() {
   Store(&control.magic, static_cast<__u64>(XT_ITT_CONTROL_MAGIC));
 }
 
-// At exit (exit() or dlclose), records still in the rings would be lost with the process:
-// give an attached xtrace a bounded time to read them.
+// At exit (exit() or dlclose), records and drop counts still in the rings would be lost with
+// the process: give an attached xtrace a bounded time to read them.
 __attribute__((destructor)) void WaitForLastDrain() {
-  for (int waited = 0; waited < kExitWaitMs && FastPathAttached() && !Drained(); ++waited) {
+  const uint64_t exit_time = Now(control.clock);
+  for (int waited = 0; waited < kExitWaitMs && FastPathAttached() && !Drained(exit_time);
+       ++waited) {
     timespec ms{0, 1'000'000};
     nanosleep(&ms, nullptr);
   }

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -194,6 +196,39 @@ TEST(IttFastPath, AnExitedThreadsDrainedRingIsReused) {
   std::thread([&] { itt::TaskEnd(d); }).join();
   EXPECT_EQ(c->ring_count, rings);
   EXPECT_EQ(xtrace.Drain().size(), 1u);
+}
+
+TEST(IttFastPath, AnExitWaitsUntilADrainAfterItHasReadItsDrops) {
+  xt_itt_control* c = Control();
+  ASSERT_NE(c, nullptr);
+  itt::Domain* d = itt::DomainCreate("xt.fast.exit");
+  // A child overfills its ring, has its records taken, and exits: the drops counted after
+  // the last drain began move no position, so only a drain begun after the exit (a newer
+  // heartbeat) can have read them. Returns how long the child took, in ms.
+  auto child_ms = [&](bool drained_after_exit) {
+    const auto start = std::chrono::steady_clock::now();
+    const pid_t child = fork();
+    if (child == 0) {
+      InProcessXtrace xtrace(c);  // the fork left the child detached and its rings free
+      for (uint64_t i = 0; i < XT_ITT_RING_BYTES / 24 + 1000; ++i) itt::TaskEnd(d);
+      xtrace.Drain();
+      if (drained_after_exit)
+        std::thread([c] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          __atomic_store_n(&c->heartbeat, __rdtsc(), __ATOMIC_RELEASE);
+        }).detach();
+      std::exit(0);  // still attached: the collector's exit wait runs
+    }
+    int status = 0;
+    EXPECT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  // Never drained again: the exit waits its bound (300 ms) rather than lose the count.
+  EXPECT_GE(child_ms(false), 250);
+  // Drained 50 ms after the exit began: it goes then.
+  EXPECT_LT(child_ms(true), 250);
 }
 
 // Not a pass/fail check (the machine is shared): prints what an attached pair costs, for
