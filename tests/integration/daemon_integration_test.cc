@@ -44,6 +44,7 @@ using testing::PidFromReadyLine;
 using testing::RootTest;
 using testing::RunCommand;
 using testing::RunResult;
+using testing::SettledFdCount;
 using testing::Subprocess;
 
 const std::string kXtrace = XTRACE_BIN;
@@ -325,18 +326,6 @@ TEST_F(DaemonTest, KillingATargetMidCaptureLeavesTheDaemonRunningAndTheLogValid)
   auto stopped = Ctl({"stop"});
   EXPECT_EQ(stopped.exit_code(), 0) << stopped.err;
   EXPECT_NE(stopped.out.find("stopped: xtrace: captured"), std::string::npos) << stopped.out;
-}
-
-// The daemon's open descriptors once transient ones are gone: a `ctl` client that just
-// exited leaves the daemon its end of the connection until its event loop sees the hang-up.
-// Extra descriptors only ever add, so the least of a few samples is the settled count.
-size_t SettledFdCount(uint32_t pid) {
-  size_t least = CountOpenFds(pid);
-  for (int i = 0; i < 5; ++i) {
-    std::this_thread::sleep_for(100ms);
-    least = std::min(least, CountOpenFds(pid));
-  }
-  return least;
 }
 
 // Polls until the daemon holds `expected` descriptors (at most 5 s); the last count.

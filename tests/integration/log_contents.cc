@@ -117,4 +117,13 @@ size_t CountOpenFds(uint32_t pid) {
   return n;
 }
 
+size_t SettledFdCount(uint32_t pid) {
+  size_t least = CountOpenFds(pid);
+  for (int i = 0; i < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    least = std::min(least, CountOpenFds(pid));
+  }
+  return least;
+}
+
 }  // namespace xtrace::testing

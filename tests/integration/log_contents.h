@@ -53,5 +53,9 @@ uint32_t FindChildPid(uint32_t parent_pid, int timeout_ms = 10000);
 
 // Number of open file descriptors of `pid`.
 size_t CountOpenFds(uint32_t pid);
+// The same once transient ones are gone (a /proc file read for a moment, a client's connection
+// not yet seen hung up): extra descriptors only ever add, so the least of a few counts 100 ms
+// apart is the settled one. A leak stays in all.
+size_t SettledFdCount(uint32_t pid);
 
 }  // namespace xtrace::testing

@@ -34,6 +34,7 @@ using testing::PidFromReadyLine;
 using testing::ReadLogContents;
 using testing::RootTest;
 using testing::RunCommand;
+using testing::SettledFdCount;
 using testing::Subprocess;
 
 const std::string kXtrace = XTRACE_BIN;
@@ -148,17 +149,6 @@ TEST_F(TargetFaultTest, ACallWhoseThreadEndsInsideItIsShownUnfinished) {
   }
 }
 
-// `pid`'s descriptors without the ones it has open for a moment (a /proc file it is reading, a
-// library it is inspecting): the fewest of a few counts 20 ms apart. A leak stays in all.
-size_t SteadyFds(uint32_t pid) {
-  size_t fewest = CountOpenFds(pid);
-  for (int i = 0; i < 4; ++i) {
-    std::this_thread::sleep_for(20ms);
-    fewest = std::min(fewest, CountOpenFds(pid));
-  }
-  return fewest;
-}
-
 TEST_F(TargetFaultTest, FiveHundredChildrenThatExecAreAllSeenAndLeaveNothingBehind) {
   // Two storms of 250 children each, every one exec'ing a program that makes 16 DRM ioctls;
   // between them the capture's descriptors and links are counted, and once more after.
@@ -170,13 +160,13 @@ TEST_F(TargetFaultTest, FiveHundredChildrenThatExecAreAllSeenAndLeaveNothingBehi
   Subprocess xtrace({kXtrace, "record", "--drm-only", "-o", out, "--", "/bin/sh", "-c", script});
   const auto xtrace_pid = static_cast<uint32_t>(xtrace.pid());
   ASSERT_TRUE(xtrace.WaitStdout("calm", 30s)) << xtrace.stderr_text();
-  const size_t fds_calm = SteadyFds(xtrace_pid), links_calm = BpfLinks(xtrace_pid);
+  const size_t fds_calm = SettledFdCount(xtrace_pid), links_calm = BpfLinks(xtrace_pid);
   ASSERT_TRUE(xtrace.WaitStdout("storm 1", 60s)) << xtrace.stderr_text();
   std::this_thread::sleep_for(1s);  // its last exits are read
-  const size_t fds_1 = SteadyFds(xtrace_pid), links_1 = BpfLinks(xtrace_pid);
+  const size_t fds_1 = SettledFdCount(xtrace_pid), links_1 = BpfLinks(xtrace_pid);
   ASSERT_TRUE(xtrace.WaitStdout("storm 2", 60s)) << xtrace.stderr_text();
   std::this_thread::sleep_for(1s);
-  const size_t fds_2 = SteadyFds(xtrace_pid), links_2 = BpfLinks(xtrace_pid);
+  const size_t fds_2 = SettledFdCount(xtrace_pid), links_2 = BpfLinks(xtrace_pid);
   auto status = xtrace.Wait(60s);
   ASSERT_TRUE(status.has_value());
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
