@@ -89,6 +89,37 @@ TEST_F(TargetFaultTest, TargetSigkilledMidCallEndsTheCaptureCleanly) {
   EXPECT_EQ(conv.exit_code(), 0) << conv.err;
 }
 
+// The tids ze_unfinished printed as "waiting <tid>".
+std::set<uint32_t> WaiterTids(const std::string& printed) {
+  std::set<uint32_t> tids;
+  const std::regex waiting("waiting ([0-9]+)");
+  for (auto it = std::sregex_iterator(printed.begin(), printed.end(), waiting);
+       it != std::sregex_iterator(); ++it)
+    tids.insert(static_cast<uint32_t>(std::stoul((*it)[1])));
+  return tids;
+}
+
+// The Chrome JSON slices `xtrace convert` makes of the log at `out` for unfinished
+// zeEventHostSynchronize calls (into `json`), each checked to be a complete event on one of
+// `tids` saying `how`; how many there are, or -1 if the conversion failed.
+int UnfinishedSyncSlices(const std::string& out, const std::string& json,
+                         const std::set<uint32_t>& tids, const std::string& how) {
+  const auto conv = RunCommand({kXtrace, "convert", out, "-o", json});
+  EXPECT_EQ(conv.exit_code(), 0) << conv.err;
+  if (conv.exit_code() != 0) return -1;
+  std::ifstream in(json);
+  const auto trace = nlohmann::json::parse(in);
+  int shown = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("name", "") != "zeEventHostSynchronize (unfinished)") continue;
+    ++shown;
+    EXPECT_EQ(e["ph"], "X");
+    EXPECT_TRUE(tids.count(e["tid"].get<uint32_t>()));
+    EXPECT_EQ(e["args"]["unfinished"], how);
+  }
+  return shown;
+}
+
 // Two threads block in zeEventHostSynchronize and end there, each way a thread can: alone (a
 // raw exit from a handler), with their process's exit, and killed with it. Each call is in
 // the log as unfinished, on its thread, from its entry to the thread's end, with the signal
@@ -100,11 +131,7 @@ TEST_F(TargetFaultTest, ACallWhoseThreadEndsInsideItIsShownUnfinished) {
     const auto run = RunCommand({kXtrace, "record", "-o", out, "--", kUnfinished, "--end", end,
                                  "--waiters", "2"},
                                 {kSimDriver}, 60s);
-    std::set<uint32_t> waiters;
-    const std::regex waiting("waiting ([0-9]+)");
-    for (auto it = std::sregex_iterator(run.out.begin(), run.out.end(), waiting);
-         it != std::sregex_iterator(); ++it)
-      waiters.insert(static_cast<uint32_t>(std::stoul((*it)[1])));
+    const std::set<uint32_t> waiters = WaiterTids(run.out);
     ASSERT_EQ(waiters.size(), 2u) << run.out << run.err;
     if (end == "thread") {
       EXPECT_NE(run.out.find("alone 2"), std::string::npos) << run.out;
@@ -131,22 +158,49 @@ TEST_F(TargetFaultTest, ACallWhoseThreadEndsInsideItIsShownUnfinished) {
       EXPECT_FALSE(waiters.count(a.tid));
     }
 
-    const std::string json = Path("unfinished-" + end + ".json");
-    const auto conv = RunCommand({kXtrace, "convert", out, "-o", json});
-    ASSERT_EQ(conv.exit_code(), 0) << conv.err;
-    std::ifstream in(json);
-    const auto trace = nlohmann::json::parse(in);
-    int shown = 0;
-    for (const auto& e : trace["traceEvents"]) {
-      if (e.value("name", "") != "zeEventHostSynchronize (unfinished)") continue;
-      ++shown;
-      EXPECT_EQ(e["ph"], "X");
-      EXPECT_TRUE(waiters.count(e["tid"].get<uint32_t>()));
-      EXPECT_EQ(e["args"]["unfinished"], end == "kill" ? "its process was killed by SIGKILL inside the call"
-                                                       : "its thread (or its process) exited inside the call");
-    }
-    EXPECT_EQ(shown, 2);
+    EXPECT_EQ(UnfinishedSyncSlices(out, Path("unfinished-" + end + ".json"), waiters,
+                                   end == "kill" ? "its process was killed by SIGKILL inside the call"
+                                                 : "its thread (or its process) exited inside the call"),
+              2);
   }
+}
+
+// Two threads are still inside zeEventHostSynchronize when the capture stops (--duration):
+// their calls are in the log as unfinished, from their entries to the stop, and said so.
+TEST_F(TargetFaultTest, CallsStillRunningWhenTheCaptureStopsAreShownUnfinished) {
+  const std::string out = Path("at-stop.capnp");
+  Subprocess xtrace({kXtrace, "record", "--duration", "1500ms", "-o", out, "--", kUnfinished,
+                     "--end", "never", "--waiters", "2"},
+                    {kSimDriver});
+  ASSERT_TRUE(xtrace.WaitStdout("blocked 2", 30s)) << xtrace.stderr_text();
+  ASSERT_TRUE(xtrace.WaitStderr("still in progress", 30s)) << xtrace.stderr_text();
+  xtrace.Signal(SIGTERM);  // passed on to the command, which record still waits for
+  const auto status = xtrace.Wait(30s);
+  ASSERT_TRUE(status.has_value());
+  const std::set<uint32_t> waiters = WaiterTids(xtrace.stdout_text());
+  ASSERT_EQ(waiters.size(), 2u) << xtrace.stdout_text();
+  EXPECT_NE(xtrace.stderr_text().find(" 2 calls were still in progress when the capture stopped: "
+                                      "shown as unfinished, to the stop."),
+            std::string::npos)
+      << xtrace.stderr_text();
+
+  const testing::Capture c = testing::ReadWholeCapture(out);
+  ASSERT_TRUE(c.complete);
+  const auto unfinished = c.All<UnfinishedCall>();
+  ASSERT_EQ(unfinished.size(), 2u);
+  std::set<uint32_t> tids;
+  for (const UnfinishedCall& u : unfinished) {
+    tids.insert(u.tid);
+    EXPECT_TRUE(u.capture_ended);
+    EXPECT_EQ(u.signal, 0);
+    EXPECT_EQ(c.strings.Get(u.function), "zeEventHostSynchronize");
+    EXPECT_GE(u.end_ns - u.start_ns, 500'000'000u) << "in the call from before 1 s to the stop";
+  }
+  EXPECT_EQ(tids, waiters);
+
+  EXPECT_EQ(UnfinishedSyncSlices(out, Path("at-stop.json"), waiters,
+                                 "still inside the call when the capture stopped"),
+            2);
 }
 
 TEST_F(TargetFaultTest, FiveHundredChildrenThatExecAreAllSeenAndLeaveNothingBehind) {

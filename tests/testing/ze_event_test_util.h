@@ -97,6 +97,7 @@ inline void ExpectSameZeEvent(const Event& expected, const Event& actual) {
     EXPECT_EQ(e->end_ns, a.end_ns);
     EXPECT_EQ(e->function, a.function);
     EXPECT_EQ(e->signal, a.signal);
+    EXPECT_EQ(e->capture_ended, a.capture_ended);
   } else {
     ADD_FAILURE() << "ExpectSameZeEvent: event kind " << expected.index() << " not compared";
   }

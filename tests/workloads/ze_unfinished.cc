@@ -22,7 +22,7 @@
 namespace xtrace::workloads {
 namespace {
 
-constexpr const char kHelp[] = R"(usage: ze_unfinished [--end thread|exit|kill] [--waiters N]
+constexpr const char kHelp[] = R"(usage: ze_unfinished [--end thread|exit|kill|never] [--waiters N]
 
 Sets up Level Zero (zeInit, a device, a context, a host-visible event pool and one event),
 starts N waiter threads (default 1) that each print "waiting <tid>" and block in
@@ -33,12 +33,14 @@ so that they are inside the call, and then ends them there:
           makes one more call (zeEventQueryStatus) and exits 0 (the default)
   exit    the main thread exits the process (exit_group(2)) with status 0
   kill    the process is killed with SIGKILL
+  never   they stay in the call: the process prints "blocked <N>" and waits for SIGTERM
+          or SIGINT, then exits 0
 
 Example:
   ZE_ENABLE_ALT_DRIVERS=$PWD/build/lib/libxtrace_simze.so build/bin/ze_unfinished --end kill
 )";
 
-enum class End { kThread, kExit, kKill };
+enum class End { kThread, kExit, kKill, kNever };
 
 extern "C" void ExitThisThread(int) { syscall(SYS_exit, 0); }
 
@@ -76,18 +78,24 @@ int main(int argc, char** argv) {
       if (how == "thread") end = End::kThread;
       else if (how == "exit") end = End::kExit;
       else if (how == "kill") end = End::kKill;
-      else usage_error("--end: \"" + std::string(how) + "\" is not thread, exit or kill");
+      else if (how == "never") end = End::kNever;
+      else usage_error("--end: \"" + std::string(how) + "\" is not thread, exit, kill or never");
     } else if (arg == "--waiters") {
       waiters = static_cast<unsigned>(parse_count(arg, option_value(argc, argv, i), 1, 64));
     } else {
       usage_error("unknown argument \"" + std::string(arg) + "\"");
     }
   }
-  // Every thread starts with SIGUSR2 blocked; each waiter unblocks it for itself.
-  sigset_t usr2;
+  // Every thread starts with SIGUSR2 blocked (each waiter unblocks it for itself), and with
+  // SIGTERM and SIGINT blocked: the main thread waits for them with sigwait.
+  sigset_t usr2, stop;
   sigemptyset(&usr2);
   sigaddset(&usr2, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &usr2, nullptr);
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   struct sigaction exit_thread {};
   exit_thread.sa_handler = ExitThisThread;
   sigaction(SIGUSR2, &exit_thread, nullptr);
@@ -122,6 +130,13 @@ int main(int argc, char** argv) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // inside the call by now
 
   switch (end) {
+    case End::kNever: {
+      std::printf("blocked %u\n", waiters);
+      std::fflush(stdout);
+      int sig = 0;
+      sigwait(&stop, &sig);
+      break;
+    }
     case End::kKill:
       raise(SIGKILL);
       break;

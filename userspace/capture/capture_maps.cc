@@ -96,6 +96,7 @@ void CaptureMaps::FilterChanged() {
 }
 
 int CaptureMaps::held_fd() const { return bpf_map__fd(skel_->maps.held); }
+int CaptureMaps::thread_state_fd() const { return bpf_map__fd(skel_->maps.thread_state); }
 
 Status CaptureMaps::TracePid(uint32_t pid) {
   const __u8 one = 1;

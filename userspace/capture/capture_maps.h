@@ -68,6 +68,8 @@ class CaptureMaps {
 
   // The map of held processes (include/xtrace/hold.h), for the hold guardian.
   int held_fd() const;
+  // Every traced thread's BPF state (include/xtrace/thread_state.h), keyed by a pidfd.
+  int thread_state_fd() const;
 
   // Records dropped per process (pid as the capture numbers it).
   std::map<uint32_t, uint64_t> ReadDropsByPid() const;

@@ -70,6 +70,9 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
   if (cs.unfinished_calls)
     s << " " << cs.unfinished_calls << (cs.unfinished_calls == 1 ? " call" : " calls")
       << " never returned (the thread or its process exited inside it): shown as unfinished.";
+  if (cs.calls_at_stop)
+    s << " " << cs.calls_at_stop << (cs.calls_at_stop == 1 ? " call was" : " calls were")
+      << " still in progress when the capture stopped: shown as unfinished, to the stop.";
   if (ts.device_ops) {
     s << " Device: " << ts.device_ops << " operations, " << ts.measured
       << " timed by kernel timestamps, " << ts.device_ops - ts.measured << " estimated";

@@ -76,6 +76,9 @@ TEST(CaptureReport, SummarySaysWhatWasCapturedAndWhatWasLost) {
   f.correlator.unfinished_calls = 1;
   EXPECT_TRUE(Contains(SummaryText(r, f), " 1 call never returned (the thread or its process "
                                           "exited inside it): shown as unfinished."));
+  f.correlator.calls_at_stop = 2;
+  EXPECT_TRUE(Contains(SummaryText(r, f), " 2 calls were still in progress when the capture "
+                                          "stopped: shown as unfinished, to the stop."));
 }
 
 // The top kernels (report::TopKernels) close the paragraph, before the per-process lines.

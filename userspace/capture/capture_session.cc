@@ -32,6 +32,7 @@
 #include "capture/log_sink.h"
 #include "capture/probe_source.h"
 #include "capture/proc_stat.h"
+#include "capture/pending_calls.h"
 #include "capture/process_holds.h"
 #include "capture/process_table.h"
 #include "capture/process_watcher.h"
@@ -618,6 +619,12 @@ Result<CaptureReport> Session::Run() {
   const auto drops = maps_->ReadDropsByPid();
   const uint64_t end = MonotonicNs();
   NoteDrops(counters, end);
+  // Calls still running now return after the capture: their entries are all there is.
+  for (const auto& [pid, t] : processes_.processes()) {
+    if (t.gone || t.detached) continue;
+    for (const DecodedCallUnfinished& call : PendingCalls(maps_->thread_state_fd(), pid, end))
+      correlator_->OnRecord(DecodedRecord(call));
+  }
   correlator_->Finish(end);
 
   // A launched command that is still running when the capture ends keeps running.

@@ -179,14 +179,15 @@ void Correlator::OnCallUnfinished(const DecodedCallUnfinished& r) {
   else if (r.fn == XT_ZE_PAIR_APPEND_LAUNCH_KERNEL) name = "zeCommandListAppendLaunchKernel";
   else if (const ZeApiInfo* api = FindZeApi(static_cast<uint16_t>(r.fn))) name = api->symbol;
   if (name.empty()) return;  // the decoder lets no other id through
-  ++stats_.unfinished_calls;
+  ++(r.capture_ended ? stats_.calls_at_stop : stats_.unfinished_calls);
   UnfinishedCall e;
   e.pid = r.hdr.pid;
   e.tid = r.hdr.tid;
   e.start_ns = r.hdr.start_ns;
   e.end_ns = r.hdr.end_ns;
   e.function = strings_.Intern(name);
-  e.signal = r.exit_code & 0x7f;  // wait(2)'s WTERMSIG; 0 for an exit
+  e.signal = r.capture_ended ? 0 : r.exit_code & 0x7f;  // wait(2)'s WTERMSIG; 0 for an exit
+  e.capture_ended = r.capture_ended;
   sink_.OnEvent(e);
 }
 

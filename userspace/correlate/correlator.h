@@ -29,6 +29,7 @@ struct CorrelatorStats {
   uint64_t failed_calls = 0;       // calls that returned an error code
   uint64_t api_calls = 0;          // Level Zero calls other than kernel creation and launches
   uint64_t unfinished_calls = 0;   // calls whose thread exited inside them
+  uint64_t calls_at_stop = 0;      // calls still in progress when the capture stopped
   uint64_t peak_kernel_handles = 0;  // most kernels known by handle at once (destroyed ones leave)
   uint64_t processes = 0;
   uint64_t threads = 0;

@@ -239,6 +239,13 @@ TEST_F(Fixture, AnUnfinishedCallIsNamedAndCounted) {
   EXPECT_EQ(strings.Get(unfinished[2].function), "zeKernelCreate");
   EXPECT_EQ(unfinished[2].signal, 0);
   EXPECT_EQ(c.stats().unfinished_calls, 3u);
+  DecodedCallUnfinished at_stop{Header(XT_REC_CALL_UNFINISHED, 1, 6, 400), XT_ZE_INIT, 0};
+  at_stop.capture_ended = true;
+  c.OnRecord(at_stop);
+  ASSERT_EQ(sink.All<UnfinishedCall>().size(), 4u);
+  EXPECT_TRUE(sink.All<UnfinishedCall>()[3].capture_ended);
+  EXPECT_EQ(c.stats().unfinished_calls, 3u);
+  EXPECT_EQ(c.stats().calls_at_stop, 1u);
   EXPECT_EQ(c.stats().api_calls, 0u);
   EXPECT_TRUE(sink.All<ApiCall>().empty());
 }

@@ -60,6 +60,9 @@ struct DecodedCallUnfinished {
   xt_record_header hdr;  // start_ns: the call's entry; end_ns: the thread's exit
   uint32_t fn;           // enum xt_ze_fn or enum xt_ze_pairing_fn
   int32_t exit_code;     // the thread's, as wait(2) reports it
+  // Not from BPF: the thread was still inside the call when the capture stopped
+  // (capture/pending_calls.h); end_ns is the stop, exit_code means nothing.
+  bool capture_ended = false;
 };
 
 struct DecodedThreadName {

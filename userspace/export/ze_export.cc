@@ -164,7 +164,9 @@ void ZeTraceExporter::Write(const UnfinishedCall& e) {
   scratch_.clear();
   const std::string_view function = strings_.Get(e.function);
   std::string& how = scratch_.emplace_back("its thread (or its process) exited inside the call");
-  if (e.signal > 0) {
+  if (e.capture_ended) {
+    how = "still inside the call when the capture stopped";
+  } else if (e.signal > 0) {
     const char* abbrev = sigabbrev_np(e.signal);
     how = "its process was killed by " +
           (abbrev ? "SIG" + std::string(abbrev) : "signal " + std::to_string(e.signal)) +

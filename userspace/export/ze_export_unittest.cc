@@ -114,9 +114,14 @@ TEST(ZeExport, AnUnfinishedCallIsASliceToItsThreadsEndSayingHowItEnded) {
     exited.tid = 13;
     exited.signal = 0;
     w.Append(exited);
+    UnfinishedCall at_stop = exited;
+    at_stop.tid = 14;
+    at_stop.capture_ended = true;
+    w.Append(at_stop);
   });
   auto slices = Named(trace, "zeFenceHostSynchronize (unfinished)");
-  ASSERT_EQ(slices.size(), 2u);
+  ASSERT_EQ(slices.size(), 3u);
+  EXPECT_EQ(slices[2]["args"]["unfinished"], "still inside the call when the capture stopped");
   EXPECT_EQ(slices[0]["ph"], "X");
   EXPECT_EQ(slices[0]["cat"], "xpu_runtime");
   EXPECT_EQ(slices[0]["tid"], 12);

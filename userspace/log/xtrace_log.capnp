@@ -347,6 +347,8 @@ struct Event {
       durationNs @177 :UInt64;
       function @178 :UInt32;        # string id: "zeEventHostSynchronize"
       signal @179 :Int32;           # the signal that killed the thread; 0: it exited
+      captureEnded @180 :Bool;      # the thread was still inside the call when the capture
+                                    # stopped (end: the stop; signal: 0)
     }
   }
 }

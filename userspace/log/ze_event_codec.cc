@@ -33,6 +33,7 @@ bool EncodeZeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Buil
     g.setDurationNs(e->end_ns - e->start_ns);
     g.setFunction(e->function);
     g.setSignal(e->signal);
+    g.setCaptureEnded(e->capture_ended);
     return true;
   }
   if (const auto* e = std::get_if<ApiCall>(&event)) {
@@ -151,6 +152,7 @@ bool DecodeZeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
       e.end_ns = e.start_ns + g.getDurationNs();
       e.function = g.getFunction();
       e.signal = g.getSignal();
+      e.capture_ended = g.getCaptureEnded();
       *out = e;
       return true;
     }

@@ -91,6 +91,7 @@ TEST(ZeEventCodec, UnfinishedCallsRoundTripWithEveryField) {
   killed.signal = 9;
   UnfinishedCall exited = killed;
   exited.signal = 0;
+  exited.capture_ended = true;
   exited.start_ns = 12;
   exited.end_ns = 12;
   const std::vector<Event> written = {killed, exited};

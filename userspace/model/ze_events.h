@@ -25,8 +25,8 @@ struct ApiCall {
 
 // A recorded call that never returned: its thread exited inside it (pthread_exit or a raw exit
 // from a handler, the process killed by a signal, or the process exiting from another
-// thread). It lasted at least from start_ns to the thread's exit at end_ns; its result and
-// outputs never existed.
+// thread), or was still inside it when the capture stopped. It lasted at least from start_ns
+// to end_ns, the thread's exit or the stop; its result and outputs are not known.
 struct UnfinishedCall {
   uint32_t pid = 0;
   uint32_t tid = 0;
@@ -34,6 +34,7 @@ struct UnfinishedCall {
   uint64_t end_ns = 0;                  // when the thread exited
   StringId function = kEmptyString;     // "zeEventHostSynchronize"
   int32_t signal = 0;                   // the signal that killed the thread; 0: it exited
+  bool capture_ended = false;           // still inside the call when the capture stopped
 };
 
 // Device indices are positions in zeDeviceGet's list (the collector's and, matched by

@@ -1,0 +1,20 @@
+// The calls a process's threads are inside when the capture stops. A probe records a call at
+// its return, so a call still running then (a synchronize waiting on a GPU that hangs, which
+// is why the user stopped the capture) would leave no trace; its entry is still in the
+// thread's BPF state, which user space reads through a pidfd of the thread.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "decode/record_decoder.h"
+
+namespace xtrace {
+
+// The pending call of each thread of `pid` (pid and tids as /proc numbers them, which are the
+// capture's numbers), as unfinished calls ending at `now_ns` and flagged capture_ended. A call
+// entered while the process was paused (recorded for its name alone) is left out; threads
+// that exit meanwhile and threads without state are skipped.
+std::vector<DecodedCallUnfinished> PendingCalls(int thread_state_fd, uint32_t pid, uint64_t now_ns);
+
+}  // namespace xtrace
