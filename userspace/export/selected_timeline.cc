@@ -72,7 +72,7 @@ class SelectedTimeline::Input final : public TraceWriter {
     const uint64_t ts = Shift(ts_ns, in_.offset_ns);
     if (!KeepSpan(name, ts, dur_ns)) return;
     t_.Activate(Pid(pid));
-    t_.out_.Complete(name, category, Pid(pid), Tid(pid, tid), ts, dur_ns, args);
+    t_.out_.Complete(name, category, Pid(pid), Tid(pid, tid), ts, dur_ns, Correlated(pid, args));
   }
 
   void Complete(RecurringName name, std::string_view category, uint32_t pid, uint32_t tid,
@@ -82,7 +82,7 @@ class SelectedTimeline::Input final : public TraceWriter {
     t_.Activate(Pid(pid));
     // Keys are string ids of this log's table: another log's id may name another text.
     name.key = (uint64_t{index_} << 32) | (name.key & 0xffffffffu);
-    t_.out_.Complete(name, category, Pid(pid), Tid(pid, tid), ts, dur_ns, args);
+    t_.out_.Complete(name, category, Pid(pid), Tid(pid, tid), ts, dur_ns, Correlated(pid, args));
   }
 
   void AsyncSpan(std::string_view name, std::string_view category, uint32_t pid, uint32_t tid,
@@ -153,6 +153,25 @@ class SelectedTimeline::Input final : public TraceWriter {
   uint64_t bytes_written() const override { return t_.out_.bytes_written(); }
 
  private:
+  // A kept span's args: a host call's correlation is noted; device work whose call was not
+  // kept gets correlation 0.
+  std::span<const TraceArg> Correlated(uint32_t pid, std::span<const TraceArg> args) {
+    if (!t_.selecting_) return args;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const TraceArg& a = args[i];
+      if (a.key != "correlation" || a.kind != TraceArg::Kind::kUint || a.uint_value == 0) continue;
+      if (pid < kDevicePidBase) {
+        t_.kept_calls_.insert(a.uint_value);
+        return args;
+      }
+      if (t_.kept_calls_.count(a.uint_value)) return args;
+      orphan_args_.assign(args.begin(), args.end());
+      orphan_args_[i] = TraceArg::Uint(a.key, 0);
+      return orphan_args_;
+    }
+    return args;
+  }
+
   bool KeepSpan(std::string_view name, uint64_t ts, uint64_t dur) {
     if (!t_.SpanInWindow(ts, dur) || !t_.NameSelected(name)) {
       ++t_.spans_dropped_;
@@ -166,10 +185,13 @@ class SelectedTimeline::Input final : public TraceWriter {
   TimelineInput in_;
   uint32_t index_;
   std::unordered_map<uint64_t, PendingFlow> pending_;  // flow starts waiting for their end
+  std::vector<TraceArg> orphan_args_;  // reused: the args of device work whose call was left out
 };
 
 SelectedTimeline::SelectedTimeline(TraceWriter& out, TimelineSelection selection)
-    : out_(out), sel_(selection) {}
+    : out_(out),
+      sel_(selection),
+      selecting_(selection.name || selection.from_ns > 0 || selection.to_ns < UINT64_MAX) {}
 
 SelectedTimeline::~SelectedTimeline() = default;
 

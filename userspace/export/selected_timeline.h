@@ -8,6 +8,8 @@
 //   - flows whose two ends both lie in the window (an arrow to a slice that is not there
 //     would mislead); with --name none, as their other ends are calls the pattern does not
 //     name; flow ids are renumbered, so the logs' ids never collide;
+//   - device work whose submitting call was left out keeps its slice, its correlation made
+//     0 (Kineto's "none"): a correlation must name a host call in the trace;
 //   - counters inside the window, and each counter's last value before it, at the window's
 //     start, so the window starts with the right level;
 //   - process and thread names of the processes with something in the window, each written
@@ -24,6 +26,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "export/trace_writer.h"
@@ -118,6 +121,10 @@ class SelectedTimeline {
   std::map<std::pair<uint32_t, std::string>, CarriedCounter> carried_;
   std::unordered_map<std::string, bool> name_matches_;
   uint64_t next_flow_id_ = uint64_t{1} << 52;  // above every log's correlation ids
+  // With a selection: the correlation ids of the host calls kept (each log numbers its own
+  // apart). A call is written before the device work it submitted, which completes later.
+  bool selecting_ = false;
+  std::unordered_set<uint64_t> kept_calls_;
   uint64_t spans_kept_ = 0, spans_dropped_ = 0, flows_dropped_ = 0;
 };
 

@@ -31,9 +31,11 @@ class RecordingWriter final : public TraceWriter {
     lines.push_back("thread " + std::to_string(pid) + "/" + std::to_string(tid) + " " + std::string(name));
   }
   void Complete(std::string_view name, std::string_view, uint32_t pid, uint32_t tid, uint64_t ts,
-                uint64_t dur, std::span<const TraceArg>) override {
+                uint64_t dur, std::span<const TraceArg> args) override {
     lines.push_back("span " + std::string(name) + " " + std::to_string(pid) + "/" +
                     std::to_string(tid) + " " + std::to_string(ts) + "+" + std::to_string(dur));
+    for (const TraceArg& a : args)
+      if (a.key == "correlation") correlations.push_back(std::string(name) + "=" + std::to_string(a.uint_value));
   }
   void Complete(RecurringName name, std::string_view c, uint32_t pid, uint32_t tid, uint64_t ts,
                 uint64_t dur, std::span<const TraceArg> args) override {
@@ -70,6 +72,7 @@ class RecordingWriter final : public TraceWriter {
   uint64_t bytes_written() const override { return 0; }
 
   std::vector<uint64_t> keys;
+  std::vector<std::string> correlations;  // "<span>=<its correlation arg>"
 };
 
 using Lines = std::vector<std::string>;
@@ -94,6 +97,31 @@ TEST(SelectedTimelineTest, SpansReachingIntoTheWindowAreKeptWholeInstantsOnlyIns
                               "instant first 1 1000", "finish"}));
   EXPECT_EQ(timeline.spans_kept(), 5u);
   EXPECT_EQ(timeline.spans_dropped(), 4u);
+}
+
+// Device work kept in a window whose submitting call is not: its correlation would name no
+// host call in the trace, so it becomes 0. Kept calls keep theirs, and so does their work.
+TEST(SelectedTimelineTest, DeviceWorkWhoseCallWasLeftOutLosesItsCorrelation) {
+  RecordingWriter out;
+  SelectedTimeline timeline(out, kWindow);
+  TraceWriter& in = timeline.AddInput({});
+  const uint32_t gpu = kDevicePidBase;
+  const TraceArg early[] = {TraceArg::Uint("correlation", 6)};
+  const TraceArg inside[] = {TraceArg::Uint("correlation", 7), TraceArg::Uint("stream", 1)};
+  in.Complete("execute-early", "xpu_runtime", 1, 1, 500, 10, early);    // before the window
+  in.Complete("execute-inside", "xpu_runtime", 1, 1, 1100, 10, inside);
+  in.Complete("kernel-of-early", "kernel", gpu, 1, 990, 100, early);     // reaches into it
+  in.Complete("kernel-of-inside", "kernel", gpu, 1, 1200, 100, inside);
+  ASSERT_TRUE(timeline.Finish({}).ok());
+  EXPECT_EQ(out.correlations, (std::vector<std::string>{"execute-inside=7", "kernel-of-early=0",
+                                                         "kernel-of-inside=7"}));
+  // The whole capture, selecting nothing, passes every correlation through untouched.
+  RecordingWriter all;
+  SelectedTimeline whole(all, {});
+  TraceWriter& w = whole.AddInput({});
+  w.Complete("kernel-of-early", "kernel", gpu, 1, 990, 100, early);
+  ASSERT_TRUE(whole.Finish({}).ok());
+  EXPECT_EQ(all.correlations, (std::vector<std::string>{"kernel-of-early=6"}));
 }
 
 TEST(SelectedTimelineTest, FlowsNeedBothEndsInTheWindowAndGetFreshIds) {
