@@ -60,11 +60,7 @@ void ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns,
     key = next;
     prev = &key;
   }
-  for (uint32_t i = 0; i < n; ++i) {
-    if (bpf_map_delete_elem(map_fd, &due[i]) != 0) continue;  // the capture released it first
-    released.fetch_add(1);
-    kill(static_cast<pid_t>(due[i]), SIGCONT);
-  }
+  for (uint32_t i = 0; i < n; ++i) ContinueHeld(map_fd, due[i], &released);
 }
 
 // Whether a loaded BPF program still uses map `map_id`: while one does, a process can still be
@@ -143,9 +139,9 @@ void DetachFromCapture() {
 
 }  // namespace
 
-// The guardian's own loop does the same in its steps, to count a release before it is seen.
-bool ContinueHeld(int held_map_fd, uint32_t pid) {
+bool ContinueHeld(int held_map_fd, uint32_t pid, std::atomic<uint64_t>* count) {
   if (bpf_map_delete_elem(held_map_fd, &pid) != 0) return false;
+  if (count) count->fetch_add(1);
   kill(static_cast<pid_t>(pid), SIGCONT);
   return true;
 }

@@ -61,7 +61,8 @@ class HoldGuardian {
 
 // Deletes `pid`'s hold from the map and, if this call was the one that deleted it, sends
 // SIGCONT: each hold is continued once, by whichever of the capture and the guardian deletes
-// its entry first.
-bool ContinueHeld(int held_map_fd, uint32_t pid);
+// its entry first. `count`, if given, is incremented before the SIGCONT goes out, so whoever
+// sees the process run again also sees it counted. Async-signal-safe (the guardian uses it).
+bool ContinueHeld(int held_map_fd, uint32_t pid, std::atomic<uint64_t>* count = nullptr);
 
 }  // namespace xtrace
