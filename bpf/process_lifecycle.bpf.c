@@ -258,7 +258,8 @@ int BPF_PROG(xt_process_fork, struct task_struct *parent, struct task_struct *ch
  * all there is to report. The slot is filled only for traced threads (pairing.bpf.h); a call
  * entered while paused was recorded for its name alone and is not reported. The exiting
  * thread is the current task here, whose storage lives until the task is freed. */
-static __always_inline void xt_report_unfinished_call(struct task_struct *task, __u64 now)
+static __always_inline void xt_report_unfinished_call(const struct xt_capture_config *cfg,
+						      struct task_struct *task, __u64 now)
 {
 	struct xt_thread_state *st;
 	struct xt_call_unfinished rec = {};
@@ -270,7 +271,7 @@ static __always_inline void xt_report_unfinished_call(struct task_struct *task, 
 		xt_fill_header_of(&rec.hdr, XT_REC_CALL_UNFINISHED, sizeof(rec), 0, st->call.start_ns,
 				  now, 0, 0);
 		/* The ids as the collector numbers them, as every record of the thread has them. */
-		if (xt_current_ids(xt_config(), &rec.hdr.tid, &rec.hdr.pid)) {
+		if (xt_current_ids(cfg, &rec.hdr.tid, &rec.hdr.pid)) {
 			rec.fn = st->call.fn;
 			rec.exit_code = BPF_CORE_READ(task, exit_code);
 			xt_output_now(&rec, sizeof(rec));
@@ -289,7 +290,7 @@ int BPF_PROG(xt_process_exit, struct task_struct *task)
 
 	if (!cfg)
 		return 0;
-	xt_report_unfinished_call(task, bpf_ktime_get_ns());
+	xt_report_unfinished_call(cfg, task, bpf_ktime_get_ns());
 	/* Every thread passes here; the process is gone when its last live thread does
 	 * (signal->live is decremented before this tracepoint). */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
