@@ -156,7 +156,7 @@ class SelectedTimeline::Input final : public TraceWriter {
   // A kept span's args: a host call's correlation is noted; device work whose call was not
   // kept gets correlation 0.
   std::span<const TraceArg> Correlated(uint32_t pid, std::span<const TraceArg> args) {
-    if (!t_.selecting_) return args;
+    if (!t_.selecting()) return args;
     for (size_t i = 0; i < args.size(); ++i) {
       const TraceArg& a = args[i];
       if (a.key != "correlation" || a.kind != TraceArg::Kind::kUint || a.uint_value == 0) continue;
@@ -189,9 +189,7 @@ class SelectedTimeline::Input final : public TraceWriter {
 };
 
 SelectedTimeline::SelectedTimeline(TraceWriter& out, TimelineSelection selection)
-    : out_(out),
-      sel_(selection),
-      selecting_(selection.name || selection.from_ns > 0 || selection.to_ns < UINT64_MAX) {}
+    : out_(out), sel_(selection) {}
 
 SelectedTimeline::~SelectedTimeline() = default;
 

@@ -121,9 +121,12 @@ class SelectedTimeline {
   std::map<std::pair<uint32_t, std::string>, CarriedCounter> carried_;
   std::unordered_map<std::string, bool> name_matches_;
   uint64_t next_flow_id_ = uint64_t{1} << 52;  // above every log's correlation ids
+  // Whether anything is left out (a window or a name): only then can device work lose its call.
+  bool selecting() const {
+    return sel_.name || sel_.from_ns > 0 || sel_.to_ns < UINT64_MAX;
+  }
   // With a selection: the correlation ids of the host calls kept (each log numbers its own
   // apart). A call is written before the device work it submitted, which completes later.
-  bool selecting_ = false;
   std::unordered_set<uint64_t> kept_calls_;
   uint64_t spans_kept_ = 0, spans_dropped_ = 0, flows_dropped_ = 0;
 };
