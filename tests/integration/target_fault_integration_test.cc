@@ -120,6 +120,29 @@ int UnfinishedSyncSlices(const std::string& out, const std::string& json,
   return shown;
 }
 
+// The log at `out` holds exactly one unfinished zeEventHostSynchronize per thread of `tids`,
+// each `signal`, `capture_ended` and at least `min_ns` long.
+void ExpectUnfinishedSyncs(const std::string& out, const std::set<uint32_t>& tids, int32_t signal,
+                           bool capture_ended, uint64_t min_ns) {
+  const testing::Capture c = testing::ReadWholeCapture(out);
+  ASSERT_TRUE(c.complete);
+  const auto unfinished = c.All<UnfinishedCall>();
+  ASSERT_EQ(unfinished.size(), tids.size());
+  std::set<uint32_t> seen;
+  for (const UnfinishedCall& u : unfinished) {
+    seen.insert(u.tid);
+    EXPECT_EQ(c.strings.Get(u.function), "zeEventHostSynchronize");
+    EXPECT_EQ(u.signal, signal);
+    EXPECT_EQ(u.capture_ended, capture_ended);
+    EXPECT_GE(u.end_ns - u.start_ns, min_ns);
+  }
+  EXPECT_EQ(seen, tids);
+  // No completed call stands in for them.
+  for (const ApiCall& a : c.Calls(XT_ZE_EVENT_HOST_SYNCHRONIZE)) {
+    EXPECT_FALSE(tids.count(a.tid));
+  }
+}
+
 // Two threads block in zeEventHostSynchronize and end there, each way a thread can: alone (a
 // raw exit from a handler), with their process's exit, and killed with it. Each call is in
 // the log as unfinished, on its thread, from its entry to the thread's end, with the signal
@@ -141,22 +164,8 @@ TEST_F(TargetFaultTest, ACallWhoseThreadEndsInsideItIsShownUnfinished) {
               std::string::npos)
         << run.err;
 
-    const testing::Capture c = testing::ReadWholeCapture(out);
-    ASSERT_TRUE(c.complete);
-    const auto unfinished = c.All<UnfinishedCall>();
-    ASSERT_EQ(unfinished.size(), 2u);
-    std::set<uint32_t> tids;
-    for (const UnfinishedCall& u : unfinished) {
-      tids.insert(u.tid);
-      EXPECT_EQ(c.strings.Get(u.function), "zeEventHostSynchronize");
-      EXPECT_EQ(u.signal, end == "kill" ? SIGKILL : 0);
-      EXPECT_GE(u.end_ns - u.start_ns, 250'000'000u) << "the waiters sat in the call for 300 ms";
-    }
-    EXPECT_EQ(tids, waiters);
-    // No completed call stands in for them.
-    for (const ApiCall& a : c.Calls(XT_ZE_EVENT_HOST_SYNCHRONIZE)) {
-      EXPECT_FALSE(waiters.count(a.tid));
-    }
+    // The waiters sat in the call for 300 ms.
+    ExpectUnfinishedSyncs(out, waiters, end == "kill" ? SIGKILL : 0, false, 250'000'000);
 
     EXPECT_EQ(UnfinishedSyncSlices(out, Path("unfinished-" + end + ".json"), waiters,
                                    end == "kill" ? "its process was killed by SIGKILL inside the call"
@@ -184,19 +193,8 @@ TEST_F(TargetFaultTest, CallsStillRunningWhenTheCaptureStopsAreShownUnfinished) 
             std::string::npos)
       << xtrace.stderr_text();
 
-  const testing::Capture c = testing::ReadWholeCapture(out);
-  ASSERT_TRUE(c.complete);
-  const auto unfinished = c.All<UnfinishedCall>();
-  ASSERT_EQ(unfinished.size(), 2u);
-  std::set<uint32_t> tids;
-  for (const UnfinishedCall& u : unfinished) {
-    tids.insert(u.tid);
-    EXPECT_TRUE(u.capture_ended);
-    EXPECT_EQ(u.signal, 0);
-    EXPECT_EQ(c.strings.Get(u.function), "zeEventHostSynchronize");
-    EXPECT_GE(u.end_ns - u.start_ns, 500'000'000u) << "in the call from before 1 s to the stop";
-  }
-  EXPECT_EQ(tids, waiters);
+  // In the call from before 1 s to the stop.
+  ExpectUnfinishedSyncs(out, waiters, 0, true, 500'000'000);
 
   EXPECT_EQ(UnfinishedSyncSlices(out, Path("at-stop.json"), waiters,
                                  "still inside the call when the capture stopped"),
