@@ -12,6 +12,7 @@
 
 #include "xtrace/capture_config.h"
 #include "xtrace/hold.h"
+#include "xtrace/itt_ring.h"
 #include "xtrace/records.h"
 #include "xtrace/thread_state.h"
 
@@ -96,6 +97,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xt_hold);
 } held SEC(".maps");
+
+/* Processes on the ITT fast path (itt_ring.h): added by user space as a process's fast path
+ * attaches, their rings' counters added up by the lifecycle programs at each thread's exit
+ * and at exec, deleted by user space once the process's end is accounted for. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XT_MAX_TRACED_PROCS);
+	__type(key, __u32);
+	__type(value, struct xt_itt_rings_seen);
+} itt_rings SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);

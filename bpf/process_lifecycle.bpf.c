@@ -179,6 +179,7 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(xt_process_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
 	const struct xt_capture_config *cfg = xt_config();
+	struct xt_itt_rings_seen *seen;
 	struct xt_process_event *rec;
 	struct xt_scratch *buf;
 	__u32 zero = 0, pid, tgid;
@@ -188,6 +189,10 @@ int BPF_PROG(xt_process_exec, struct task_struct *task, pid_t old_pid, struct li
 
 	if (!cfg || !xt_task_ids(task, cfg, &pid, &tgid))
 		return 0;
+	/* ITT fast-path rings lay in the image just replaced: not to be looked for any more. */
+	seen = bpf_map_lookup_elem(&itt_rings, &tgid);
+	if (seen)
+		seen->control = 0;
 	/* The new image's name is set by now: this is where --comm selects a process. */
 	if (cfg->scope & XT_SCOPE_COMM) {
 		BPF_CORE_READ_STR_INTO(&comm, task, comm);
@@ -280,6 +285,82 @@ static __always_inline void xt_report_unfinished_call(const struct xt_capture_co
 	st->call.start_ns = 0;
 }
 
+/* The ITT fast path's rings live in the process's memory: records xtrace has not read yet go
+ * with it. Its threads' exits and its exec are the last moments anyone can read that memory
+ * (the exit tracepoint runs before the task lets go of its mm since Linux 6.16; exec's
+ * prepare tracepoint before the old image is replaced), so the rings' counters are added up
+ * here, and user space counts what it never read as dropped. Every look keeps the largest
+ * totals: a later look at a process that goes on only ever sees more. */
+struct xt_ring_sums {
+	__u64 control;
+	__u64 records;
+	__u64 dropped;
+	int failed;
+};
+
+static long xt_add_ring(__u32 i, void *data)
+{
+	struct xt_ring_sums *sums = data;
+	__u64 ring = 0, counters[2] = {};
+
+	if (bpf_probe_read_user(&ring, sizeof(ring),
+				(void *)(sums->control + XT_ITT_CONTROL_RINGS_OFFSET + 8 * (__u64)i)))
+		goto unreadable;
+	if (!ring)
+		return 0; /* a ring still being set up: it holds nothing yet */
+	if (bpf_probe_read_user(counters, sizeof(counters),
+				(void *)(ring + XT_ITT_RING_COUNTERS_OFFSET)))
+		goto unreadable;
+	sums->dropped += counters[0];
+	sums->records += counters[1];
+	return 0;
+unreadable:
+	sums->failed = 1;
+	return 1;
+}
+
+static __always_inline void xt_look_at_itt_rings(__u32 tgid)
+{
+	struct xt_itt_rings_seen *seen = bpf_map_lookup_elem(&itt_rings, &tgid);
+	struct xt_ring_sums sums = {};
+	__u64 header[2] = {}; /* no_ring_dropped, then ring_count (and its padding) */
+	__u32 count;
+
+	if (!seen || !seen->control)
+		return;
+	sums.control = seen->control;
+	if (bpf_probe_read_user(header, sizeof(header),
+				(void *)(sums.control + XT_ITT_CONTROL_NO_RING_DROPPED_OFFSET))) {
+		__sync_fetch_and_add(&seen->unreadable, 1);
+		return;
+	}
+	count = (__u32)header[1];
+	if (count > XT_ITT_MAX_RINGS)
+		count = XT_ITT_MAX_RINGS;
+	sums.dropped = header[0];
+	bpf_loop(count, xt_add_ring, &sums, 0);
+	if (sums.failed) {
+		__sync_fetch_and_add(&seen->unreadable, 1);
+		return;
+	}
+	if (sums.records > seen->records)
+		seen->records = sums.records;
+	if (sums.dropped > seen->dropped)
+		seen->dropped = sums.dropped;
+	__sync_fetch_and_add(&seen->looks, 1);
+}
+
+SEC("raw_tp/sched_prepare_exec")
+int BPF_PROG(xt_process_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
+{
+	const struct xt_capture_config *cfg = xt_config();
+	__u32 pid, tgid;
+
+	if (cfg && xt_current_ids(cfg, &pid, &tgid))
+		xt_look_at_itt_rings(tgid);
+	return 0;
+}
+
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(xt_process_exit, struct task_struct *task)
 {
@@ -291,6 +372,8 @@ int BPF_PROG(xt_process_exit, struct task_struct *task)
 	if (!cfg)
 		return 0;
 	xt_report_unfinished_call(cfg, task, bpf_ktime_get_ns());
+	if (xt_current_ids(cfg, &pid, &tgid))
+		xt_look_at_itt_rings(tgid);
 	/* Every thread passes here; the process is gone when its last live thread does
 	 * (signal->live is decremented before this tracepoint). */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)

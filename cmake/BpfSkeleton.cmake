@@ -1,6 +1,6 @@
 # Builds BPF objects with clang and turns them into libbpf skeleton headers with bpftool.
 #
-#   xtrace_bpf_skeleton(<name> <source.bpf.c> DEPENDS <headers...>)
+#   xtrace_bpf_skeleton(<name> <source.bpf.c> [DEPENDS <extra inputs...>])
 #
 # produces ${CMAKE_BINARY_DIR}/bpf/<name>.skel.h and an INTERFACE target xtrace_bpf_<name>
 # that puts it on the include path. vmlinux.h is generated once from the running kernel's BTF.
@@ -38,7 +38,9 @@ function(xtrace_bpf_skeleton name source)
             -Wall -Werror -Wno-unused-function
             -I/usr/include/x86_64-linux-gnu -I${XTRACE_BPF_OUT}
             -I${CMAKE_SOURCE_DIR}/include -I${CMAKE_CURRENT_SOURCE_DIR}
-            -c ${source} -o ${obj}
+            -MD -MF ${obj}.d -c ${source} -o ${obj}
+    # Every header the object includes, from the compiler: a hand-kept list misses some.
+    DEPFILE ${obj}.d
     DEPENDS ${source} xtrace_vmlinux_h ${ARG_DEPENDS}
     COMMENT "BPF ${name}.bpf.o"
     VERBATIM)

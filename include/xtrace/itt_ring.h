@@ -11,16 +11,23 @@
  * heartbeat older than the lease sets the generation back to 0 itself.
  *
  * Nothing here is trusted by xtrace: every field and record is validated as it is read.
+ *
+ * The one part BPF reads (bpf/process_lifecycle.bpf.c): the rings' `records` and `dropped`
+ * counters, as each thread of a process on the fast path exits and as it execs, into
+ * struct xt_itt_rings_seen. Records still in a ring when its process ends go with the
+ * process; those counters say how many, so they are counted dropped, never lost unseen.
  */
 #ifndef XTRACE_ITT_RING_H
 #define XTRACE_ITT_RING_H
 
+#ifndef __VMLINUX_H__ /* BPF gets the types from vmlinux.h */
 #include <linux/types.h>
+#endif
 
 #define XT_ITT_CONTROL_SYMBOL "xtrace_itt_control"
 #define XT_ITT_CONTROL_MAGIC 0x314c5254435449ull /* "ITCTRL1" little-endian */
 #define XT_ITT_RING_MAGIC 0x31474e4952544958ull  /* "XITRING1" */
-#define XT_ITT_LAYOUT_VERSION 1
+#define XT_ITT_LAYOUT_VERSION 2 /* 2: xt_itt_ring.records */
 
 /* Rings a process may register (threads that made an ITT call while attached; rings of
  * exited threads are reused once drained). Calls of threads beyond it are counted in
@@ -70,10 +77,32 @@ struct xt_itt_ring {
 	__u32 owner_tid;  /* the thread using it now (its own pid namespace); 0: free for reuse */
 	__u64 write_pos;
 	__u64 dropped;
-	__u64 pad0[4];    /* read_pos on its own cache line */
+	__u64 records;    /* records written (dropped ones not included), ever */
+	__u64 pad0[3];    /* read_pos on its own cache line */
 	__u64 read_pos;
 	__u64 pad1[7];
 	/* __u8 data[data_bytes]; */
+};
+
+/* The counters BPF reads of a ring, in this order from offsetof(xt_itt_ring, dropped). */
+#define XT_ITT_RING_COUNTERS_OFFSET 24
+
+/* Offsets in struct xt_itt_control that BPF reads (checked by static_asserts in the collector
+ * and in xtrace). */
+#define XT_ITT_CONTROL_NO_RING_DROPPED_OFFSET 72
+#define XT_ITT_CONTROL_RING_COUNT_OFFSET 80
+#define XT_ITT_CONTROL_RINGS_OFFSET 88
+
+/* Value of the `itt_rings` map (bpf/maps.bpf.h), keyed by the process's id as the capture
+ * numbers it: xtrace adds a process as its fast path attaches; BPF adds up its rings'
+ * counters as its threads exit and as it execs (the last look at a process's memory that
+ * anyone gets), keeping the largest totals seen. */
+struct xt_itt_rings_seen {
+	__u64 control;    /* the control block's address in the process (set by xtrace) */
+	__u64 records;    /* sum of every ring's `records` at the fullest look */
+	__u64 dropped;    /* sum of every ring's `dropped`, plus no_ring_dropped */
+	__u32 looks;      /* looks that read everything */
+	__u32 unreadable; /* looks that could not read the block or a ring */
 };
 
 /* Which optional words follow a record's fixed part, in this order. */

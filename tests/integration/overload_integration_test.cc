@@ -147,16 +147,19 @@ uint64_t IttCallsMade(uint64_t threads, uint64_t iterations) {
   return threads * (iterations * kIttCallsPerIteration + 1);
 }
 
-// itt_workload under `record --buffer-size 4096` (one round); checks that its ITT calls are
-// each captured or counted dropped, that some were dropped, and that the summary says so
-// and names the remedy. `path` is the line xtrace must give for the path ITT calls take.
+// itt_workload under `record --buffer-size 4096` (one round, then it ends the way `end`
+// says: itt_workload --end); checks that its ITT calls are each captured or counted dropped,
+// that some were dropped, and that the summary says so and names the remedy. `path` is the
+// line xtrace must give for the path ITT calls take.
 void ExpectIttCallsAccountedFor(const std::string& out, uint64_t threads, uint64_t iterations,
-                                const std::vector<std::string>& env, const std::string& path) {
+                                const std::vector<std::string>& env, const std::string& path,
+                                const std::string& end = "exit") {
   auto run = RunCommand({kXtrace, "record", "--buffer-size", "4096", "-o", out, "--", kIttWorkload,
                          "--threads", std::to_string(threads), "--iterations",
-                         std::to_string(iterations)},
+                         std::to_string(iterations), "--end", end},
                         env, 60s);
-  ASSERT_EQ(run.exit_code(), 0) << run.err;
+  // record exits with its command's status: 128 + 9 for a command that SIGKILLed itself.
+  ASSERT_EQ(run.exit_code(), end == "kill" ? 137 : 0) << "--end " << end << "\n" << run.err;
   ASSERT_NE(run.out.find("exit rounds=1"), std::string::npos) << run.out;
   EXPECT_NE(run.err.find(path), std::string::npos) << run.err;
   const LogContents c = ReadLogContents(out);
@@ -165,10 +168,12 @@ void ExpectIttCallsAccountedFor(const std::string& out, uint64_t threads, uint64
   const uint64_t made = IttCallsMade(threads, iterations);
   const uint64_t captured = got.captured.count("ITT") ? got.captured.at("ITT") : 0;
   const uint64_t dropped = got.dropped.count("ITT") ? got.dropped.at("ITT") : 0;
-  std::printf("ITT (%s): %llu calls = %llu captured + %llu dropped\n", path.c_str(),
+  std::printf("ITT (%s, --end %s): %llu calls = %llu captured + %llu dropped\n", path.c_str(),
+              end.c_str(),
               static_cast<unsigned long long>(made), static_cast<unsigned long long>(captured),
               static_cast<unsigned long long>(dropped));
-  EXPECT_EQ(captured + dropped, made) << captured << " captured + " << dropped << " dropped";
+  EXPECT_EQ(captured + dropped, made) << captured << " captured + " << dropped
+                                      << " dropped (--end " << end << ")\n" << run.err;
   EXPECT_GT(dropped, 0u) << "the burst did not overload the capture";
   EXPECT_GT(captured, 0u);
   EXPECT_TRUE(std::regex_search(
@@ -192,6 +197,20 @@ TEST_F(OverloadTest, EveryIttCallOnTheFastPathIsCapturedOrCountedDropped) {
   for (int run = 0; run < 3; ++run)
     ExpectIttCallsAccountedFor(Path("fast_path" + std::to_string(run) + ".capnp"), 2, 100000,
                                {kWithCollector}, "ITT calls go through the in-process fast path");
+}
+
+// The ways a process ends besides returning from main, on both paths: killed by a signal
+// and replaced by exec with its worker threads still running (nothing of the collector runs
+// at its end: the records still in its rings go with it), and its threads ending while the
+// process lives on (their rings outlive them). Each must still account for every call.
+TEST_F(OverloadTest, EveryIttCallIsAccountedForHoweverItsProcessEnds) {
+  for (const std::string end : {"kill", "exec", "threads"}) {
+    ExpectIttCallsAccountedFor(Path("fast_path_" + end + ".capnp"), 2, 100000, {kWithCollector},
+                               "ITT calls go through the in-process fast path", end);
+    ExpectIttCallsAccountedFor(Path("probe_site_" + end + ".capnp"), 2, 2000,
+                               {kWithCollector, "XTRACE_ITT_FAST_PATH=0"},
+                               "ITT calls go through the probe site", end);
+  }
 }
 
 }  // namespace

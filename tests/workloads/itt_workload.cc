@@ -4,8 +4,11 @@
 // and logs every label it completed, so tests can compare a capture with it exactly.
 #include <level_zero/ze_api.h>
 #include <sys/syscall.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -54,6 +57,10 @@ Options:
                      unbalanced (see below); default "run"
   --wait-for-signal  print "ready <pid>", then run one round per SIGUSR1 until SIGTERM
   --ze               launch xt_scale_f32 through Level Zero inside every "xt.inner" task
+  --end HOW          how the process ends after its script (default exit): exit (returns
+                     from main), kill (SIGKILLs itself, worker threads still alive), exec
+                     (replaces itself with /bin/true, worker threads still alive), threads
+                     (its worker threads end, then it lives on 300 ms before it exits)
   --log FILE         append "<round>\t<tid>\t<kind>\t<domain>\t<name>" for every label
                      completed (kind: task, marker, region, overlapped_task, frame) and every
                      launch (kind launch, domain ze, name the kernel)
@@ -73,6 +80,7 @@ struct Options {
   std::vector<std::string> script{"run"};
   bool wait_for_signal = false;
   bool ze = false;
+  std::string end = "exit";
   std::string log;
 };
 
@@ -109,6 +117,10 @@ Options ParseOptions(int argc, char** argv) {
       o.wait_for_signal = true;
     } else if (arg == "--ze") {
       o.ze = true;
+    } else if (arg == "--end") {
+      o.end = option_value(argc, argv, i);
+      if (o.end != "exit" && o.end != "kill" && o.end != "exec" && o.end != "threads")
+        usage_error("--end: unknown way to end \"" + o.end + "\" (exit, kill, exec, threads)");
     } else if (arg == "--log") {
       o.log = option_value(argc, argv, i);
       if (o.log.empty()) usage_error("--log: empty file name");
@@ -347,11 +359,11 @@ int Main(int argc, char** argv) {
   LabelLog log(options.log);
   std::unique_ptr<Gpu> gpu;
   if (options.ze) gpu = std::make_unique<Gpu>();
-  Workers workers(options, labels, log, gpu.get());
+  auto workers = std::make_unique<Workers>(options, labels, log, gpu.get());
 
   std::uint64_t rounds = 0;
   auto run_round = [&] {
-    workers.RunRound(++rounds);
+    workers->RunRound(++rounds);
     std::printf("round %llu\n", static_cast<unsigned long long>(rounds));
     std::fflush(stdout);
   };
@@ -375,6 +387,16 @@ int Main(int argc, char** argv) {
   }
   std::printf("exit rounds=%llu\n", static_cast<unsigned long long>(rounds));
   std::fflush(stdout);
+  if (options.end == "kill") raise(SIGKILL);
+  if (options.end == "exec") {
+    execl("/bin/true", "true", static_cast<char*>(nullptr));
+    std::fprintf(stderr, "itt_workload: exec /bin/true: %s\n", std::strerror(errno));
+    return 1;
+  }
+  if (options.end == "threads") {
+    workers.reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
   return 0;
 }
 

@@ -170,6 +170,10 @@ void AttachPlanner::ProcessGone(uint32_t pid, uint64_t now_ns) {
   }
 }
 
+void AttachPlanner::ProcessExeced(uint32_t pid, uint64_t exec_ns) {
+  for (const auto& source : sources_) source->OnProcessExec(pid, exec_ns);
+}
+
 std::string AttachPlanner::WaitsFor() const {
   std::string what;
   for (const auto& source : sources_) {

@@ -65,6 +65,8 @@ class AttachPlanner {
   void ReleaseLibraries(uint32_t pid, uint64_t now_ns);
   // `pid` is gone or detached: its libraries are released and every source forgets it.
   void ProcessGone(uint32_t pid, uint64_t now_ns);
+  // `pid` replaced its image at `exec_ns`: every source forgets what it kept about its memory.
+  void ProcessExeced(uint32_t pid, uint64_t exec_ns);
   // Destroys the links of shared files nobody has used for `grace_ns`.
   void ExpireIdle(uint64_t now_ns, uint64_t grace_ns) { attachments_.ExpireIdle(now_ns, grace_ns); }
 

@@ -76,6 +76,7 @@ Status CaptureMaps::Share(bpf_object* obj) const {
       {"drops_by_pid", skel_->maps.drops_by_pid},
       {"filter_epoch", skel_->maps.filter_epoch},
       {"held", skel_->maps.held},
+      {"itt_rings", skel_->maps.itt_rings},
   };
   for (const auto& [name, ours] : shared) {
     bpf_map* theirs = bpf_object__find_map_by_name(obj, name);
@@ -97,6 +98,22 @@ void CaptureMaps::FilterChanged() {
 
 int CaptureMaps::held_fd() const { return bpf_map__fd(skel_->maps.held); }
 int CaptureMaps::thread_state_fd() const { return bpf_map__fd(skel_->maps.thread_state); }
+
+Status CaptureMaps::WatchIttRings(uint32_t pid, uint64_t control_address) {
+  const xt_itt_rings_seen seen{control_address, 0, 0, 0, 0};
+  if (bpf_map__update_elem(skel_->maps.itt_rings, &pid, sizeof(pid), &seen, sizeof(seen), BPF_ANY))
+    return Status::Error("watching the ITT rings of pid " + std::to_string(pid) + ": " +
+                         BpfErrorText(errno));
+  return Status::Ok();
+}
+
+std::optional<xt_itt_rings_seen> CaptureMaps::TakeIttRings(uint32_t pid) {
+  xt_itt_rings_seen seen{};
+  if (bpf_map__lookup_and_delete_elem(skel_->maps.itt_rings, &pid, sizeof(pid), &seen,
+                                      sizeof(seen), 0))
+    return std::nullopt;
+  return seen;
+}
 
 Status CaptureMaps::TracePid(uint32_t pid) {
   const __u8 one = 1;
@@ -208,6 +225,11 @@ Result<int> CaptureMaps::Drain(const RecordCallback& callback) {
   callback_ = nullptr;
   if (n < 0) return Status::Error("draining ring buffer: " + BpfErrorText(n));
   return n;
+}
+
+Result<int> CaptureMaps::DrainLast(const RecordCallback& callback) {
+  if (side_) side_->Finish();
+  return Drain(callback);
 }
 
 Counters CaptureMaps::ReadCounters() const {

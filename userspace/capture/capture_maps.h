@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "base/status.h"
 #include "xtrace/capture_config.h"
+#include "xtrace/itt_ring.h"
 #include "xtrace/records.h"
 
 struct shared_maps;  // generated skeleton (build/bpf/shared_maps.skel.h)
@@ -37,6 +39,9 @@ class SideStream {
   virtual void BeforeRingRecord(std::span<const std::byte> record, const RecordCallback& callback) = 0;
   // After the ring is read: passes on the rest.
   virtual void AfterRing(const RecordCallback& callback) = 0;
+  // The capture is about to read the ring for the last time: its writers stop, and what they
+  // wrote is gathered for that read, or counted dropped.
+  virtual void Finish() {}
 };
 
 class CaptureMaps {
@@ -79,6 +84,8 @@ class CaptureMaps {
   Result<int> Poll(int timeout_ms, const RecordCallback& callback);
   // Passes every pending record to `callback` without waiting.
   Result<int> Drain(const RecordCallback& callback);
+  // The last Drain of the capture: the side stream's writers are stopped first.
+  Result<int> DrainLast(const RecordCallback& callback);
 
   // Sums the per-CPU counters (enum xt_counter), with the counts added from user space.
   Counters ReadCounters() const;
@@ -86,6 +93,13 @@ class CaptureMaps {
   // Counts kept outside BPF (records a traced process's own buffer dropped, records of a
   // paused process): added to ReadCounters and, for drops, to ReadDropsByPid.
   void AddUserCount(xt_counter counter, uint32_t pid, uint64_t n);
+
+  // Processes on the ITT fast path: BPF adds up their rings' counters as their threads exit
+  // and as they exec (xt_itt_rings_seen), which is how records still in a ring when its
+  // process ends are counted. Watch as the fast path attaches; Take (which forgets it) once
+  // the process has ended.
+  Status WatchIttRings(uint32_t pid, uint64_t control_address);
+  std::optional<xt_itt_rings_seen> TakeIttRings(uint32_t pid);
 
   // A process's collection state now (XT_COLLECT_ON when it has none).
   uint32_t CollectionState(uint32_t pid) const;

@@ -308,8 +308,10 @@ void Session::OnProcessRecord(std::span<const std::byte> data) {
             if (scope_.cgroup && r.cgroup_id == scope_.cgroup->id) seen.cgroup_path = scope_.cgroup->path;
             // The log follows what the process is now: a given one from its first exec, any
             // other once the log has named it.
-            if (r.hdr.type == XT_REC_PROCESS_EXEC)
+            if (r.hdr.type == XT_REC_PROCESS_EXEC) {
               correlator_->ProcessExeced(pid, r.hdr.start_ns, seen, t.given);
+              planner_->ProcessExeced(pid, r.hdr.start_ns);
+            }
             processes_.SawStart(pid, std::move(seen), r.cgroup_id);
             t.rescan = true;
           } else {
@@ -544,6 +546,10 @@ void Session::Publish() {
 
 Result<CaptureReport> Session::Run() {
   if (Status st = Prepare(); !st.ok()) return st;
+  // From zero, before anything is probed: the counters are this capture's own, and a drop
+  // while the command starts or running processes are probed is a drop like any other (a
+  // window begun later left those out of the drops by source, though not out of the total).
+  drop_windows_.Start(Counters{}, MonotonicNs());
   // With --system and no cgroup, the host's own copy of each probed library is attached too,
   // for every process that will map it, so a process that starts during the capture is traced
   // from its first call instead of from the moment its libraries were found. (With a filter,
@@ -568,7 +574,6 @@ Result<CaptureReport> Session::Run() {
   const uint64_t deadline = opt_.duration_ns ? start + *opt_.duration_ns : UINT64_MAX;
   uint64_t last_flush = start, last_sweep = start, last_clock_reading = start;
   Status read_error;
-  drop_windows_.Start(maps_->ReadCounters(), start);
   Publish();
 
   while (!StopRequested()) {
@@ -611,7 +616,7 @@ Result<CaptureReport> Session::Run() {
   (void)SetHolding(false);
   // Everything the probes wrote before we stopped is still in the ring; a last clock reading
   // then covers the newest kernel timestamps, and the timeline lets go of what it held.
-  (void)maps_->Drain(on_record_);
+  (void)maps_->DrainLast(on_record_);
   ReleaseHolds();  // nothing more is probed: they go on as they are
   ReadDeviceClocks();
   DetachTargets();  // a detach read in these last records is reported too

@@ -137,8 +137,17 @@ bool IttFastPath::TryAttach(uint32_t pid, uint64_t address, bool last_try) {
     return true;
   }
   Process& proc = processes_[pid];
+  if (!proc.based) {
+    proc.base = reader->at_attach();
+    proc.based = true;
+  }
+  // BPF looks at its rings' counters as its threads exit and as it execs.
+  if (Status watch = maps_.WatchIttRings(pid, address); !watch.ok())
+    Tell("pid " + std::to_string(pid) + ": " + watch.message() +
+         "; ITT records still in its rings if it ends during the capture cannot be counted");
   proc.reader = std::move(reader);
   proc.control_address = address;
+  proc.attached_ns = TscClock::MonotonicNs();
   proc.own_pid_namespace = SamePidNamespace(pid);
   states_[pid] = {{0, maps_.CollectionState(pid)}};
   Tell("pid " + std::to_string(pid) + ": ITT calls go through the in-process fast path");
@@ -147,16 +156,72 @@ bool IttFastPath::TryAttach(uint32_t pid, uint64_t address, bool last_try) {
 
 void IttFastPath::Release(uint32_t pid) {
   std::lock_guard lock(mu_);
-  states_.erase(pid);
   waiting_.erase(pid);
   unmapped_.erase(pid);
   auto it = processes_.find(pid);
-  if (it == processes_.end()) return;
-  if (it->second.reader) it->second.reader->Detach();
-  processes_.erase(it);
+  if (it == processes_.end() || it->second.ended) return;
+  EndProcess(pid, it->second, true);
 }
 
-void IttFastPath::DrainProcess(uint32_t pid, Process& proc) {
+void IttFastPath::ReleaseImage(uint32_t pid, uint64_t exec_ns) {
+  // `record`'s command waits for its collector across its first exec (unmapped_, waiting_).
+  std::lock_guard lock(mu_);
+  auto it = processes_.find(pid);
+  if (it == processes_.end() || it->second.ended || it->second.attached_ns > exec_ns) return;
+  // The memory the rings were in is gone: nothing there is to be read or written.
+  EndProcess(pid, it->second, false);
+}
+
+void IttFastPath::Finish() {
+  std::lock_guard lock(mu_);
+  for (auto& [pid, proc] : processes_)
+    if (!proc.ended) EndProcess(pid, proc, true);
+}
+
+void IttFastPath::EndProcess(uint32_t pid, Process& proc, bool readable) {
+  proc.ended = true;
+  std::optional<IttRingTotals> last;
+  if (proc.reader && readable) {
+    // Its calls go to the probe site from now on; those already in its rings are taken. A
+    // call that read the generation just before it changed is appended right after: give
+    // such calls (tens of ns each) a moment.
+    proc.reader->Detach();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    DrainProcess(pid, proc, true);
+    if (proc.reader)
+      if (auto totals = proc.reader->ReadTotals(); totals.ok()) last = *totals;
+  }
+  proc.reader.reset();
+  // Gone (or execed): what BPF read of its rings as its threads exited.
+  const std::optional<xt_itt_rings_seen> seen = maps_.TakeIttRings(pid);
+  if (!last && seen && seen->looks) last = IttRingTotals{seen->records, seen->dropped};
+  if (!proc.based) return;
+  if (!last) {
+    Tell("pid " + std::to_string(pid) +
+         ": its ITT rings could not be read at its end; records still in them then are not "
+         "counted" + (seen && seen->unreadable ? " (its memory was unreadable as it exited)" : ""));
+    return;
+  }
+  // Never read: records written but not consumed, and drops the target counted that never
+  // reached a drain. Both are calls made while attached that the capture does not have.
+  const uint64_t written = last->records - std::min(last->records, proc.base.records);
+  const uint64_t lost = written - std::min(written, proc.consumed);
+  const uint64_t known_drops = proc.base.dropped + proc.drops_counted;
+  const uint64_t late_drops = last->dropped - std::min(last->dropped, known_drops);
+  CountLost(pid, lost + late_drops);
+  if (lost)
+    Tell("pid " + std::to_string(pid) + ": " + std::to_string(lost) +
+         " ITT records were still in its rings when its fast path ended; counted dropped");
+}
+
+// Calls the capture will never have, counted where every ITT drop is.
+void IttFastPath::CountLost(uint32_t pid, uint64_t n) {
+  if (!n) return;
+  maps_.AddUserCount(XT_CNT_DROPPED, pid, n);
+  maps_.AddUserCount(XT_CNT_DROPPED_ITT, pid, n);
+}
+
+void IttFastPath::DrainProcess(uint32_t pid, Process& proc, bool final) {
   const size_t first = gathered_.size();
   const IttDrainStats stats = proc.reader->Drain(clock_->Now(), [&](const IttRingRecord& r) {
     Raw& back = gathered_.emplace_back(Raw{pid, r, std::string(r.text), std::nullopt});
@@ -168,7 +233,9 @@ void IttFastPath::DrainProcess(uint32_t pid, Process& proc) {
     ReadNames(pid, proc, gathered_[i].rec);
   }
   proc.reader->Commit();
+  proc.consumed += stats.records;
   proc.dropped += stats.dropped;
+  proc.drops_counted += stats.dropped;
   if (stats.malformed && proc.malformed == 0)
     Tell("pid " + std::to_string(pid) + ": ITT fast path: skipped malformed records (" +
          stats.first_error + ")");
@@ -180,7 +247,7 @@ void IttFastPath::DrainProcess(uint32_t pid, Process& proc) {
     proc.reader.reset();
     return;
   }
-  if (stats.lapsed) {
+  if (stats.lapsed && !final) {
     // The collector let go (no drain within the lease): its calls went to the probe site
     // meanwhile, so nothing was lost. Take it back.
     auto again = IttRingReader::Attach(pid, proc.control_address, ClockNow());
@@ -242,10 +309,30 @@ void IttFastPath::Collect() {
   }
   for (const std::string& line : said_) say_(line);
   said_.clear();
-  if (gathered_.empty()) return;
   std::vector<Raw> raw;
   raw.swap(gathered_);
   lock.unlock();  // the drain thread goes on while these are converted
+  ConvertGathered(raw);
+}
+
+void IttFastPath::ForgetEnded() {
+  std::lock_guard lock(mu_);
+  for (auto it = processes_.begin(); it != processes_.end();) {
+    const uint32_t pid = it->first;
+    const bool unfinished =
+        !it->second.ended || it->second.dropped != 0 ||
+        std::any_of(gathered_.begin(), gathered_.end(), [pid](const Raw& r) { return r.pid == pid; });
+    if (unfinished) {
+      ++it;
+      continue;
+    }
+    states_.erase(pid);
+    it = processes_.erase(it);
+  }
+}
+
+void IttFastPath::ConvertGathered(std::vector<Raw>& raw) {
+  if (raw.empty()) return;
   // Every record read now lies before this reading: each is interpolated, not extrapolated.
   clock_->Sample();
   // In time order across threads, so a handle's text or a thread's name goes out before
@@ -322,16 +409,16 @@ void IttFastPath::NoteHandle(uint32_t pid, Process& proc, uint32_t tid, uint64_t
 
 void IttFastPath::Convert(const Raw& raw) {
   auto it = processes_.find(raw.pid);
-  if (it == processes_.end()) return;
+  if (it == processes_.end()) return CountLost(raw.pid, 1);  // not expected: processes outlive their records
   Process& proc = it->second;
   const IttRingRecord& r = raw.rec;
   const std::optional<uint64_t>& ns = raw.ns;
   if (!ns) {
-    // Stamped before this capture attached (a write of an earlier one still in flight) or
-    // with a time the target made up: not this capture's record.
+    // Stamped with a time outside the capture (a clock the target made up): a call the
+    // capture cannot place, counted dropped.
     if (proc.outside++ == 0)
-      say_("pid " + std::to_string(raw.pid) + ": ITT fast path: skipped a record whose time lies outside the capture");
-    return;
+      say_("pid " + std::to_string(raw.pid) + ": ITT fast path: dropped a record whose time lies outside the capture");
+    return CountLost(raw.pid, 1);
   }
   const uint32_t tid = r.tid;
   NoteThread(raw.pid, proc, tid, *ns);
@@ -394,6 +481,8 @@ void IttFastPath::AfterRing(const RecordCallback& callback) {
   pending_.clear();
   arena_.clear();
   next_ = 0;
+  // Processes whose end is accounted for, once their last records are passed on.
+  ForgetEnded();
 }
 
 }  // namespace xtrace

@@ -55,10 +55,14 @@ class IttFastPath final : public SideStream {
   bool attached(uint32_t pid) const { return processes_.count(pid) != 0; }
 
   // The process exited or detached itself: the collector (if still there) goes back to its
-  // probe site.
+  // probe site, and what its rings took in that this capture never read is counted dropped.
   void Release(uint32_t pid);
+  // The process replaced its image at `exec_ns`: a fast path attached to the image before
+  // (whose memory is gone) ends as Release's does; one attached to the new image goes on.
+  void ReleaseImage(uint32_t pid, uint64_t exec_ns);
 
   void Collect() override;
+  void Finish() override;
   void BeforeRingRecord(std::span<const std::byte> record, const RecordCallback& callback) override;
   void AfterRing(const RecordCallback& callback) override;
 
@@ -95,6 +99,13 @@ class IttFastPath final : public SideStream {
     uint64_t outside = 0;  // records stamped outside the capture
     uint64_t malformed = 0;
     uint64_t dropped = 0;  // counted by the target, not yet added to the capture's counters
+    // What this capture knows its rings took in, for the count at the process's end.
+    IttRingTotals base;          // the totals at the first attach (earlier ones are no call of ours)
+    bool based = false;
+    uint64_t consumed = 0;       // records read from its rings
+    uint64_t drops_counted = 0;  // target-counted drops passed on
+    bool ended = false;          // accounted for: forgotten once its records are passed on
+    uint64_t attached_ns = 0;    // CLOCK_MONOTONIC when its fast path was attached
   };
   // A record read from a ring (its tid already the capture's), before its time is known.
   struct Raw {
@@ -120,9 +131,15 @@ class IttFastPath final : public SideStream {
   bool TryAttach(uint32_t pid, uint64_t address, bool last_try);
   void DrainLoop();
   // Empties `pid`'s rings into gathered_, reading what the new records name first.
-  void DrainProcess(uint32_t pid, Process& proc);
+  // `final`: the capture is letting go of it, so a collector that let go is not taken back.
+  void DrainProcess(uint32_t pid, Process& proc, bool final = false);
+  // The process's fast path ends: counts dropped what its rings took in and nobody read.
+  void EndProcess(uint32_t pid, Process& proc, bool readable);
+  void CountLost(uint32_t pid, uint64_t n);
   void ReadNames(uint32_t pid, Process& proc, const IttRingRecord& r);
   void Convert(const Raw& raw);
+  void ConvertGathered(std::vector<Raw>& raw);
+  void ForgetEnded();
   uint32_t CaptureTid(uint32_t pid, Process& proc, uint32_t ns_tid);
   void NoteThread(uint32_t pid, Process& proc, uint32_t tid, uint64_t ns);
   void NoteHandle(uint32_t pid, Process& proc, uint32_t tid, uint64_t ns, uint32_t kind,

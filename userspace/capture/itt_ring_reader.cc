@@ -97,6 +97,7 @@ Result<std::unique_ptr<IttRingReader>> IttRingReader::Attach(uint32_t pid, uint6
     return st;
   if (Status st = mem.Read(control_address, &c, sizeof(c)); !st.ok()) return st;
   self->no_ring_dropped_seen_ = c.no_ring_dropped;
+  self->at_attach_.dropped = c.no_ring_dropped;
   for (uint32_t i = 0; i < IttRingCount(c); ++i) {
     const uint64_t address = c.rings[i];
     if (!address) continue;
@@ -108,6 +109,8 @@ Result<std::unique_ptr<IttRingReader>> IttRingReader::Attach(uint32_t pid, uint6
     }
     state.read_pos = state.committed = ring.write_pos;
     state.dropped_seen = ring.dropped;
+    self->at_attach_.records += ring.records;
+    self->at_attach_.dropped += ring.dropped;
     (void)mem.Write(address + offsetof(xt_itt_ring, read_pos), &state.read_pos, 8);
   }
   struct {
@@ -208,6 +211,21 @@ void IttRingReader::Commit() {
     if (memory_.Write(address + offsetof(xt_itt_ring, read_pos), &state.read_pos, 8).ok())
       state.committed = state.read_pos;
   }
+}
+
+Result<IttRingTotals> IttRingReader::ReadTotals() const {
+  xt_itt_control& c = *control_;
+  if (Status st = memory_.Read(control_address_, &c, sizeof(c)); !st.ok()) return st;
+  if (Status st = ValidateIttControl(c, control_address_); !st.ok()) return st;
+  IttRingTotals totals{0, c.no_ring_dropped};
+  for (uint32_t i = 0; i < IttRingCount(c); ++i) {
+    if (!c.rings[i]) continue;
+    xt_itt_ring ring;
+    if (Status st = memory_.Read(c.rings[i], &ring, sizeof(ring)); !st.ok()) return st;
+    totals.records += ring.records;
+    totals.dropped += ring.dropped;
+  }
+  return totals;
 }
 
 void IttRingReader::Detach() {

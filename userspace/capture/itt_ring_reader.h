@@ -44,6 +44,13 @@ struct IttDrainStats {
   bool gone = false;       // the process cannot be read any more
 };
 
+// What a process's rings say they ever held: records written into them and calls they
+// dropped (full rings, threads without a ring), summed over every ring.
+struct IttRingTotals {
+  uint64_t records = 0;
+  uint64_t dropped = 0;
+};
+
 class IttRingReader {
  public:
   struct Clock {
@@ -71,6 +78,11 @@ class IttRingReader {
   // Lets go: the collector returns to its probe site at once (best effort: the process may be gone).
   void Detach();
 
+  // The totals the rings held when this reader attached (what was there before belongs to
+  // no capture of ours), and the totals now, read from the process (an error once it is gone).
+  const IttRingTotals& at_attach() const { return at_attach_; }
+  Result<IttRingTotals> ReadTotals() const;
+
   const RemoteMemory& memory() const { return memory_; }
   uint64_t generation() const { return generation_; }
 
@@ -88,6 +100,7 @@ class IttRingReader {
   uint64_t control_address_;
   uint64_t generation_ = 0;
   uint64_t no_ring_dropped_seen_ = 0;
+  IttRingTotals at_attach_;
   std::map<uint64_t, RingState> rings_;  // by address in the target
   std::unique_ptr<xt_itt_control> control_;  // the last copy read (8 KiB: not on the stack)
 };

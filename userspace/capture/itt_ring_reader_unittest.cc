@@ -77,6 +77,45 @@ TEST(IttRingReader, AttachesDrainsCommitsAndDetaches) {
   EXPECT_EQ(c->generation, 0u);
 }
 
+// The totals are what a process's end is accounted against: records written since the attach
+// are the ones read plus the ones lost, and a full ring's drops show in them too.
+TEST(IttRingReader, TotalsCountEveryRecordWrittenAndEveryDrop) {
+  xt_itt_control* c = LoadedControl();
+  ASSERT_NE(c, nullptr);
+  itt::Domain* d = itt::DomainCreate("xt.reader.totals");
+  auto reader = IttRingReader::Attach(kSelf, reinterpret_cast<uintptr_t>(c), Clock());
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  const IttRingTotals base = (*reader)->at_attach();
+  auto now = (*reader)->ReadTotals();
+  ASSERT_TRUE(now.ok()) << now.status().message();
+  EXPECT_EQ(now->records, base.records);
+  EXPECT_EQ(now->dropped, base.dropped);
+  // Three records read, then two written and never read: all five counted as written.
+  std::thread([&] {
+    itt::TaskEnd(d);
+    itt::TaskEnd(d);
+    itt::TaskEnd(d);
+  }).join();
+  EXPECT_EQ(DrainAll(**reader).size(), 3u);
+  std::thread([&] {
+    itt::TaskEnd(d);
+    itt::TaskEnd(d);
+  }).join();
+  now = (*reader)->ReadTotals();
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now->records - base.records, 5u);
+  // A ring filled to the end: every call beyond it is a drop in the totals.
+  uint64_t made = 0;
+  std::thread([&] {
+    for (; made < 50000; ++made) itt::TaskEnd(d);  // 24-byte records: 1.2 MB
+  }).join();
+  const auto full = (*reader)->ReadTotals();
+  ASSERT_TRUE(full.ok());
+  EXPECT_GT(full->dropped, base.dropped);
+  EXPECT_EQ(full->records - now->records + full->dropped - base.dropped, made);
+  (*reader)->Detach();
+}
+
 TEST(IttRingReader, RecordsOfAnEarlierCaptureAreSkipped) {
   xt_itt_control* c = LoadedControl();
   ASSERT_NE(c, nullptr);

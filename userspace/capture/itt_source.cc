@@ -224,6 +224,10 @@ Result<std::vector<ProbeLink>> IttSource::AttachToLibrary(const MappedLibrary& l
   return AttachPytorch(target, lib, exports);
 }
 
+void IttSource::OnProcessExec(uint32_t pid, uint64_t exec_ns) {
+  if (fast_path_) fast_path_->ReleaseImage(pid, exec_ns);
+}
+
 void IttSource::OnProcessExit(uint32_t pid) {
   if (fast_path_) fast_path_->Release(pid);
   processes_.erase(pid);

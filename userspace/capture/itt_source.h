@@ -41,6 +41,7 @@ class IttSource final : public ProbeSource {
   // inherits.
   std::vector<MappedLibrary> LibrariesBeforeExec(uint32_t pid) override;
   void OnProcessExit(uint32_t pid) override;
+  void OnProcessExec(uint32_t pid, uint64_t exec_ns) override;
   size_t link_count() const override { return 0; }  // the capture holds them
 
  private:

@@ -103,6 +103,14 @@ class ProbeSource {
   // The process is gone (or detached): forget what was kept about it.
   virtual void OnProcessExit(uint32_t pid) { (void)pid; }
 
+  // The process replaced its image (exec) at `exec_ns` (CLOCK_MONOTONIC): what was kept about
+  // its memory before then is gone with it; probes attached to it for files stay with the
+  // process. (Its record may arrive after the new image was already looked at.)
+  virtual void OnProcessExec(uint32_t pid, uint64_t exec_ns) {
+    (void)pid;
+    (void)exec_ns;
+  }
+
   // Links this source holds itself (for leak checks and verbose output); links returned by
   // AttachToLibrary are counted by the capture.
   virtual size_t link_count() const = 0;

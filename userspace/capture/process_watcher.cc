@@ -76,6 +76,12 @@ Status ProcessWatcher::AttachLifecycle() {
     }
     links_.emplace_back(link);
   }
+  // The last look at an execing process's old memory (the ITT fast path's rings); the
+  // tracepoint exists since Linux 6.10. Without it, records an exec takes along are still
+  // counted when the process's fast path ends, only less exactly (said then).
+  if (bpf_link* link =
+          bpf_program__attach_raw_tracepoint(skel_->progs.xt_process_prepare_exec, "sched_prepare_exec"))
+    links_.emplace_back(link);
   return Status::Ok();
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
@@ -17,6 +18,13 @@
 extern "C" {
 __attribute__((visibility("protected"))) xt_itt_control xtrace_itt_control = {};
 }
+
+// What BPF reads at a process's end (xt_itt_rings_seen) is at these offsets.
+static_assert(offsetof(xt_itt_control, no_ring_dropped) == XT_ITT_CONTROL_NO_RING_DROPPED_OFFSET);
+static_assert(offsetof(xt_itt_control, ring_count) == XT_ITT_CONTROL_RING_COUNT_OFFSET);
+static_assert(offsetof(xt_itt_control, rings) == XT_ITT_CONTROL_RINGS_OFFSET);
+static_assert(offsetof(xt_itt_ring, dropped) == XT_ITT_RING_COUNTERS_OFFSET);
+static_assert(offsetof(xt_itt_ring, records) == XT_ITT_RING_COUNTERS_OFFSET + 8);
 
 namespace xtrace::itt {
 namespace {
@@ -158,6 +166,9 @@ bool Append(const FastEvent& e) {
     std::memcpy(&chunk, e.text + off, text_len - off < 8 ? text_len - off : 8);
     Put(t, pos + 16 + 8 * n + off, chunk);
   }
+  // Counted before it is published: a thread killed between the two made the call, and
+  // xtrace, which reads this count at the process's end, counts its record dropped.
+  __atomic_store_n(&t.ring->records, t.ring->records + 1, __ATOMIC_RELAXED);
   Store(&t.ring->write_pos, static_cast<__u64>(pos + size));
   return true;
 }
