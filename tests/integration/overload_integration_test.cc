@@ -6,6 +6,8 @@
 // path (rings in the target, read by xtrace), against the calls itt_workload is known to make.
 // Needs root.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -26,7 +28,9 @@ using namespace std::chrono_literals;
 using testing::LogContents;
 using testing::ReadLogContents;
 using testing::RootTest;
+using testing::PidFromReadyLine;
 using testing::RunCommand;
+using testing::Subprocess;
 
 const std::string kXtrace = XTRACE_BIN;
 const std::string kWorkload = ZE_WORKLOAD_BIN;
@@ -211,6 +215,43 @@ TEST_F(OverloadTest, EveryIttCallIsAccountedForHoweverItsProcessEnds) {
                                {kWithCollector, "XTRACE_ITT_FAST_PATH=0"},
                                "ITT calls go through the probe site", end);
   }
+}
+
+// The capture ends while the process goes on: its writers are stopped and its rings drained
+// once more, so every call it made while attached is in the log or counted dropped, although
+// the process never ends during the capture. The round runs once the fast path is attached
+// (its threads named themselves before), and the capture stops as soon as it is done.
+TEST_F(OverloadTest, EveryIttCallIsAccountedForWhenTheCaptureEndsFirst) {
+  const uint64_t threads = 2, iterations = 100000;
+  const std::string out = Path("capture_ends.capnp");
+  Subprocess workload({kIttWorkload, "--wait-for-signal", "--threads", std::to_string(threads),
+                       "--iterations", std::to_string(iterations)},
+                      {kWithCollector});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << workload.stderr_text();
+  Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "--buffer-size", "4096",
+                     "-o", out});
+  ASSERT_TRUE(xtrace.WaitStderr("ITT calls go through the in-process fast path", 30s))
+      << xtrace.stderr_text();
+  workload.Signal(SIGUSR1);
+  ASSERT_TRUE(workload.WaitStdout("round 1", 60s)) << workload.stderr_text();
+  xtrace.Signal(SIGINT);
+  const auto status = xtrace.Wait(60s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
+  workload.Signal(SIGTERM);
+  workload.Wait(30s);
+
+  const LogContents c = ReadLogContents(out);
+  ASSERT_TRUE(c.readable && c.complete) << c.error;
+  const SourceCounts got = CountsOf(c);
+  const uint64_t made = threads * iterations * kIttCallsPerIteration;
+  const uint64_t captured = got.captured.count("ITT") ? got.captured.at("ITT") : 0;
+  const uint64_t dropped = got.dropped.count("ITT") ? got.dropped.at("ITT") : 0;
+  std::printf("ITT (capture ends first): %llu calls = %llu captured + %llu dropped\n",
+              static_cast<unsigned long long>(made), static_cast<unsigned long long>(captured),
+              static_cast<unsigned long long>(dropped));
+  EXPECT_EQ(captured + dropped, made) << xtrace.stderr_text();
+  EXPECT_GT(captured, 0u);
 }
 
 }  // namespace

@@ -174,19 +174,28 @@ void IttFastPath::ReleaseImage(uint32_t pid, uint64_t exec_ns) {
 
 void IttFastPath::Finish() {
   std::lock_guard lock(mu_);
+  // Every writer stops first, then one pause covers them all (see StopWriters).
+  bool any = false;
   for (auto& [pid, proc] : processes_)
-    if (!proc.ended) EndProcess(pid, proc, true);
+    if (!proc.ended && proc.reader) any = true, proc.reader->Detach();
+  if (any) StopWriters();
+  for (auto& [pid, proc] : processes_)
+    if (!proc.ended) EndProcess(pid, proc, true, true);
 }
 
-void IttFastPath::EndProcess(uint32_t pid, Process& proc, bool readable) {
+// After the generation went to 0, a call that read it just before is still appending: such
+// calls take tens of ns, so a millisecond is ample.
+void IttFastPath::StopWriters() { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }
+
+void IttFastPath::EndProcess(uint32_t pid, Process& proc, bool readable, bool detached) {
   proc.ended = true;
   std::optional<IttRingTotals> last;
   if (proc.reader && readable) {
-    // Its calls go to the probe site from now on; those already in its rings are taken. A
-    // call that read the generation just before it changed is appended right after: give
-    // such calls (tens of ns each) a moment.
-    proc.reader->Detach();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // Its calls go to the probe site from now on; those already in its rings are taken.
+    if (!detached) {
+      proc.reader->Detach();
+      StopWriters();
+    }
     DrainProcess(pid, proc, true);
     if (proc.reader)
       if (auto totals = proc.reader->ReadTotals(); totals.ok()) last = *totals;

@@ -134,7 +134,10 @@ class IttFastPath final : public SideStream {
   // `final`: the capture is letting go of it, so a collector that let go is not taken back.
   void DrainProcess(uint32_t pid, Process& proc, bool final = false);
   // The process's fast path ends: counts dropped what its rings took in and nobody read.
-  void EndProcess(uint32_t pid, Process& proc, bool readable);
+  // `readable`: its memory is still its own (not exited, not execed); `detached`: its writers
+  // were already stopped.
+  void EndProcess(uint32_t pid, Process& proc, bool readable, bool detached = false);
+  static void StopWriters();
   void CountLost(uint32_t pid, uint64_t n);
   void ReadNames(uint32_t pid, Process& proc, const IttRingRecord& r);
   void Convert(const Raw& raw);
