@@ -53,28 +53,37 @@ bool ContainerRuntimeAvailable() {
          (access("/usr/sbin/runc", X_OK) == 0 || access("/usr/bin/runc", X_OK) == 0);
 }
 
+bool BuildRootTree(const std::string& root_dir, const std::vector<std::string>& binaries,
+                   const std::vector<std::string>& libraries, const std::vector<RootFile>& extra,
+                   std::string* error) {
+  const fs::path root(root_dir);
+  std::set<std::string> files;
+  for (const auto& b : binaries) {
+    files.insert(b);
+    for (auto& l : LddPaths(b, error)) files.insert(l);
+  }
+  for (const auto& lib : libraries) {
+    files.insert(lib);
+    for (auto& l : LddPaths(lib, error)) files.insert(l);
+  }
+  if (!error->empty()) return false;
+  for (const auto& f : files)
+    if (!CopyInto(root, f, f, error)) return false;
+  for (const auto& f : extra)
+    if (!CopyInto(root, f.host_path, f.path, error)) return false;
+  std::error_code ec;
+  fs::create_directories(root / "tmp", ec);
+  fs::permissions(root / "tmp", fs::perms::all | fs::perms::sticky_bit, ec);
+  return true;
+}
+
 ContainerImage::ContainerImage(const std::string& scratch, const std::vector<std::string>& binaries,
                                const std::vector<std::string>& libraries,
                                const std::vector<File>& extra)
     : scratch_(scratch) {
   static std::atomic<int> serial{0};
   const fs::path root = fs::path(scratch) / "rootfs";
-  std::set<std::string> files;
-  for (const auto& b : binaries) {
-    files.insert(b);
-    for (auto& l : LddPaths(b, &error_)) files.insert(l);
-  }
-  for (const auto& lib : libraries) {
-    files.insert(lib);
-    for (auto& l : LddPaths(lib, &error_)) files.insert(l);
-  }
-  if (!error_.empty()) return;
-  for (const auto& f : files)
-    if (!CopyInto(root, f, f, &error_)) return;
-  for (const auto& f : extra)
-    if (!CopyInto(root, f.host_path, f.path, &error_)) return;
-  std::error_code ec;
-  fs::create_directories(root / "tmp", ec);
+  if (!BuildRootTree(root.string(), binaries, libraries, extra, &error_)) return;
   // Podman stores identical layers once: two images made from the same files in the same
   // second (tar keeps whole-second times) would share every file, inodes included. A file
   // naming the image keeps each image's files its own, as images built apart are.

@@ -17,12 +17,23 @@ namespace xtrace::testing {
 // Whether podman and runc are installed (scripts/install-deps.sh installs them).
 bool ContainerRuntimeAvailable();
 
+// A file copied into a root file system made for a test.
+struct RootFile {
+  std::string host_path;  // copied from here (symlinks followed)
+  std::string path;       // to here inside the tree
+};
+
+// Fills `root` with copies of `binaries` (at the same paths as on the host), the shared
+// libraries they and `libraries` need (`ldd`, the dynamic linker included) and `extra`
+// files, plus an empty /tmp: a tree to run the binaries in (an image, or a chroot). On
+// failure returns false and says why in `error`.
+bool BuildRootTree(const std::string& root, const std::vector<std::string>& binaries,
+                   const std::vector<std::string>& libraries, const std::vector<RootFile>& extra,
+                   std::string* error);
+
 class ContainerImage {
  public:
-  struct File {
-    std::string host_path;  // copied from here (symlinks followed)
-    std::string path;       // to here inside the image
-  };
+  using File = RootFile;
   // Builds and imports an image holding `binaries` (at the same paths as on the host), the
   // shared libraries they and `libraries` need, and `extra` files. `scratch` is a directory
   // the test owns. On failure, error() says why and tag() is empty.

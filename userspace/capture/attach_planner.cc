@@ -1,7 +1,6 @@
 // Attaching the probe sources to the processes a capture follows.
 #include "capture/attach_planner.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -122,9 +121,11 @@ std::optional<AttachPlanner::Attached> AttachPlanner::ScanOnce(uint32_t pid, boo
       if (sources_[i]->ProbesLibrary(f)) probing.push_back(i);
     if (!linker && probing.empty()) continue;
     // Hold the file while probes are attached to it: the process may exit meanwhile, taking
-    // /proc/PID/root with it. Files are keyed by what the path opens, as uprobes are and as
-    // libraries resolved for `record` are (on overlay filesystems the maps' device differs).
-    UniqueFd held(open(f.host_path.c_str(), O_PATH | O_CLOEXEC));
+    // /proc/PID with it. The file is the one the process maps, reached through the process
+    // (a chrooted process's maps name a path of the host's tree, a container's a path of its
+    // own). Files are keyed by what was opened, as uprobes are and as libraries resolved for
+    // `record` are (on overlay filesystems the maps' device differs).
+    UniqueFd held = OpenMappedFile(pid, f);
     struct stat st {};
     if (!held.valid() || fstat(held.get(), &st) != 0) continue;  // gone already
     f.inode = st.st_ino;

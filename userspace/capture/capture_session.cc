@@ -208,12 +208,19 @@ void Session::DetachTargets() {
 }
 
 void Session::NoteAttached(TrackedProcess& t, const AttachPlanner::Attached& attached) {
-  if (!attached.any || t.ever_attached) return;
-  t.ever_attached = true;
-  processes_.NoteTraced(t.pid);
-  if (!t.held) correlator_->NoteProcess(t.pid);
-  if (!attached.via.empty())
+  if (!attached.any) return;
+  if (!t.ever_attached) {
+    t.ever_attached = true;
+    processes_.NoteTraced(t.pid);
+    if (!t.held) correlator_->NoteProcess(t.pid);
+  }
+  // Said again when the process turns out to map another file than the one named: `record`
+  // names the library the command will find before it execs, and a command that chroots
+  // (or loads its own copy) maps another.
+  if (!attached.via.empty() && attached.via != t.attached_via) {
+    t.attached_via = attached.via;
     Say("attached to pid " + std::to_string(t.pid) + " (" + attached.via + ")");
+  }
 }
 
 void Session::ScanPending() {

@@ -4,6 +4,9 @@
 #include "base/read_file.h"
 #include "capture/proc_stat.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <sstream>
@@ -37,6 +40,7 @@ std::vector<MappedLibrary> ParseMappedLibraries(std::string_view maps_text, uint
     MappedLibrary lib;
     lib.path = path;
     lib.host_path = "/proc/" + std::to_string(pid) + "/root" + path;
+    lib.map_range = range;
     lib.inode = inode;
     unsigned major = 0, minor = 0;
     if (std::sscanf(dev.c_str(), "%x:%x", &major, &minor) == 2) {
@@ -48,6 +52,27 @@ std::vector<MappedLibrary> ParseMappedLibraries(std::string_view maps_text, uint
     if (!seen) found.push_back(std::move(lib));
   }
   return found;
+}
+
+UniqueFd OpenMappedFile(uint32_t pid, const MappedLibrary& lib, std::string* how) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const auto open_path = [](const std::string& p) { return UniqueFd(open(p.c_str(), O_PATH | O_CLOEXEC)); };
+  // The inode alone: on overlay filesystems the device a path opens differs from the maps'.
+  const auto same_inode = [&lib](const UniqueFd& fd) {
+    struct stat st {};
+    return fd.valid() && fstat(fd.get(), &st) == 0 && st.st_ino == lib.inode;
+  };
+  const auto found = [how](UniqueFd fd, const char* way) {
+    if (how) *how = way;
+    return fd;
+  };
+  if (!lib.map_range.empty())
+    if (UniqueFd fd = open_path(proc + "/map_files/" + lib.map_range); fd.valid())
+      return found(std::move(fd), "map_files");
+  if (UniqueFd fd = open_path(proc + "/root" + lib.path); same_inode(fd))
+    return found(std::move(fd), "root");
+  if (UniqueFd fd = open_path(lib.path); same_inode(fd)) return found(std::move(fd), "path");
+  return UniqueFd();
 }
 
 Result<std::vector<MappedLibrary>> FindMappedLibraries(uint32_t pid,

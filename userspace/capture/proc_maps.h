@@ -1,5 +1,6 @@
-// Finds shared libraries in a process's memory map, with the path to reach each one from
-// the host (through /proc/PID/root, so a library inside a container is the right inode).
+// Finds shared libraries in a process's memory map, and opens each one as the file the process
+// maps, whatever its root: a library inside a container or a chroot is another inode than the
+// host's file of the same path, and uprobes match by inode.
 #pragma once
 
 #include <cstdint>
@@ -8,12 +9,17 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 
 namespace xtrace {
 
 struct MappedLibrary {
-  std::string path;       // as the process sees it, e.g. /usr/lib/x86_64-linux-gnu/libze_loader.so.1.8.0
-  std::string host_path;  // /proc/PID/root + path: openable from xtrace's mount namespace
+  // As /proc/PID/maps names it, e.g. /usr/lib/x86_64-linux-gnu/libze_loader.so.1.8.0. The
+  // kernel writes it relative to the reader's root where it can: a chrooted process's
+  // library shows its host path (/srv/tree/usr/lib/...), a container's its path inside.
+  std::string path;
+  std::string host_path;  // /proc/PID/root + path, or once opened /proc/self/fd/N
+  std::string map_range;  // "start-end" of its first mapping: its /proc/PID/map_files entry
   uint64_t inode = 0;
   uint32_t dev_major = 0;
   uint32_t dev_minor = 0;
@@ -27,6 +33,13 @@ struct MappedLibrary {
 // with `basename_prefix` (e.g. "libze_loader.so"), once, in order of first appearance.
 std::vector<MappedLibrary> ParseMappedLibraries(std::string_view maps_text, uint32_t pid,
                                                 std::string_view basename_prefix);
+
+// Opens (O_PATH) the file `lib` of process `pid` maps: its /proc/PID/map_files entry (the
+// mapping itself; needs CAP_SYS_ADMIN), else /proc/PID/root/<path> (a container's file) or
+// <path> from xtrace's root (a chrooted process's), each only if its inode is the one the
+// maps name. `how` says which way it was reached (for messages).
+// An invalid fd when none opens (the process is gone).
+UniqueFd OpenMappedFile(uint32_t pid, const MappedLibrary& lib, std::string* how = nullptr);
 
 // Reads /proc/PID/maps. Errors name the pid and say whether the process is gone.
 Result<std::vector<MappedLibrary>> FindMappedLibraries(uint32_t pid,

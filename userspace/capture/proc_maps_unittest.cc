@@ -2,6 +2,7 @@
 #include "capture/proc_maps.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace xtrace {
@@ -29,6 +30,34 @@ TEST(ProcMaps, FindsEachLibraryOnceWithHostPath) {
   EXPECT_EQ(libs[1].path, "/opt/my dir/libze_loader.so.1");
   EXPECT_EQ(libs[1].dev_major, 0u);
   EXPECT_EQ(libs[1].dev_minor, 0x2au);
+}
+
+TEST(ProcMaps, KeepsTheRangeOfTheFirstMapping) {
+  auto libs = ParseMappedLibraries(kMaps, 4242, "libze_loader.so");
+  ASSERT_EQ(libs.size(), 2u);
+  EXPECT_EQ(libs[0].map_range, "7f1000000000-7f1000010000");
+}
+
+// The file is the one mapped, whatever path the maps show: a chrooted process's maps name a
+// path of the host's tree that /proc/PID/root does not have.
+TEST(ProcMaps, OpensTheMappedFileItself) {
+  const auto pid = static_cast<uint32_t>(getpid());
+  auto libs = FindMappedLibraries(pid, "libc.so");
+  ASSERT_TRUE(libs.ok()) << libs.status().message();
+  ASSERT_EQ(libs->size(), 1u);
+  MappedLibrary lib = libs->at(0);
+  std::string how;
+  UniqueFd fd = OpenMappedFile(pid, lib, &how);
+  ASSERT_TRUE(fd.valid());
+  struct stat st {};
+  ASSERT_EQ(fstat(fd.get(), &st), 0);
+  EXPECT_EQ(st.st_ino, lib.inode) << how;
+  // Without its mapping's entry (no CAP_SYS_ADMIN), a path that names another inode is not
+  // taken for it.
+  lib.map_range.clear();
+  lib.path = "/proc/self/exe";
+  lib.inode = 1;
+  EXPECT_FALSE(OpenMappedFile(pid, lib, &how).valid()) << how;
 }
 
 TEST(ProcMaps, EmptyAndGarbageGiveNothing) {

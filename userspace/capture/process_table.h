@@ -26,6 +26,7 @@ struct TrackedProcess {
   bool gone = false;
   bool detached = false;  // called __itt_detach: its probes are released, it runs on
   bool ever_attached = false;
+  std::string attached_via;  // the library "attached to pid N (...)" last named
   bool had_records = false;  // the correlator introduced it before it ended
   bool rescan = true;     // read its memory map at the next opportunity
   uint64_t start_ticks = 0;  // 0: unknown (it was gone when first seen)
