@@ -48,6 +48,16 @@ static __always_inline int xt_same_comm(const char *a, const char *b)
 	return x.w[0] == y.w[0] && x.w[1] == y.w[1];
 }
 
+/* The current thread asks the filter afresh at its next probe hit (thread.bpf.h). */
+static __always_inline void xt_forget_thread_answer(void)
+{
+	struct xt_thread_state *st =
+		bpf_task_storage_get(&thread_state, bpf_get_current_task_btf(), 0, 0);
+
+	if (st)
+		st->traced = XT_TRACED_UNKNOWN;
+}
+
 static __always_inline void xt_select(__u32 tgid)
 {
 	__u8 one = 1;
@@ -193,8 +203,16 @@ int BPF_PROG(xt_process_exec, struct task_struct *task, pid_t old_pid, struct li
 	seen = bpf_map_lookup_elem(&itt_rings, &tgid);
 	if (seen)
 		seen->control = 0;
+	/* The new image's credentials are set by now: a set-user-ID program makes a process
+	 * somebody else's. The thread's kept filter answer is for the old ones; a process that
+	 * is no longer the owner's leaves the filter (and its children with it). */
+	if (cfg->scope & XT_SCOPE_OWNER) {
+		xt_forget_thread_answer();
+		if (!xt_owned(cfg) && bpf_map_delete_elem(&traced_pids, &tgid) == 0)
+			xt_filter_changed();
+	}
 	/* The new image's name is set by now: this is where --comm selects a process. */
-	if (cfg->scope & XT_SCOPE_COMM) {
+	if ((cfg->scope & XT_SCOPE_COMM) && xt_owned(cfg)) {
 		BPF_CORE_READ_STR_INTO(&comm, task, comm);
 		if (xt_same_comm(comm, cfg->comm))
 			xt_select(tgid);
@@ -242,6 +260,9 @@ int BPF_PROG(xt_process_fork, struct task_struct *parent, struct task_struct *ch
 	if (!cfg || BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
 		return 0;
 	if (!xt_task_ids(child, cfg, &pid, &tgid))
+		return 0;
+	/* The child has its parent's credentials: the parent's (current) are the ones to test. */
+	if (!xt_owned(cfg))
 		return 0;
 	if ((cfg->scope & XT_SCOPE_FOLLOW_CHILDREN) && xt_current_ids(cfg, &parent_pid, &parent_tgid) &&
 	    bpf_map_lookup_elem(&traced_pids, &parent_tgid))

@@ -11,9 +11,31 @@
  * object (which has no programs) does not care. */
 const volatile __u32 filter_by_pid = 0;
 
-/* Process `tgid` (collector numbering) is one the capture records. */
+/* XT_SCOPE_OWNER: the current task's real, effective and saved uid are all the owner's (the
+ * saved one too: a process that kept another uid there can take it back at any moment, and
+ * ptrace's own rule asks the same). The real uid is compared first, from a helper, so that
+ * another user's process is turned away without its credentials being read. */
+static __always_inline int xt_owned(const struct xt_capture_config *cfg)
+{
+	struct task_struct *task;
+	__u32 uid;
+
+	if (!cfg || !(cfg->scope & XT_SCOPE_OWNER))
+		return 1;
+	uid = cfg->owner_uid;
+	if ((__u32)bpf_get_current_uid_gid() != uid)
+		return 0;
+	task = (struct task_struct *)bpf_get_current_task();
+	return BPF_CORE_READ(task, cred, euid.val) == uid &&
+	       BPF_CORE_READ(task, cred, suid.val) == uid;
+}
+
+/* Process `tgid` (collector numbering) is one the capture records. Asked only when a thread's
+ * kept answer is stale (thread.bpf.h), so the owner check costs nothing per call. */
 static __always_inline int xt_scope_selects(const struct xt_capture_config *cfg, __u32 tgid)
 {
+	if (!xt_owned(cfg))
+		return 0;
 	if (cfg && (cfg->scope & XT_SCOPE_ALL_PROCESSES))
 		return 1;
 	return bpf_map_lookup_elem(&traced_pids, &tgid) != NULL;

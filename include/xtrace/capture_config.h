@@ -7,7 +7,9 @@
  *               their children with XT_SCOPE_FOLLOW_CHILDREN, processes named `comm` with
  *               XT_SCOPE_COMM: the lifecycle program adds those at fork and exec);
  *   in scope  = under the cgroup in `scope_cgroup` when XT_SCOPE_CGROUP, and, when
- *               XT_SCOPE_PID_NAMESPACE, inside the collector's own pid namespace.
+ *               XT_SCOPE_PID_NAMESPACE, inside the collector's own pid namespace;
+ *   owned     = with XT_SCOPE_OWNER, the process's real, effective and saved uid are all
+ *               `owner_uid` (a capture a user asked the daemon for: their processes alone).
  * With no scope flag at all only `traced_pids` counts (attach --pid, as before).
  */
 #ifndef XTRACE_CAPTURE_CONFIG_H
@@ -23,6 +25,7 @@ enum xt_scope_flags {
 	XT_SCOPE_COMM = 1u << 2,            /* processes that exec (or fork) as `comm` are traced */
 	XT_SCOPE_CGROUP = 1u << 3,          /* only processes under scope_cgroup (and its children) */
 	XT_SCOPE_PID_NAMESPACE = 1u << 4,   /* only the collector's pid namespace (ids: records.h) */
+	XT_SCOPE_OWNER = 1u << 5,           /* only processes whose uids are all owner_uid */
 };
 
 /* Deepest pid namespace nesting the kernel allows (MAX_PID_NS_LEVEL). */
@@ -35,7 +38,7 @@ struct xt_capture_config {
 	char comm[16];     /* XT_SCOPE_COMM: the process name, NUL-padded (TASK_COMM_LEN) */
 	__u32 hold;        /* where a selected process is held (hold.h): XT_HOLD_EXEC | XT_HOLD_LIBRARY;
 			    * 0: never. The bound on a hold is the guardian's, never read by BPF. */
-	__u32 reserved;
+	__u32 owner_uid;   /* XT_SCOPE_OWNER: the uid, as the initial user namespace numbers it */
 };
 
 #endif /* XTRACE_CAPTURE_CONFIG_H */

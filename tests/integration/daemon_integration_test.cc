@@ -303,6 +303,118 @@ TEST_F(DaemonTest, ControlledByRootAloneRotatesAndFinishesItsFileOnSigterm) {
   EXPECT_EQ(testing::Sorted(got), ReadLaunchLog(log));
 }
 
+// Users that are not root: with --allow-users each may capture their own processes alone
+// (real, effective and saved uid theirs), running ones and later ones, into a directory of
+// theirs written as themselves; naming another user's process is refused before anything is
+// loaded, and another user's processes of the same name stay out of the capture.
+TEST_F(DaemonTest, AUserCapturesTheirOwnProcessesAndNobodyElses) {
+  constexpr uid_t kUser = 65534;   // nobody
+  constexpr uid_t kOther = 65533;  // a uid of nobody's: another user
+  StartDaemon({"--allow-users"});
+  struct stat st {};
+  ASSERT_EQ(::stat(socket_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0666u);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  const std::string home = dir_ + "/home";
+  ASSERT_EQ(::mkdir(home.c_str(), 0755), 0);
+  ASSERT_EQ(::chown(home.c_str(), kUser, kUser), 0);
+  const std::string out = home + "/trace";
+  const std::string workload_bin = PrivateWorkload();
+  std::filesystem::permissions(workload_bin, std::filesystem::perms::all &
+                                                 ~std::filesystem::perms::others_write &
+                                                 ~std::filesystem::perms::group_write);
+  const std::string comm = std::filesystem::path(workload_bin).filename();
+  const auto as = [&](uid_t uid, std::vector<std::string> argv) {
+    argv.insert(argv.begin(), {"/usr/bin/setpriv", "--reuid=" + std::to_string(uid),
+                               "--regid=" + std::to_string(uid), "--clear-groups"});
+    return argv;
+  };
+  const std::vector<std::string> workload_args = {workload_bin, "--duration", "60", "--sleep-us",
+                                                  "20000"};
+  auto start_workload = [&](uid_t uid) {
+    auto w = std::make_unique<Subprocess>(as(uid, workload_args), std::vector<std::string>{kSimDriver});
+    const uint32_t pid = PidFromReadyLine(w->WaitStdout("ready", 30s));
+    EXPECT_GT(pid, 0u) << w->stderr_text();
+    return std::make_pair(std::move(w), pid);
+  };
+  auto [mine_before, mine_before_pid] = start_workload(kUser);
+  auto [other_before, other_before_pid] = start_workload(kOther);
+  ASSERT_GT(mine_before_pid, 0u);
+  ASSERT_GT(other_before_pid, 0u);
+
+  // Another user's process by pid: refused, naming its owner; nothing loaded, nothing made.
+  auto refused = CtlAs(kUser, kUser, "", socket_,
+                       {"start", "--pid", std::to_string(other_before_pid), "-o", out});
+  EXPECT_EQ(refused.exit_code(), 1);
+  EXPECT_NE(refused.err.find("xtrace ctl: pid " + std::to_string(other_before_pid) +
+                             " belongs to uid 65533: this capture may cover only the processes "
+                             "of nobody (uid 65534)"),
+            std::string::npos)
+      << refused.err;
+  auto as_other = CtlAs(kUser, kUser, "", socket_, {"start", "--system", "--user", "65533", "-o", out});
+  EXPECT_EQ(as_other.exit_code(), 1);
+  EXPECT_NE(as_other.err.find("permission denied: nobody (uid 65534) may capture only its own "
+                              "processes, not those of user 65533"),
+            std::string::npos)
+      << as_other.err;
+  auto nowhere = CtlAs(kUser, kUser, "", socket_, {"start", "--system"});
+  EXPECT_NE(nowhere.err.find("needs --output-dir DIR"), std::string::npos) << nowhere.err;
+  EXPECT_EQ(BpfDescriptors(static_cast<uint32_t>(daemon_->pid())), 0u);
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_NE(Ctl({"status"}).out.find("idle"), std::string::npos);
+
+  // By name: both users run it; only the user's processes are captured, the one running now
+  // and one started later (selected in BPF at its exec), not the other user's.
+  auto started = CtlAs(kUser, kUser, "", socket_, {"start", "--comm", comm, "-o", out});
+  ASSERT_EQ(started.exit_code(), 0) << started.err;
+  EXPECT_NE(started.out.find("every process named " + comm + " owned by nobody (uid 65534)"),
+            std::string::npos)
+      << started.out;
+  auto [mine_after, mine_after_pid] = start_workload(kUser);
+  auto [other_after, other_after_pid] = start_workload(kOther);
+  const std::regex traced("pid " + std::to_string(mine_after_pid) + " \\(" + comm +
+                          "\\):.* Level Zero [0-9]+");
+  std::string status = StatusUntil([&](const std::string& s) { return std::regex_search(s, traced); });
+  EXPECT_TRUE(std::regex_search(status, traced)) << status;
+  status = CtlAs(kUser, kUser, "", socket_, {"status"}).out;
+  EXPECT_NE(status.find("pid " + std::to_string(mine_before_pid)), std::string::npos) << status;
+  EXPECT_EQ(status.find("pid " + std::to_string(other_before_pid)), std::string::npos) << status;
+  EXPECT_EQ(status.find("pid " + std::to_string(other_after_pid)), std::string::npos) << status;
+
+  // The other user sees that a capture runs, not what it captures, and may not stop it.
+  auto peek = CtlAs(kOther, kOther, "", socket_, {"status"});
+  EXPECT_NE(peek.out.find("capturing for another user"), std::string::npos) << peek.out;
+  EXPECT_EQ(peek.out.find(comm), std::string::npos) << peek.out;
+  auto stop_other = CtlAs(kOther, kOther, "", socket_, {"stop"});
+  EXPECT_EQ(stop_other.exit_code(), 1);
+  EXPECT_NE(stop_other.err.find("permission denied: the running capture is not uid 65533's"),
+            std::string::npos)
+      << stop_other.err;
+  auto stopped = CtlAs(kUser, kUser, "", socket_, {"stop"});
+  ASSERT_EQ(stopped.exit_code(), 0) << stopped.err;
+
+  // The user's files, in the user's directory, written as the user.
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(out)) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  ASSERT_EQ(::stat(files[0].c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kUser);
+  ASSERT_EQ(::stat(out.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kUser);
+  const LogContents c = ReadLogContents(files[0]);
+  ASSERT_TRUE(c.readable) << c.error;
+  EXPECT_TRUE(c.complete);
+  EXPECT_GT(c.launches.count(mine_before_pid) ? c.launches.at(mine_before_pid).size() : 0, 0u);
+  EXPECT_GT(c.launches.count(mine_after_pid) ? c.launches.at(mine_after_pid).size() : 0, 0u);
+  EXPECT_EQ(c.launches.count(other_before_pid), 0u);
+  EXPECT_EQ(c.launches.count(other_after_pid), 0u);
+  EXPECT_EQ(c.processes.count(other_before_pid), 0u);
+  EXPECT_EQ(c.processes.count(other_after_pid), 0u);
+  auto listed = CtlAs(kUser, kUser, "", socket_, {"list"});
+  EXPECT_NE(listed.out.find(std::filesystem::path(files[0]).filename().string()), std::string::npos)
+      << listed.out;
+}
+
 TEST_F(DaemonTest, KillingATargetMidCaptureLeavesTheDaemonRunningAndTheLogValid) {
   StartDaemon();
   Subprocess workload({kWorkload, "--duration", "60", "--sleep-us", "20000"}, {kSimDriver});

@@ -50,6 +50,9 @@ struct CaptureOptions {
   std::string cgroup;                // only processes in this cgroup (v2) and below
   std::string container;             // only processes of this container (id or prefix)
   std::optional<bool> follow_children;  // default: on for a command, off for --pid
+  std::string user;                  // only this user's processes (name or uid): see capture_scope.h
+  std::string slurm_job;             // the processes of this Slurm job on this node
+  uint32_t client_pid = 0;           // who asked the daemon for it: never a target itself
 
   // OUTPUT: one file, or a directory of rotated files (each a complete log)
   std::string output_path;

@@ -4,14 +4,67 @@
 #include <algorithm>
 #include <cstring>
 
+#include "capture/process_owner.h"
+#include "capture/slurm_job.h"
+
 namespace xtrace {
 
 // TASK_COMM_LEN - 1: the kernel keeps this much of a process name.
 constexpr size_t kMaxCommChars = 15;
 
+namespace {
+
+// The owner of `pid` if --user does not admit it (it is somebody else's); nullopt otherwise.
+std::optional<uid_t> ForeignOwner(const CaptureScope& scope, uint32_t pid) {
+  if (!scope.owner) return std::nullopt;
+  const auto uids = ReadProcessUids(pid);
+  if (!uids) return std::nullopt;  // gone: the capture finds it missing
+  for (uid_t uid : {uids->real, uids->effective, uids->saved})
+    if (uid != *scope.owner) return uid;
+  return std::nullopt;
+}
+
+// --slurm-job: its cgroup when Slurm made one, else its processes (the user's, with --user).
+Status ResolveSlurmJob(const CaptureOptions& o, CaptureScope& scope) {
+  if (Status st = CheckSlurmJobId(o.slurm_job); !st.ok()) return st.WithContext("--slurm-job");
+  scope.slurm_job = o.slurm_job;
+  const SlurmJobOnNode job = FindSlurmJobOnNode(o.slurm_job, o.client_pid);
+  if (job.pids.empty())
+    return Status::Error("no process of Slurm job " + o.slurm_job + " runs on this node (none "
+                         "has SLURM_JOB_ID=" + o.slurm_job + " in its environment)");
+  std::optional<uid_t> foreign;
+  for (uint32_t pid : job.pids) {
+    if (auto owner = ForeignOwner(scope, pid)) foreign = foreign.value_or(*owner);
+    else scope.job_pids.push_back(pid);
+  }
+  if (scope.job_pids.empty())
+    return Status::Error("Slurm job " + o.slurm_job + " is not yours: its processes on this node "
+                         "belong to " + DescribeUser(*foreign) + ", and this capture may cover "
+                         "only the processes of " + DescribeUser(*scope.owner));
+  if (!job.cgroup_path.empty() && !scope.cgroup) {
+    if (auto cg = ResolveCgroup(job.cgroup_path); cg.ok()) {
+      scope.cgroup = std::move(*cg);
+      scope.job_pids.clear();  // the cgroup selects them, and whatever the job starts later
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<CaptureScope> ResolveCaptureScope(const CaptureOptions& o) {
   CaptureScope scope;
-  const bool given = !o.pids.empty() || !o.command.empty();
+  if (!o.user.empty()) {
+    auto uid = ResolveUser(o.user);
+    if (!uid.ok()) return uid.status().WithContext("--user");
+    scope.owner = *uid;
+  }
+  for (uint32_t pid : o.pids)
+    if (auto owner = ForeignOwner(scope, pid))
+      return Status::Error("pid " + std::to_string(pid) + " belongs to " + DescribeUser(*owner) +
+                           ": this capture may cover only the processes of " +
+                           DescribeUser(*scope.owner));
+  const bool given = !o.pids.empty() || !o.command.empty() || !o.slurm_job.empty();
   if (!o.cgroup.empty() && !o.container.empty())
     return Status::Error("--cgroup and --container both name a cgroup; give one");
   if (!o.cgroup.empty()) {
@@ -32,10 +85,17 @@ Result<CaptureScope> ResolveCaptureScope(const CaptureOptions& o) {
     scope.comm = o.comm;
   }
   scope.all_processes = o.system || (scope.cgroup && !given && scope.comm.empty());
-  scope.follow_children = o.follow_children.value_or(!o.command.empty());
+  scope.follow_children = o.follow_children.value_or(!o.command.empty() || !o.slurm_job.empty());
+  if (!o.slurm_job.empty()) {
+    const bool had_cgroup = scope.cgroup.has_value();
+    if (Status st = ResolveSlurmJob(o, scope); !st.ok()) return st;
+    // Its own cgroup found: the job is every process in it.
+    if (!had_cgroup && scope.cgroup && o.pids.empty() && o.command.empty() && scope.comm.empty())
+      scope.all_processes = true;
+  }
   if (!given && !scope.all_processes && scope.comm.empty())
     return Status::Error("no target: give --pid PID, --system, --comm NAME, --cgroup PATH, "
-                         "--container ID or a command");
+                         "--container ID, --slurm-job ID or a command");
   return scope;
 }
 
@@ -48,6 +108,10 @@ xt_capture_config CaptureScope::ToConfig(const CollectorPidNamespace& ns) const 
     std::memcpy(config.comm, comm.data(), std::min(comm.size(), sizeof(config.comm) - 1));
   }
   if (cgroup) config.scope |= XT_SCOPE_CGROUP;
+  if (owner) {
+    config.scope |= XT_SCOPE_OWNER;
+    config.owner_uid = *owner;
+  }
   if (ns.level > 0) {
     config.scope |= XT_SCOPE_PID_NAMESPACE;
     config.pidns_level = ns.level;
@@ -66,14 +130,22 @@ bool CaptureScope::SelectsRunning(std::string_view process_comm,
   return selected && InCgroup(cgroup_path);
 }
 
+bool CaptureScope::Owns(uint32_t pid) const {
+  if (!owner) return true;
+  const auto uids = ReadProcessUids(pid);
+  return uids && uids->AllAre(*owner);
+}
+
 std::string CaptureScope::Describe() const {
   std::string what;
-  if (all_processes) what = "every process";
+  if (!slurm_job.empty()) what = "the processes of Slurm job " + slurm_job;
+  else if (all_processes) what = "every process";
   else if (!comm.empty()) what = "every process named " + comm;
   else what = "the given processes";
   if (follow_children && !all_processes) what += " and their children";
   if (!container_id.empty()) what += " in container " + container_id + " (cgroup " + cgroup->path + ")";
   else if (cgroup) what += " in cgroup " + cgroup->path;
+  if (owner) what += " owned by " + DescribeUser(*owner);
   return what;
 }
 

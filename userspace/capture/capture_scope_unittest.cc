@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
+
+#include "capture/process_owner.h"
 
 #include "capture/record_families.h"
 
@@ -105,6 +109,42 @@ TEST(RecordFamilies, TheAllocatedRangesNameTheirSources) {
   EXPECT_EQ(RecordFamily(95), "DRM");
   EXPECT_EQ(RecordFamily(XT_REC_THREAD_NAME), "");
   EXPECT_EQ(RecordFamily(XT_REC_PROCESS_EXEC), "");
+}
+
+TEST(CaptureScope, AUserCapturesTheirOwnProcessesAlone) {
+  CaptureOptions o;
+  o.system = true;
+  o.user = std::to_string(getuid());
+  auto s = ResolveCaptureScope(o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const xt_capture_config config = s->ToConfig({});
+  EXPECT_EQ(config.scope, unsigned(XT_SCOPE_ALL_PROCESSES | XT_SCOPE_OWNER));
+  EXPECT_EQ(config.owner_uid, getuid());
+  EXPECT_TRUE(s->Owns(static_cast<uint32_t>(getpid())));
+  EXPECT_NE(s->Describe().find("every process owned by "), std::string::npos) << s->Describe();
+
+  // A process given by pid that is somebody else's is refused, naming its owner.
+  CaptureOptions other;
+  other.pids = {static_cast<uint32_t>(getpid())};
+  other.user = std::to_string(getuid() + 4321);
+  auto refused = ResolveCaptureScope(other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "pid " + std::to_string(getpid()) + " belongs to " + DescribeUser(getuid()) +
+                ": this capture may cover only the processes of " + DescribeUser(getuid() + 4321));
+  EXPECT_FALSE(ResolveCaptureScope([] { CaptureOptions u; u.system = true; u.user = "no-such-user-xt"; return u; }()).ok());
+}
+
+TEST(CaptureScope, ASlurmJobWithNoProcessHereIsAnError) {
+  CaptureOptions o;
+  o.slurm_job = "999999999";
+  auto s = ResolveCaptureScope(o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("no process of Slurm job 999999999 runs on this node"),
+            std::string::npos) << s.status().message();
+  o.slurm_job = "12ab";
+  EXPECT_NE(ResolveCaptureScope(o).status().message().find("--slurm-job: '12ab' is not a Slurm job id"),
+            std::string::npos) << ResolveCaptureScope(o).status().message();
 }
 
 TEST(RecordFamilies, AnIttHandleTextIsBookkeepingAndAThreadNameACall) {

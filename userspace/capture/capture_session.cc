@@ -440,12 +440,17 @@ Status Session::Prepare() {
   // library file unless asked otherwise (see docs/design-notes.md, "Probes per library file").
   const AttachPlanner::Settings settings{
       .watch_library_loads = scope_.discovers() || holds_ != nullptr,
-      .per_process_links = !scope_.discovers() || opt_.probes_per_process,
+      // A capture of one user's processes puts nothing into anybody else's: no uprobe on a
+      // library file that another user's process traps on.
+      .per_process_links = !scope_.discovers() || opt_.probes_per_process || scope_.owner,
       .verbose = opt_.verbose};
   planner_ = std::make_unique<AttachPlanner>(std::move(*sources), watcher_.get(), reaper_,
                                              settings, say);
 
   for (uint32_t pid : opt_.pids) Track(pid, true);
+  // Found, not given: a job runs processes that never use the GPU (its shell, mpirun), and
+  // they need no word of waiting for one.
+  for (uint32_t pid : scope_.job_pids) Track(pid, false);
 
   const uint64_t now = MonotonicNs();
   LogHeader header = MakeLogHeader(opt_.xtrace_command_line);

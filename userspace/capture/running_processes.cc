@@ -50,7 +50,8 @@ std::vector<uint32_t> SelectRunningProcesses(const CaptureScope& scope,
       if (!details) continue;
       selected = scope.SelectsRunning(details->comm, details->cgroup_path);
     }
-    if (selected && scope.InCgroup(CgroupPathOfProcess(pid))) selected_pids.push_back(pid);
+    if (selected && scope.InCgroup(CgroupPathOfProcess(pid)) && scope.Owns(pid))
+      selected_pids.push_back(pid);
   }
   return selected_pids;
 }

@@ -50,7 +50,7 @@ std::vector<HelpGroup> CaptureHelpGroups() {
 
 bool HasTarget(const CaptureOptions& o) {
   return !o.pids.empty() || o.system || !o.comm.empty() || !o.cgroup.empty() ||
-         !o.container.empty();
+         !o.container.empty() || !o.slurm_job.empty();
 }
 
 OptionTable CaptureOptionTable(CaptureOptions& o) {
@@ -76,6 +76,17 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "only processes of this container (id or unique prefix), found in the cgroup "
        "hierarchy (Docker, containerd, CRI-O, Podman)",
        [&o](Flag flag, Value value) { return Text(flag, value, "a container id", o.container); }},
+      {0, "--slurm-job", "JOBID", "TARGET",
+       "the processes of this Slurm job on this node: its cgroup if Slurm made one (a step "
+       "started later is in it too), else the processes whose environment has "
+       "SLURM_JOB_ID=JOBID and their children",
+       [&o](Flag flag, Value value) { return Text(flag, value, "a Slurm job id", o.slurm_job); }},
+      {0, "--user", "USER", "TARGET",
+       "only processes of USER (name or uid): their real, effective and saved uid are all "
+       "USER's, checked for each running process and every later one (a set-user-ID program "
+       "leaves the capture). The daemon applies it by itself to anybody but root and its "
+       "--group",
+       [&o](Flag flag, Value value) { return Text(flag, value, "a user", o.user); }},
       {0, "--follow-children", "", "TARGET",
        "trace new children of traced processes too (default for a launched command)",
        [&o](Flag, Value) { return o.follow_children = true, Status::Ok(); }},

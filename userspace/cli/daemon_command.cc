@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "cli/args.h"
@@ -40,6 +41,12 @@ OptionTable DaemonOptionTable(DaemonOptions& d) {
          d.group = value;
          return Status::Ok();
        }},
+      {0, "--allow-users", "", "CONTROL",
+       "let anybody capture their own processes (a node daemon on a shared cluster): the "
+       "socket becomes mode 0666; a client that is neither root nor in --group may capture "
+       "only processes whose real, effective and saved uid are its own, into a directory it "
+       "names, written as itself; another user's process named is refused",
+       SetTrue(d.allow_users)},
       {0, "--output-dir", "DIR", "OUTPUT", "where capture files go (default /var/lib/xtrace)",
        [&d](Flag flag, Value value) { return Path(flag, value, d.config.output_dir); }},
       {0, "--max-file-size", "SIZE", "OUTPUT", "start a new file once one reaches SIZE (default 256M)",
@@ -71,6 +78,10 @@ loaded). `xtrace ctl` starts and stops captures through a Unix socket that only 
 members of --group NAME, if given) can use: the socket file's mode and owner keep others
 out, and the daemon checks each client's credentials (SO_PEERCRED) as well, so a socket whose
 mode was loosened or that is reached some other way still serves no one else.
+With --allow-users anybody may connect and capture their own processes (their jobs on a
+cluster node): the daemon checks the uids of every process it would capture, at the start and
+each one that starts later, writes the files into the directory the user names as that user,
+and refuses a request that names another user's process or job.
 Captures are written to the output directory as a series of complete logs, a new one when a
 file reaches --max-file-size or --max-file-age; the file being written ends in .capnp.part
 and is renamed *.capnp once finished. SIGTERM finishes the open file before exiting.
@@ -86,6 +97,7 @@ other capture options apply to it.
           "sudo xtrace ctl stop",
           "sudo xtrace daemon --group xtrace &   # members of group xtrace may run xtrace ctl",
           "sudo xtrace daemon --output-dir /traces --system      # node agent: capture from the start",
+          "sudo xtrace daemon --allow-users &   # cluster node: users capture their own jobs",
       },
       .exit_status = "Exit status: 0 after SIGTERM/SIGINT, 1 if it cannot start, 2 on a usage error.\n",
   };
@@ -96,7 +108,8 @@ CommandDoc CtlDoc() {
       .command = "ctl",
       .usage = {"[--socket PATH] start TARGET... [options]",
                 "[--socket PATH] stop | status | list"},
-      .description = R"(Controls a running `xtrace daemon` (root, or a member of its --group):
+      .description = R"(Controls a running `xtrace daemon` (root, a member of its --group, or with its
+--allow-users anybody, for their own processes into a directory of theirs: -o DIR):
   start    start a capture of TARGET (one at a time), with the capture options of attach
   stop     stop it; its last file is finished before this returns
   status   what is being captured: file, events, drops, processes, BPF links
@@ -108,9 +121,23 @@ CommandDoc CtlDoc() {
           "sudo xtrace ctl start --container 3f2a9c1b7e --duration 5m",
           "sudo xtrace ctl start --comm python3 --follow-children --no-drm",
           "sudo xtrace ctl list",
+          "xtrace ctl start --slurm-job 4242 --duration 10s -o $PWD/trace   # as the job's user",
       },
       .exit_status = "Exit status: 0 on success, 1 if the daemon cannot be reached or refuses, 2 on a usage error.\n",
   };
+}
+
+// ctl start's own options besides the capture's.
+OptionTable CtlStartOptionTable(CaptureOptions& request) {
+  return {{'o', "--output-dir", "DIR", "OUTPUT",
+           "write this capture's files into DIR (made if missing) as yourself, not into the "
+           "daemon's directory; required of anybody but root and the daemon's --group",
+           [&request](Flag flag, Value value) {
+             if (Status st = Path(flag, value, request.output_dir); !st.ok()) return st;
+             // The daemon does not share this working directory.
+             request.output_dir = std::filesystem::absolute(value).lexically_normal().string();
+             return Status::Ok();
+           }}};
 }
 
 // ctl's options before the verb.
@@ -131,7 +158,8 @@ std::string DaemonCommandHelp() {
 std::string CtlCommandHelp() {
   std::string unused_socket;
   CaptureOptions unused;
-  return RenderHelp(CtlDoc(), Concat(CtlOptionTable(unused_socket), CaptureOptionTable(unused)));
+  return RenderHelp(CtlDoc(), Concat(Concat(CtlOptionTable(unused_socket), CaptureOptionTable(unused)),
+                                     CtlStartOptionTable(unused)));
 }
 
 Result<DaemonCommandLine> ParseDaemonCommandLine(int argc, char** argv) {
@@ -184,7 +212,8 @@ Result<CtlCommandLine> ParseCtlCommandLine(int argc, char** argv,
 
   std::vector<char*> start_args;
   for (size_t i = 1; i < rest.size(); ++i) start_args.push_back(const_cast<char*>(rest[i].c_str()));
-  auto start = ParseCommandLine(CaptureOptionTable(line.request), start_args, Positionals::kAnywhere);
+  auto start = ParseCommandLine(Concat(CaptureOptionTable(line.request), CtlStartOptionTable(line.request)),
+                                start_args, Positionals::kAnywhere);
   if (!start.ok()) return start.status();
   if (start->help) {
     line.help = true;
@@ -193,7 +222,8 @@ Result<CtlCommandLine> ParseCtlCommandLine(int argc, char** argv,
   if (!start->positionals.empty())
     return Status::Error("unexpected argument '" + start->positionals[0] + "'");
   if (!HasTarget(line.request))
-    return Status::Error("start needs a target: --pid, --system, --comm, --cgroup or --container");
+    return Status::Error("start needs a target: --pid, --system, --comm, --cgroup, --container "
+                         "or --slurm-job");
   return line;
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
@@ -25,7 +26,8 @@ const std::vector<std::string> kAttachOnly = {"--output", "--quiet"};
 // A valid value for each value name the capture options use.
 const std::map<std::string, std::string> kSampleValues = {
     {"PID", "4242"}, {"NAME", "python3"}, {"PATH", "/sys/fs/cgroup/x"}, {"ID", "3f2a9c1b7e"},
-    {"TIME", "3s"},  {"SIZE", "64M"}, {"MS", "20"},
+    {"TIME", "3s"},  {"SIZE", "64M"}, {"MS", "20"},     {"JOBID", "4242"},
+    {"USER", "root"},
 };
 
 // Every CaptureOptions field a capture request carries, as text. A new capture option that
@@ -43,7 +45,8 @@ std::string RequestFields(const CaptureOptions& o) {
       << "; start_paused " << o.start_paused << "; drm " << static_cast<int>(o.drm)
       << "; single_uprobes " << o.single_uprobes << "; probes_per_process "
       << o.probes_per_process << "; drm_syscall_tracepoints " << o.drm_syscall_tracepoints
-      << "; verbose " << o.verbose << "; hold " << o.hold << "; hold_max " << o.hold_max_ns;
+      << "; verbose " << o.verbose << "; hold " << o.hold << "; hold_max " << o.hold_max_ns
+      << "; user " << o.user << "; slurm_job " << o.slurm_job;
   return out.str();
 }
 
@@ -146,10 +149,16 @@ TEST(CtlCommand, VerbsSocketAndErrors) {
   EXPECT_EQ(Ctl({"restart"}).status().message(), "unknown command 'restart' (start, stop, status, list)");
   EXPECT_EQ(Ctl({"list", "--system"}).status().message(), "list takes no options ('--system')");
   EXPECT_EQ(Ctl({"start", "--no-drm"}).status().message(),
-            "start needs a target: --pid, --system, --comm, --cgroup or --container");
+            "start needs a target: --pid, --system, --comm, --cgroup, --container or --slurm-job");
   EXPECT_EQ(Ctl({"start", "--pid", "x"}).status().message(),
             "--pid: 'x' is not a process id (a positive number)");
-  EXPECT_EQ(Ctl({"start", "--system", "-o", "x.capnp"}).status().message(), "unknown option '-o'");
+  // -o names a directory of the requester's, which the daemon is given as an absolute path.
+  auto to_dir = Ctl({"start", "--system", "-o", "traces/../mine"});
+  ASSERT_TRUE(to_dir.ok()) << to_dir.status().message();
+  EXPECT_EQ(to_dir->request.output_dir, (std::filesystem::current_path() / "mine").string());
+  EXPECT_EQ(ThroughTheControlProtocol(to_dir->request).output_dir, to_dir->request.output_dir);
+  EXPECT_EQ(Ctl({"start", "--system", "--output", "x.capnp"}).status().message(),
+            "unknown option '--output'");
   EXPECT_EQ(Ctl({"--socket"}).status().message(), "--socket needs a value (PATH)");
 }
 

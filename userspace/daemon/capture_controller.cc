@@ -6,6 +6,8 @@
 #include <cstdio>
 
 #include "capture/capture_scope.h"
+#include "capture/process_owner.h"
+#include "daemon/fs_identity.h"
 
 namespace xtrace {
 namespace {
@@ -29,17 +31,41 @@ void CaptureController::JoinFinished() {
   if (!running_ && thread_.joinable()) thread_.join();
 }
 
-Status CaptureController::Start(const CaptureOptions& request) {
+Status CaptureController::Start(const CaptureOptions& request, const Requester& who) {
+  CaptureOptions wanted = request;
+  if (!who.privileged) {
+    const std::string self = DescribeUser(who.uid);
+    if (!request.user.empty()) {
+      auto uid = ResolveUser(request.user);
+      if (!uid.ok() || *uid != who.uid)
+        return Status::Error("permission denied: " + self + " may capture only its own "
+                             "processes, not those of user " + request.user);
+    }
+    wanted.user = std::to_string(who.uid);
+    if (request.output_dir.empty())
+      return Status::Error("a capture for " + self + " needs --output-dir DIR: its files are "
+                           "written there as " + self + " (the daemon's own directory is root's)");
+  }
+  if (!wanted.output_dir.empty() && wanted.output_dir.front() != '/')
+    return Status::Error("--output-dir " + wanted.output_dir + ": give an absolute path (the "
+                         "daemon does not share the client's working directory)");
+  wanted.client_pid = who.pid;
+
   std::unique_lock lock(mu_);
   JoinFinished();
-  if (running_) return Status::Error("a capture is already running (" + status_.describe + "); stop it first");
-  auto scope = ResolveCaptureScope(request);
+  if (running_)
+    return Status::Error("a capture is already running (" +
+                         (who.privileged || status_.owner_uid == who.uid ? status_.describe
+                                                                         : "another user's") +
+                         "); stop it first");
+  auto scope = ResolveCaptureScope(wanted);
   if (!scope.ok()) return scope.status();
 
-  options_ = request;
+  options_ = wanted;
   options_.command.clear();
   options_.output_path.clear();
-  options_.output_dir = config_.output_dir;
+  if (options_.output_dir.empty()) options_.output_dir = config_.output_dir;
+  last_dir_[who.uid] = options_.output_dir;
   options_.rotation = config_.rotation;
   options_.quiet = config_.quiet;
   options_.stop_requested = &stop_;
@@ -54,10 +80,14 @@ Status CaptureController::Start(const CaptureOptions& request) {
   started_ = false;
   status_ = ControllerStatus();
   status_.capturing = true;
-  status_.request = request;
+  status_.owner_uid = who.uid;
+  status_.request = wanted;
   status_.describe = scope->Describe();
   status_.started_realtime_ns = RealtimeNs();
-  thread_ = std::thread([this] { Run(); });
+  // Root's files stay root's, and the daemon's own directory is written as root; anybody
+  // else's capture into a directory they named is written as them.
+  const bool as_requester = !wanted.output_dir.empty() && who.uid != 0;
+  thread_ = std::thread([this, who, as_requester] { Run(who, as_requester); });
   changed_.wait(lock, [this] { return started_ || !running_; });
   if (!running_) {
     thread_.join();
@@ -66,8 +96,13 @@ Status CaptureController::Start(const CaptureOptions& request) {
   return Status::Ok();
 }
 
-void CaptureController::Run() {
-  auto report = RunCapture(options_);
+void CaptureController::Run(const Requester& who, bool as_requester) {
+  Result<CaptureReport> report = Status::Error("not started");
+  if (Status st = as_requester ? AssumeFsIdentity(who.uid, who.gid, who.groups) : Status::Ok();
+      !st.ok())
+    report = st;
+  else
+    report = RunCapture(options_);
   // A capture that fails on its own (a full disk) is said at once, not only to `ctl status`.
   if (!report.ok()) std::fprintf(stderr, "xtrace daemon: %s\n", report.status().message().c_str());
   std::lock_guard guard(mu_);
@@ -78,12 +113,15 @@ void CaptureController::Run() {
   changed_.notify_all();
 }
 
-Result<ControllerStatus> CaptureController::Stop() {
+Result<ControllerStatus> CaptureController::Stop(const Requester& who) {
   std::unique_lock lock(mu_);
   if (!running_) {
     JoinFinished();
     return Status::Error("no capture is running");
   }
+  if (!who.privileged && status_.owner_uid != who.uid)
+    return Status::Error("permission denied: the running capture is not " +
+                         DescribeUser(who.uid) + "'s");
   stop_ = true;
   changed_.wait(lock, [this] { return !running_; });
   JoinFinished();
@@ -96,8 +134,16 @@ ControllerStatus CaptureController::Snapshot() {
   return status_;
 }
 
-std::vector<CaptureFileInfo> CaptureController::Files() const {
-  return ListCaptureFiles(config_.output_dir);
+std::vector<CaptureFileInfo> CaptureController::Files(const Requester& who) {
+  if (who.privileged) return ListCaptureFiles(config_.output_dir);
+  std::string dir;
+  {
+    std::lock_guard guard(mu_);
+    auto it = last_dir_.find(who.uid);
+    if (it == last_dir_.end()) return {};
+    dir = it->second;
+  }
+  return ListCaptureFiles(dir);
 }
 
 }  // namespace xtrace

@@ -5,7 +5,10 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <sys/types.h>
+
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -23,8 +26,18 @@ struct DaemonConfig {
   bool quiet = false;      // captures' progress lines on stderr
 };
 
+// Who asked for a capture, as the control socket's peer credentials say.
+struct Requester {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+  uint32_t pid = 0;
+  bool privileged = true;  // root or the daemon's --group: any process; else their own alone
+};
+
 struct ControllerStatus {
   bool capturing = false;
+  uid_t owner_uid = 0;     // who asked for the running (or last) capture
   CaptureOptions request;  // targets of the running (or last) capture
   std::string describe;    // "every process in cgroup /x"
   uint64_t started_realtime_ns = 0;
@@ -40,18 +53,24 @@ class CaptureController {
   CaptureController(const CaptureController&) = delete;
   CaptureController& operator=(const CaptureController&) = delete;
 
-  // Starts a capture of `request`'s targets (its output fields are replaced by the daemon's).
-  // Returns once the capture runs, or with the reason it could not start.
-  Status Start(const CaptureOptions& request);
+  // Starts a capture of `request`'s targets for `who`. Its files go to the daemon's output
+  // directory, or to request.output_dir (absolute) written with `who`'s file-system identity
+  // (fs_identity.h). A requester that is not privileged must name an output directory, and
+  // the capture covers their own processes alone (CaptureOptions::user); naming another
+  // user's is refused before anything is probed. Returns once the capture runs, or with the
+  // reason it could not start.
+  Status Start(const CaptureOptions& request, const Requester& who = {});
   // Stops the running capture, waits until its last file is finished, and returns the final
-  // state (an error if no capture runs).
-  Result<ControllerStatus> Stop();
+  // state (an error if no capture runs, or if it is another user's and `who` not privileged).
+  Result<ControllerStatus> Stop(const Requester& who = {});
   ControllerStatus Snapshot();
-  std::vector<CaptureFileInfo> Files() const;
+  // The capture files of the daemon's directory; for a requester that is not privileged,
+  // those of the directory of their last capture.
+  std::vector<CaptureFileInfo> Files(const Requester& who = {});
   const DaemonConfig& config() const { return config_; }
 
  private:
-  void Run();
+  void Run(const Requester& who, bool as_requester);
   void JoinFinished();  // with mu_ held
 
   DaemonConfig config_;
@@ -63,6 +82,7 @@ class CaptureController {
   bool started_ = false;   // the capture reported progress at least once
   CaptureOptions options_;  // of the running capture; RunCapture holds a reference
   ControllerStatus status_;
+  std::map<uid_t, std::string> last_dir_;  // of each user's last capture
 };
 
 }  // namespace xtrace

@@ -12,6 +12,9 @@
 namespace xtrace {
 
 std::string ControlAccess::Who() const {
+  if (users)
+    return std::string("root") + (group ? " and group " + group_name : "") +
+           " (any process), anybody else (their own processes)";
   return group ? "only root or group " + group_name : "only root";
 }
 

@@ -27,6 +27,10 @@ namespace xtrace {
 struct ControlAccess {
   std::optional<gid_t> group;  // members may control captures too; none: root only
   std::string group_name;
+  // `--allow-users`: anybody else may capture their own processes (CaptureController::Start
+  // says what that means); the socket is then open to all (0666), and the peer's
+  // credentials, which the kernel vouches for, decide what they may do.
+  bool users = false;
 
   // "only root" or "only root or group xtrace", for messages.
   std::string Who() const;
@@ -35,7 +39,7 @@ struct ControlAccess {
 // Root only for an empty `group_name`; otherwise the group of that name (or number).
 Result<ControlAccess> ResolveControlAccess(const std::string& group_name);
 
-// Whether a peer with these credentials may control captures.
+// Whether a peer with these credentials may control any capture (root or --group).
 bool PeerAllowed(const ControlAccess& access, uid_t uid, gid_t gid,
                  std::span<const gid_t> supplementary_groups);
 

@@ -33,6 +33,9 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
   out.setVerbose(r.verbose);
   out.setNoHold(!r.hold);
   out.setHoldMaxNs(r.hold_max_ns);
+  out.setOutputDir(r.output_dir);
+  out.setUser(r.user);
+  out.setSlurmJob(r.slurm_job);
 }
 
 CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
@@ -58,6 +61,9 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   r.verbose = in.getVerbose();
   r.hold = !in.getNoHold();
   if (in.getHoldMaxNs()) r.hold_max_ns = in.getHoldMaxNs();
+  r.output_dir = ToString(in.getOutputDir());
+  r.user = ToString(in.getUser());
+  r.slurm_job = ToString(in.getSlurmJob());
   return r;
 }
 
@@ -89,7 +95,8 @@ void EncodeStatus(const ControllerStatus& s, const std::string& output_dir,
     }
   }
   out.setLastResult(s.last_result);
-  out.setOutputDir(output_dir);
+  out.setOutputDir(s.request.output_dir.empty() ? output_dir : s.request.output_dir);
+  out.setOwnerUid(s.owner_uid);
 }
 
 void EncodeFiles(const std::vector<CaptureFileInfo>& files,

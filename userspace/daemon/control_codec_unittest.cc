@@ -25,6 +25,9 @@ TEST(ControlCodec, RequestRoundTrips) {
   r.verbose = true;
   r.hold = false;
   r.hold_max_ns = 20'000'000;
+  r.output_dir = "/home/alice/job42";
+  r.user = "alice";
+  r.slurm_job = "42";
   capnp::MallocMessageBuilder message;
   auto built = message.initRoot<control_schema::CaptureRequest>();
   control_codec::EncodeRequest(r, built);
@@ -46,6 +49,9 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_TRUE(back.verbose);
   EXPECT_FALSE(back.hold);
   EXPECT_EQ(back.hold_max_ns, 20'000'000u);
+  EXPECT_EQ(back.output_dir, "/home/alice/job42");
+  EXPECT_EQ(back.user, "alice");
+  EXPECT_EQ(back.slurm_job, "42");
 
   // Unset fields stay the capture's defaults.
   capnp::MallocMessageBuilder empty;

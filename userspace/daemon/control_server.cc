@@ -27,43 +27,57 @@ kj::Exception Failure(const std::string& message) {
   return kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::heapString(message));
 }
 
+// One peer's view of the daemon: a privileged one (root, --group) sees and controls every
+// capture; anybody else only their own, and of another's learns no more than that it runs.
 class ControlImpl final : public Control::Server {
  public:
-  explicit ControlImpl(CaptureController& controller) : controller_(controller) {}
+  ControlImpl(CaptureController& controller, Requester who)
+      : controller_(controller), who_(std::move(who)) {}
 
   kj::Promise<void> start(StartContext context) override {
     const CaptureOptions request = control_codec::DecodeRequest(context.getParams().getRequest());
-    if (Status st = controller_.Start(request); !st.ok()) return Failure(st.message());
-    std::fprintf(stderr, "xtrace daemon: capture started\n");
-    control_codec::EncodeStatus(controller_.Snapshot(), controller_.config().output_dir,
-                                context.getResults().initStatus());
+    if (Status st = controller_.Start(request, who_); !st.ok()) return Failure(st.message());
+    std::fprintf(stderr, "xtrace daemon: capture started for uid %u\n", who_.uid);
+    Encode(controller_.Snapshot(), context.getResults().initStatus());
     return kj::READY_NOW;
   }
 
   kj::Promise<void> stop(StopContext context) override {
-    auto status = controller_.Stop();
+    auto status = controller_.Stop(who_);
     if (!status.ok()) return Failure(status.status().message());
-    std::fprintf(stderr, "xtrace daemon: capture stopped\n");
-    control_codec::EncodeStatus(*status, controller_.config().output_dir,
-                                context.getResults().initStatus());
+    std::fprintf(stderr, "xtrace daemon: capture stopped by uid %u\n", who_.uid);
+    Encode(*status, context.getResults().initStatus());
     return kj::READY_NOW;
   }
 
   kj::Promise<void> status(StatusContext context) override {
-    control_codec::EncodeStatus(controller_.Snapshot(), controller_.config().output_dir,
-                                context.getResults().initStatus());
+    Encode(controller_.Snapshot(), context.getResults().initStatus());
     return kj::READY_NOW;
   }
 
   kj::Promise<void> list(ListContext context) override {
-    const auto files = controller_.Files();
+    const auto files = controller_.Files(who_);
     control_codec::EncodeFiles(files,
                                context.getResults().initFiles(static_cast<unsigned>(files.size())));
     return kj::READY_NOW;
   }
 
  private:
+  void Encode(const ControllerStatus& status, control_schema::CaptureStatus::Builder out) {
+    if (who_.privileged || status.owner_uid == who_.uid) {
+      control_codec::EncodeStatus(status, controller_.config().output_dir, out);
+      return;
+    }
+    ControllerStatus other;
+    other.capturing = status.capturing;
+    other.owner_uid = status.owner_uid;
+    other.describe = "for another user";
+    other.started_realtime_ns = status.started_realtime_ns;
+    control_codec::EncodeStatus(other, "(not yours)", out);
+  }
+
   CaptureController& controller_;
+  const Requester who_;
 };
 
 // What a peer that may not control captures talks to.
@@ -139,7 +153,7 @@ class ControlServer final : private kj::TaskSet::ErrorHandler {
       : listener_(listener),
         timer_(timer),
         access_(access),
-        trusted_(kj::heap<ControlImpl>(controller)),
+        controller_(controller),
         tasks_(*this) {}
 
   kj::Promise<void> Loop() {
@@ -158,10 +172,13 @@ class ControlServer final : private kj::TaskSet::ErrorHandler {
 
  private:
   void Admit(kj::Own<kj::AsyncIoStream> stream) {
-    const bool want_groups = access_.group.has_value();
+    // A capture written as its requester takes their supplementary groups along.
+    const bool want_groups = access_.group.has_value() || access_.users;
     const PeerCredentials peer = ReadPeerCredentials(*stream, want_groups);
-    Control::Client bootstrap = trusted_;
-    if (!PeerAllowed(access_, peer.uid, peer.gid, peer.groups)) {
+    const bool privileged = PeerAllowed(access_, peer.uid, peer.gid, peer.groups);
+    Control::Client bootstrap = kj::heap<ControlImpl>(
+        controller_, Requester{peer.uid, peer.gid, peer.groups, peer.pid, privileged});
+    if (!privileged && !access_.users) {
       std::fprintf(stderr, "xtrace daemon: refused a control connection from uid %u (pid %u)\n",
                    peer.uid, peer.pid);
       bootstrap = kj::heap<RefusingControl>(PermissionDeniedMessage(access_, peer.uid));
@@ -192,7 +209,7 @@ class ControlServer final : private kj::TaskSet::ErrorHandler {
   kj::ConnectionReceiver& listener_;
   kj::Timer& timer_;
   const ControlAccess access_;
-  Control::Client trusted_;
+  CaptureController& controller_;
   std::map<uint64_t, kj::Own<Connection>> connections_;  // by age: ids only grow
   uint64_t next_id_ = 0;
   bool warned_full_ = false;
@@ -212,10 +229,13 @@ Result<UniqueFd> ListenOnControlSocket(const std::string& path, const ControlAcc
   const gid_t group = access.group.value_or(0);
   if (!dir.empty()) {
     if (::mkdir(dir.c_str(), 0700) == 0) {
-      // The group may pass through (to the socket) but not list or add entries.
-      if (access.group && (::chown(dir.c_str(), 0, group) != 0 || ::chmod(dir.c_str(), 0710) != 0))
-        return Status::Error(dir.string() + ": cannot open it to group " + access.group_name +
-                             ": " + std::strerror(errno));
+      // The group (or, with --allow-users, everybody) may pass through to the socket but not
+      // list or add entries.
+      const mode_t mode = access.users ? 0711 : 0710;
+      if ((access.group || access.users) &&
+          (::chown(dir.c_str(), 0, group) != 0 || ::chmod(dir.c_str(), mode) != 0))
+        return Status::Error(dir.string() + ": cannot open it to " + access.Who() + ": " +
+                             std::strerror(errno));
     } else if (errno != EEXIST) {
       return Status::Error(dir.string() + ": cannot create: " + std::strerror(errno));
     }
@@ -239,7 +259,8 @@ Result<UniqueFd> ListenOnControlSocket(const std::string& path, const ControlAcc
   const int bind_errno = errno;
   ::umask(old_umask);
   if (bound != 0) return Status::Error(path + ": bind: " + std::strerror(bind_errno));
-  if (::chown(path.c_str(), 0, group) != 0 || ::chmod(path.c_str(), access.group ? 0660 : 0600) != 0)
+  const mode_t mode = access.users ? 0666 : access.group ? 0660 : 0600;
+  if (::chown(path.c_str(), 0, group) != 0 || ::chmod(path.c_str(), mode) != 0)
     return Status::Error(path + ": cannot make it " + access.Who() + "'s: " + std::strerror(errno));
   if (::listen(fd.get(), 16) != 0) return Status::Error(path + ": listen: " + std::strerror(errno));
   return fd;

@@ -30,6 +30,7 @@ int RunDaemon(const DaemonOptions& options) {
     std::fprintf(stderr, "xtrace daemon: %s\n", access.status().message().c_str());
     return 1;
   }
+  access->users = options.allow_users;
   auto listening = ListenOnControlSocket(options.socket_path, *access);
   if (!listening.ok()) {
     std::fprintf(stderr, "xtrace daemon: %s\n", listening.status().message().c_str());

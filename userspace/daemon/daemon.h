@@ -13,6 +13,7 @@ namespace xtrace {
 struct DaemonOptions {
   std::string socket_path;
   std::string group;  // members may control captures too (control_access.h); "": root only
+  bool allow_users = false;  // anybody else may capture their own processes
   DaemonConfig config;
   std::optional<CaptureOptions> start_with;  // a capture to start at once (node agent, sidecar)
 };

@@ -27,6 +27,9 @@ struct CaptureRequest {
   verbose @14 :Bool;         # more detail on the daemon's stderr
   noHold @15 :Bool;          # never hold a process at its start or a library load
   holdMaxNs @16 :UInt64;     # the longest a process is held; 0: the default
+  outputDir @17 :Text;       # absolute; written as the requesting user. "": the daemon's own
+  user @18 :Text;            # only this user's processes; the daemon sets it for other users
+  slurmJob @19 :Text;        # the processes of this Slurm job on the daemon's node
 
   enum FollowChildren {
     default @0;
@@ -69,6 +72,7 @@ struct CaptureStatus {
   perProcess @12 :List(ProcessStats);
   lastResult @13 :Text;               # how the last capture ended: its summary, or the error
   outputDir @14 :Text;
+  ownerUid @15 :UInt32;               # who asked for the running (or last) capture
 }
 
 struct CaptureFile {

@@ -1,0 +1,61 @@
+// Finding a Slurm job's processes in /proc.
+#include "capture/slurm_job.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "capture/cgroup.h"
+
+namespace xtrace {
+
+Status CheckSlurmJobId(const std::string& job_id) {
+  if (job_id.empty() || job_id.size() > 19 || job_id.find_first_not_of("0123456789") != std::string::npos)
+    return Status::Error("'" + job_id + "' is not a Slurm job id (digits, as squeue shows "
+                         "them; for an array task give its own job id)");
+  return Status::Ok();
+}
+
+bool EnvironHasSlurmJob(std::string_view text, std::string_view job_id) {
+  const std::string wanted = "SLURM_JOB_ID=" + std::string(job_id);
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\0', at);
+    if (end == std::string_view::npos) end = text.size();
+    if (text.substr(at, end - at) == wanted) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
+std::string SlurmJobCgroup(std::string_view path, std::string_view job_id) {
+  const std::string component = "/job_" + std::string(job_id);
+  for (size_t at = path.find(component); at != std::string_view::npos;
+       at = path.find(component, at + 1)) {
+    const size_t end = at + component.size();
+    if (end == path.size() || path[end] == '/') return std::string(path.substr(0, end));
+  }
+  return "";
+}
+
+SlurmJobOnNode FindSlurmJobOnNode(const std::string& job_id, uint32_t skip_pid) {
+  SlurmJobOnNode job;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto pid = static_cast<uint32_t>(std::strtoul(name.c_str(), nullptr, 10));
+    if (pid == skip_pid) continue;
+    std::ifstream in(entry.path() / "environ", std::ios::binary);
+    if (!in) continue;
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!EnvironHasSlurmJob(text.str(), job_id)) continue;
+    job.pids.push_back(pid);
+    if (job.cgroup_path.empty()) job.cgroup_path = SlurmJobCgroup(CgroupPathOfProcess(pid), job_id);
+  }
+  return job;
+}
+
+}  // namespace xtrace
