@@ -11,6 +11,7 @@
 #include "cli/capture_options.h"
 #include "cli/launched_command.h"
 #include "cli/option_table.h"
+#include "cli/output_template.h"
 
 namespace xtrace {
 namespace {
@@ -70,6 +71,8 @@ labels (oneDNN primitives, TBB algorithms, __itt_* calls) are captured from its 
           "     xtrace record --start-paused -- ./app          # only what app resumes",
           "sudo xtrace record --drm-only -o media.capnp -- ffmpeg -hwaccel vaapi -i in.mp4 out.mp4",
           "sudo xtrace record --system -o node.capnp --duration 60s",
+          "sudo mpirun -n 4 xtrace record -o 'run.%r.capnp' -- ./app   # a log per rank",
+          "xtrace report run.*.capnp                              # with the slowest rank per kernel",
           "xtrace convert train.capnp                             # writes train.json",
       },
       .exit_status = R"(Exit status: once COMMAND runs, its own (128 + N if signal N killed it): record waits for
@@ -82,7 +85,8 @@ usage error, 127 if COMMAND cannot be run.
 
 // True when processes are chosen by what they are (and so may come and go), not given.
 bool SelectsProcesses(const CaptureOptions& o) {
-  return o.system || !o.comm.empty() || !o.cgroup.empty() || !o.container.empty();
+  return o.system || !o.comm.empty() || !o.cgroup.empty() || !o.container.empty() ||
+         !o.slurm_job.empty();
 }
 
 // The options of attach and record: the capture options and where they write.
@@ -121,13 +125,17 @@ Result<CaptureCommandLine> ParseCaptureCommandLine(int argc, char** argv) {
     const std::string& a = parsed->positionals[0];
     return Status::Error("unexpected argument '" + a + "' (did you mean --pid " + a + "?)");
   } else if (opt.pids.empty() && !selects) {
-    return Status::Error("no target: give --pid PID, --system, --comm, --cgroup or --container");
+    return Status::Error("no target: give --pid PID, --system, --comm, --cgroup, --container or "
+                         "--slurm-job");
   }
   if (opt.output_path.empty()) {
     if (!opt.command.empty()) opt.output_path = "xtrace-record.capnp";
     else if (opt.pids.size() == 1 && !selects) opt.output_path = "xtrace-" + std::to_string(opt.pids[0]) + ".capnp";
     else opt.output_path = "xtrace-system.capnp";
   }
+  auto expanded = ExpandOutputTemplate(opt.output_path, CurrentOutputTemplateValues());
+  if (!expanded.ok()) return expanded.status().WithContext("--output");
+  opt.output_path = *expanded;
   return line;
 }
 

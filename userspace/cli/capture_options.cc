@@ -156,7 +156,8 @@ OptionTable LocalOutputOptionTable(CaptureOptions& o) {
   return {
       {'o', "--output", "FILE", "OUTPUT",
        "event log to write (default: xtrace-PID.capnp for one --pid, xtrace-record.capnp for a "
-       "command, else xtrace-system.capnp)",
+       "command, else xtrace-system.capnp); %r in it is the rank the launcher (mpirun, srun, "
+       "torchrun) gave xtrace, %p xtrace's pid, %h the host name, %% a percent sign",
        [&o](Flag flag, Value value) { return Text(flag, value, "a file name", o.output_path); }},
       {'q', "--quiet", "", "OUTPUT", "no progress or summary on stderr",
        SetTrue(o.quiet)},
