@@ -19,6 +19,8 @@ packages=(
   python3-yaml                    # tests/deploy parses the Kubernetes manifests
   util-linux                      # unshare, nsenter, setpriv in the system-capture tests
   podman runc                     # real containers in the container tests
+  openmpi-bin libopenmpi-dev      # MPI workloads: mpirun and per-rank record templates
+  slurm-wlm munge                 # a Slurm cluster of its own in the cluster tests
 )
 
 # The Chrome DevTools trace engine, an independent consumer of Chrome trace JSON that the
