@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <regex>
@@ -58,19 +59,36 @@ SourceCounts CountsOf(const LogContents& c) {
   return s;
 }
 
+// The same deterministic burst twice, with room to spare and in a 4 KiB ring; `end` is how
+// the workload ends (ze_workload --end): every call is captured or counted dropped however
+// its process ends. The timeline's drop windows are checked for a normal exit.
+void ExpectZeCallsAccountedFor(const std::function<std::string(const std::string&)>& path,
+                               const std::string& end, bool check_timeline);
+
 TEST_F(OverloadTest, EveryCallIsCapturedOrCountedDroppedPerSourceAndTheTimelineSaysWhere) {
-  // The same deterministic burst twice: launches from two threads, no pause between them.
+  ExpectZeCallsAccountedFor([this](const std::string& f) { return Path(f); }, "exit", true);
+}
+
+TEST_F(OverloadTest, EveryLevelZeroAndDrmCallIsAccountedForWhenItsProcessIsKilledOrExecs) {
+  for (const std::string end : {"kill", "exec"})
+    ExpectZeCallsAccountedFor([&](const std::string& f) { return Path(end + "_" + f); }, end, false);
+}
+
+void ExpectZeCallsAccountedFor(const std::function<std::string(const std::string&)>& path,
+                               const std::string& end, bool check_timeline) {
+  // Launches from two threads, no pause between them.
   const std::vector<std::string> burst = {kWorkload, "--threads", "2", "--iterations", "100",
-                                          "--rounds", "6"};
+                                          "--rounds", "6", "--end", end};
+  const int status = end == "kill" ? 137 : 0;  // record exits with its command's status
   auto record = [&](const std::string& out, const std::string& buffer) {
     std::vector<std::string> argv = {kXtrace, "record", "--buffer-size", buffer, "-o", out, "--"};
     argv.insert(argv.end(), burst.begin(), burst.end());
     return RunCommand(argv, {kSimDriver}, 120s);
   };
   // With room to spare, every call arrives: what the workload made, per source.
-  auto ample = record(Path("ample.capnp"), "64M");
-  ASSERT_EQ(ample.exit_code(), 0) << ample.err;
-  const LogContents a = ReadLogContents(Path("ample.capnp"));
+  auto ample = record(path("ample.capnp"), "64M");
+  ASSERT_EQ(ample.exit_code(), status) << ample.err;
+  const LogContents a = ReadLogContents(path("ample.capnp"));
   ASSERT_TRUE(a.readable && a.complete) << a.error;
   const SourceCounts made = CountsOf(a);
   ASSERT_EQ(made.dropped_total, 0u) << ample.err;
@@ -84,9 +102,9 @@ TEST_F(OverloadTest, EveryCallIsCapturedOrCountedDroppedPerSourceAndTheTimelineS
   ASSERT_GT(made.captured.at("DRM"), 0u);
 
   // A 4 KiB ring (about 50 records) overflows many times over.
-  auto tight = record(Path("tight.capnp"), "4096");
-  ASSERT_EQ(tight.exit_code(), 0) << tight.err;
-  const LogContents t = ReadLogContents(Path("tight.capnp"));
+  auto tight = record(path("tight.capnp"), "4096");
+  ASSERT_EQ(tight.exit_code(), status) << tight.err;
+  const LogContents t = ReadLogContents(path("tight.capnp"));
   ASSERT_TRUE(t.readable && t.complete) << t.error;
   const SourceCounts got = CountsOf(t);
   ASSERT_GT(got.dropped_total, 0u) << tight.err;
@@ -97,8 +115,9 @@ TEST_F(OverloadTest, EveryCallIsCapturedOrCountedDroppedPerSourceAndTheTimelineS
     const uint64_t captured = got.captured.count(source) ? got.captured.at(source) : 0;
     const uint64_t dropped = got.dropped.count(source) ? got.dropped.at(source) : 0;
     EXPECT_EQ(captured + dropped, made.captured.at(source))
-        << source << ": " << captured << " captured + " << dropped << " dropped";
-    std::printf("%s: %llu calls = %llu captured + %llu dropped\n", source.c_str(),
+        << source << ": " << captured << " captured + " << dropped << " dropped (--end " << end << ")";
+    std::printf("%s (--end %s): %llu calls = %llu captured + %llu dropped\n", source.c_str(),
+                end.c_str(),
                 static_cast<unsigned long long>(made.captured.at(source)),
                 static_cast<unsigned long long>(captured), static_cast<unsigned long long>(dropped));
   }
@@ -107,11 +126,12 @@ TEST_F(OverloadTest, EveryCallIsCapturedOrCountedDroppedPerSourceAndTheTimelineS
       tight.err, std::regex(" " + std::to_string(got.dropped_total) +
                             " events dropped \\(Level Zero [0-9]+.*\\); raise --buffer-size \\(now 4.0 KiB\\)")))
       << tight.err;
+  if (!check_timeline) return;
 
   // The timeline: an instant per drop window, their counts adding up to the drops.
-  const std::string json = Path("tight.json"), pftrace = Path("tight.pftrace");
-  ASSERT_EQ(RunCommand({kXtrace, "convert", Path("tight.capnp"), "-o", json}).exit_code(), 0);
-  ASSERT_EQ(RunCommand({kXtrace, "convert", Path("tight.capnp"), "-o", pftrace}).exit_code(), 0);
+  const std::string json = path("tight.json"), pftrace = path("tight.pftrace");
+  ASSERT_EQ(RunCommand({kXtrace, "convert", path("tight.capnp"), "-o", json}).exit_code(), 0);
+  ASSERT_EQ(RunCommand({kXtrace, "convert", path("tight.capnp"), "-o", pftrace}).exit_code(), 0);
   std::ifstream in(json);
   const auto doc = nlohmann::json::parse(in);
   uint64_t windows = 0, in_windows = 0;

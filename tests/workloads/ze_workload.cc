@@ -5,10 +5,12 @@
 // all of them compare against one launch-log format.
 #include <level_zero/ze_api.h>
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -85,6 +87,9 @@ Options:
                        rounds then sees the kernels' creation and can name them)
   --list-kernels       print the kernel names, one per line, and exit (the last one,
                        xt_never_launched, is created by every thread but never launched)
+  --end HOW            how the process ends after its last round (default exit): exit
+                       (returns from main, destroying what it created), kill (SIGKILLs
+                       itself, nothing destroyed), exec (replaces itself with /bin/true)
   --verbose            describe the device, clocks and kernel timestamps on stderr
   --help               this text
 
@@ -120,6 +125,7 @@ struct Options {
   std::string module_path;
   bool list_kernels = false;
   bool verbose = false;
+  std::string end = "exit";
 };
 
 Options parse_options(int argc, char** argv) {
@@ -154,6 +160,10 @@ Options parse_options(int argc, char** argv) {
       o.recreate_kernels = true;
     } else if (arg == "--list-kernels") {
       o.list_kernels = true;
+    } else if (arg == "--end") {
+      o.end = option_value(argc, argv, i);
+      if (o.end != "exit" && o.end != "kill" && o.end != "exec")
+        usage_error("--end: unknown way to end \"" + o.end + "\" (exit, kill, exec)");
     } else if (arg == "--verbose") {
       o.verbose = true;
     } else {
@@ -667,6 +677,12 @@ int run(const Options& options) {
     for (std::uint64_t r = 0; r < options.rounds && !stop_requested(); ++r) counted_round();
   }
   print_line("exit rounds=" + std::to_string(rounds) + " launches=" + std::to_string(total));
+  if (options.end == "kill") ::raise(SIGKILL);
+  if (options.end == "exec") {
+    ::execl("/bin/true", "true", static_cast<char*>(nullptr));
+    std::fprintf(stderr, "ze_workload: exec /bin/true: %s\n", std::strerror(errno));
+    return 1;
+  }
   return 0;
 }
 
