@@ -1,12 +1,17 @@
 // `xtrace report`: argument parsing around report/report_builder.h, which does the work.
 #include "cli/report_command.h"
 
-#include <charconv>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/args.h"
+#include "cli/option_table.h"
 #include "cli/selection_options.h"
 #include "report/categories.h"
 #include "report/report_builder.h"
@@ -16,12 +21,12 @@ namespace {
 
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
 
-constexpr const char* kHelp = R"(Usage: xtrace report LOG... [options]
-       xtrace report --diff BEFORE AFTER [options]
-
-Tables from event logs, without a browser: which API calls and kernels take the time, and why
+CommandDoc ReportDoc() {
+  return {
+      .command = "report",
+      .usage = {"LOG... [options]", "--diff BEFORE AFTER [options]"},
+      .description = R"(Tables from event logs, without a browser: which API calls and kernels take the time, and why
 the GPU is idle. LOG is a log or a directory of logs (*.capnp, e.g. a daemon's rotated files
 or one log per rank); several logs are added together, and each kernel's spread across the
 logs (min, median, max, mean, and the outlier log) shows stragglers.
@@ -35,149 +40,170 @@ TABLES
   submission      per kernel: append -> submit -> device start -> device end
   ranges          ITT tasks, oneDNN primitives, PyTorch ranges: calls, self, total, device
                   time of the operations appended inside them
-  engines, gaps   per engine: busy %, idle split into launch (nothing submitted: the host was
-                  late), sync (the host first waited for the previous operation), waiting
-                  (submitted, not started) and unknown; verdict launch-bound / sync-bound;
-                  launch latency p50/p95/p99; the largest gaps and what the submitting thread
-                  was doing in them
-
-OUTPUT
-  --format F          text (default), csv or json (schema: docs/report-json.md)
-  -o, --output FILE   write there instead of standard output
-  --by KEY            one section per process, thread, device, rank or host
-  --sort KEY          total (default), calls, average, max or name
-  --top N             rows per table (default: all)
-  --gaps N            largest gaps kept per engine (default 5)
-  --categories FILE   group names by rules, one per line: CATEGORY MATCH PATTERN with MATCH
-                      equals, starts-with, ends-with or regex; the first match wins, the rest
-                      is "other". Adds a category column and per-category tables.
-
-SELECTION
-  --from T, --to T    only events that start in this window: T is seconds from the capture
-                      start (12.5, +12.5s, 500ms, 2m) or a wall-clock time
-                      (2026-11-23T11:35:12.5Z, ...+01:00, or local time without a zone)
-  --pid PID[,PID...]  only these processes
-  --name REGEX        only rows whose name matches (ECMAScript regex, searched)
-
-DAMAGED LOGS
-  --salvage           report everything before the first damage, with a warning, instead
-                      of failing
-  -h, --help          this help
-
-Exit status: 0 reported, 1 a log could not be read (one line on stderr says why), 2 bad usage.
-
-Examples:
-  xtrace report run.capnp
-  xtrace report run.capnp --top 10 --sort average
-  xtrace report rank*.capnp --by rank              # one section per rank
-  xtrace report /var/lib/xtrace --from 60 --to 120 # a daemon's files, one minute of them
-  xtrace report run.capnp --format json -o report.json
-  xtrace report run.capnp --name 'gemm|conv' --categories kernels.txt
-  xtrace report --diff before.capnp after.capnp --top 20
-)";
-
-struct Arguments {
-  std::vector<std::string> inputs;
-  std::string output;
-  report::OutputFormat format = report::OutputFormat::kText;
-  bool diff = false;
-  std::string categories;
-  report::ReportOptions options;
-  EventSelection selection;  // --from, --to, --pid, --name
-};
-
-int UsageError(const std::string& message) {
-  std::fprintf(stderr, "xtrace report: %s\nTry 'xtrace report --help'.\n", message.c_str());
-  return kExitUsage;
+  engines, gaps   per engine (named by device, engine group type and ordinal.index, e.g.
+                  "GPU 0 compute 0.1"): busy %, idle split into launch (nothing submitted:
+                  the host was late), sync (the host first waited for the previous
+                  operation), waiting (submitted, not started) and unknown; verdict
+                  launch-bound / sync-bound from the measured part, with the share of the
+                  span that was estimated; launch latency p50/p95/p99; the largest gaps and
+                  what the submitting thread was doing in them
+)",
+      .groups = {{"OUTPUT", ""}, {"SELECTION", ""}, {"DIFF", ""}, {"DAMAGED LOGS", ""}},
+      .notes = R"(Kernel names are shown demangled (a SYCL kernel as its type, as unitrace and the PyTorch
+profiler show them) and, in text, cut to the terminal's width (COLUMNS, else the terminal's
+own) keeping the part that tells them apart, the cut marked with an ellipsis. CSV and JSON
+keep them whole, and so does text written to a pipe or file when COLUMNS is not set.
+)",
+      .examples = {
+          "xtrace report run.capnp",
+          "xtrace report run.capnp --top 10 --sort average",
+          "xtrace report rank*.capnp --by rank              # one section per rank",
+          "xtrace report /var/lib/xtrace --from 60 --to 120 # a daemon's files, one minute of them",
+          "xtrace report run.capnp --format json -o report.json",
+          "xtrace report run.capnp --name 'gemm|conv' --categories kernels.txt",
+          "xtrace report --diff before.capnp after.capnp --top 20",
+          "xtrace report run.capnp --wide --mangled | less -S  # names whole, as captured",
+      },
+      .exit_status = "Exit status: 0 reported, 1 a log could not be read (one line on stderr says "
+                     "why), 2 bad usage.\n",
+  };
 }
 
+// Applies `choices[value]`, or says which values there are.
 template <typename T>
-bool ParseCount(const std::string& text, T* out) {
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && ptr == text.data() + text.size();
+ApplyOption OneOf(T& into, std::vector<std::pair<std::string, T>> choices, std::string expected) {
+  return [&into, choices = std::move(choices), expected = std::move(expected)](
+             const std::string& flag, const std::string& value) {
+    for (const auto& [name, choice] : choices) {
+      if (name == value) return into = choice, Status::Ok();
+    }
+    return Status::Error(flag + ": expected " + expected + ", got '" + value + "'");
+  };
 }
 
-std::optional<int> ParseArguments(int argc, char** argv, Arguments* a) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    const bool takes_value = arg == "-o" || arg == "--output" || arg == "--format" || arg == "--by" ||
-                             arg == "--sort" || arg == "--top" || arg == "--gaps" ||
-                             arg == "--categories" || arg == "--from" || arg == "--to" ||
-                             arg == "--pid" || arg == "--name";
-    if (const size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (takes_value) {
-      if (i + 1 >= argc) return UsageError(arg + " needs a value");
-      value = argv[++i];
-    }
-    auto bad = [&](const std::string& what) { return UsageError(arg + ": " + what + ", got '" + value + "'"); };
-    auto& o = a->options;
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kHelp, stdout);
-      return kExitOk;
-    } else if (arg == "-o" || arg == "--output") {
-      a->output = value;
-    } else if (arg == "--format") {
-      if (value == "text") a->format = report::OutputFormat::kText;
-      else if (value == "csv") a->format = report::OutputFormat::kCsv;
-      else if (value == "json") a->format = report::OutputFormat::kJson;
-      else return bad("expected text, csv or json");
-    } else if (arg == "--by") {
-      using report::GroupBy;
-      GroupBy& by = o.read.aggregate.by;
-      if (value == "process") by = GroupBy::kProcess;
-      else if (value == "thread") by = GroupBy::kThread;
-      else if (value == "device") by = GroupBy::kDevice;
-      else if (value == "rank") by = GroupBy::kRank;
-      else if (value == "host") by = GroupBy::kHost;
-      else return bad("expected process, thread, device, rank or host");
-    } else if (arg == "--sort") {
-      using report::SortKey;
-      if (value == "total") o.tables.sort = SortKey::kTotal;
-      else if (value == "calls") o.tables.sort = SortKey::kCalls;
-      else if (value == "average") o.tables.sort = SortKey::kAverage;
-      else if (value == "max") o.tables.sort = SortKey::kMax;
-      else if (value == "name") o.tables.sort = SortKey::kName;
-      else return bad("expected total, calls, average, max or name");
-    } else if (arg == "--top") {
-      if (!ParseCount(value, &o.tables.top) || o.tables.top == 0) return bad("expected a row count >= 1");
-    } else if (arg == "--gaps") {
-      if (!ParseCount(value, &o.read.aggregate.top_gaps)) return bad("expected a gap count");
-    } else if (arg == "--categories") {
-      a->categories = value;
-    } else if (arg == "--from" || arg == "--to" || arg == "--pid" || arg == "--name") {
-      // The parsing `xtrace convert` shares (cli/selection_options.h).
-      Status st = arg == "--pid"    ? ParsePidList(arg, value, a->selection)
-                  : arg == "--name" ? ParseNamePattern(arg, value, a->selection)
-                                    : ParseWindowBound(arg, value, a->selection);
-      if (!st.ok()) return UsageError(st.message());
-    } else if (arg == "--diff") {
-      a->diff = true;
-    } else if (arg == "--salvage") {
-      o.read.salvage = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return UsageError("unknown option '" + arg + "'");
-    } else {
-      a->inputs.push_back(arg);
-    }
+ApplyOption Selection(EventSelection& selection,
+                      Status (*parse)(const std::string&, const std::string&, EventSelection&)) {
+  return [&selection, parse](const std::string& flag, const std::string& value) {
+    return parse(flag, value, selection);
+  };
+}
+
+OptionTable ReportOptionTable(ReportArguments& a) {
+  using report::GroupBy;
+  using report::OutputFormat;
+  using report::SortKey;
+  report::ReportOptions& o = a.options;
+  return {
+      {0, "--format", "F", "OUTPUT", "text (default), csv or json (schema: docs/report-json.md)",
+       OneOf(a.format,
+             {{"text", OutputFormat::kText}, {"csv", OutputFormat::kCsv}, {"json", OutputFormat::kJson}},
+             "text, csv or json")},
+      {'o', "--output", "FILE", "OUTPUT", "write there instead of standard output",
+       [&a](const std::string&, const std::string& value) { return a.output = value, Status::Ok(); }},
+      {0, "--by", "KEY", "OUTPUT", "one section per process, thread, device, rank or host",
+       OneOf(o.read.aggregate.by,
+             {{"process", GroupBy::kProcess},
+              {"thread", GroupBy::kThread},
+              {"device", GroupBy::kDevice},
+              {"rank", GroupBy::kRank},
+              {"host", GroupBy::kHost}},
+             "process, thread, device, rank or host")},
+      {0, "--sort", "KEY", "OUTPUT", "total (default), calls, average, max or name",
+       OneOf(o.tables.sort,
+             {{"total", SortKey::kTotal},
+              {"calls", SortKey::kCalls},
+              {"average", SortKey::kAverage},
+              {"max", SortKey::kMax},
+              {"name", SortKey::kName}},
+             "total, calls, average, max or name")},
+      {0, "--top", "N", "OUTPUT", "rows per table (default: all)",
+       StoreParsed(o.tables.top, [](const std::string& flag, const std::string& value) {
+         return ParseCount(flag, value, 1, UINT32_MAX);
+       })},
+      {0, "--gaps", "N", "OUTPUT", "largest gaps kept per engine (default 5)",
+       StoreParsed(o.read.aggregate.top_gaps, [](const std::string& flag, const std::string& value) {
+         return ParseCount(flag, value, 0, UINT32_MAX);
+       })},
+      {0, "--categories", "FILE", "OUTPUT",
+       "group names by rules, one per line: CATEGORY MATCH PATTERN with MATCH equals, "
+       "starts-with, ends-with or regex; the first match wins, the rest is \"other\". Adds a "
+       "category column and per-category tables.",
+       [&a](const std::string&, const std::string& value) { return a.categories = value, Status::Ok(); }},
+      {0, "--wide", "", "OUTPUT", "names whole in text too, however wide the terminal",
+       SetTrue(a.wide)},
+      {0, "--mangled", "", "OUTPUT", "kernel names as captured, not demangled",
+       SetTrue(o.tables.mangled)},
+
+      {0, "--from", "T", "SELECTION",
+       "only events that start in this window (with --to): T is seconds from the capture start "
+       "(12.5, +12.5s, 500ms, 2m) or a wall-clock time (2026-11-23T11:35:12.5Z, ...+01:00, or "
+       "local time without a zone)",
+       Selection(a.selection, ParseWindowBound)},
+      {0, "--to", "T", "SELECTION", "the window's end (same forms as --from)",
+       Selection(a.selection, ParseWindowBound)},
+      {0, "--pid", "PID[,PID...]", "SELECTION", "only these processes",
+       Selection(a.selection, ParsePidList)},
+      {0, "--name", "REGEX", "SELECTION", "only rows whose name matches (ECMAScript regex, searched)",
+       Selection(a.selection, ParseNamePattern)},
+
+      {0, "--diff", "", "DIFF",
+       "compare two sets of logs, BEFORE and AFTER (each a log or a directory): per kernel and "
+       "API function, the change of calls, total and average",
+       SetTrue(a.diff)},
+      {0, "--salvage", "", "DAMAGED LOGS",
+       "report everything before the first damage, with a warning, instead of failing",
+       SetTrue(o.read.salvage)},
+  };
+}
+
+int UsageError(const std::string& message) { return xtrace::UsageError("report", message); }
+
+// The width text tables are fitted to: COLUMNS when set (what a shell tells programs, and the
+// way to ask for another width), else the terminal's on standard output; 0 (names whole) when
+// the output goes to a pipe or a file.
+size_t TerminalWidth() {
+  if (const char* columns = std::getenv("COLUMNS"); columns && *columns) {
+    char* end = nullptr;
+    const unsigned long value = std::strtoul(columns, &end, 10);
+    if (*end == '\0' && value > 0) return value;
   }
-  if (Status st = CheckWindow(a->selection); !st.ok()) return UsageError(st.message());
-  a->options.read.from = a->selection.from;
-  a->options.read.to = a->selection.to;
-  a->options.read.aggregate.pids = a->selection.pids;
-  a->options.tables.name = a->selection.name;
-  if (a->diff && a->inputs.size() != 2) return UsageError("--diff takes two logs: BEFORE AFTER");
-  if (a->inputs.empty()) return UsageError("which log? (xtrace report LOG...)");
-  return std::nullopt;
+  winsize size{};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0) return size.ws_col;
+  return 0;
 }
 
 }  // namespace
 
+Result<ReportCommandLine> ParseReportCommandLine(std::span<char* const> args) {
+  ReportCommandLine line;
+  ReportArguments& a = line.arguments;
+  auto parsed = ParseCommandLine(ReportOptionTable(a), args, Positionals::kAnywhere);
+  if (!parsed.ok()) return parsed.status();
+  if (parsed->help) return line.help = true, line;
+  if (Status st = CheckWindow(a.selection); !st.ok()) return st;
+  a.inputs = parsed->positionals;
+  a.options.read.from = a.selection.from;
+  a.options.read.to = a.selection.to;
+  a.options.read.aggregate.pids = a.selection.pids;
+  a.options.tables.name = a.selection.name;
+  if (a.diff && a.inputs.size() != 2) return Status::Error("--diff takes two logs: BEFORE AFTER");
+  if (a.inputs.empty()) return Status::Error("which log? (xtrace report LOG...)");
+  return line;
+}
+
+std::string ReportCommandHelp() {
+  ReportArguments unused;
+  return RenderHelp(ReportDoc(), ReportOptionTable(unused));
+}
+
 int RunReportCommand(int argc, char** argv) {
-  Arguments a;
-  if (std::optional<int> status = ParseArguments(argc, argv, &a)) return *status;
+  auto line = ParseReportCommandLine(std::span(argv + 1, argc - 1));
+  if (!line.ok()) return UsageError(line.status().message());
+  if (line->help) {
+    std::fputs(ReportCommandHelp().c_str(), stdout);
+    return kExitOk;
+  }
+  ReportArguments& a = line->arguments;
 
   std::optional<report::Categories> categories;
   if (!a.categories.empty()) {
@@ -206,7 +232,8 @@ int RunReportCommand(int argc, char** argv) {
   if (!built.ok()) return fail(built.status());
   for (const std::string& w : built->warnings) std::fprintf(stderr, "xtrace report: warning: %s\n", w.c_str());
 
-  const std::string text = report::RenderReport(*built, a.format);
+  const std::string text =
+      report::RenderReport(*built, a.format, {.width = a.wide ? 0 : TerminalWidth()});
   FILE* out = stdout;
   if (!a.output.empty() && a.output != "-") {
     out = std::fopen(a.output.c_str(), "w");

@@ -2,7 +2,37 @@
 // ranges, GPU utilization and idle causes) from one or many event logs.
 #pragma once
 
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "model/event_selection.h"
+#include "report/report_builder.h"
+
 namespace xtrace {
+
+// What the report's command line says.
+struct ReportArguments {
+  std::vector<std::string> inputs;
+  std::string output;
+  report::OutputFormat format = report::OutputFormat::kText;
+  bool diff = false;
+  bool wide = false;  // names whole in text, whatever the terminal's width
+  std::string categories;
+  report::ReportOptions options;
+  EventSelection selection;  // --from, --to, --pid, --name
+};
+
+struct ReportCommandLine {
+  bool help = false;  // -h or --help: print ReportCommandHelp(), run nothing
+  ReportArguments arguments;
+};
+
+// `args` is argv without the command name. The error is one line naming the option.
+Result<ReportCommandLine> ParseReportCommandLine(std::span<char* const> args);
+
+std::string ReportCommandHelp();
 
 // argv[0] is "report". Returns the process exit status (see --help).
 int RunReportCommand(int argc, char** argv);

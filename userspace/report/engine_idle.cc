@@ -7,13 +7,13 @@
 namespace xtrace::report {
 
 std::string IdleVerdict(uint64_t busy_ns, const IdleSplit& idle) {
-  const uint64_t span = busy_ns + idle.total();
-  if (span == 0) return "";
-  if (idle.total() * 10 < span) return "busy";
+  if (busy_ns + idle.total() == 0) return "";
   const uint64_t sync_side = idle.sync_ns + idle.waiting_ns;
-  if (idle.launch_ns >= sync_side && idle.launch_ns >= idle.unknown_ns) return "launch-bound";
-  if (sync_side >= idle.unknown_ns) return "sync-bound";
-  return "unknown";
+  const uint64_t measured_idle = idle.launch_ns + sync_side;
+  const uint64_t measured = busy_ns + measured_idle;
+  if (measured == 0) return "unknown";
+  if (measured_idle * 10 < measured) return "busy";
+  return idle.launch_ns >= sync_side ? "launch-bound" : "sync-bound";
 }
 
 void RecentHostActivity::Add(uint32_t pid, uint32_t tid, const std::string* name, uint64_t start_ns,
@@ -94,6 +94,7 @@ void EngineIdle::Process(const Op& b, const RecentHostActivity* activity) {
       launch_latency_.Add(b.start_ns > from ? b.start_ns - from : 0);
     }
   } else {
+    ++estimated_operations_;
     idle_.unknown_ns += own;  // an estimated interval is a bound, not a busy time
   }
   if (gap > 0) {
@@ -139,6 +140,7 @@ void EngineIdle::KeepGap(EngineGap gap) {
 void EngineIdle::Merge(const EngineIdle& o) {
   span_ns_ += o.span_ns();
   operations_ += o.operations_;
+  estimated_operations_ += o.estimated_operations_;
   busy_ns_ += o.busy_ns_;
   idle_.Merge(o.idle_);
   launch_latency_.Merge(o.launch_latency_);

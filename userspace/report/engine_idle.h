@@ -55,8 +55,11 @@ struct IdleSplit {
   }
 };
 
-// The verdict for an engine from its idle split: "launch-bound", "sync-bound" or "busy"
-// (idle under 10% of the span) — "" without operations.
+// The verdict for an engine from the measured part of its span (busy, launch, sync and
+// waiting; unknown time, around estimated operations, is left out so that a few estimated
+// operations do not hide what the measured ones show): "launch-bound", "sync-bound" or
+// "busy" (idle under 10% of the measured part); "unknown" when nothing of the span was
+// measured; "" without operations.
 std::string IdleVerdict(uint64_t busy_ns, const IdleSplit& idle);
 
 // Host calls of recent threads, so a gap can say what its submitting thread was doing. A
@@ -96,6 +99,7 @@ class EngineIdle {
 
   size_t top_gaps() const { return top_gaps_; }
   uint64_t operations() const { return operations_; }
+  uint64_t estimated_operations() const { return estimated_operations_; }
   uint64_t span_ns() const { return span_ns_ + (last_end_ - first_start_); }
   uint64_t busy_ns() const { return busy_ns_; }
   const IdleSplit& idle() const { return idle_; }
@@ -120,6 +124,7 @@ class EngineIdle {
   uint64_t last_end_ = 0;
   uint64_t span_ns_ = 0;  // of engines merged in
   uint64_t operations_ = 0;
+  uint64_t estimated_operations_ = 0;
   uint64_t busy_ns_ = 0;
   IdleSplit idle_;
   LatencyHistogram launch_latency_;

@@ -106,6 +106,34 @@ TEST(EngineIdleTest, AMixedLoopSplitsAsConstructed) {
   EXPECT_GT(e.idle().sync_ns, 0u);
 }
 
+// A few operations without timestamps no longer turn the verdict "unknown": it comes from the
+// measured part, and how much was estimated is counted apart.
+TEST(EngineIdleTest, TheVerdictComesFromTheMeasuredPartOfAMixedEngine) {
+  Scenario launch = Build(1000, {false});
+  Scenario sync = Build(1000, {true});
+  for (size_t k = 0; k < 1000; k += 3) launch.ops[k].measured = sync.ops[k].measured = false;
+  const EngineIdle l = RunEngine(launch.ops), y = RunEngine(sync.ops);
+  // Estimated operations make most of the span unknown: more than the old verdict allowed.
+  EXPECT_GT(l.idle().unknown_ns, l.idle().launch_ns);
+  EXPECT_GT(y.idle().unknown_ns, y.idle().sync_ns + y.idle().waiting_ns);
+  EXPECT_EQ(IdleVerdict(l.busy_ns(), l.idle()), "launch-bound");
+  EXPECT_EQ(IdleVerdict(y.busy_ns(), y.idle()), "sync-bound");
+  EXPECT_EQ(l.estimated_operations(), 334u);
+  EXPECT_EQ(l.operations(), 1000u);
+
+  // Nothing measured: nothing to say.
+  for (DeviceOp& op : launch.ops) op.measured = false;
+  const EngineIdle none = RunEngine(launch.ops);
+  EXPECT_EQ(IdleVerdict(none.busy_ns(), none.idle()), "unknown");
+  EXPECT_EQ(none.estimated_operations(), 1000u);
+  EXPECT_EQ(IdleVerdict(0, IdleSplit{}), "");
+
+  // Busy: idle under a tenth of the measured part, whatever the unknown time.
+  EXPECT_EQ(IdleVerdict(1000, IdleSplit{.launch_ns = 50, .unknown_ns = 5000}), "busy");
+  EXPECT_EQ(IdleVerdict(1000, IdleSplit{.launch_ns = 200, .sync_ns = 100, .unknown_ns = 5000}),
+            "launch-bound");
+}
+
 TEST(EngineIdleTest, OperationsArrivingOutOfOrderGiveTheSameAnswer) {
   const Scenario s = Build(3000, {false, true});
   std::vector<DeviceOp> shuffled = s.ops;

@@ -196,8 +196,13 @@ void ReportAggregator::AddDeviceOp(const DeviceOp& op, const StringTable& string
     row.estimated.Add(duration);
     row.estimated_bytes += op.bytes;
   }
-  auto engine = section.engines.try_emplace(EngineKey{op.pid, op.device, op.queue}, options_.top_gaps);
-  engine.first->second.Add(op, &activity_);
+  auto [engine, added] = section.engines.try_emplace(EngineKey{op.pid, op.device, op.queue}, options_.top_gaps);
+  if (added) {
+    if (auto known = engine_identities_.find({op.pid, op.queue}); known != engine_identities_.end())
+      engine->second.identity = known->second;
+    engine->second.identity.device = op.device;
+  }
+  engine->second.idle.Add(op, &activity_);
   if (!op.measured || op.append_ns == 0) return;
   // Ranges of the appending thread that already ended around the append.
   ThreadState& thread = Thread(op.pid, op.append_tid);
@@ -236,6 +241,8 @@ void ReportAggregator::Add(const Event& event, const StringTable& strings) {
   } else if (const auto* op = std::get_if<DeviceOp>(&event)) {
     if (!Selected(op->pid, op->start_ns)) return;
     AddDeviceOp(*op, strings);
+  } else if (const auto* queue = std::get_if<DeviceQueue>(&event)) {
+    engine_identities_[{queue->pid, queue->handle}] = EngineIdentity::Of(*queue);
   } else if (const auto* process = std::get_if<ProcessInfo>(&event)) {
     process_names_[process->pid] = std::string(strings.Get(process->comm));
   }
@@ -256,7 +263,7 @@ void ReportAggregator::Finish() {
     }
   }
   for (auto& [key, section] : sections_) {
-    for (auto& [engine_key, engine] : section.engines) engine.Finish(&activity_);
+    for (auto& [engine_key, engine] : section.engines) engine.idle.Finish(&activity_);
   }
 }
 

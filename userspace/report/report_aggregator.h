@@ -66,6 +66,9 @@ class ReportAggregator {
   std::map<std::string, SectionStats> sections_;
   SectionStats* whole_ = nullptr;  // the one section without --by (map nodes do not move)
   std::unordered_map<uint32_t, std::string> process_names_;
+  // Each engine's identity from its DeviceQueue, by (pid, handle): it precedes the engine's
+  // operations in the log, and is kept whatever the selection (it is no event in time).
+  std::map<std::pair<uint32_t, uint64_t>, EngineIdentity> engine_identities_;
   std::unordered_map<uint64_t, std::unique_ptr<ThreadState>> threads_;
   RecentHostActivity activity_;
 };

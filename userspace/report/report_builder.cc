@@ -53,7 +53,7 @@ Result<ReadLogs> ReadAll(const std::vector<std::string>& paths, const ReportOpti
 // from the median.
 ReportTable Spread(const ReadLogs& r, const TableOptions& o) {
   ReportTable t{"ranks", "Kernels across logs (measured device time per log)", {}, {}, ""};
-  t.columns = {{"name", "Kernel", Column::kText},     {"logs", "Logs", Column::kCount},
+  t.columns = {{"name", "Kernel", Column::kText, true}, {"logs", "Logs", Column::kCount},
                {"min_ns", "Min", Column::kNs},        {"median_ns", "Median", Column::kNs},
                {"max_ns", "Max", Column::kNs},        {"mean_ns", "Mean", Column::kNs},
                {"outlier", "Outlier", Column::kText}, {"outlier_vs_median", "x median", Column::kRate},
@@ -62,8 +62,9 @@ ReportTable Spread(const ReadLogs& r, const TableOptions& o) {
   for (size_t i = 0; i < r.per_log.size(); ++i) {
     for (const auto& [name, row] : r.per_log[i].device_ops) {
       if (row.kind != DeviceOpKind::kKernel || row.measured.count == 0) continue;
-      if (o.name && !std::regex_search(name, *o.name)) continue;
-      totals[name].emplace_back(row.measured.total_ns, i);
+      const std::string shown = ShownName(o, name);
+      if (!NameSelected(o, name, shown)) continue;
+      totals[shown].emplace_back(row.measured.total_ns, i);
     }
   }
   for (auto& [name, values] : totals) {
@@ -90,7 +91,7 @@ ReportTable Logs(const std::vector<LogDescription>& logs) {
   ReportTable t{"logs", "Logs", {}, {}, ""};
   t.columns = {{"rank", "Rank", Column::kText},       {"host", "Host", Column::kText},
                {"events", "Events", Column::kCount},  {"complete", "Complete", Column::kText},
-               {"path", "Path", Column::kText}};
+               {"path", "Path", Column::kText, true}};
   for (const LogDescription& d : logs) {
     t.rows.push_back({d.rank, d.host, d.events, d.complete ? "yes" : "no", d.path});
   }
@@ -136,7 +137,7 @@ Result<Report> BuildDiff(const std::vector<std::string>& before, const std::vect
 
   ReportTable t{"diff", "Change from BEFORE to AFTER (device: measured time; host: call time)", {}, {}, ""};
   t.columns = {{"side", "Side", Column::kText},
-               {"name", "Name", Column::kText},
+               {"name", "Name", Column::kText, true},
                {"calls_before", "Calls before", Column::kCount},
                {"calls_after", "Calls after", Column::kCount},
                {"calls_delta", "Calls +/-", Column::kCount},
@@ -147,8 +148,9 @@ Result<Report> BuildDiff(const std::vector<std::string>& before, const std::vect
                {"average_after_ns", "Avg after", Column::kNs},
                {"average_delta_ns", "Avg +/-", Column::kNs}};
   auto add = [&](const char* side, const std::string& name, const DurationStats& x, const DurationStats& y) {
-    if (options.tables.name && !std::regex_search(name, *options.tables.name)) return;
-    t.rows.push_back({side, name, x.count, y.count, int64_t(y.count) - int64_t(x.count), x.total_ns,
+    const std::string shown = ShownName(options.tables, name);
+    if (!NameSelected(options.tables, name, shown)) return;
+    t.rows.push_back({side, shown, x.count, y.count, int64_t(y.count) - int64_t(x.count), x.total_ns,
                       y.total_ns, int64_t(y.total_ns) - int64_t(x.total_ns), x.average_ns(), y.average_ns(),
                       y.average_ns() - x.average_ns()});
   };
@@ -198,7 +200,7 @@ json ReportToJson(const Report& report) {
   return out;
 }
 
-std::string RenderReport(const Report& report, OutputFormat format) {
+std::string RenderReport(const Report& report, OutputFormat format, const TextLayout& layout) {
   std::vector<ReportSection> all = report.sections;
   if (!report.across_logs.empty()) all.push_back({"across logs", report.across_logs});
   if (!report.diff.empty()) all.push_back({"", report.diff});
@@ -210,7 +212,7 @@ std::string RenderReport(const Report& report, OutputFormat format) {
     case OutputFormat::kText:
       break;
   }
-  return RenderText(all);
+  return RenderText(all, layout);
 }
 
 }  // namespace xtrace::report

@@ -11,6 +11,7 @@
 #include "report/log_set.h"
 #include "report/report_table.h"
 #include "report/report_tables.h"
+#include "report/table_writer.h"
 
 namespace xtrace::report {
 
@@ -45,7 +46,8 @@ Result<Report> BuildReport(const std::vector<std::string>& logs, const ReportOpt
 Result<Report> BuildDiff(const std::vector<std::string>& before, const std::vector<std::string>& after,
                          const ReportOptions& options);
 
-std::string RenderReport(const Report& report, OutputFormat format);
+// `layout` applies to text only: CSV and JSON keep every name whole.
+std::string RenderReport(const Report& report, OutputFormat format, const TextLayout& layout = {});
 nlohmann::json ReportToJson(const Report& report);
 
 }  // namespace xtrace::report

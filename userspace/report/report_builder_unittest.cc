@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "log/log_writer.h"
+#include "report/display_name.h"
 #include "log_test_util.h"
 #include "xtrace/records.h"
 
@@ -183,6 +184,69 @@ TEST(ReportBuilderTest, CategoriesNameFilterAndTop) {
   j = ReportToJson(*report);
   ASSERT_EQ(j["sections"][0]["tables"]["device_ops"].size(), 1u);
   EXPECT_EQ(j["sections"][0]["tables"]["device_ops"][0]["category"], "other");
+}
+
+// A SYCL kernel on an immediate command list: its name demangled (as captured with
+// --mangled and in JSON's mangled_name), its engine named by device and ordinal.index with the
+// handle kept in JSON.
+TEST(ReportBuilderTest, KernelNamesDemangledAndEnginesNamed) {
+  ScratchDir dir;
+  const std::string sycl = "_ZTSZZ9run_layerRN4sycl3_V15queueEENKUlRNS0_7handlerEE_clES4_EUlNS0_"
+                           "7nd_itemILi1EEEE_";
+  {
+    LogHeader header = test_util::SampleHeader();
+    auto writer = LogWriter::Create(dir.File("run.capnp"), header);
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    StringTable& s = (*writer)->strings();
+    const uint64_t t0 = header.start_clock.monotonic_ns;
+    (*writer)->Append(DeviceQueue{.pid = 100, .device = 0, .handle = 0x7facd0000cf0,
+                                  .immediate = true, .ordinal = 0, .index = 1, .track = 1});
+    for (int k = 0; k < 2; ++k) {
+      DeviceOp op;
+      op.pid = 100;
+      op.device = 0;
+      op.queue = 0x7facd0000cf0;
+      op.name = s.Intern(sycl);
+      op.start_ns = t0 + 1000 + k * 10'000;
+      op.end_ns = op.start_ns + 5000;
+      op.measured = k == 0;
+      (*writer)->Append(op);
+    }
+    ASSERT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
+  }
+  auto report = BuildReport({dir.File("run.capnp")}, {});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  nlohmann::json j = ReportToJson(*report);
+  const std::string shown = "run_layer(sycl::_V1::queue&)::{lambda(sycl::_V1::handler&)#1}::"
+                            "operator()(sycl::_V1::handler&) const::{lambda(sycl::_V1::nd_item<1>)#1}";
+  const auto& row = Row(j["sections"][0]["tables"]["device_ops"], shown);
+  EXPECT_EQ(row["mangled_name"], sycl);
+  const auto& engine = j["sections"][0]["tables"]["engines"][0];
+  EXPECT_EQ(engine["engine"], "GPU 0 engine 0.1 immediate (type unknown)");
+  EXPECT_EQ(engine["queue"], "0x7facd0000cf0");
+  EXPECT_EQ(engine["device"], "0");
+  EXPECT_EQ(engine["immediate"], true);
+  EXPECT_TRUE(engine["engine_type"].is_null());
+  EXPECT_EQ(engine["estimated_operations"], 1);
+  EXPECT_EQ(engine["verdict"], "busy");  // of the measured part (once "unknown")
+  const std::string text = RenderReport(*report, OutputFormat::kText, {.width = 80});
+  EXPECT_TRUE(Contains(text, "GPU 0 engine 0.1 immediate (type unknown)")) << text;
+  EXPECT_TRUE(Contains(text, "run_layer(sycl::_V1::")) << text;
+  EXPECT_TRUE(Contains(text, std::string(kCutMark))) << text;
+  EXPECT_FALSE(Contains(text, "0x7facd0000cf0")) << text;
+  // --name finds the name as shown or as captured.
+  ReportOptions by_name;
+  by_name.tables.name = std::regex("9run_layer");
+  report = BuildReport({dir.File("run.capnp")}, by_name);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(ReportToJson(*report)["sections"][0]["tables"]["device_ops"].size(), 1u);
+
+  ReportOptions mangled;
+  mangled.tables.mangled = true;
+  report = BuildReport({dir.File("run.capnp")}, mangled);
+  ASSERT_TRUE(report.ok());
+  j = ReportToJson(*report);
+  EXPECT_EQ(j["sections"][0]["tables"]["device_ops"][0]["name"], sycl);
 }
 
 TEST(ReportBuilderTest, DamagedAndCutShortLogs) {

@@ -21,6 +21,9 @@ struct Column {
   std::string key;
   std::string header;
   Kind kind = kText;
+  // Names (kernels, functions, ranges): in text, cut to the terminal's width when the table
+  // would not fit it (display_name.h); whole in CSV and JSON.
+  bool cuttable = false;
 };
 
 struct ReportTable {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "report/display_name.h"
 #include "report/table_writer.h"
 
 namespace xtrace::report {
@@ -27,13 +28,18 @@ const char* KindName(DeviceOpKind kind) {
   }
 }
 
-bool NameSelected(const TableOptions& o, const std::string& name) {
-  return !o.name || std::regex_search(name, *o.name);
+bool NameSelected(const TableOptions& o, const std::string& name) { return NameSelected(o, name, name); }
+
+// Rules are matched against the name as shown, then as captured: a user writes them from
+// what the report shows, or from the names a log or another tool holds.
+std::string Category(const TableOptions& o, const std::string& captured, const std::string& shown) {
+  if (!o.categories) return "";
+  const std::string_view category = o.categories->Classify(shown);
+  if (category != kOtherCategory || captured == shown) return std::string(category);
+  return std::string(o.categories->Classify(captured));
 }
 
-std::string Category(const TableOptions& o, const std::string& name) {
-  return o.categories ? std::string(o.categories->Classify(name)) : std::string();
-}
+std::string Category(const TableOptions& o, const std::string& name) { return Category(o, name, name); }
 
 std::string Hex(uint64_t v) {
   char text[24];
@@ -43,7 +49,7 @@ std::string Hex(uint64_t v) {
 
 ReportTable HostCalls(const SectionStats& s, const TableOptions& o) {
   ReportTable t{"host_calls", "Host calls (per API function)", {}, {}, ""};
-  t.columns = {{"name", "Function", Column::kText},       {"calls", "Calls", Column::kCount},
+  t.columns = {{"name", "Function", Column::kText, true}, {"calls", "Calls", Column::kCount},
                {"total_ns", "Total", Column::kNs},         {"percent", "Time %", Column::kPercent},
                {"average_ns", "Average", Column::kNs},     {"min_ns", "Min", Column::kNs},
                {"max_ns", "Max", Column::kNs},             {"failed", "Failed", Column::kCount},
@@ -69,7 +75,7 @@ ReportTable HostCalls(const SectionStats& s, const TableOptions& o) {
 
 ReportTable DeviceOps(const SectionStats& s, const TableOptions& o) {
   ReportTable t{"device_ops", "Device operations (per kernel; copies and fills by append function)", {}, {}, ""};
-  t.columns = {{"name", "Operation", Column::kText},
+  t.columns = {{"name", "Operation", Column::kText, true},
                {"kind", "Kind", Column::kText},
                {"calls", "Calls", Column::kCount},
                {"total_ns", "Total", Column::kNs},
@@ -81,19 +87,21 @@ ReportTable DeviceOps(const SectionStats& s, const TableOptions& o) {
                {"estimated", "Estimated", Column::kCount},
                {"estimated_bound_ns", "Est. bound", Column::kNs},
                {"bytes", "Bytes", Column::kBytes},
-               {"gb_per_s", "GB/s", Column::kRate}};
+               {"gb_per_s", "GB/s", Column::kRate},
+               {"mangled_name", "", Column::kJsonOnly}};
   if (o.categories) t.columns.insert(t.columns.begin() + 2, {"category", "Category", Column::kText});
   uint64_t measured_total = 0;
   for (const auto& [name, row] : s.device_ops) measured_total += row.measured.total_ns;
   for (const auto& [name, row] : s.device_ops) {
-    if (!NameSelected(o, name)) continue;
+    const std::string shown = ShownName(o, name);
+    if (!NameSelected(o, name, shown)) continue;
     const bool memory = row.kind != DeviceOpKind::kKernel;
     const uint64_t bytes = row.measured_bytes + row.estimated_bytes;
     json rate;
     if (memory && row.measured.total_ns > 0) {
       rate = double(row.measured_bytes) / double(row.measured.total_ns);  // bytes/ns = GB/s
     }
-    std::vector<json> r = {name,
+    std::vector<json> r = {shown,
                            KindName(row.kind),
                            row.measured.count + row.estimated.count,
                            row.measured.total_ns,
@@ -105,8 +113,9 @@ ReportTable DeviceOps(const SectionStats& s, const TableOptions& o) {
                            row.estimated.count,
                            row.estimated.total_ns,
                            memory ? json(bytes) : json(),
-                           rate};
-    if (o.categories) r.insert(r.begin() + 2, Category(o, name));
+                           rate,
+                           name};
+    if (o.categories) r.insert(r.begin() + 2, Category(o, name, shown));
     t.rows.push_back(std::move(r));
   }
   t.note =
@@ -117,7 +126,7 @@ ReportTable DeviceOps(const SectionStats& s, const TableOptions& o) {
 
 ReportTable Submission(const SectionStats& s, const TableOptions& o) {
   ReportTable t{"submission", "Submission latency (measured operations; averages)", {}, {}, ""};
-  t.columns = {{"name", "Operation", Column::kText},
+  t.columns = {{"name", "Operation", Column::kText, true},
                {"measured", "Measured", Column::kCount},
                {"append_to_submit_ns", "Append->Submit", Column::kNs},
                {"submit_to_start_ns", "Submit->Start", Column::kNs},
@@ -125,10 +134,11 @@ ReportTable Submission(const SectionStats& s, const TableOptions& o) {
                {"append_to_end_ns", "Append->End", Column::kNs},
                {"total_ns", "", Column::kJsonOnly}};
   for (const auto& [name, row] : s.device_ops) {
-    if (!NameSelected(o, name) || row.measured.count == 0) continue;
+    const std::string shown = ShownName(o, name);
+    if (!NameSelected(o, name, shown) || row.measured.count == 0) continue;
     const double a = row.append_to_submit.average_ns(), b = row.submit_to_start.average_ns(),
                  c = row.measured.average_ns();
-    t.rows.push_back({name, row.measured.count, NsOrNull(row.append_to_submit, uint64_t(a)),
+    t.rows.push_back({shown, row.measured.count, NsOrNull(row.append_to_submit, uint64_t(a)),
                       NsOrNull(row.submit_to_start, uint64_t(b)), uint64_t(c), uint64_t(a + b + c),
                       row.measured.total_ns});
   }
@@ -138,7 +148,7 @@ ReportTable Submission(const SectionStats& s, const TableOptions& o) {
 
 ReportTable Ranges(const SectionStats& s, const TableOptions& o) {
   ReportTable t{"ranges", "ITT / oneDNN / PyTorch ranges", {}, {}, ""};
-  t.columns = {{"domain", "Domain", Column::kText},    {"name", "Name", Column::kText},
+  t.columns = {{"domain", "Domain", Column::kText},    {"name", "Name", Column::kText, true},
                {"calls", "Calls", Column::kCount},      {"self_ns", "Self", Column::kNs},
                {"self_percent", "Self %", Column::kPercent},
                {"total_ns", "Total", Column::kNs},      {"average_ns", "Average", Column::kNs},
@@ -146,8 +156,9 @@ ReportTable Ranges(const SectionStats& s, const TableOptions& o) {
   uint64_t self_total = 0;
   for (const auto& [key, row] : s.ranges) self_total += row.self_ns;
   for (const auto& [key, row] : s.ranges) {
-    if (!NameSelected(o, key.second)) continue;
-    t.rows.push_back({key.first, key.second, row.total.count, row.self_ns,
+    const std::string shown = ShownName(o, key.second);
+    if (!NameSelected(o, key.second, shown)) continue;
+    t.rows.push_back({key.first, shown, row.total.count, row.self_ns,
                       Percent(double(row.self_ns), double(self_total)), row.total.total_ns,
                       row.total.average_ns(), row.device_ns});
   }
@@ -156,11 +167,23 @@ ReportTable Ranges(const SectionStats& s, const TableOptions& o) {
   return t;
 }
 
+// Each engine's name, made unique within its process: two queues on one engine of a device
+// ("GPU 0 compute 0.0") are told apart by a number in the order of their handles.
+std::map<EngineKey, std::string> EngineNames(const SectionStats& s) {
+  std::map<EngineKey, std::string> names;
+  std::map<std::pair<uint32_t, std::string>, int> seen;
+  for (const auto& [key, e] : s.engines) {
+    std::string name = EngineName(e.identity, std::get<2>(key));
+    if (const int n = ++seen[{std::get<0>(key), name}]; n > 1) name += " #" + std::to_string(n);
+    names[key] = std::move(name);
+  }
+  return names;
+}
+
 void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTable>* out) {
   ReportTable t{"engines", "GPU utilization (per engine)", {}, {}, ""};
   t.columns = {{"pid", "Pid", Column::kCount},
-               {"device", "Device", Column::kText},
-               {"queue", "Queue", Column::kText},
+               {"engine", "Engine", Column::kText},
                {"operations", "Ops", Column::kCount},
                {"span_ns", "Span", Column::kNs},
                {"busy_percent", "Busy %", Column::kPercent},
@@ -169,27 +192,44 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
                {"idle_waiting_ns", "Idle: waiting", Column::kNs},
                {"idle_unknown_ns", "Idle: unknown", Column::kNs},
                {"verdict", "Verdict", Column::kText},
+               {"estimated_percent", "Est. %", Column::kPercent},
                {"launch_latency_p50_ns", "Latency p50", Column::kNs},
                {"launch_latency_p95_ns", "p95", Column::kNs},
                {"launch_latency_p99_ns", "p99", Column::kNs},
-               {"busy_ns", "", Column::kJsonOnly}};
+               {"busy_ns", "", Column::kJsonOnly},
+               {"device", "", Column::kJsonOnly},
+               {"queue", "", Column::kJsonOnly},
+               {"immediate", "", Column::kJsonOnly},
+               {"ordinal", "", Column::kJsonOnly},
+               {"index", "", Column::kJsonOnly},
+               {"engine_type", "", Column::kJsonOnly},
+               {"estimated_operations", "", Column::kJsonOnly}};
   ReportTable gaps{"gaps", "Largest idle gaps (per engine)", {}, {}, ""};
-  gaps.columns = {{"pid", "Pid", Column::kCount},           {"queue", "Queue", Column::kText},
+  gaps.columns = {{"pid", "Pid", Column::kCount},           {"engine", "Engine", Column::kText},
                   {"start_ns", "At", Column::kNs},          {"duration_ns", "Gap", Column::kNs},
                   {"cause", "Cause", Column::kText},        {"submit_tid", "Submitter", Column::kCount},
-                  {"host_activity", "Submitting thread meanwhile", Column::kText},
-                  {"activity", "", Column::kJsonOnly}};
-  for (const auto& [key, e] : s.engines) {
+                  {"host_activity", "Submitting thread meanwhile", Column::kText, true},
+                  {"queue", "", Column::kJsonOnly},         {"activity", "", Column::kJsonOnly}};
+  const std::map<EngineKey, std::string> names = EngineNames(s);
+  for (const auto& [key, row] : s.engines) {
     const auto& [pid, device, queue] = key;
+    const EngineIdle& e = row.idle;
+    const EngineIdentity& id = row.identity;
     const json device_cell = device == kUnknownDevice ? json("?") : json(std::to_string(device));
     const auto& lat = e.launch_latency();
     const json p50 = lat.count() ? json(lat.Percentile(0.50)) : json();
     const json p95 = lat.count() ? json(lat.Percentile(0.95)) : json();
     const json p99 = lat.count() ? json(lat.Percentile(0.99)) : json();
-    t.rows.push_back({pid, device_cell, Hex(queue), e.operations(), e.span_ns(),
+    const std::string type = EngineGroupType(id.group_flags);
+    const std::string& name = names.at(key);
+    t.rows.push_back({pid, name, e.operations(), e.span_ns(),
                       Percent(double(e.busy_ns()), double(e.span_ns())), e.idle().launch_ns,
                       e.idle().sync_ns, e.idle().waiting_ns, e.idle().unknown_ns,
-                      IdleVerdict(e.busy_ns(), e.idle()), p50, p95, p99, e.busy_ns()});
+                      IdleVerdict(e.busy_ns(), e.idle()),
+                      Percent(double(e.idle().unknown_ns), double(e.span_ns())), p50, p95, p99,
+                      e.busy_ns(), device_cell, Hex(queue), id.described ? json(id.immediate) : json(),
+                      id.described ? json(id.ordinal) : json(), id.described ? json(id.index) : json(),
+                      type.empty() ? json() : json(type), e.estimated_operations()});
     for (const EngineGap& g : e.largest_gaps()) {
       std::string text;
       json activity = json::array();
@@ -198,15 +238,18 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
         text += a.name + " " + FormatDuration(double(a.overlap_ns));
         activity.push_back({{"name", a.name}, {"overlap_ns", a.overlap_ns}});
       }
-      gaps.rows.push_back({pid, Hex(queue),
+      gaps.rows.push_back({pid, name,
                            g.start_ns >= o.time_origin_ns ? g.start_ns - o.time_origin_ns : 0,
                            g.duration_ns(), g.cause, g.submit_tid, text.empty() ? "-" : text,
-                           activity});
+                           Hex(queue), activity});
     }
   }
-  t.note = "Idle: launch = nothing submitted, the host was late; sync = nothing submitted "
-           "because the host first waited for the previous operation; waiting = submitted, not "
-           "started; unknown = estimated times. Latency: submitting call start -> device start.";
+  t.note = "Engine: device, engine group type (when the log holds the device's queue groups), "
+           "ordinal.index. Idle: launch = nothing submitted, the host was late; sync = nothing "
+           "submitted because the host first waited for the previous operation; waiting = "
+           "submitted, not started; unknown = around operations without timestamps. Verdict: "
+           "from the measured part; Est. %: the share of the span left out of it (unknown). "
+           "Latency: submitting call end -> device start.";
   gaps.note = "At: from the start of the capture.";
   out->push_back(std::move(t));
   out->push_back(std::move(gaps));
@@ -219,8 +262,9 @@ void CategoryTables(const SectionStats& s, const TableOptions& o, std::vector<Re
   std::map<std::string, Sum> device, host;
   uint64_t device_total = 0;
   for (const auto& [name, row] : s.device_ops) {
-    if (!NameSelected(o, name)) continue;
-    Sum& sum = device[Category(o, name)];
+    const std::string shown = ShownName(o, name);
+    if (!NameSelected(o, name, shown)) continue;
+    Sum& sum = device[Category(o, name, shown)];
     sum.calls += row.measured.count + row.estimated.count;
     sum.total_ns += row.measured.total_ns;
     sum.estimated_ns += row.estimated.total_ns;
@@ -251,6 +295,16 @@ void CategoryTables(const SectionStats& s, const TableOptions& o, std::vector<Re
 }
 
 }  // namespace
+
+std::string ShownName(const TableOptions& options, std::string_view captured) {
+  return options.mangled ? std::string(captured) : DemangledName(captured);
+}
+
+bool NameSelected(const TableOptions& options, std::string_view captured, std::string_view shown) {
+  if (!options.name) return true;
+  auto found = [&](std::string_view name) { return std::regex_search(name.begin(), name.end(), *options.name); };
+  return found(shown) || (captured != shown && found(captured));
+}
 
 void SortAndCut(ReportTable* table, SortKey sort, size_t top) {
   const char* key = "total_ns";

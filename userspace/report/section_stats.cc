@@ -32,7 +32,9 @@ void SectionStats::Merge(const SectionStats& o) {
   for (const auto& [name, row] : o.device_ops) device_ops[name].Merge(row);
   for (const auto& [key, row] : o.ranges) ranges[key].Merge(row);
   for (const auto& [key, engine] : o.engines) {
-    engines.try_emplace(key, engine.top_gaps()).first->second.Merge(engine);
+    EngineRow& row = engines.try_emplace(key, engine.idle.top_gaps()).first->second;
+    row.identity.Merge(engine.identity);
+    row.idle.Merge(engine.idle);
   }
 }
 

@@ -12,6 +12,7 @@
 #include "model/ze_events.h"
 #include "report/duration_stats.h"
 #include "report/engine_idle.h"
+#include "report/engine_name.h"
 
 namespace xtrace::report {
 
@@ -49,12 +50,18 @@ struct RangeRow {
 // Table 5: one engine, (pid, device, queue handle).
 using EngineKey = std::tuple<uint32_t, uint32_t, uint64_t>;
 
+struct EngineRow {
+  explicit EngineRow(size_t top_gaps) : idle(top_gaps) {}
+  EngineIdentity identity;  // what it is, for its name
+  EngineIdle idle;
+};
+
 struct SectionStats {
   std::map<std::string, HostCallRow, std::less<>> host_calls;
   uint64_t thread_time_ns = 0;  // sum over traced threads of first call start..last call end
   std::map<std::string, DeviceOpRow, std::less<>> device_ops;
   std::map<std::pair<std::string, std::string>, RangeRow> ranges;  // (domain, name)
-  std::map<EngineKey, EngineIdle> engines;
+  std::map<EngineKey, EngineRow> engines;
 
   void Merge(const SectionStats& o);
 };

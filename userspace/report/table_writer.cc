@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <numeric>
+
+#include "report/display_name.h"
 
 namespace xtrace::report {
 namespace {
@@ -38,6 +41,56 @@ std::string TextCell(const Column& column, const nlohmann::json& v) {
 
 bool RightAligned(Column::Kind kind) { return kind != Column::kText; }
 
+// `text` as lines of at most `width` columns, broken between words (one line when width is
+// 0).
+std::string Wrapped(const std::string& text, size_t width) {
+  if (width == 0) return text + "\n";
+  std::string out, line;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && DisplayWidth(line) + 1 + DisplayWidth(word) > width) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  return out + line + "\n";
+}
+
+// Cuts the cuttable columns of `cells` (widest first) until a row of `width` (per column,
+// with two spaces between columns) fits `layout.width`, and updates `width`.
+void FitToWidth(const ReportTable& table, const std::vector<size_t>& shown, const TextLayout& layout,
+                std::vector<std::vector<std::string>>& cells, std::vector<size_t>& width) {
+  if (layout.width == 0 || shown.empty()) return;
+  auto row_width = [&] {
+    return std::accumulate(shown.begin(), shown.end(), 2 * (shown.size() - 1),
+                           [&](size_t sum, size_t i) { return sum + width[i]; });
+  };
+  std::vector<size_t> cuttable;
+  for (size_t i : shown)
+    if (table.columns[i].cuttable) cuttable.push_back(i);
+  std::sort(cuttable.begin(), cuttable.end(), [&](size_t a, size_t b) { return width[a] > width[b]; });
+  for (size_t i : cuttable) {
+    const size_t total = row_width();
+    if (total <= layout.width) return;
+    const size_t floor = std::max(kMinCutWidth, DisplayWidth(table.columns[i].header));
+    if (width[i] <= floor) continue;
+    const size_t target = std::max(floor, width[i] - std::min(width[i], total - layout.width));
+    std::vector<std::string> column;
+    for (const auto& line : cells) column.push_back(line[i]);
+    column = CutNames(column, target);
+    width[i] = DisplayWidth(table.columns[i].header);
+    for (size_t r = 0; r < cells.size(); ++r) {
+      cells[r][i] = std::move(column[r]);
+      width[i] = std::max(width[i], DisplayWidth(cells[r][i]));
+    }
+  }
+}
+
 std::string CsvCell(const nlohmann::json& v) {
   if (v.is_null()) return "";
   if (!v.is_string()) return v.dump();
@@ -61,7 +114,7 @@ std::string FormatDuration(double ns) {
   return Printf("%.3f s", ns / 1e9);
 }
 
-std::string RenderText(const std::vector<ReportSection>& sections) {
+std::string RenderText(const std::vector<ReportSection>& sections, const TextLayout& layout) {
   std::string out;
   for (const ReportSection& section : sections) {
     bool section_started = false;
@@ -77,21 +130,22 @@ std::string RenderText(const std::vector<ReportSection>& sections) {
       }
       std::vector<std::vector<std::string>> cells;
       std::vector<size_t> width(table.columns.size(), 0);
-      for (size_t i : shown) width[i] = table.columns[i].header.size();
+      for (size_t i : shown) width[i] = DisplayWidth(table.columns[i].header);
       for (const auto& row : table.rows) {
         auto& line = cells.emplace_back(table.columns.size());
         for (size_t i : shown) {
           line[i] = TextCell(table.columns[i], row[i]);
-          width[i] = std::max(width[i], line[i].size());
+          width[i] = std::max(width[i], DisplayWidth(line[i]));
         }
       }
+      FitToWidth(table, shown, layout, cells, width);
       out += table.title + "\n";
       auto emit = [&](auto cell_of) {
         std::string line;
         for (size_t n = 0; n < shown.size(); ++n) {
           const size_t i = shown[n];
           const std::string cell = cell_of(i);
-          const std::string pad(width[i] - std::min(width[i], cell.size()), ' ');
+          const std::string pad(width[i] - std::min(width[i], DisplayWidth(cell)), ' ');
           if (n) line += "  ";
           line += RightAligned(table.columns[i].kind) ? pad + cell : cell + (n + 1 < shown.size() ? pad : "");
         }
@@ -99,7 +153,7 @@ std::string RenderText(const std::vector<ReportSection>& sections) {
       };
       emit([&](size_t i) { return table.columns[i].header; });
       for (const auto& line : cells) emit([&](size_t i) { return line[i]; });
-      if (!table.note.empty()) out += table.note + "\n";
+      if (!table.note.empty()) out += Wrapped(table.note, layout.width);
       out += "\n";
     }
   }

@@ -12,8 +12,15 @@ namespace xtrace::report {
 // "1.23 ms", "850 ns", "2.00 s".
 std::string FormatDuration(double ns);
 
+// How text tables are laid out for a terminal.
+struct TextLayout {
+  // Columns a table's rows should fit: its cuttable columns are cut (down to kMinCutWidth)
+  // until they do. 0: names whole, however wide the rows.
+  size_t width = 0;
+};
+
 // Aligned columns, a title line over each table; empty tables are left out.
-std::string RenderText(const std::vector<ReportSection>& sections);
+std::string RenderText(const std::vector<ReportSection>& sections, const TextLayout& layout = {});
 
 // Each table as a block: "# <section label> <table id>", a header line of column keys, rows.
 // Durations are integer ns; JSON-only columns are left out. Blocks are separated by a blank

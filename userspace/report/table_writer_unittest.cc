@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "report/display_name.h"
 #include "report/report_tables.h"
 
 namespace xtrace::report {
@@ -31,6 +32,34 @@ TEST(TableWriterTest, TextIsAlignedAndHumanReadable) {
             "a note\n\n");
   EXPECT_EQ(FormatDuration(-2500), "-2.50 us");
   EXPECT_EQ(FormatDuration(3e9), "3.000 s");
+}
+
+// Long names are cut to fit the width asked for, keeping what tells them apart; without a
+// width, and in CSV and JSON, they stay whole.
+TEST(TableWriterTest, TextCutsLongNamesToTheWidth) {
+  ReportTable t{"t", "Title", {}, {}, "a note that is long enough to be wrapped at the width"};
+  t.columns = {{"name", "Name", Column::kText, true}, {"calls", "Calls", Column::kCount}};
+  const std::string shared(300, 'x');
+  t.rows = {{"void gemm<" + shared + ", tile<256>, " + shared + ">(float*)", 1},
+            {"void gemm<" + shared + ", tile<128>, " + shared + ">(float*)", 2},
+            {"short", 3}};
+  const std::string text = RenderText({{"", {t}}}, {.width = 60});
+  size_t lines = 0;
+  for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    EXPECT_LE(DisplayWidth(text.substr(start, end - start)), 60u) << text.substr(start, end - start);
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1 + 1 + 3 + 1 + 1) << text;  // title, header, rows, note, blank line
+  EXPECT_NE(text.find("tile<256>"), std::string::npos) << text;
+  EXPECT_NE(text.find("tile<128>"), std::string::npos) << text;
+  EXPECT_NE(text.find(kCutMark), std::string::npos) << text;
+  EXPECT_NE(text.find("short"), std::string::npos) << text;
+
+  const std::string whole = RenderText({{"", {t}}});
+  EXPECT_NE(whole.find(t.rows[0][0].get<std::string>()), std::string::npos);
+  EXPECT_EQ(whole.find(kCutMark), std::string::npos);
+  EXPECT_NE(RenderCsv({{"", {t}}}).find(t.rows[1][0].get<std::string>()), std::string::npos);
+  EXPECT_EQ(SectionsToJson({{"", {t}}})[0]["tables"]["t"][0]["name"], t.rows[0][0]);
 }
 
 TEST(TableWriterTest, CsvQuotesAndLeavesOutJsonOnlyColumns) {

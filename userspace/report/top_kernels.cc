@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "report/display_name.h"
 #include "report/table_writer.h"
 
 namespace xtrace::report {
@@ -43,19 +44,28 @@ std::string TopKernels::Format(size_t n) const {
     return *a.first < *b.first;
   });
   if (rows.size() > n) rows.resize(n);
+  // Template-heavy names run to a thousand characters: a summary line shows them demangled
+  // and cut, keeping what tells them apart.
+  std::vector<std::string> names;
+  for (const auto& [name, row] : rows) names.push_back(DemangledName(*name));
+  names = CutNames(names, kNameColumns);
   std::string out = "Top " + std::to_string(rows.size()) + " kernels by device time:\n";
   char line[512];
-  for (const auto& [name, row] : rows) {
-    const double share = measured_total ? 100.0 * double(row->measured.total_ns) / double(measured_total) : 0;
-    const uint64_t calls = row->measured.count + row->estimated.count;
-    std::snprintf(line, sizeof(line), "  %5.1f%%  %10s  %7llu calls  avg %10s  ", share,
-                  FormatDuration(double(row->measured.total_ns)).c_str(),
-                  static_cast<unsigned long long>(calls),
-                  row->measured.count ? FormatDuration(row->measured.average_ns()).c_str() : "-");
-    out += line;
-    // Template-heavy names run to a thousand characters: a summary line shows their start.
-    out += name->size() > kNameColumns ? name->substr(0, kNameColumns - 3) + "..." : *name;
-    out += "\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const DeviceOpRow& row = *rows[i].second;
+    const uint64_t calls = row.measured.count + row.estimated.count;
+    if (row.measured.count == 0) {
+      // No run of it had timestamps: its host-side bound, marked as one, not a 0 ns share.
+      std::snprintf(line, sizeof(line), "  %6s  %10s  %7llu calls  avg %10s  ", "bound",
+                    FormatDuration(double(row.estimated.total_ns)).c_str(),
+                    static_cast<unsigned long long>(calls), "-");
+    } else {
+      const double share = measured_total ? 100.0 * double(row.measured.total_ns) / double(measured_total) : 0;
+      std::snprintf(line, sizeof(line), "  %5.1f%%  %10s  %7llu calls  avg %10s  ", share,
+                    FormatDuration(double(row.measured.total_ns)).c_str(),
+                    static_cast<unsigned long long>(calls), FormatDuration(row.measured.average_ns()).c_str());
+    }
+    out += line + names[i] + "\n";
   }
   if (estimated_count > 0) {
     std::snprintf(line, sizeof(line),

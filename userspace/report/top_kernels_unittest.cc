@@ -37,5 +37,22 @@ TEST(TopKernelsTest, RanksKernelsByMeasuredTimeAndKeepsEstimatesApart) {
   EXPECT_EQ(TopKernels().Format(5), "");
 }
 
+// A kernel none of whose runs had timestamps shows its bound, marked as one, not "0.0% 0 ns";
+// names are demangled.
+TEST(TopKernelsTest, AKernelWithoutTimestampsShowsItsBound) {
+  StringTable strings;
+  TopKernels top;
+  top.Add(Kernel(strings.Intern("gemm"), 2'000'000), strings);
+  top.Add(Kernel(strings.Intern("_ZTS12VectorAddKer"), 3'000'000, false), strings);
+  top.Add(Kernel(strings.Intern("_ZTS12VectorAddKer"), 1'000'000, false), strings);
+  EXPECT_EQ(top.Format(5),
+            "Top 2 kernels by device time:\n"
+            "  100.0%     2.00 ms        1 calls  avg    2.00 ms  gemm\n"
+            "   bound     4.00 ms        2 calls  avg          -  VectorAddKer\n"
+            "  (2 kernel runs had no timestamps: not in these times; their host-side bound is "
+            "4.00 ms)\n"
+            "  'xtrace report LOG' shows every kernel, API call and idle gap.\n");
+}
+
 }  // namespace
 }  // namespace xtrace::report
