@@ -14,7 +14,7 @@
 
 namespace xtrace::test_util {
 
-// Device processes start here (export/trace_writer.h kFirstSyntheticPid).
+// Device processes start here (export/trace_layout.h kFirstSyntheticPid).
 inline constexpr uint64_t kKinetoFirstDevicePid = 0x40000000;
 
 // The categories of device work, as HTA's kernel breakdown selects it.

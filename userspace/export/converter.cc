@@ -32,8 +32,6 @@ namespace {
 // Progress is reported this often (in events): cheap, and often enough for a smooth display.
 constexpr uint64_t kProgressEveryEvents = 1 << 16;
 
-static_assert(kDevicePidBase >= kFirstSyntheticPid, "devices are drawn as track trees of their own");
-
 // Writes the trace events for one log event.
 class EventConverter {
  public:
@@ -228,9 +226,9 @@ Result<Placement> PlaceLogs(const MergedLogReader& logs) {
     const std::string boot = h.boot_id.empty() ? "host " + h.host : h.boot_id;
     auto [it, added] = host_of_boot.try_emplace(boot, host_anchor.size());
     if (added) {
-      if (host_anchor.size() >= SelectedTimeline::kMaxHosts) {
+      if (host_anchor.size() >= kMaxHosts) {
         return Status::Error(logs.reader(i).path() + ": more than " +
-                             std::to_string(SelectedTimeline::kMaxHosts) +
+                             std::to_string(kMaxHosts) +
                              " machines (boots) in one trace");
       }
       host_anchor.push_back(h.start_clock);
@@ -240,9 +238,9 @@ Result<Placement> PlaceLogs(const MergedLogReader& logs) {
     input.host_index = static_cast<uint32_t>(it->second);
     auto [capture, new_capture] = capture_index.try_emplace({boot, h.command_line}, 0);
     if (new_capture) capture->second = captures_of_boot[boot]++;
-    if (capture->second >= SelectedTimeline::kMaxCapturesPerHost) {
+    if (capture->second >= kMaxCapturesPerHost) {
       return Status::Error(logs.reader(i).path() + ": more than " +
-                           std::to_string(SelectedTimeline::kMaxCapturesPerHost) +
+                           std::to_string(kMaxCapturesPerHost) +
                            " captures of one machine in one trace");
     }
     input.capture_index = capture->second;

@@ -12,19 +12,13 @@ uint32_t DeviceLaneWriter::Place(uint32_t pid, uint32_t tid, uint64_t ts_ns, uin
   if (pid < kFirstSyntheticPid) return tid;
   Track& t = tracks_[{pid, tid}];
   const uint64_t end = ts_ns + dur_ns;
-  size_t lane = 0;
-  while (lane < t.busy_until.size() && t.busy_until[lane] > ts_ns) ++lane;
-  if (lane == t.busy_until.size()) {
-    t.busy_until.push_back(end);
-    if (lane > 0) {
-      const std::string base = t.name.empty() ? "track " + std::to_string(tid) : t.name;
-      out_.ThreadName(pid, tid | static_cast<uint32_t>(lane) << kLaneShift,
-                      base + " (lane " + std::to_string(lane + 1) + ")");
-    }
-  } else {
-    t.busy_until[lane] = end;
+  const LanePacking::Placement place = t.lanes.Place(ts_ns, end);
+  const uint32_t lane_tid = tid | static_cast<uint32_t>(place.lane) << kLaneShift;
+  if (place.opened && place.lane > 0) {
+    const std::string base = t.name.empty() ? "track " + std::to_string(tid) : t.name;
+    out_.ThreadName(pid, lane_tid, base + " (lane " + std::to_string(place.lane + 1) + ")");
   }
-  t.last_tid = tid | static_cast<uint32_t>(lane) << kLaneShift;
+  t.last_tid = lane_tid;
   t.last_start = ts_ns;
   t.last_end = end;
   return t.last_tid;

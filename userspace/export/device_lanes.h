@@ -15,15 +15,13 @@
 #include <utility>
 #include <vector>
 
+#include "export/lane_packing.h"
 #include "export/trace_writer.h"
 
 namespace xtrace {
 
 class DeviceLaneWriter final : public TraceWriter {
  public:
-  // Lane n (from 1) of track tid is tid | n << kLaneShift: engine tracks are small numbers.
-  static constexpr uint32_t kLaneShift = 20;
-
   explicit DeviceLaneWriter(TraceWriter& out) : out_(out) {}
 
   void Clocks(const ClockAnchor& anchor) override { out_.Clocks(anchor); }
@@ -63,7 +61,7 @@ class DeviceLaneWriter final : public TraceWriter {
  private:
   struct Track {
     std::string name;
-    std::vector<uint64_t> busy_until;  // per lane (0: the engine's own track)
+    LanePacking lanes;  // lane 0: the engine's own track; n: tid | n << kLaneShift
     // The last slice placed, so that the flow ends written right after it follow it.
     uint32_t last_tid = 0;
     uint64_t last_start = 0, last_end = 0;

@@ -65,7 +65,7 @@ TEST(DeviceLaneWriterTest, AnOverlappingEstimateMovesToALaneWithItsFlowEnds) {
   w.Flow(TraceWriter::FlowPhase::kStart, "wait", "f", kGpu, 1, 349, 8);
   w.Complete("gemm2", "gpu", kGpu, 1, 200, 50, {});         // fits after gemm on the track
   w.Complete("copy2", "gpu", kGpu, 1, 360, 10, {});         // fits after copy on its lane too
-  const uint32_t lane2 = 1 | 1u << DeviceLaneWriter::kLaneShift;
+  const uint32_t lane2 = 1 | 1u << kLaneShift;
   ASSERT_EQ(out.spans.size(), 4u);
   EXPECT_EQ(out.spans[0].tid, 1u);
   EXPECT_EQ(out.spans[1].tid, lane2);

@@ -115,17 +115,12 @@ DriverTrackWriter::DriverTrackWriter(const StringTable& strings, TraceWriter& ou
     : strings_(strings), out_(out) {}
 
 uint32_t DriverTrackWriter::PlaceInLane(uint32_t pid, bool fences, uint64_t start, uint64_t end) {
-  auto& lanes = tracks_[{pid, fences}].lane_busy_until;
-  size_t lane = 0;
-  while (lane < lanes.size() && lanes[lane] > start) ++lane;
-  const uint32_t tid = (fences ? kFenceLaneTid : kDriverLaneTid) + static_cast<uint32_t>(lane);
-  if (lane == lanes.size()) {
-    lanes.push_back(end);
+  const LanePacking::Placement place = tracks_[{pid, fences}].lanes.Place(start, end);
+  const uint32_t tid = (fences ? kFenceLaneTid : kDriverLaneTid) + static_cast<uint32_t>(place.lane);
+  if (place.opened) {
     std::string name = fences ? "GPU fences" : "driver";
-    if (lane > 0) name += " " + std::to_string(lane + 1);
+    if (place.lane > 0) name += " " + std::to_string(place.lane + 1);
     out_.ThreadName(pid, tid, name);
-  } else {
-    lanes[lane] = end;
   }
   return tid;
 }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "export/lane_packing.h"
 #include "export/trace_writer.h"
 #include "model/drm_event.h"
 #include "model/string_table.h"
@@ -19,12 +20,6 @@ namespace xtrace {
 
 class DriverTrackWriter {
  public:
-  // Synthetic thread ids of the lanes: above any real tid (PID_MAX_LIMIT is 2^22), so they
-  // never collide with a thread of the process.
-  static constexpr uint32_t kDriverLaneTid = 0x7fff0000;
-  static constexpr uint32_t kFenceLaneTid = 0x7ffe0000;
-  static_assert(kFenceLaneTid >= kFirstSyntheticTid && kDriverLaneTid >= kFirstSyntheticTid);
-
   DriverTrackWriter(const StringTable& strings, TraceWriter& out);
 
   void Write(const DrmFile& e);
@@ -33,7 +28,7 @@ class DriverTrackWriter {
 
  private:
   struct Track {
-    std::vector<uint64_t> lane_busy_until;  // end of the last slice placed in each lane
+    LanePacking lanes;
   };
   // A lane of `pid`'s track (driver or fences) free over [start, end]; names it when new.
   uint32_t PlaceInLane(uint32_t pid, bool fences, uint64_t start, uint64_t end);

@@ -21,7 +21,7 @@ using test_util::SampleSummary;
 using test_util::ScratchDir;
 
 constexpr uint32_t kPid = 900;
-constexpr uint32_t kDriverLane = DriverTrackWriter::kDriverLaneTid;
+constexpr uint32_t kDriverLane = kDriverLaneTid;
 
 nlohmann::json ConvertEvents(const std::vector<Event>& (*make)(StringTable&)) {
   ScratchDir dir;
@@ -106,7 +106,7 @@ TEST(DriverTrackWriterTest, IoctlsGoOnLanesOfADriverTrackWithDecodedArgs) {
     if (m["name"] == "thread_name") lanes[m["tid"].get<uint64_t>()] = m["args"]["name"];
   EXPECT_EQ(lanes[kDriverLane], "driver");
   EXPECT_EQ(lanes[kDriverLane + 1], "driver 2");
-  EXPECT_EQ(lanes[DriverTrackWriter::kFenceLaneTid], "GPU fences");
+  EXPECT_EQ(lanes[kFenceLaneTid], "GPU fences");
 
   std::vector<nlohmann::json> slices;
   for (const auto& x : Select(trace, "X"))
@@ -150,7 +150,7 @@ TEST(DriverTrackWriterTest, FencesSpanCreationToSignal) {
   const nlohmann::json trace = ConvertEvents(&SampleDrmCapture);
   std::vector<nlohmann::json> fences;
   for (const auto& x : Select(trace, "X"))
-    if (x["tid"] == DriverTrackWriter::kFenceLaneTid) fences.push_back(x);
+    if (x["tid"] == kFenceLaneTid) fences.push_back(x);
   ASSERT_EQ(fences.size(), 1u);
   EXPECT_EQ(fences[0]["name"], "fence 5:77");
   EXPECT_DOUBLE_EQ(fences[0]["ts"].get<double>(), 13.0);

@@ -258,22 +258,18 @@ uint64_t PerfettoWriter::CounterTrack(uint32_t pid, std::string_view name) {
 
 uint64_t PerfettoWriter::LaneTrack(uint32_t pid, std::string_view category, uint64_t start,
                                    uint64_t end) {
-  auto& lanes = lanes_[{pid, std::string(category)}].busy_until;
-  for (auto& [uuid, busy_until] : lanes) {
-    if (busy_until <= start) {
-      busy_until = end;
-      return uuid;
-    }
-  }
+  Lanes& lanes = lanes_[{pid, std::string(category)}];
+  const LanePacking::Placement place = lanes.packing.Place(start, end);
+  if (!place.opened) return lanes.uuids[place.lane];
   const uint64_t uuid = next_uuid_++;
-  lanes.emplace_back(uuid, end);
+  lanes.uuids.push_back(uuid);
   const uint64_t parent = ProcessTrack(pid);
   scratch_.clear();
   ProtoEncoder enc(&scratch_);
   enc.Varint(track::kUuid, uuid);
   enc.Varint(track::kParentUuid, parent);
   std::string name(category);
-  if (lanes.size() > 1) name += " " + std::to_string(lanes.size());
+  if (place.lane > 0) name += " " + std::to_string(place.lane + 1);
   enc.Text(track::kName, name);
   enc.Varint(track::kSiblingMergeBehavior, track::kSiblingMergeNone);
   EmitTrackDescriptor(scratch_);

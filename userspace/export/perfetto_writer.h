@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "export/lane_packing.h"
 #include "export/output_file.h"
 #include "export/trace_writer.h"
 
@@ -84,7 +85,8 @@ class PerfettoWriter final : public TraceWriter {
     std::string name;
   };
   struct Lanes {
-    std::vector<std::pair<uint64_t, uint64_t>> busy_until;  // (track uuid, end of last span)
+    LanePacking packing;
+    std::vector<uint64_t> uuids;  // each lane's track
   };
 
   bool IsDevice(uint32_t pid) const { return pid >= kFirstSyntheticPid; }

@@ -7,13 +7,6 @@
 namespace xtrace {
 namespace {
 
-// Linux pids and tids stay below 2^22 (PID_MAX_LIMIT): the host goes above them.
-constexpr uint32_t kHostShift = 22;
-// A host's GPUs: DevicePid() numbers devices from kDevicePidBase up to 0xffff past it.
-constexpr uint32_t kDevicesPerHost = 0x10000;
-// GPU tracks are queue numbers, lanes beside them up to 2^24 (DeviceLaneWriter::kLaneShift).
-constexpr uint32_t kCaptureShift = 24;
-
 uint64_t Shift(uint64_t ts_ns, int64_t offset_ns) {
   return ts_ns + static_cast<uint64_t>(offset_ns);  // modulo 2^64, as the log's times
 }

@@ -54,12 +54,6 @@ struct TimelineInput {
 
 class SelectedTimeline {
  public:
-  // Hosts a trace can hold apart: host N's pids are N << 22 | pid, below kFirstSyntheticPid.
-  static constexpr uint32_t kMaxHosts = kFirstSyntheticPid >> 22;
-  // Captures of one machine a trace can hold apart: GPU tracks N << 24 | track stay below
-  // kFirstSyntheticTid.
-  static constexpr uint32_t kMaxCapturesPerHost = kFirstSyntheticTid >> 24;
-
   SelectedTimeline(TraceWriter& out, TimelineSelection selection);
   ~SelectedTimeline();
 

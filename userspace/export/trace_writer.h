@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "export/trace_layout.h"
 #include "model/log_header.h"
 
 namespace xtrace {
@@ -38,11 +39,6 @@ struct TraceArg {
   std::string_view string_value;
 };
 
-// Pids from here up are not processes but other timelines drawn like one (a GPU); tids from
-// kFirstSyntheticTid up are not threads but tracks of their process (the driver lanes). Linux
-// pids and tids stay below 2^22 (PID_MAX_LIMIT).
-inline constexpr uint32_t kFirstSyntheticPid = 0x40000000;
-inline constexpr uint32_t kFirstSyntheticTid = 0x7f000000;
 
 // A name written many times (a kernel name on every launch): writers may keep its encoded
 // form under `key`, which must name the same text for the whole trace.

@@ -182,7 +182,7 @@ void ZeTraceExporter::Write(const UnfinishedCall& e) {
 namespace xtrace {
 
 uint32_t DevicePid(uint32_t device) {
-  return kDevicePidBase + (device == kUnknownDevice ? 0xffff : device);
+  return kDevicePidBase + (device == kUnknownDevice ? kUnknownDeviceSlot : device);
 }
 
 void ZeTraceExporter::NameDevice(uint32_t device, std::string_view name) {
@@ -192,7 +192,7 @@ void ZeTraceExporter::NameDevice(uint32_t device, std::string_view name) {
   if (!name.empty()) title += ": " + std::string(name);
   out_.ProcessName(DevicePid(device), title);
   out_.ProcessSortIndex(DevicePid(device),
-                        kDeviceSortBase + (device == kUnknownDevice ? 0xffff : device));
+                        kDeviceSortBase + (device == kUnknownDevice ? kUnknownDeviceSlot : device));
 }
 
 void ZeTraceExporter::Write(const DeviceInfo& e) { NameDevice(e.device, strings_.Get(e.name)); }

@@ -20,8 +20,7 @@
 
 namespace xtrace {
 
-// Device processes get pids no kernel hands out (Linux pids stay below 2^22).
-inline constexpr uint32_t kDevicePidBase = 0x40000000;
+// Device D's process in the trace (export/trace_layout.h).
 uint32_t DevicePid(uint32_t device);
 
 class ZeTraceExporter {
