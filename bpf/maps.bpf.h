@@ -108,6 +108,29 @@ struct {
 	__type(value, struct xt_itt_rings_seen);
 } itt_rings SEC(".maps");
 
+/* Objects made before the attach (hold.h): the processes attached mid-run whose unknown
+ * handles are asked about, the handles known in them, and those waiting to be asked. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XT_MAX_TRACED_PROCS);
+	__type(key, __u32);
+	__type(value, __u32);
+} query_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XT_MAX_QUERY_HANDLES);
+	__type(key, struct xt_query_key);
+	__type(value, __u8);
+} known_handles SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XT_MAX_QUERY_ASKED);
+	__type(key, struct xt_query_key);
+	__type(value, __u8);
+} asked_handles SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

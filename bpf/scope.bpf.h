@@ -70,6 +70,15 @@ static __always_inline int xt_collecting(__u32 tgid)
 	return 1;
 }
 
+/* Whether process `tgid` was attached mid-run and its unknown handles are asked about
+ * (hold.h): only while the capture takes such holds. */
+static __always_inline __u32 xt_query_mode(const struct xt_capture_config *cfg, __u32 tgid)
+{
+	if (!cfg || !(cfg->hold & XT_HOLD_QUERY))
+		return 0;
+	return bpf_map_lookup_elem(&query_pids, &tgid) != NULL;
+}
+
 /* Whether a probe hit in the current process is recorded. */
 static __always_inline int xt_traced(void)
 {

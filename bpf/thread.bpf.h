@@ -59,8 +59,10 @@ static __always_inline int xt_traced_by_thread(struct xt_thread_state *st)
 
 	/* A cgroup scope is a property of the task that changes without any map changing (the
 	 * task can be moved): asked afresh every time. */
-	if (!user_epoch || !bpf_epoch || (cfg && (cfg->scope & XT_SCOPE_CGROUP)))
+	if (!user_epoch || !bpf_epoch || (cfg && (cfg->scope & XT_SCOPE_CGROUP))) {
+		st->query = xt_query_mode(cfg, xt_current_tgid(cfg));
 		return xt_traced();
+	}
 	seen_user = *user_epoch;
 	seen_bpf = *bpf_epoch;
 	if (st->traced == XT_TRACED_UNKNOWN || st->filter_epoch[0] != seen_user ||
@@ -70,6 +72,7 @@ static __always_inline int xt_traced_by_thread(struct xt_thread_state *st)
 		st->traced = !xt_selected(cfg, tgid) ? XT_TRACED_NO
 			     : !xt_collecting(tgid)  ? XT_TRACED_PAUSED
 						     : XT_TRACED_YES;
+		st->query = xt_query_mode(cfg, tgid);
 		st->filter_epoch[0] = seen_user;
 		st->filter_epoch[1] = seen_bpf;
 		return st->traced == XT_TRACED_YES;

@@ -3,6 +3,7 @@
  * matter into per-thread state; return probes add the result and output handles and emit one
  * record per call. Naming and correlation happen in user space. */
 #include "pairing.bpf.h"
+#include "query.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -56,6 +57,7 @@ int BPF_KRETPROBE(ze_kernel_create_return, long ret)
 	if (ret == 0 && bpf_probe_read_user(&kernel, sizeof(kernel), (void *)in->arg[1]))
 		in->flags |= XT_FLAG_ARG_UNREADABLE;
 	rec->kernel = kernel;
+	xt_query_note_made(in, kernel);
 
 	/* The name is read at return, not entry: BPF cannot fault pages in, and a name in a
 	 * never-touched .rodata page is only resident once the driver has read it. */
@@ -105,6 +107,7 @@ int BPF_KPROBE(ze_append_launch_kernel_entry, void *cmdlist, void *kernel, const
 		__builtin_memset(in->group_count, 0, sizeof(in->group_count));
 	else if (bpf_probe_read_user(in->group_count, sizeof(in->group_count), groups))
 		in->flags |= XT_FLAG_ARG_UNREADABLE;
+	xt_query_unknown(ctx, in, (__u64)kernel);
 	return 0;
 }
 

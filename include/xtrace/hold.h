@@ -23,6 +23,27 @@
 enum xt_hold_reason {
 	XT_HOLD_EXEC = 1,   /* it exec'd: its executable and dynamic linker are new files */
 	XT_HOLD_LIBRARY = 2, /* its dynamic linker reported a change to its list of libraries */
+	XT_HOLD_QUERY = 4,  /* a process attached mid-run used a Level Zero object xtrace never saw
+			     * made: it is held at the entry of that call to be asked about it */
+};
+
+/* Objects made before the attach (capture/ze_query.h). A process in `query_pids` has each
+ * kernel handle its launches use looked up in `known_handles` (made or learned since the
+ * capture began); one that is not there goes into `asked_handles` and the launching thread is
+ * held (XT_HOLD_QUERY, record xt_ze_query_hold) at that call's entry, where the capture asks
+ * the process's own loader about every handle asked for, then moves them to `known_handles`. */
+#define XT_MAX_QUERY_HANDLES 65536
+#define XT_MAX_QUERY_ASKED 1024
+
+enum xt_known_handle {
+	XT_HANDLE_MADE = 1,    /* its creation was seen */
+	XT_HANDLE_LEARNED = 2, /* made before the attach, and asked about */
+};
+
+struct xt_query_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 handle;
 };
 
 /* struct r_debug (glibc <link.h>, x86-64): r_version@0, r_map@8, r_brk@16, r_state@24 (an

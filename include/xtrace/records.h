@@ -36,6 +36,8 @@ enum xt_record_type {
 	XT_REC_ZE_CALL = 16,      /* any other probed Level Zero call: struct xt_ze_call */
 	XT_REC_ZE_EXECUTE = 17,   /* zeCommandQueueExecuteCommandLists: struct xt_ze_execute */
 	XT_REC_CALL_UNFINISHED = 18, /* a thread exited inside a recorded call: xt_call_unfinished */
+	XT_REC_ZE_QUERY_HOLD = 19, /* a thread is held to be asked about objects made before the
+				    * attach (hold.h): struct xt_ze_query_hold */
 	/* ITT: 64-79 */
 	XT_REC_ITT_NAME = 64,     /* an ITT handle's text, the first time a process uses the handle */
 	XT_REC_ITT_EVENT = 65,    /* one ITT call or PyTorch range push/pop/mark */
@@ -217,6 +219,14 @@ struct xt_call_unfinished {
 	__s32 exit_code; /* the thread's, as wait(2) reports it: the signal in bits 0-6 if killed */
 };
 
+/* A thread of a process attached mid-run stopped at the entry of a Level Zero call that uses
+ * objects made before the attach (hold.h, XT_HOLD_QUERY); flagged XT_FLAG_HELD. hdr.start_ns
+ * is when it was stopped; the handles to ask about are in `asked_handles`. */
+struct xt_ze_query_hold {
+	struct xt_record_header hdr;
+	__u64 ip; /* the probed instruction it stopped at (it is there or just past it) */
+};
+
 /* Command lists copied per zeCommandQueueExecuteCommandLists; more are counted, not copied
  * (XT_FLAG_TRUNCATED). */
 #define XT_MAX_EXEC_LISTS 64
@@ -283,6 +293,8 @@ enum xt_counter {
 	XT_CNT_DROPPED_OTHER = 13, /* thread names, process lifecycle, ITT handle texts */
 	XT_CNT_PARENT_CONTINUED = 14, /* a parent that stopped itself only because its child was
 				       * held (nsenter, sudo) was continued with it */
+	XT_CNT_QUERY_MISSED = 15, /* a handle made before the attach could not be asked about: a
+				   * query map was full, or the stop could not be sent */
 	XT_CNT_MAX = 16,
 };
 

@@ -45,7 +45,7 @@ struct xt_thread_state {
 	union xt_comm reported; /* all zero until the first report */
 	__u64 filter_epoch[2];  /* filter_epoch when `traced` was decided */
 	__u32 traced;           /* enum xt_traced_answer; XT_TRACED_UNKNOWN: decide afresh */
-	__u32 pad;
+	__u32 query;            /* its process is in query_pids (hold.h): decided with `traced` */
 	struct xt_call_slot call;
 };
 

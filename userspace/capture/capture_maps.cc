@@ -77,6 +77,9 @@ Status CaptureMaps::Share(bpf_object* obj) const {
       {"filter_epoch", skel_->maps.filter_epoch},
       {"held", skel_->maps.held},
       {"itt_rings", skel_->maps.itt_rings},
+      {"query_pids", skel_->maps.query_pids},
+      {"known_handles", skel_->maps.known_handles},
+      {"asked_handles", skel_->maps.asked_handles},
   };
   for (const auto& [name, ours] : shared) {
     bpf_map* theirs = bpf_object__find_map_by_name(obj, name);
@@ -170,6 +173,64 @@ Status CaptureMaps::SetScopeCgroup(int cgroup_dir_fd) {
                          " (is it a cgroup v2 directory?)");
   FilterChanged();
   return Status::Ok();
+}
+
+Status CaptureMaps::SetQueryPid(uint32_t pid, bool on) {
+  const uint32_t one = 1;
+  if (on ? bpf_map__update_elem(skel_->maps.query_pids, &pid, sizeof(pid), &one, sizeof(one), BPF_ANY)
+         : bpf_map__delete_elem(skel_->maps.query_pids, &pid, sizeof(pid), 0)) {
+    if (!on) return Status::Ok();  // was not there
+    return Status::Error("marking pid " + std::to_string(pid) + " for queries: " + BpfErrorText(errno));
+  }
+  FilterChanged();
+  return Status::Ok();
+}
+
+namespace {
+
+// Every key of a handle map whose process is `pid`.
+std::vector<xt_query_key> HandleKeys(bpf_map* map, uint32_t pid) {
+  std::vector<xt_query_key> keys;
+  xt_query_key key{}, next{};
+  const xt_query_key* prev = nullptr;
+  while (bpf_map__get_next_key(map, prev, &next, sizeof(next)) == 0) {
+    if (next.pid == pid) keys.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  return keys;
+}
+
+}  // namespace
+
+std::vector<uint64_t> CaptureMaps::AskedHandles(uint32_t pid) const {
+  std::vector<uint64_t> handles;
+  for (const xt_query_key& k : HandleKeys(skel_->maps.asked_handles, pid)) handles.push_back(k.handle);
+  return handles;
+}
+
+void CaptureMaps::SettleHandles(uint32_t pid, const std::vector<uint64_t>& handles) {
+  const uint8_t learned = XT_HANDLE_LEARNED;
+  for (uint64_t h : handles) {
+    xt_query_key key{};
+    key.pid = pid;
+    key.handle = h;
+    // Known first, then no longer asked: a launch in between finds it known.
+    bpf_map__update_elem(skel_->maps.known_handles, &key, sizeof(key), &learned, sizeof(learned), BPF_ANY);
+    bpf_map__delete_elem(skel_->maps.asked_handles, &key, sizeof(key), 0);
+  }
+}
+
+void CaptureMaps::DropAsked(uint32_t pid) {
+  for (const xt_query_key& k : HandleKeys(skel_->maps.asked_handles, pid))
+    bpf_map__delete_elem(skel_->maps.asked_handles, &k, sizeof(k), 0);
+}
+
+void CaptureMaps::ForgetQueries(uint32_t pid) {
+  (void)SetQueryPid(pid, false);
+  DropAsked(pid);
+  for (const xt_query_key& k : HandleKeys(skel_->maps.known_handles, pid))
+    bpf_map__delete_elem(skel_->maps.known_handles, &k, sizeof(k), 0);
 }
 
 std::map<uint32_t, uint64_t> CaptureMaps::ReadDropsByPid() const {

@@ -16,6 +16,7 @@
 #include "base/status.h"
 #include "xtrace/capture_config.h"
 #include "xtrace/itt_ring.h"
+#include "xtrace/hold.h"
 #include "xtrace/records.h"
 
 struct shared_maps;  // generated skeleton (build/bpf/shared_maps.skel.h)
@@ -70,6 +71,18 @@ class CaptureMaps {
   Status SetScope(const xt_capture_config& config);
   // The cgroup of XT_SCOPE_CGROUP, as an open cgroup v2 directory.
   Status SetScopeCgroup(int cgroup_dir_fd);
+
+  // Objects made before the attach (include/xtrace/hold.h): whether `pid`'s unknown kernel
+  // handles are asked about (it was running before the capture began).
+  Status SetQueryPid(uint32_t pid, bool on);
+  // The handles of `pid` waiting to be asked about.
+  std::vector<uint64_t> AskedHandles(uint32_t pid) const;
+  // Those handles were asked about (whatever the answer): known from now on.
+  void SettleHandles(uint32_t pid, const std::vector<uint64_t>& handles);
+  // Forgets `pid`'s asked handles without settling them (asked again at their next use).
+  void DropAsked(uint32_t pid);
+  // `pid` is gone or exec'd: no more queries, and its handle entries go.
+  void ForgetQueries(uint32_t pid);
 
   // The map of held processes (include/xtrace/hold.h), for the hold guardian.
   int held_fd() const;

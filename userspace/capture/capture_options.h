@@ -82,6 +82,10 @@ struct CaptureOptions {
   // (include/xtrace/hold.h); `hold` false: never held, first calls may be lost.
   bool hold = true;
   uint64_t hold_max_ns = 500'000'000;
+  // A process running before the capture began made its kernels before it: a launch of one
+  // holds the launching thread a moment, and xtrace asks the process's own loader for the
+  // kernel's name (capture/ze_query.h). `query` false: such launches stay "kernel@0x...".
+  bool query = true;
   std::string xtrace_command_line;
 
   // Embedding (the daemon): a stop request besides g_capture_stop, and where to report

@@ -116,6 +116,7 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
   s << f.drm_text;
   s << f.itt_text;
   s << f.holds_text;
+  s << f.queries_text;
   if (!f.kernels_text.empty()) {
     std::string_view kernels = f.kernels_text;
     while (!kernels.empty() && kernels.back() == '\n') kernels.remove_suffix(1);

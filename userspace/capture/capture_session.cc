@@ -38,10 +38,12 @@
 #include "capture/process_watcher.h"
 #include "capture/record_families.h"
 #include "capture/running_processes.h"
+#include "capture/ze_query.h"
 #include "correlate/correlator.h"
 #include "decode/process_record_decoder.h"
 #include "decode/record_decoder.h"
 #include "xtrace/hold.h"
+#include "xtrace/records.h"
 
 namespace xtrace {
 
@@ -79,6 +81,7 @@ class Session {
   // Links before the programs they run (the planner), programs before the maps they use.
   // The guardian last: it continues whatever the lifecycle programs held until they went.
   ~Session() {
+    queries_.reset();
     planner_.reset();
     watcher_.reset();
     holds_.reset();
@@ -113,6 +116,9 @@ class Session {
   bool FollowedAllGone() const;
   void OnRecord(std::span<const std::byte> data);
   void OnProcessRecord(std::span<const std::byte> data);
+  void OnQueryHold(std::span<const std::byte> data);
+  // Processes running before the capture began: their unknown objects are asked about.
+  void WatchForQueries();
   std::vector<ProcessCaptureStats> PerProcess(const RecordTally& tally,
                                               const std::map<uint32_t, uint64_t>& drops) const;
   // The summary that closes the current file.
@@ -133,6 +139,7 @@ class Session {
   std::unique_ptr<CaptureMaps> maps_;
   std::unique_ptr<ProcessWatcher> watcher_;
   std::unique_ptr<ProcessHolds> holds_;  // null: processes are not held
+  std::unique_ptr<ZeQueries> queries_;   // null: objects made before the attach stay unknown
   xt_capture_config config_{};
   LinkReaper reaper_;
   std::unique_ptr<AttachPlanner> planner_;
@@ -185,6 +192,7 @@ void Session::Forget(TrackedProcess& t, uint64_t ended_ns) {
   const uint32_t pid = t.pid;
   t.had_records = t.had_records || correlator_->SawProcess(pid);
   correlator_->ProcessEnded(pid, ended_ns);
+  if (queries_) queries_->Forget(pid);
   planner_->ProcessGone(pid, MonotonicNs());
   if (!scope_.all_processes) maps_->ForgetPid(pid);
   sink_->ProcessGone(pid);
@@ -241,7 +249,7 @@ void Session::ScanPending() {
 // seconds) or already finishing (writing the log) would wait for the bound.
 Status Session::SetHolding(bool on) {
   if (!holds_) return Status::Ok();
-  config_.hold = on ? XT_HOLD_EXEC | XT_HOLD_LIBRARY : 0;
+  config_.hold = on ? XT_HOLD_EXEC | XT_HOLD_LIBRARY | (queries_ ? XT_HOLD_QUERY : 0) : 0;
   return maps_->SetScope(config_);
 }
 
@@ -318,6 +326,8 @@ void Session::OnProcessRecord(std::span<const std::byte> data) {
             if (r.hdr.type == XT_REC_PROCESS_EXEC) {
               correlator_->ProcessExeced(pid, r.hdr.start_ns, seen, t.given);
               planner_->ProcessExeced(pid, r.hdr.start_ns);
+              // A new image: everything it uses from now on is made under our eyes.
+              if (queries_) queries_->Forget(pid);
             }
             processes_.SawStart(pid, std::move(seen), r.cgroup_id);
             t.rescan = true;
@@ -334,6 +344,7 @@ void Session::OnRecord(std::span<const std::byte> data) {
     xt_record_header hdr;
     std::memcpy(&hdr, data.data(), sizeof(hdr));
     if (IsProcessRecordType(hdr.type)) return OnProcessRecord(data);
+    if (hdr.type == XT_REC_ZE_QUERY_HOLD) return OnQueryHold(data);
     // xtrace reads the device clocks through Level Zero itself; a system-wide capture's
     // probes see those calls too, and they are not the workload's.
     if (hdr.pid == self_pid_) return;
@@ -352,6 +363,25 @@ void Session::OnRecord(std::span<const std::byte> data) {
   if (const auto* state = std::get_if<DecodedIttState>(&*decoded);
       state && state->state == XT_COLLECT_DETACHED)
     detach_requests_.push_back(state->hdr.pid);
+}
+
+// A thread held to be asked about objects its process made before the attach: asked now,
+// before any later record, so that the launch it was held in and every later one is named.
+void Session::OnQueryHold(std::span<const std::byte> data) {
+  xt_ze_query_hold rec{};
+  if (data.size() < sizeof(rec)) {
+    if (malformed_++ == 0) first_malformed_ = "query hold record too short";
+    return;
+  }
+  std::memcpy(&rec, data.data(), sizeof(rec));
+  if (queries_) queries_->OnHold(rec.hdr.pid, rec.hdr.tid, rec.ip, rec.hdr.start_ns);
+  else ContinueHeld(maps_->held_fd(), rec.hdr.pid);
+}
+
+void Session::WatchForQueries() {
+  if (!queries_) return;
+  for (const auto& [pid, t] : processes_.processes())
+    if (!t.gone && !t.is_child && pid != self_pid_) queries_->Watch(pid);
 }
 
 void Session::OpenDeviceClocks() {
@@ -466,6 +496,15 @@ Status Session::Prepare() {
   on_record_ = [this](std::span<const std::byte> d) { OnRecord(d); };
   if (opt_.start_paused)
     for (uint32_t pid : opt_.pids) correlator_->NoteStartPaused(pid, MonotonicNs());
+  // Asking a process about what it made before the attach stops a thread of it: only with
+  // the guardian, which puts the thread back and continues it whatever becomes of xtrace.
+  if (opt_.query && opt_.drm != DrmCapture::kOnly && holds_ && holds_->call_slot())
+    queries_ = std::make_unique<ZeQueries>(
+        *maps_, maps_->held_fd(), holds_->call_slot(),
+        [this](uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns, const LearnedKernel& k) {
+          correlator_->LearnKernel(pid, tid, start_ns, end_ns, k.kernel, k.name, false);
+        },
+        [this](const std::string& line) { Say(line); });
   OpenDeviceClocks();
 
   if (watcher_) {
@@ -570,6 +609,7 @@ Result<CaptureReport> Session::Run() {
   planner_->PinHostLibraries(self_pid_,
                              scope_.all_processes && !scope_.cgroup && pidns_.level == 0);
   DiscoverRunning();
+  WatchForQueries();
   if (!opt_.command.empty())
     if (Status st = LaunchCommand(); !st.ok()) return st;
 
@@ -695,6 +735,7 @@ Result<CaptureReport> Session::Run() {
   if (holds_)
     facts.holds_text =
         HoldSummary(holds_->Stats(counters[XT_CNT_HOLD_MISSED], counters[XT_CNT_PARENT_CONTINUED]));
+  if (queries_) facts.queries_text = QuerySummary(queries_->stats());
   facts.kernels_text = sink_->top_kernels().Format(5);
   facts.dropped_by_source = DroppedBySource(drop_windows_.total());
   report.summary_text = SummaryText(report, facts);

@@ -33,6 +33,10 @@ constexpr int kGuardMap = 4;
 // or after an RCU grace period).
 constexpr uint64_t kProgramsGoneTimeoutNs = 10'000'000'000ull;
 
+// The longest the guardian lets a call the capture left in a thread run before it puts the
+// thread back anyway (remote_call.h), seizing it again included.
+constexpr uint64_t kCallRecoveryTimeoutNs = 2'000'000'000ull;
+
 volatile sig_atomic_t g_guard_terminate = 0;
 extern "C" void OnGuardTerminate(int) { g_guard_terminate = 1; }
 
@@ -113,7 +117,8 @@ void DetachFromCapture() {
   sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
-[[noreturn]] void GuardianMain(const HoldGuardian::Options& options, HoldGuardian::Tally* tally) {
+[[noreturn]] void GuardianMain(const HoldGuardian::Options& options, HoldGuardian::Tally* tally,
+                               RemoteCallSlot* call_slot) {
   const uint32_t map_id = MapId(kGuardMap);
   pollfd pfd{kGuardPipe, POLLIN, 0};
   while (!g_guard_terminate) {
@@ -125,6 +130,8 @@ void DetachFromCapture() {
     }
     ReleaseExpired(kGuardMap, GuardNowNs(), options.bound_ns, tally->released_by_bound);
   }
+  // A thread the capture was calling into is put back first (its process is held meanwhile).
+  RecoverRemoteCall(call_slot, /*seize=*/true, kCallRecoveryTimeoutNs);
   // Everything still held goes on, and so does whatever the programs hold until they are gone.
   const uint64_t gone_by = GuardNowNs() + kProgramsGoneTimeoutNs;
   for (;;) {
@@ -151,11 +158,21 @@ void HoldGuardian::TallyUnmapper::operator()(Tally* t) const {
   munmap(t, sizeof(Tally));
 }
 
+void HoldGuardian::SlotUnmapper::operator()(RemoteCallSlot* s) const {
+  s->~RemoteCallSlot();
+  munmap(s, sizeof(RemoteCallSlot));
+}
+
 Result<std::unique_ptr<HoldGuardian>> HoldGuardian::Start(int held_map_fd, const Options& options) {
   void* page = mmap(nullptr, sizeof(Tally), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (page == MAP_FAILED) return Status::Error(std::string("hold guardian: mmap: ") + std::strerror(errno));
   std::unique_ptr<HoldGuardian> g(new HoldGuardian());
   g->tally_.reset(new (page) Tally());
+  void* slot_page = mmap(nullptr, sizeof(RemoteCallSlot), PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (slot_page == MAP_FAILED)
+    return Status::Error(std::string("hold guardian: mmap: ") + std::strerror(errno));
+  g->call_slot_.reset(new (slot_page) RemoteCallSlot());
   g->map_fd_ = held_map_fd;
 
   int fds[2];
@@ -182,7 +199,7 @@ Result<std::unique_ptr<HoldGuardian>> HoldGuardian::Start(int held_map_fd, const
     if (pipe_tmp < 0 || map_tmp < 0 || dup2(pipe_tmp, kGuardPipe) < 0 || dup2(map_tmp, kGuardMap) < 0)
       _exit(1);
     close_range(kGuardMap + 1, ~0u, 0);
-    GuardianMain(options, g->tally_.get());
+    GuardianMain(options, g->tally_.get(), g->call_slot_.get());
   }
   g->pid_ = pid;
   ready_write.Reset();

@@ -3,7 +3,8 @@
 // once, before it holds anyone; it shares nothing with the capture but the `held` map and a
 // pipe, and it outlives the capture by as long as it takes to continue what is still held:
 //   - a hold older than the bound is continued (the capture was too slow or stuck);
-//   - when the pipe closes — the capture ended, crashed or was SIGKILLed — every process
+//   - when the pipe closes — the capture ended, crashed or was SIGKILLed — a thread the
+//     capture was calling into (capture/remote_call.h) is put back as it was, and every process
 //     still held is continued, and so is every hold taken until no loaded BPF program uses
 //     the map any more (a SIGKILLed capture's links may outlive it briefly); then it exits.
 // Exactly one side continues each hold: whoever deletes its map entry first sends SIGCONT,
@@ -18,6 +19,7 @@
 
 #include "base/status.h"
 #include "base/unique_fd.h"
+#include "capture/remote_call.h"
 
 namespace xtrace {
 
@@ -46,17 +48,24 @@ class HoldGuardian {
 
   pid_t pid() const { return pid_; }
   const Tally& tally() const { return *tally_; }
+  // Where the capture keeps what it must restore in a thread it calls into: on a page shared
+  // with the guardian, which restores the thread from it if the capture dies mid-call.
+  RemoteCallSlot* call_slot() const { return call_slot_.get(); }
 
  private:
   HoldGuardian() = default;
   struct TallyUnmapper {
     void operator()(Tally* t) const;
   };
+  struct SlotUnmapper {
+    void operator()(RemoteCallSlot* s) const;
+  };
 
   int map_fd_ = -1;       // not owned: the capture's map outlives the guardian object
   UniqueFd pipe_write_;   // its end closing is the guardian's signal to finish
   pid_t pid_ = -1;
   std::unique_ptr<Tally, TallyUnmapper> tally_;
+  std::unique_ptr<RemoteCallSlot, SlotUnmapper> call_slot_;
 };
 
 // Deletes `pid`'s hold from the map and, if this call was the one that deleted it, sends

@@ -49,6 +49,8 @@ class ProcessHolds {
   // Continues every process held so far; `now_ns` on the same clock.
   void ReleaseAll(uint64_t now_ns);
   bool any_pending() const { return !pending_.empty(); }
+  // The guardian's call slot (HoldGuardian::call_slot); null without a guardian.
+  RemoteCallSlot* call_slot() const { return guardian_ ? guardian_->call_slot() : nullptr; }
 
   // `missed`: from the BPF counter.
   HoldStats Stats(uint64_t missed, uint64_t parents_continued) const;

@@ -121,6 +121,12 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "that its first calls are traced (a few ms). Without holds those calls can be lost; with "
        "them a shell with job control may report a program started meanwhile as stopped",
        [&o](Flag, Value) { return o.hold = false, Status::Ok(); }},
+      {0, "--no-query", "", "CAPTURE",
+       "never write to a traced process: by default, in a process that was running before the "
+       "capture, a launch of a kernel made before the attach stops its thread a moment while "
+       "xtrace calls the process's own zeKernelGetName (through ptrace, everything restored), "
+       "so that the launch is named. With --no-query such launches are \"kernel@0x<handle>\"",
+       [&o](Flag, Value) { return o.query = false, Status::Ok(); }},
       {0, "--hold-max", "MS", "CAPTURE",
        "the longest a process is held, in milliseconds (default 500): past it, it goes on "
        "whether or not its probes are in place",

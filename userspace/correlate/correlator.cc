@@ -123,6 +123,24 @@ void Correlator::OnKernelCreate(const DecodedKernelCreate& r) {
   sink_.OnEvent(e);
 }
 
+void Correlator::LearnKernel(uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns,
+                             uint64_t kernel, std::string_view name, bool truncated) {
+  SeeThread(pid, tid);
+  ++stats_.kernels_learned;
+  KernelCreate e;
+  e.pid = pid;
+  e.tid = tid;
+  e.start_ns = start_ns;
+  e.end_ns = end_ns;
+  e.kernel = kernel;
+  e.name = strings_.Intern(name);
+  e.name_truncated = truncated;
+  e.learned = true;
+  kernel_names_[{pid, kernel}] = e.name;
+  stats_.peak_kernel_handles = std::max<uint64_t>(stats_.peak_kernel_handles, kernel_names_.size());
+  sink_.OnEvent(e);
+}
+
 void Correlator::OnLaunchKernel(const DecodedLaunchKernel& r) {
   ++stats_.launches;
   KernelLaunch e;

@@ -23,6 +23,7 @@ struct CorrelatorStats {
   uint64_t records = 0;
   uint64_t kernel_creates = 0;
   uint64_t kernel_names_kept_paused = 0;  // creations while paused: named, not shown
+  uint64_t kernels_learned = 0;    // made before the attach, named by asking the process
   uint64_t launches = 0;
   uint64_t launches_unnamed = 0;   // launches of kernels created before capture began
   uint64_t kernels_unnamed = 0;    // distinct such kernels
@@ -55,6 +56,12 @@ class Correlator {
 
   // The capture begins `pid` paused (--start-paused): recorded as a collection change.
   void NoteStartPaused(uint32_t pid, uint64_t ts_ns) { itt_.NoteStartPaused(pid, ts_ns); }
+
+  // A kernel made before the attach, named by asking the process (capture/ze_query.h) while
+  // thread `tid` was held from `start_ns` to `end_ns`: logged as a creation marked learned,
+  // and its launches are named from now on as if its creation had been seen.
+  void LearnKernel(uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t kernel,
+                   std::string_view name, bool truncated);
 
   // The capture ended at `end_ns`: spans still open are emitted as unfinished, and events
   // still waiting for what may follow them are written.

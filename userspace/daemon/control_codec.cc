@@ -36,6 +36,7 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
   out.setOutputDir(r.output_dir);
   out.setUser(r.user);
   out.setSlurmJob(r.slurm_job);
+  out.setNoQuery(!r.query);
 }
 
 CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
@@ -64,6 +65,7 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   r.output_dir = ToString(in.getOutputDir());
   r.user = ToString(in.getUser());
   r.slurm_job = ToString(in.getSlurmJob());
+  r.query = !in.getNoQuery();
   return r;
 }
 

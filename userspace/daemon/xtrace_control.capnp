@@ -30,6 +30,7 @@ struct CaptureRequest {
   outputDir @17 :Text;       # absolute; written as the requesting user. "": the daemon's own
   user @18 :Text;            # only this user's processes; the daemon sets it for other users
   slurmJob @19 :Text;        # the processes of this Slurm job on the daemon's node
+  noQuery @20 :Bool;         # never ask a process about objects made before the attach
 
   enum FollowChildren {
     default @0;

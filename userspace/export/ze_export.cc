@@ -98,6 +98,14 @@ void ZeTraceExporter::Write(const KernelCreate& e) {
   args_.push_back(TraceArg::Hex("kernel", e.kernel));
   AddResult(e.result);
   if (e.name_truncated) args_.push_back(TraceArg::Bool("name_truncated", true));
+  if (e.learned) {
+    // Not a call of the process's: the time xtrace held this thread to ask for the name of a
+    // kernel made before the attach. Drawn where it happened, under its own name.
+    args_.push_back(TraceArg::Bool("learned", true));
+    out_.Complete("xtrace: kernel made before the attach, named by zeKernelGetName", "xtrace",
+                  e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns), args_);
+    return;
+  }
   out_.Complete("zeKernelCreate", kRuntimeCategory, e.pid, e.tid, e.start_ns,
                 Duration(e.start_ns, e.end_ns), args_);
 }

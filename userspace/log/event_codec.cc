@@ -149,6 +149,7 @@ void EncodeEvent(const Event& event, uint64_t base_ns, HandleTable& handles,
     g.setName(e->name);
     g.setResult(e->result);
     g.setNameTruncated(e->name_truncated);
+    g.setLearned(e->learned);
   } else if (const auto* e = std::get_if<ProcessInfo>(&event)) {
     auto g = out.initProcessInfo();
     g.setPid(e->pid);
@@ -231,6 +232,7 @@ DecodeResult DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns,
       e.name = g.getName();
       e.result = g.getResult();
       e.name_truncated = g.getNameTruncated();
+      e.learned = g.getLearned();
       *out = e;
       return DecodeResult::kEvent;
     }

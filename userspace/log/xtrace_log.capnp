@@ -132,6 +132,9 @@ struct Event {
       name @21 :UInt32;             # string id of the kernel name
       result @22 :Int32;            # ze_result_t of the call
       nameTruncated @23 :Bool;      # the name was longer than the probe copies
+      learned @181 :Bool;           # made before the attach: not a call the process made but
+                                    # what xtrace asked it (zeKernelGetName) while it held the
+                                    # thread; start and duration are that hold, module is 0
     }
     processInfo :group {
       # A traced process, when first seen and again at each exec (in order).

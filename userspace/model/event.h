@@ -39,7 +39,8 @@ struct ThreadInfo {
   StringId name = kEmptyString;
 };
 
-// zeKernelCreate.
+// zeKernelCreate, or a kernel made before the attach whose name xtrace asked the process for
+// (`learned`: the span is the hold it took, not a call of the process's; module unknown).
 struct KernelCreate {
   uint32_t pid = 0;
   uint32_t tid = 0;
@@ -50,6 +51,7 @@ struct KernelCreate {
   StringId name = kEmptyString;
   int32_t result = 0;  // ze_result_t
   bool name_truncated = false;
+  bool learned = false;
 };
 
 // zeCommandListAppendLaunchKernel (or its cooperative or indirect variant), with the kernel's

@@ -225,7 +225,8 @@ void ReportAggregator::Add(const Event& event, const StringTable& strings) {
     AddHostCall(launch->pid, launch->tid, LaunchName(launch->launch_kind), launch->start_ns,
                 launch->end_ns, launch->result);
   } else if (const auto* create = std::get_if<KernelCreate>(&event)) {
-    if (!Selected(create->pid, create->start_ns)) return;
+    // A learned kernel is xtrace's question, not a call the process made.
+    if (create->learned || !Selected(create->pid, create->start_ns)) return;
     AddHostCall(create->pid, create->tid, "zeKernelCreate", create->start_ns, create->end_ns,
                 create->result);
   } else if (const auto* unfinished = std::get_if<UnfinishedCall>(&event)) {

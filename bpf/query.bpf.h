@@ -1,0 +1,99 @@
+/* Objects made before the attach (include/xtrace/hold.h, capture/ze_query.h): in a process
+ * attached mid-run, a launch whose kernel xtrace never saw made holds the launching thread at
+ * that call's entry, where it holds no Level Zero lock, so that the capture can ask the
+ * process's own loader about it; creations seen during the capture mark their handles known
+ * so they are never asked about. Processes traced from their start pay nothing: the thread's
+ * kept `query` answer is 0. BPF-only. */
+#ifndef XTRACE_QUERY_BPF_H
+#define XTRACE_QUERY_BPF_H
+
+#include "thread.bpf.h"
+
+#define XT_QUERY_SIGSTOP 19
+#define XT_QUERY_SIGCONT 18
+#define XT_QUERY_EEXIST 17
+
+/* The thread state that owns a call slot from xt_enter. */
+static __always_inline struct xt_thread_state *xt_state_of_slot(struct xt_call_slot *slot)
+{
+	return (struct xt_thread_state *)((char *)slot - __builtin_offsetof(struct xt_thread_state, call));
+}
+
+/* A handle the current process made during the capture: never asked about. */
+static __always_inline void xt_query_note_made(struct xt_call_slot *slot, __u64 handle)
+{
+	struct xt_query_key key = {};
+	__u8 made = XT_HANDLE_MADE;
+
+	if (!handle || !xt_state_of_slot(slot)->query)
+		return;
+	key.pid = xt_current_tgid(xt_config());
+	key.handle = handle;
+	if (bpf_map_update_elem(&known_handles, &key, &made, BPF_ANY))
+		xt_count(XT_CNT_QUERY_MISSED);
+}
+
+/* At the entry of a call that uses `handle`: if the process was attached mid-run and the
+ * handle is unknown, it is asked for, and the thread held unless another thread of the process
+ * is held for asking already (then that hold asks for this one too: its process is stopping).
+ * Order: ask, hold, stop, and only then the record, as every hold (hold.h). */
+static __always_inline void xt_query_unknown(struct pt_regs *ctx, struct xt_call_slot *slot,
+					     __u64 handle)
+{
+	const struct xt_capture_config *cfg;
+	struct xt_query_key key = {};
+	struct xt_ze_query_hold rec = {};
+	struct xt_hold hold = {}, *other;
+	__u8 asked = 1;
+	__u32 tgid = 0, tid = 0;
+	long err;
+
+	if (!handle || !xt_state_of_slot(slot)->query)
+		return;
+	cfg = xt_config();
+	xt_current_ids(cfg, &tid, &tgid);
+	key.pid = tgid;
+	key.handle = handle;
+	if (bpf_map_lookup_elem(&known_handles, &key))
+		return;
+	err = bpf_map_update_elem(&asked_handles, &key, &asked, BPF_NOEXIST);
+	if (err) {
+		if (err != -XT_QUERY_EEXIST)
+			xt_count(XT_CNT_QUERY_MISSED);
+		return; /* asked for already: its hold is under way */
+	}
+	hold.since_ns = bpf_ktime_get_ns();
+	hold.tid = tid;
+	hold.reason = XT_HOLD_QUERY;
+	err = bpf_map_update_elem(&held, &tgid, &hold, BPF_NOEXIST);
+	if (err) {
+		other = bpf_map_lookup_elem(&held, &tgid);
+		/* Held for asking: that hold takes this handle too. Held for another reason (a
+		 * library load) or not holdable: asked again at the next use. */
+		if (!other || other->reason != XT_HOLD_QUERY) {
+			bpf_map_delete_elem(&asked_handles, &key);
+			if (err != -XT_QUERY_EEXIST)
+				xt_count(XT_CNT_QUERY_MISSED);
+		}
+		return;
+	}
+	if (bpf_send_signal_thread(XT_QUERY_SIGSTOP)) {
+		bpf_map_delete_elem(&held, &tgid);
+		bpf_map_delete_elem(&asked_handles, &key);
+		xt_count(XT_CNT_QUERY_MISSED);
+		return;
+	}
+	rec.ip = PT_REGS_IP(ctx);
+	xt_fill_header_of(&rec.hdr, XT_REC_ZE_QUERY_HOLD, sizeof(rec), XT_FLAG_HELD, hold.since_ns,
+			  hold.since_ns, tgid, tid);
+	/* Woken at once: the process waits. */
+	if (xt_output_waking(&rec, sizeof(rec), BPF_RB_FORCE_WAKEUP)) {
+		/* Nobody would hear of the hold: the stop still pending is discarded (hold.h). */
+		if (bpf_map_delete_elem(&held, &tgid) == 0)
+			bpf_send_signal_thread(XT_QUERY_SIGCONT);
+		bpf_map_delete_elem(&asked_handles, &key);
+		xt_count(XT_CNT_QUERY_MISSED);
+	}
+}
+
+#endif /* XTRACE_QUERY_BPF_H */

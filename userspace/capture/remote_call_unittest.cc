@@ -1,0 +1,201 @@
+// Tests for capture/remote_call: a call into a stopped child returns its result and leaves the
+// child exactly as it was (registers, errno, stack bytes below the red zone: it goes on and
+// checks itself); a call that does not return is abandoned within its bound; a call whose
+// caller dies in the middle is finished and undone by RecoverRemoteCall, as the hold
+// guardian does when xtrace is SIGKILLed. Also FindSelfLoop on libc.
+#include "capture/remote_call.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "base/read_file.h"
+#include "capture/ze_query.h"
+
+namespace xtrace {
+namespace {
+
+constexpr int kChildErrno = 1234;
+volatile uint64_t g_spins = 0;
+volatile uint64_t g_slow_calls = 0;
+
+extern "C" __attribute__((noinline, used)) uint64_t RemoteCallTestMultiply(uint64_t a, uint64_t b,
+                                                                           uint64_t* out) {
+  errno = 77;  // the call clobbers errno: the session must put the child's back
+  if (out) *out = a * b + 1;
+  return a * b;
+}
+
+extern "C" __attribute__((noinline, used)) uint64_t RemoteCallTestSlow(uint64_t ms) {
+  ++g_slow_calls;
+  const timespec pause{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
+  nanosleep(&pause, nullptr);
+  return 5;
+}
+
+// Spins with errno set and checks it on SIGTERM: exit 0 if errno and the spinning survived.
+[[noreturn]] void ChildMain() {
+  signal(SIGTERM, [](int) {
+    _exit(errno == kChildErrno && g_spins > 0 ? 0 : 3);
+  });
+  errno = kChildErrno;
+  for (;;) g_spins = g_spins + 1;
+}
+
+// A spinning child, stopped with SIGSTOP as a hold stops a process.
+pid_t StartStoppedChild() {
+  const pid_t pid = fork();
+  if (pid == 0) ChildMain();
+  timespec pause{0, 20'000'000};
+  nanosleep(&pause, nullptr);
+  kill(pid, SIGSTOP);
+  int status = 0;
+  waitpid(pid, &status, WUNTRACED);
+  return pid;
+}
+
+int EndChild(pid_t pid) {
+  kill(pid, SIGCONT);
+  timespec pause{0, 20'000'000};
+  nanosleep(&pause, nullptr);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+uint64_t Address(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+// libc's `jmp .`, at the same address in a forked child.
+uint64_t LibcLoop() {
+  auto maps = ReadWholeFile("/proc/self/maps");
+  if (!maps) return 0;
+  size_t pos = 0;
+  while (pos < maps->size()) {
+    size_t eol = maps->find('\n', pos);
+    if (eol == std::string::npos) eol = maps->size();
+    const std::string line = maps->substr(pos, eol - pos);
+    pos = eol + 1;
+    unsigned long long start = 0, end = 0, offset = 0;
+    char perms[8] = {};
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx", &start, &end, perms, &offset) != 4) continue;
+    const size_t slash = line.find('/');
+    if (offset != 0 || slash == std::string::npos || line.find("/libc.so") == std::string::npos) continue;
+    auto loop = FindSelfLoop(line.substr(slash));
+    return loop.ok() ? start + *loop : 0;
+  }
+  return 0;
+}
+
+uint64_t StackWord(pid_t pid, uint64_t at) {
+  uint64_t v = 0;
+  iovec local{&v, sizeof(v)}, remote{reinterpret_cast<void*>(at), sizeof(v)};
+  process_vm_readv(pid, &local, 1, &remote, 1, 0);
+  return v;
+}
+
+TEST(RemoteCallTest, CallsAFunctionInAStoppedChildAndPutsEverythingBack) {
+  const uint64_t loop = LibcLoop();
+  ASSERT_NE(loop, 0u);
+  const pid_t child = StartStoppedChild();
+  RemoteCallSlot slot;
+  slot.state = static_cast<uint32_t>(RemoteCallState::kOwned);
+  auto session = RemoteCallSession::Begin(child, child, 0, UINT64_MAX, loop, &slot, 1'000'000'000);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  const uint64_t return_slot = slot.stack_address;  // the lowest word the calls write
+  ASSERT_LT(return_slot, slot.regs.rsp - kRedZoneBytes);
+  const uint64_t stack_before = StackWord(child, return_slot);
+  ASSERT_TRUE((*session)->SaveErrno(Address(reinterpret_cast<void*>(&__errno_location)), 1'000'000'000).ok());
+  EXPECT_EQ(slot.errno_value, kChildErrno);
+  EXPECT_EQ((*session)->scratch() % 16, 0u);
+  EXPECT_LE((*session)->scratch() + (*session)->scratch_bytes(), slot.regs.rsp - kRedZoneBytes);
+
+  const uint64_t out_at = (*session)->scratch();
+  auto r = (*session)->Call(Address(reinterpret_cast<void*>(&RemoteCallTestMultiply)), {6, 7, out_at},
+                            1'000'000'000);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(*r, 42u);
+  uint64_t out = 0;
+  ASSERT_TRUE((*session)->Read(out_at, &out, sizeof(out)).ok());
+  EXPECT_EQ(out, 43u);
+  EXPECT_EQ(StackWord(child, return_slot), loop) << "the call returned through that word";
+  ASSERT_TRUE((*session)->End().ok());
+  EXPECT_EQ(StackWord(child, return_slot), stack_before);
+  EXPECT_EQ(slot.state.load(), static_cast<uint32_t>(RemoteCallState::kOwned));
+  EXPECT_EQ(EndChild(child), 0) << "the child did not go on as it was (errno or registers)";
+}
+
+TEST(RemoteCallTest, ACallThatDoesNotReturnInTimeIsAbandonedAndTheChildPutBack) {
+  const uint64_t loop = LibcLoop();
+  ASSERT_NE(loop, 0u);
+  const pid_t child = StartStoppedChild();
+  RemoteCallSlot slot;
+  slot.state = static_cast<uint32_t>(RemoteCallState::kOwned);
+  auto session = RemoteCallSession::Begin(child, child, 0, UINT64_MAX, loop, &slot, 1'000'000'000);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  auto r = (*session)->Call(Address(reinterpret_cast<void*>(&RemoteCallTestSlow)), {5'000}, 50'000'000);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("did not return within 50 ms"), std::string::npos)
+      << r.status().message();
+  ASSERT_TRUE((*session)->End().ok());
+  EXPECT_EQ(EndChild(child), 0);
+}
+
+TEST(RemoteCallTest, TheGuardianFinishesAndUndoesACallWhoseCallerDied) {
+  const uint64_t loop = LibcLoop();
+  ASSERT_NE(loop, 0u);
+  const pid_t child = StartStoppedChild();
+  void* page = mmap(nullptr, sizeof(RemoteCallSlot), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  auto* slot = new (page) RemoteCallSlot();
+  slot->state = static_cast<uint32_t>(RemoteCallState::kOwned);
+  // The caller: another process that starts a 300 ms call and dies 50 ms into it, as xtrace
+  // SIGKILLed mid-query.
+  const pid_t caller = fork();
+  if (caller == 0) {
+    auto session = RemoteCallSession::Begin(child, child, 0, UINT64_MAX, loop, slot, 1'000'000'000);
+    if (!session.ok()) _exit(2);
+    if (!(*session)->SaveErrno(Address(reinterpret_cast<void*>(&__errno_location)), 1'000'000'000).ok()) _exit(3);
+    const pid_t killer = fork();
+    if (killer == 0) {
+      timespec pause{0, 50'000'000};
+      nanosleep(&pause, nullptr);
+      kill(getppid(), SIGKILL);
+      _exit(0);
+    }
+    (void)(*session)->Call(Address(reinterpret_cast<void*>(&RemoteCallTestSlow)), {300}, 10'000'000'000);
+    _exit(4);  // not reached: killed mid-call
+  }
+  int status = 0;
+  waitpid(caller, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  EXPECT_EQ(slot->state.load(), static_cast<uint32_t>(RemoteCallState::kModified));
+  EXPECT_TRUE(RecoverRemoteCall(slot, /*seize=*/true, 2'000'000'000));
+  EXPECT_EQ(slot->state.load(), static_cast<uint32_t>(RemoteCallState::kFree));
+  uint64_t calls = 0;
+  iovec local{&calls, sizeof(calls)}, remote{const_cast<uint64_t*>(&g_slow_calls), sizeof(calls)};
+  process_vm_readv(child, &local, 1, &remote, 1, 0);
+  EXPECT_EQ(calls, 1u) << "the call in progress ran once, to its end";
+  EXPECT_EQ(EndChild(child), 0) << "the child did not go on as it was";
+  slot->~RemoteCallSlot();
+  munmap(page, sizeof(RemoteCallSlot));
+}
+
+TEST(RemoteCallTest, OtherTracerNamesNoneForAProcessNobodyTraces) {
+  EXPECT_EQ(OtherTracer(static_cast<uint32_t>(getpid()), 0), "");
+}
+
+TEST(FindSelfLoopTest, RefusesAFileThatIsNotElf) {
+  EXPECT_FALSE(FindSelfLoop("/proc/self/status").ok());
+}
+
+}  // namespace
+}  // namespace xtrace

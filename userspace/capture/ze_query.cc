@@ -1,0 +1,313 @@
+// Asking a held process about the Level Zero objects it made before the attach.
+#include "capture/ze_query.h"
+
+#include <bpf/bpf.h>
+#include <dirent.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+#include "base/read_file.h"
+#include "base/unique_fd.h"
+#include "capture/capture_maps.h"
+#include "capture/elf_symbols.h"
+#include "capture/proc_maps.h"
+#include "xtrace/hold.h"
+#include "xtrace/records.h"
+
+namespace xtrace {
+namespace {
+
+// Bounds, each generous for a call that takes microseconds: a target this slow is left alone.
+constexpr uint64_t kStopTimeoutNs = 100'000'000;      // the thread and its process to stop
+constexpr uint64_t kCallTimeoutNs = 100'000'000;      // one call into the loader
+// How far past the probed instruction a held thread may stand: the probe's instruction was
+// emulated or stepped (a conditional branch of the stub, or its first move).
+constexpr uint64_t kHeldIpWindow = 64;
+constexpr size_t kMaxFailuresShown = 3;
+constexpr int32_t kZeResultSuccess = 0;
+
+uint64_t NowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+// The start of the mapping of `lib` at file offset 0 in `pid`: its load base.
+std::optional<uint64_t> LoadBase(uint32_t pid, const MappedLibrary& lib) {
+  auto maps = ReadWholeFile("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) return std::nullopt;
+  size_t pos = 0;
+  while (pos < maps->size()) {
+    size_t eol = maps->find('\n', pos);
+    if (eol == std::string::npos) eol = maps->size();
+    const std::string line = maps->substr(pos, eol - pos);
+    pos = eol + 1;
+    unsigned long long start = 0, end = 0, offset = 0, inode = 0;
+    unsigned major = 0, minor = 0;
+    char perms[8] = {};
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &offset,
+                    &major, &minor, &inode) != 7)
+      continue;
+    if (offset == 0 && inode == lib.inode && line.find(lib.path) != std::string::npos) return start;
+  }
+  return std::nullopt;
+}
+
+// Whether every thread of `pid` is stopped (state T or t), waiting up to `deadline`.
+bool AllThreadsStopped(uint32_t pid, uint64_t deadline) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  for (;;) {
+    bool all = true;
+    if (DIR* d = opendir(dir.c_str())) {
+      while (dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        auto stat = ReadWholeFile(dir + "/" + e->d_name + "/stat");
+        if (!stat) continue;  // exited meanwhile
+        const size_t paren = stat->rfind(')');
+        const char state = paren != std::string::npos && paren + 2 < stat->size() ? (*stat)[paren + 2] : '?';
+        if (state != 'T' && state != 't') all = false;
+      }
+      closedir(d);
+    }
+    if (all) return true;
+    if (NowNs() >= deadline) return false;
+    const timespec pause{0, 200'000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+std::string Hex(uint64_t v) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+}  // namespace
+
+Result<uint64_t> FindSelfLoop(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return Status::Error("opening " + path + ": " + std::strerror(errno));
+  Elf64_Ehdr eh{};
+  if (pread(fd.get(), &eh, sizeof(eh), 0) != static_cast<ssize_t>(sizeof(eh)) ||
+      std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_phentsize != sizeof(Elf64_Phdr))
+    return Status::Error(path + ": not a 64-bit ELF file");
+  for (uint16_t i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    if (pread(fd.get(), &ph, sizeof(ph), static_cast<off_t>(eh.e_phoff + i * sizeof(ph))) !=
+        static_cast<ssize_t>(sizeof(ph)))
+      break;
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || ph.p_filesz < 2) continue;
+    std::string bytes(ph.p_filesz, '\0');
+    if (pread(fd.get(), bytes.data(), bytes.size(), static_cast<off_t>(ph.p_offset)) !=
+        static_cast<ssize_t>(bytes.size()))
+      return Status::Error("reading " + path + ": " + std::strerror(errno));
+    const size_t at = bytes.find("\xeb\xfe");
+    if (at != std::string::npos) return ph.p_vaddr + at;
+  }
+  return Status::Error(path + " has no `jmp .` in its code to return to");
+}
+
+Result<QueryTargetAddresses> ResolveQueryTarget(uint32_t pid) {
+  auto loaders = FindMappedLibraries(pid, "libze_loader.so");
+  if (!loaders.ok()) return loaders.status();
+  if (loaders->empty()) return Status::Error("it has no Level Zero loader mapped");
+  const MappedLibrary& loader = loaders->front();
+  const auto base = LoadBase(pid, loader);
+  if (!base) return Status::Error("cannot find where " + loader.path + " is loaded");
+  static constexpr std::string_view kLoaderSymbols[] = {"zeKernelGetName"};
+  auto values = ElfExportValues(loader.host_path, kLoaderSymbols);
+  if (!values.ok()) return values.status();
+  if (!(*values)[0]) return Status::Error(loader.path + " has no zeKernelGetName");
+  QueryTargetAddresses a;
+  a.kernel_get_name = *base + *(*values)[0];
+  auto loop = FindSelfLoop(loader.host_path);
+  if (!loop.ok()) return loop.status();
+  a.loop = *base + *loop;
+  // errno lives in the thread's TLS: saved and put back around the calls, through libc's own
+  // accessor. Without a libc to ask, the calls go ahead: the loader and driver rarely set it.
+  if (auto libcs = FindMappedLibraries(pid, "libc.so"); libcs.ok() && !libcs->empty()) {
+    static constexpr std::string_view kLibcSymbols[] = {"__errno_location"};
+    auto libc_values = ElfExportValues(libcs->front().host_path, kLibcSymbols);
+    const auto libc_base = LoadBase(pid, libcs->front());
+    if (libc_values.ok() && (*libc_values)[0] && libc_base)
+      a.errno_location = *libc_base + *(*libc_values)[0];
+  }
+  return a;
+}
+
+ZeQueries::ZeQueries(CaptureMaps& maps, int held_map_fd, RemoteCallSlot* slot, Learned learned,
+                     Say say)
+    : maps_(maps),
+      held_fd_(held_map_fd),
+      slot_(slot),
+      learned_(std::move(learned)),
+      say_(std::move(say)),
+      self_pid_(static_cast<uint32_t>(getpid())) {}
+
+void ZeQueries::Refuse(uint32_t pid, const std::string& why) {
+  if (stats_.not_queried.emplace(pid, why).second)
+    say_("pid " + std::to_string(pid) + ": objects made before the attach are not queried (" + why +
+         ")");
+  Forget(pid);
+}
+
+void ZeQueries::Fail(const std::string& why) {
+  if (stats_.failures.size() < kMaxFailuresShown &&
+      std::find(stats_.failures.begin(), stats_.failures.end(), why) == stats_.failures.end())
+    stats_.failures.push_back(why);
+}
+
+void ZeQueries::Watch(uint32_t pid) {
+  if (const std::string tracer = OtherTracer(pid, self_pid_); !tracer.empty())
+    return Refuse(pid, tracer);
+  if (Status st = maps_.SetQueryPid(pid, true); !st.ok()) return Refuse(pid, st.message());
+  watched_.insert(pid);
+}
+
+void ZeQueries::Forget(uint32_t pid) {
+  if (watched_.erase(pid) == 0) return;
+  targets_.erase(pid);
+  maps_.ForgetQueries(pid);
+}
+
+Result<LearnedKernel> ZeQueries::AskKernelName(RemoteCallSession& session, uint64_t function,
+                                               uint64_t kernel) {
+  // zeKernelGetName(hKernel, size_t *pSize, char *pName): the size first, then the name.
+  const uint64_t size_at = session.scratch();
+  const uint64_t name_at = session.scratch() + 16;
+  const uint64_t room = session.scratch_bytes() - 16;
+  uint64_t size = 0;
+  if (Status st = session.Write(size_at, &size, sizeof(size)); !st.ok()) return st;
+  auto r = session.Call(function, {kernel, size_at, 0}, kCallTimeoutNs);
+  if (!r.ok()) return r.status();
+  if (static_cast<int32_t>(*r) != kZeResultSuccess)
+    return Status::Error("zeKernelGetName returned " + Hex(static_cast<uint32_t>(*r)));
+  if (Status st = session.Read(size_at, &size, sizeof(size)); !st.ok()) return st;
+  if (size == 0 || size > room)
+    return Status::Error("zeKernelGetName gave a size of " + std::to_string(size) + " bytes (room: " +
+                         std::to_string(room) + ")");
+  if (Status st = session.Write(size_at, &size, sizeof(size)); !st.ok()) return st;
+  r = session.Call(function, {kernel, size_at, name_at}, kCallTimeoutNs);
+  if (!r.ok()) return r.status();
+  if (static_cast<int32_t>(*r) != kZeResultSuccess)
+    return Status::Error("zeKernelGetName returned " + Hex(static_cast<uint32_t>(*r)));
+  std::string name(size, '\0');
+  if (Status st = session.Read(name_at, name.data(), size); !st.ok()) return st;
+  name.resize(std::strlen(name.c_str()));
+  return LearnedKernel{kernel, std::move(name)};
+}
+
+void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_ns) {
+  ++stats_.holds;
+  // The hold is ours once its entry is deleted by us (the guardian's bound may have been
+  // first); from then on the slot tells the guardian to continue the process if we die.
+  slot_->pid = pid;
+  slot_->tid = tid;
+  slot_->state.store(static_cast<uint32_t>(RemoteCallState::kOwned));
+  if (bpf_map_delete_elem(held_fd_, &pid) != 0) {
+    slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
+    maps_.DropAsked(pid);
+    Fail("a hold was released by --hold-max before it was asked");
+    return;
+  }
+  const std::vector<uint64_t> asked = [&] {
+    // Other threads that asked while this one stopped have stopped too once the whole
+    // process has: their handles are in the map by then.
+    (void)AllThreadsStopped(pid, NowNs() + kStopTimeoutNs);
+    return maps_.AskedHandles(pid);
+  }();
+  std::vector<LearnedKernel> learned;
+  std::string why;
+  if (!watched_.count(pid)) {
+    why = "not watched";
+  } else if (const std::string tracer = OtherTracer(pid, self_pid_); !tracer.empty()) {
+    why = tracer;
+    Refuse(pid, tracer);
+  } else {
+    auto it = targets_.find(pid);
+    if (it == targets_.end()) {
+      auto resolved = ResolveQueryTarget(pid);
+      if (!resolved.ok()) {
+        why = resolved.status().message();
+        Refuse(pid, why);
+      } else {
+        it = targets_.emplace(pid, *resolved).first;
+      }
+    }
+    if (it != targets_.end()) {
+      const QueryTargetAddresses target = it->second;
+      auto session = RemoteCallSession::Begin(pid, tid, ip, ip + kHeldIpWindow, target.loop, slot_,
+                                              kStopTimeoutNs);
+      if (!session.ok()) {
+        why = session.status().message();
+      } else {
+        if (Status st = (*session)->SaveErrno(target.errno_location, kCallTimeoutNs); !st.ok()) {
+          why = st.message();
+        } else {
+          for (uint64_t kernel : asked) {
+            auto name = AskKernelName(**session, target.kernel_get_name, kernel);
+            if (name.ok()) {
+              learned.push_back(std::move(*name));
+            } else {
+              ++stats_.failed;
+              Fail("kernel " + Hex(kernel) + ": " + name.status().message());
+            }
+          }
+        }
+        if (Status st = (*session)->End(); !st.ok()) Fail(st.message());
+      }
+    }
+  }
+  if (!why.empty()) {
+    stats_.failed += asked.size();
+    Fail(why);
+  }
+  // Known from now on, answered or not: a handle is asked about once.
+  maps_.SettleHandles(pid, asked);
+  const uint64_t end_ns = NowNs();
+  kill(static_cast<pid_t>(pid), SIGCONT);
+  slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
+  const uint64_t held = end_ns > since_ns ? end_ns - since_ns : 0;
+  stats_.held_ns += held;
+  stats_.max_held_ns = std::max(stats_.max_held_ns, held);
+  stats_.learned += learned.size();
+  for (const LearnedKernel& k : learned) learned_(pid, tid, since_ns, end_ns, k);
+}
+
+std::string QuerySummary(const QueryStats& stats) {
+  std::string text;
+  char line[160];
+  if (stats.learned || stats.failed) {
+    std::snprintf(line, sizeof(line),
+                  " %llu object%s made before the attach %s queried in the process: %.1f ms held in all",
+                  static_cast<unsigned long long>(stats.learned), stats.learned == 1 ? "" : "s",
+                  stats.learned == 1 ? "was" : "were", stats.held_ns / 1e6);
+    text += line;
+    if (stats.holds > 1) {
+      std::snprintf(line, sizeof(line), " (%llu holds, longest %.1f ms)",
+                    static_cast<unsigned long long>(stats.holds), stats.max_held_ns / 1e6);
+      text += line;
+    }
+    text += ".";
+    if (stats.failed) {
+      text += " " + std::to_string(stats.failed) + " could not be: ";
+      for (size_t i = 0; i < stats.failures.size(); ++i) text += (i ? "; " : "") + stats.failures[i];
+      text += ".";
+    }
+  }
+  for (const auto& [pid, why] : stats.not_queried)
+    text += " pid " + std::to_string(pid) + " was not queried: " + why + ".";
+  return text;
+}
+
+}  // namespace xtrace

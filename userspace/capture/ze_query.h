@@ -1,0 +1,95 @@
+// Objects a process made before xtrace attached, learned from the process itself: when a
+// launch in a process that was running before the capture uses a kernel xtrace never saw
+// made, BPF holds the launching thread at that call's entry (bpf/query.bpf.h), where it holds
+// no Level Zero lock, and this asks the process's own loader for the kernel's name
+// (zeKernelGetName) by calling it in that thread (capture/remote_call.h), then lets it go.
+// Each handle is asked about once; a handle whose creation was seen never is.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "capture/remote_call.h"
+
+namespace xtrace {
+
+class CaptureMaps;
+
+// A kernel's name as the process's loader gave it.
+struct LearnedKernel {
+  uint64_t kernel = 0;
+  std::string name;
+};
+
+// What the queries of a capture cost and came to, for its summary.
+struct QueryStats {
+  uint64_t holds = 0;         // threads held to ask
+  uint64_t learned = 0;       // objects named by their process
+  uint64_t failed = 0;        // objects asked about without an answer
+  uint64_t held_ns = 0;       // from each stop to the process's continuation, together
+  uint64_t max_held_ns = 0;
+  std::map<uint32_t, std::string> not_queried;  // pid -> why its objects were not asked about
+  std::vector<std::string> failures;            // the first few reasons, for the summary
+};
+
+// Addresses in one process: what the calls need.
+struct QueryTargetAddresses {
+  uint64_t kernel_get_name = 0;  // zeKernelGetName in its loader
+  uint64_t errno_location = 0;   // __errno_location in its libc (0: errno is not saved)
+  uint64_t loop = 0;             // a `jmp .` in its loader's code, where calls return
+};
+
+// Finds those addresses from /proc/PID/maps and the mapped files' ELF headers.
+Result<QueryTargetAddresses> ResolveQueryTarget(uint32_t pid);
+
+// The `jmp .` (EB FE) nearest the start of the executable segments of the ELF file at `path`:
+// its address relative to the load base. An instruction sequence that branches to itself, so
+// a call returning there stays put, without trap or signal, until it is looked at.
+Result<uint64_t> FindSelfLoop(const std::string& path);
+
+class ZeQueries {
+ public:
+  using Learned = std::function<void(uint32_t pid, uint32_t tid, uint64_t start_ns,
+                                     uint64_t end_ns, const LearnedKernel& kernel)>;
+  using Say = std::function<void(const std::string&)>;
+
+  // `slot`: the call slot shared with the hold guardian; `held_map_fd`: the `held` map.
+  ZeQueries(CaptureMaps& maps, int held_map_fd, RemoteCallSlot* slot, Learned learned, Say say);
+
+  // `pid` was running before the capture began: its unknown kernels are asked about (unless
+  // another tracer has it: then the summary says why not).
+  void Watch(uint32_t pid);
+  // `pid` exec'd or ended: everything it uses from now on is made under xtrace's eyes.
+  void Forget(uint32_t pid);
+
+  // A thread was held for asking (record xt_ze_query_hold): asks, continues the process.
+  void OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_ns);
+
+  const QueryStats& stats() const { return stats_; }
+
+ private:
+  void Refuse(uint32_t pid, const std::string& why);
+  void Fail(const std::string& why);
+  // Asks the name of `kernel` in the session's thread; the name or why not.
+  Result<LearnedKernel> AskKernelName(RemoteCallSession& session, uint64_t function, uint64_t kernel);
+
+  CaptureMaps& maps_;
+  int held_fd_;
+  RemoteCallSlot* slot_;
+  Learned learned_;
+  Say say_;
+  uint32_t self_pid_;
+  std::set<uint32_t> watched_;
+  std::map<uint32_t, QueryTargetAddresses> targets_;
+  QueryStats stats_;
+};
+
+// The summary's sentence about queries (starting with a space), or "" when none was made or
+// refused: " 17 objects made before the attach were queried in the process: 2.1 ms held in all."
+std::string QuerySummary(const QueryStats& stats);
+
+}  // namespace xtrace
