@@ -56,11 +56,13 @@ static __always_inline void xt_query_unknown(struct pt_regs *ctx, struct xt_call
 	key.handle = handle;
 	if (bpf_map_lookup_elem(&known_handles, &key))
 		return;
+	/* Asked for already is no reason to stop here: a hold of the process may be under way
+	 * (the hold below then fails and this rides on it), or the ask came too late for the last
+	 * hold and waits for a hold of its own. */
 	err = bpf_map_update_elem(&asked_handles, &key, &asked, BPF_NOEXIST);
-	if (err) {
-		if (err != -XT_QUERY_EEXIST)
-			xt_count(XT_CNT_QUERY_MISSED);
-		return; /* asked for already: its hold is under way */
+	if (err && err != -XT_QUERY_EEXIST) {
+		xt_count(XT_CNT_QUERY_MISSED);
+		return;
 	}
 	hold.since_ns = bpf_ktime_get_ns();
 	hold.tid = tid;

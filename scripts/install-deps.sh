@@ -21,6 +21,7 @@ packages=(
   podman runc                     # real containers in the container tests
   openmpi-bin libopenmpi-dev      # MPI workloads: mpirun and per-rank record templates
   slurm-wlm munge                 # a Slurm cluster of its own in the cluster tests
+  strace                          # a process another tracer holds is left alone (attach tests)
 )
 
 # The Chrome DevTools trace engine, an independent consumer of Chrome trace JSON that the

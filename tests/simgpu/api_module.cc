@@ -1,7 +1,9 @@
 // Modules, build logs and kernels. Module "compilation" is parsing the simulated module format
 // (module_format.h); a kernel is a name plus the duration it will occupy the engine.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "api.h"
 #include "config.h"
@@ -298,6 +300,8 @@ ze_result_t KernelGetProperties(ze_kernel_handle_t hKernel, ze_kernel_properties
 ze_result_t KernelGetName(ze_kernel_handle_t hKernel, size_t* pSize, char* pName) {
   Kernel* k = from_handle<Kernel>(hKernel);
   if (k == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (const uint64_t ms = config().kernel_name_delay_ms)
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
   return copy_string(k->spec->name, pSize, pName);
 }
 

@@ -31,6 +31,9 @@ struct Config {
   DrmFlavor drm = DrmFlavor::kI915;
   std::string ground_truth_path;  // empty: no ground truth
   std::string kmd_log_path;       // empty: exec ioctls are not logged (kmd_log.h)
+  // zeKernelGetName takes this long (a query a tracer runs in the process can be caught in
+  // the middle: tests/integration/attach_query_integration_test.cc).
+  uint64_t kernel_name_delay_ms = 0;
 };
 
 // Parsed from the environment on first call; invalid values are reported on stderr and ignored.

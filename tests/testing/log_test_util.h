@@ -122,6 +122,7 @@ inline void ExpectSameEvent(const Event& expected, const Event& actual) {
     EXPECT_EQ(e->name, a.name);
     EXPECT_EQ(e->result, a.result);
     EXPECT_EQ(e->name_truncated, a.name_truncated);
+    EXPECT_EQ(e->learned, a.learned);
   } else if (const auto* e = std::get_if<ProcessInfo>(&expected)) {
     const auto& a = std::get<ProcessInfo>(actual);
     EXPECT_EQ(e->pid, a.pid);

@@ -498,6 +498,9 @@ Status Session::Prepare() {
     for (uint32_t pid : opt_.pids) correlator_->NoteStartPaused(pid, MonotonicNs());
   // Asking a process about what it made before the attach stops a thread of it: only with
   // the guardian, which puts the thread back and continues it whatever becomes of xtrace.
+  if (opt_.query && !holds_ && !opt_.pids.empty())
+    Say("kernels made before the attach stay unnamed: asking the process about them needs "
+        "holds and their guardian (--no-hold, or the lifecycle programs did not load)");
   if (opt_.query && opt_.drm != DrmCapture::kOnly && holds_ && holds_->call_slot())
     queries_ = std::make_unique<ZeQueries>(
         *maps_, maps_->held_fd(), holds_->call_slot(),
@@ -610,6 +613,12 @@ Result<CaptureReport> Session::Run() {
                              scope_.all_processes && !scope_.cgroup && pidns_.level == 0);
   DiscoverRunning();
   WatchForQueries();
+  // Queries first, before the probes go in: a launch right after the attach must already be
+  // held (the thread waits for the loop's first look at the ring, within the guardian's bound).
+  if (queries_) {
+    config_.hold = XT_HOLD_QUERY;
+    if (Status st = maps_->SetScope(config_); !st.ok()) return st;
+  }
   if (!opt_.command.empty())
     if (Status st = LaunchCommand(); !st.ok()) return st;
 

@@ -2,7 +2,6 @@
 #include "capture/ze_query.h"
 
 #include <bpf/bpf.h>
-#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -33,6 +32,12 @@ constexpr uint64_t kCallTimeoutNs = 100'000'000;      // one call into the loade
 // emulated or stepped (a conditional branch of the stub, or its first move).
 constexpr uint64_t kHeldIpWindow = 64;
 constexpr size_t kMaxFailuresShown = 3;
+// Rounds of handles asked for by other threads while one is held (each round takes those that
+// arrived during the previous one); in practice two.
+constexpr int kMaxAskRounds = 16;
+// Holds that found their thread unusable (not stopped, not where it was held) before a process
+// is left alone: each costs the process a stop.
+constexpr int kMaxUnusableHolds = 3;
 constexpr int32_t kZeResultSuccess = 0;
 
 uint64_t NowNs() {
@@ -60,29 +65,6 @@ std::optional<uint64_t> LoadBase(uint32_t pid, const MappedLibrary& lib) {
     if (offset == 0 && inode == lib.inode && line.find(lib.path) != std::string::npos) return start;
   }
   return std::nullopt;
-}
-
-// Whether every thread of `pid` is stopped (state T or t), waiting up to `deadline`.
-bool AllThreadsStopped(uint32_t pid, uint64_t deadline) {
-  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  for (;;) {
-    bool all = true;
-    if (DIR* d = opendir(dir.c_str())) {
-      while (dirent* e = readdir(d)) {
-        if (e->d_name[0] == '.') continue;
-        auto stat = ReadWholeFile(dir + "/" + e->d_name + "/stat");
-        if (!stat) continue;  // exited meanwhile
-        const size_t paren = stat->rfind(')');
-        const char state = paren != std::string::npos && paren + 2 < stat->size() ? (*stat)[paren + 2] : '?';
-        if (state != 'T' && state != 't') all = false;
-      }
-      closedir(d);
-    }
-    if (all) return true;
-    if (NowNs() >= deadline) return false;
-    const timespec pause{0, 200'000};
-    nanosleep(&pause, nullptr);
-  }
 }
 
 std::string Hex(uint64_t v) {
@@ -177,6 +159,7 @@ void ZeQueries::Watch(uint32_t pid) {
 void ZeQueries::Forget(uint32_t pid) {
   if (watched_.erase(pid) == 0) return;
   targets_.erase(pid);
+  unusable_holds_.erase(pid);
   maps_.ForgetQueries(pid);
 }
 
@@ -207,27 +190,38 @@ Result<LearnedKernel> ZeQueries::AskKernelName(RemoteCallSession& session, uint6
   return LearnedKernel{kernel, std::move(name)};
 }
 
+bool ZeQueries::RenewHold(uint32_t pid, uint32_t tid) {
+  const xt_hold hold{NowNs(), tid, XT_HOLD_QUERY};
+  return bpf_map_update_elem(held_fd_, &pid, &hold, BPF_EXIST) == 0;
+}
+
+bool ZeQueries::HeldNow(uint32_t pid) const {
+  xt_hold hold{};
+  return bpf_map_lookup_elem(held_fd_, &pid, &hold) == 0;
+}
+
 void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_ns) {
   ++stats_.holds;
-  // The hold is ours once its entry is deleted by us (the guardian's bound may have been
-  // first); from then on the slot tells the guardian to continue the process if we die.
+  // The hold is ours while its entry stays: renewed (the guardian's bound continues stale
+  // holds) and deleted by us. While it is there, other threads of the process that launch
+  // unknown kernels only ask (bpf/query.bpf.h) and run on: they are asked about here, in the
+  // held thread, before their launches' records are read. From here the slot tells the
+  // guardian to continue the process if we die.
   slot_->pid = pid;
   slot_->tid = tid;
   slot_->state.store(static_cast<uint32_t>(RemoteCallState::kOwned));
-  if (bpf_map_delete_elem(held_fd_, &pid) != 0) {
+  if (!RenewHold(pid, tid)) {
     slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
-    maps_.DropAsked(pid);
-    Fail("a hold was released by --hold-max before it was asked");
+    Fail("a thread was no longer held when its turn came (--hold-max passed, or it exited)");
     return;
   }
-  const std::vector<uint64_t> asked = [&] {
-    // Other threads that asked while this one stopped have stopped too once the whole
-    // process has: their handles are in the map by then.
-    (void)AllThreadsStopped(pid, NowNs() + kStopTimeoutNs);
-    return maps_.AskedHandles(pid);
-  }();
+  const size_t waiting = maps_.AskedHandles(pid).size();
+  std::set<uint64_t> asked;  // asked about in this hold, answered or not
   std::vector<LearnedKernel> learned;
-  std::string why;
+  std::string why;        // the process cannot be asked at all
+  bool retry = false;     // this hold could not be used: its handles wait for the next one
+  bool continued = false;  // the session continued the rest of the process
+  bool released = false;   // the hold's entry is gone
   if (!watched_.count(pid)) {
     why = "not watched";
   } else if (const std::string tracer = OtherTracer(pid, self_pid_); !tracer.empty()) {
@@ -249,12 +243,17 @@ void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_n
       auto session = RemoteCallSession::Begin(pid, tid, ip, ip + kHeldIpWindow, target.loop, slot_,
                                               kStopTimeoutNs);
       if (!session.ok()) {
-        why = session.status().message();
+        retry = true;
+        Fail(session.status().message());
+        if (++unusable_holds_[pid] >= kMaxUnusableHolds) Refuse(pid, session.status().message());
       } else {
+        continued = true;
         if (Status st = (*session)->SaveErrno(target.errno_location, kCallTimeoutNs); !st.ok()) {
           why = st.message();
+          Refuse(pid, why);
         } else {
-          for (uint64_t kernel : asked) {
+          auto ask = [&](uint64_t kernel) {
+            asked.insert(kernel);
             auto name = AskKernelName(**session, target.kernel_get_name, kernel);
             if (name.ok()) {
               learned.push_back(std::move(*name));
@@ -262,6 +261,24 @@ void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_n
               ++stats_.failed;
               Fail("kernel " + Hex(kernel) + ": " + name.status().message());
             }
+          };
+          // Rounds until no thread asked for more while the previous one ran.
+          for (int round = 0; round < kMaxAskRounds && RenewHold(pid, tid); ++round) {
+            bool any = false;
+            for (uint64_t kernel : maps_.AskedHandles(pid)) {
+              if (asked.count(kernel)) continue;
+              any = true;
+              ask(kernel);
+            }
+            if (!any) break;
+          }
+          // Closed: a thread asking from now on takes a hold of its own. Those that asked
+          // just before are taken still, unless such a hold began (it takes them then).
+          bpf_map_delete_elem(held_fd_, &pid);
+          released = true;
+          for (uint64_t kernel : maps_.AskedHandles(pid)) {
+            if (HeldNow(pid)) break;
+            if (!asked.count(kernel)) ask(kernel);
           }
         }
         if (Status st = (*session)->End(); !st.ok()) Fail(st.message());
@@ -269,13 +286,18 @@ void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_n
     }
   }
   if (!why.empty()) {
-    stats_.failed += asked.size();
+    stats_.failed += waiting;
     Fail(why);
   }
-  // Known from now on, answered or not: a handle is asked about once.
-  maps_.SettleHandles(pid, asked);
+  // Known from now on, answered or not: a handle is asked about once. Handles of a hold that
+  // could not be used stay asked for, and the next launch of one holds again. (A process
+  // refused is forgotten: nothing of it is kept.)
+  if (!retry && why.empty()) maps_.SettleHandles(pid, std::vector<uint64_t>(asked.begin(), asked.end()));
+  if (!released) bpf_map_delete_elem(held_fd_, &pid);
   const uint64_t end_ns = NowNs();
-  kill(static_cast<pid_t>(pid), SIGCONT);
+  // A session continued the process as it began; otherwise it is continued here. Never
+  // after a session: a hold another thread took since would be undone before it was used.
+  if (!continued) kill(static_cast<pid_t>(pid), SIGCONT);
   slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
   const uint64_t held = end_ns > since_ns ? end_ns - since_ns : 0;
   stats_.held_ns += held;

@@ -73,6 +73,10 @@ class ZeQueries {
 
  private:
   void Refuse(uint32_t pid, const std::string& why);
+  // Keeps `pid`'s hold ours (fresh for the guardian's bound); false if it is gone.
+  bool RenewHold(uint32_t pid, uint32_t tid);
+  // Whether `pid` is held now (by a thread of it that took a hold since).
+  bool HeldNow(uint32_t pid) const;
   void Fail(const std::string& why);
   // Asks the name of `kernel` in the session's thread; the name or why not.
   Result<LearnedKernel> AskKernelName(RemoteCallSession& session, uint64_t function, uint64_t kernel);
@@ -85,6 +89,7 @@ class ZeQueries {
   uint32_t self_pid_;
   std::set<uint32_t> watched_;
   std::map<uint32_t, QueryTargetAddresses> targets_;
+  std::map<uint32_t, int> unusable_holds_;
   QueryStats stats_;
 };
 

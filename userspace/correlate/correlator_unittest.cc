@@ -95,6 +95,25 @@ TEST_F(Fixture, ACreationWhilePausedNamesLaterLaunchesWithoutAnEvent) {
   EXPECT_EQ(c.stats().launches_unnamed, 0u);
 }
 
+// A kernel made before the attach and named by asking the process: a creation marked learned,
+// and its launches named from then on.
+TEST_F(Fixture, ALearnedKernelNamesItsLaunchesAsACreationWould) {
+  c.LearnKernel(1, 2, 100, 200, 0xdef, "learned_kernel", false);
+  auto creates = sink.All<KernelCreate>();
+  ASSERT_EQ(creates.size(), 1u);
+  EXPECT_TRUE(creates[0].learned);
+  EXPECT_EQ(creates[0].kernel, 0xdefu);
+  EXPECT_EQ(strings.Get(creates[0].name), "learned_kernel");
+  c.OnRecord(Launch(1, 3, 0xdef));
+  auto launches = sink.All<KernelLaunch>();
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(strings.Get(launches[0].kernel_name), "learned_kernel");
+  EXPECT_TRUE(launches[0].name_known);
+  EXPECT_EQ(c.stats().kernels_learned, 1u);
+  EXPECT_EQ(c.stats().kernel_creates, 0u);
+  EXPECT_EQ(c.stats().launches_unnamed, 0u);
+}
+
 TEST_F(Fixture, IntroducesProcessesAndThreadsOnce) {
   c.OnRecord(Name(1, 2, "worker-2"));
   c.OnRecord(Launch(1, 2, 0x1));

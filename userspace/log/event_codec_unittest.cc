@@ -82,6 +82,9 @@ TEST(EventCodec, CreateProcessAndThreadRoundTrip) {
   const KernelCreate create{.pid = 9, .tid = 10, .start_ns = 1000, .end_ns = 1500, .module = 0x77,
                             .kernel = 0x88, .name = 4, .result = 0x78000011, .name_truncated = true};
   ExpectSameEvent(create, RoundTrip(create, 900, table));
+  const KernelCreate learned{.pid = 9, .tid = 10, .start_ns = 2000, .end_ns = 2100, .kernel = 0x99,
+                             .name = 4, .learned = true};
+  ExpectSameEvent(learned, RoundTrip(learned, 900, table));
   const ProcessInfo process{.pid = 30043, .ns_pid = 3, .comm = 5, .command_line = 6, .cgroup = 7,
                             .container_id = 8};
   ExpectSameEvent(process, RoundTrip(process, 0, table));

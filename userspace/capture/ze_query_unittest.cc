@@ -1,0 +1,46 @@
+// Tests for capture/ze_query: the summary sentence (what queries cost, why some were not
+// made), and the `jmp .` found in the real Level Zero loader's code.
+#include "capture/ze_query.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace xtrace {
+namespace {
+
+TEST(QuerySummaryTest, SaysWhatWasQueriedAndWhatItCost) {
+  QueryStats s;
+  EXPECT_EQ(QuerySummary(s), "");
+  s.holds = 2;
+  s.learned = 17;
+  s.held_ns = 2'100'000;
+  s.max_held_ns = 1'500'000;
+  EXPECT_EQ(QuerySummary(s),
+            " 17 objects made before the attach were queried in the process: 2.1 ms held in all "
+            "(2 holds, longest 1.5 ms).");
+  s.failed = 1;
+  s.failures = {"kernel 0x10: did not return within 100 ms"};
+  s.not_queried[42] = "it is traced by pid 7 (strace)";
+  EXPECT_EQ(QuerySummary(s),
+            " 17 objects made before the attach were queried in the process: 2.1 ms held in all "
+            "(2 holds, longest 1.5 ms). 1 could not be: kernel 0x10: did not return within 100 ms."
+            " pid 42 was not queried: it is traced by pid 7 (strace).");
+}
+
+TEST(FindSelfLoopTest, FindsAJumpToItselfInTheLoadersCode) {
+  const std::string loader = "/usr/lib/x86_64-linux-gnu/libze_loader.so.1";
+  auto at = FindSelfLoop(loader);
+  ASSERT_TRUE(at.ok()) << at.status().message();
+  // The loader's first segment starts at offset 0 and address 0: an address is an offset.
+  std::ifstream in(loader, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), *at + 1);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[*at]), 0xeb);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[*at + 1]), 0xfe);
+}
+
+}  // namespace
+}  // namespace xtrace
