@@ -101,6 +101,16 @@ class AttachQueryIntegrationTest : public RootTest {
     size_t learned = 0;
     for (const KernelCreate& k : c.creates) learned += k.learned ? 1 : 0;
     EXPECT_EQ(learned, size_t(threads) * kKernelsPerThread) << "one learned creation per kernel";
+    // Lists and events made before the attach too: the one device, and the kernels whose
+    // timestamps the workload reads (three of five) measured.
+    size_t measured = 0, ops = 0;
+    for (const DeviceOp& op : c.All<DeviceOp>()) {
+      ++ops;
+      EXPECT_EQ(op.device, 0u);
+      measured += op.measured ? 1 : 0;
+    }
+    EXPECT_GT(ops, 0u);
+    EXPECT_GE(measured, size_t(threads) * 3 * 3) << ops << " operations";
     EXPECT_NE(run.xtrace_err.find(std::to_string(threads * kKernelsPerThread) +
                                   " objects made before the attach were queried in the process"),
               std::string::npos)

@@ -46,7 +46,7 @@ std::string RequestFields(const CaptureOptions& o) {
       << "; single_uprobes " << o.single_uprobes << "; probes_per_process "
       << o.probes_per_process << "; drm_syscall_tracepoints " << o.drm_syscall_tracepoints
       << "; verbose " << o.verbose << "; hold " << o.hold << "; hold_max " << o.hold_max_ns
-      << "; user " << o.user << "; slurm_job " << o.slurm_job;
+      << "; query " << o.query << "; user " << o.user << "; slurm_job " << o.slurm_job;
   return out.str();
 }
 
@@ -123,7 +123,7 @@ TEST(CtlStart, AllOptionsTogetherArriveUnchanged) {
       "-p", "7", "--comm", "app", "--container", "abc", "--no-follow-children", "--no-drm",
       "--start-paused", "--single-uprobes", "--drm-syscall-tracepoints", "-v", "-d", "1m",
       "--buffer-size", "1M", "--detach-after", "1s", "--probes-per-process", "--no-hold",
-      "--hold-max", "20"};
+      "--hold-max", "20", "--no-query"};
   auto attach = Attach(options);
   ASSERT_TRUE(attach.ok()) << attach.status().message();
   std::vector<std::string> args = {"start"};
