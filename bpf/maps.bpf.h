@@ -98,6 +98,38 @@ struct {
 	__type(value, struct xt_hold);
 } held SEC(".maps");
 
+/* Parents that mirror their child's stops. Some programs stop themselves when their child
+ * stops and continue the child when they are continued: nsenter and unshare waiting for the
+ * child they forked into a namespace, sudo, su. A hold is a stop like any other to them: the
+ * parent stops itself, and the capture's SIGCONT to the child continues the child only, so
+ * the parent would stay stopped, its child unreaped. Each hold notes the holder's parent
+ * here (kernel pids: the parent may lie outside the collector's pid namespace, where the
+ * capture cannot even name it), and xt_signal_generate continues a parent whose stop only
+ * mirrored a hold, whichever comes first: the parent's stop or the child's release. */
+enum xt_hold_parent_state {
+	XT_PARENT_STOPPED = 1, /* the parent stopped itself while the child was held */
+	XT_CHILD_RELEASED = 2, /* the child was continued */
+};
+
+struct xt_hold_parent {
+	__u64 since_ns; /* when the child was held */
+	__u32 child;    /* the held child, kernel tgid */
+	__u32 reserved;
+	__u64 state;    /* enum xt_hold_parent_state bits, set atomically (64-bit: BPF's v1-v2
+			 * instruction sets have no 32-bit fetch-or) */
+};
+
+/* How long after a hold a parent's stop can still be the echo of it: a parent in waitpid()
+ * stops itself within microseconds of being woken; a loaded machine can delay that. */
+#define XT_PARENT_ECHO_NS 2000000000ull
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XT_MAX_HELD);
+	__type(key, __u32);
+	__type(value, struct xt_hold_parent);
+} hold_parents SEC(".maps");
+
 /* Processes on the ITT fast path (itt_ring.h): added by user space as a process's fast path
  * attaches, their rings' counters added up by the lifecycle programs at each thread's exit
  * and at exec, deleted by user space once the process's end is accounted for. */

@@ -10,6 +10,7 @@
  * new objects, the program that sees it stops it (SIGSTOP) before it runs another instruction
  * of its own, and says so in the record (XT_FLAG_HELD); the capture continues it once its new
  * files are probed, so its first calls are traced. */
+#include "hold.bpf.h"
 #include "scope.bpf.h"
 
 #define XT_SIGCONT 18 /* asm-generic/signal.h: the same on x86-64 */
@@ -72,54 +73,8 @@ static __always_inline void xt_select(__u32 tgid)
  * its entry in `held` first, then the stop, which takes effect as the thread returns to user
  * space. XT_FLAG_HELD when held. The record that says so must be written after the stop is
  * sent: a capture that read it sooner could continue the process before it was stopped. */
-/* Parents that mirror their child's stops. Some programs stop themselves when their child
- * stops and continue the child when they are continued: nsenter and unshare waiting for the
- * child they forked into a namespace, sudo, su. A hold is a stop like any other to them: the
- * parent stops itself, and the capture's SIGCONT to the child continues the child only, so
- * the parent would stay stopped, its child unreaped. Each hold notes the holder's parent
- * here (kernel pids: the parent may lie outside the collector's pid namespace, where the
- * capture cannot even name it), and xt_signal_generate continues a parent whose stop only
- * mirrored a hold, whichever comes first: the parent's stop or the child's release. */
-enum xt_hold_parent_state {
-	XT_PARENT_STOPPED = 1, /* the parent stopped itself while the child was held */
-	XT_CHILD_RELEASED = 2, /* the child was continued */
-};
-
-struct xt_hold_parent {
-	__u64 since_ns; /* when the child was held */
-	__u32 child;    /* the held child, kernel tgid */
-	__u32 reserved;
-	__u64 state;    /* enum xt_hold_parent_state bits, set atomically (64-bit: BPF's v1-v2
-			 * instruction sets have no 32-bit fetch-or) */
-};
-
-/* How long after a hold a parent's stop can still be the echo of it: a parent in waitpid()
- * stops itself within microseconds of being woken; a loaded machine can delay that. */
-#define XT_PARENT_ECHO_NS 2000000000ull
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, XT_MAX_HELD);
-	__type(key, __u32);
-	__type(value, struct xt_hold_parent);
-} hold_parents SEC(".maps");
-
-static __always_inline void xt_note_hold_parent(__u64 now)
-{
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u32 parent = BPF_CORE_READ(task, real_parent, tgid);
-	struct xt_hold_parent *old, entry = { .since_ns = now,
-					      .child = bpf_get_current_pid_tgid() >> 32 };
-
-	if (parent <= 1)
-		return; /* init mirrors nobody's stops */
-	/* A parent stopped for another held child keeps that entry until the child goes on. */
-	old = bpf_map_lookup_elem(&hold_parents, &parent);
-	if (old && old->state == XT_PARENT_STOPPED && old->child != entry.child)
-		return;
-	bpf_map_update_elem(&hold_parents, &parent, &entry, BPF_ANY);
-}
-
+/* Parents that mirror their child's stops: hold_parents and xt_note_hold_parent, in
+ * maps.bpf.h (query holds note them too). */
 static __always_inline __u32 xt_hold(const struct xt_capture_config *cfg, __u32 tgid, __u32 tid,
 				     __u32 reason, __u64 now)
 {

@@ -7,6 +7,7 @@
 #ifndef XTRACE_QUERY_BPF_H
 #define XTRACE_QUERY_BPF_H
 
+#include "hold.bpf.h"
 #include "thread.bpf.h"
 
 #define XT_QUERY_SIGSTOP 19
@@ -79,6 +80,7 @@ static __always_inline void xt_query_unknown(struct pt_regs *ctx, struct xt_call
 		}
 		return;
 	}
+	xt_note_hold_parent(hold.since_ns);
 	if (bpf_send_signal_thread(XT_QUERY_SIGSTOP)) {
 		bpf_map_delete_elem(&held, &tgid);
 		bpf_map_delete_elem(&asked_handles, &key);

@@ -1,9 +1,10 @@
 // Integration tests of attaching to a process that made its kernels before the attach: every
 // launch is named with the names the workload logs (xtrace asks the process's own loader,
 // holding a thread a moment), one thread or eight launching at once; --no-query leaves them
-// "kernel@0x..."; xtrace SIGKILLed in the middle of a query leaves the workload running with
-// its results unchanged (the guardian finishes and undoes the call); a process another tracer
-// (strace) holds is left alone, and the summary says why.
+// "kernel@0x..."; a parent that stops with its held child (nsenter) goes on with it; xtrace
+// SIGKILLed in the middle of a query leaves the workload running with its results unchanged
+// (the guardian finishes and undoes the call); a process another tracer (strace) holds is
+// left alone, and the summary says why.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <time.h>
@@ -71,6 +72,14 @@ class AttachQueryIntegrationTest : public RootTest {
     run.pid = PidFromReadyLine(workload.WaitStdout("ready", 60s));
     EXPECT_NE(run.pid, 0u) << workload.stderr_text();
     if (!run.pid) return run;
+    // Behind a wrapper the workload is not our child: it must not outlive a failed test.
+    struct KillAtEnd {
+      pid_t pid;
+      ~KillAtEnd() {
+        auto cmdline = ReadWholeFile("/proc/" + std::to_string(pid) + "/cmdline");
+        if (cmdline && cmdline->find("ze_workload") != std::string::npos) kill(pid, SIGKILL);
+      }
+    } kill_at_end{static_cast<pid_t>(run.pid)};
     std::vector<std::string> xargv = {kXtrace, "attach", "--pid", std::to_string(run.pid), "-o",
                                       Path("run.capnp")};
     xargv.insert(xargv.end(), xtrace_args.begin(), xtrace_args.end());
@@ -126,6 +135,15 @@ TEST_F(AttachQueryIntegrationTest, LaunchesOfKernelsMadeBeforeTheAttachAreNamed)
 TEST_F(AttachQueryIntegrationTest, EightThreadsLaunchingAtOnceAreAllNamed) {
   const Run run = AttachAndRunARound(8);
   ExpectEveryLaunchNamed(run, 8);
+}
+
+// nsenter (like unshare --fork, sudo and su) stops itself when its child stops and continues
+// it when continued: the hold of a thread to ask about a kernel is such a stop. nsenter goes on
+// with its child, reaps it when it exits, and exits itself; every launch is named.
+TEST_F(AttachQueryIntegrationTest, AParentThatStopsWithItsHeldChildGoesOnWithIt) {
+  const Run run = AttachAndRunARound(
+      1, {}, {"/usr/bin/nsenter", "--target", std::to_string(getpid()), "--pid", "--"});
+  ExpectEveryLaunchNamed(run, 1);
 }
 
 TEST_F(AttachQueryIntegrationTest, NoQueryLeavesThemUnnamedAndTheProcessUntouched) {

@@ -76,6 +76,7 @@ Status CaptureMaps::Share(bpf_object* obj) const {
       {"drops_by_pid", skel_->maps.drops_by_pid},
       {"filter_epoch", skel_->maps.filter_epoch},
       {"held", skel_->maps.held},
+      {"hold_parents", skel_->maps.hold_parents},
       {"itt_rings", skel_->maps.itt_rings},
       {"query_pids", skel_->maps.query_pids},
       {"known_handles", skel_->maps.known_handles},
