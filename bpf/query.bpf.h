@@ -34,6 +34,20 @@ static __always_inline void xt_query_note_made(struct xt_call_slot *slot, __u64 
 		xt_count(XT_CNT_QUERY_MISSED);
 }
 
+/* A kernel the current process destroyed: forgotten, so that a process that makes and
+ * destroys kernels by the thousand keeps known_handles small. (Its handle may come back made
+ * anew: a creation xtrace sees.) */
+static __always_inline void xt_query_note_destroyed(struct xt_call_slot *slot, __u64 handle)
+{
+	struct xt_query_key key = {};
+
+	if (!handle || !xt_state_of_slot(slot)->query)
+		return;
+	key.pid = xt_current_tgid(xt_config());
+	key.handle = handle;
+	bpf_map_delete_elem(&known_handles, &key);
+}
+
 /* At the entry of a call that uses `handle`: if the process was attached mid-run and the
  * handle is unknown, it is asked for, and the thread held unless another thread of the process
  * is held for asking already (then that hold asks for this one too: its process is stopping).

@@ -211,6 +211,8 @@ int BPF_KRETPROBE(ze_call_return, long ret)
 	ze_read(XT_ZE_COOKIE_READ(cookie, 1), st, rec.result, &rec.data[4], &flags);
 	xt_fill_header(&rec.hdr, XT_REC_ZE_CALL, sizeof(rec), flags, st->start_ns, now);
 	xt_output(&rec, sizeof(rec));
+	if (fn == XT_ZE_KERNEL_DESTROY && rec.result == 0)
+		xt_query_note_destroyed(st, rec.arg[0]);
 	xt_forget(st);
 	return 0;
 }

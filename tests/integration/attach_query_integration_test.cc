@@ -146,6 +146,33 @@ TEST_F(AttachQueryIntegrationTest, AParentThatStopsWithItsHeldChildGoesOnWithIt)
   ExpectEveryLaunchNamed(run, 1);
 }
 
+// Kernels made again after the attach (a runtime compiling a new graph) were seen made: they are
+// named from their creation and never asked about, and the process is never held for them.
+TEST_F(AttachQueryIntegrationTest, KernelsMadeDuringTheCaptureAreNeverAsked) {
+  Subprocess workload({kWorkload, "--wait-for-signal", "--recreate-kernels", "--threads", "2",
+                       "--iterations", "3", "--launch-log", Path("launches.tsv")},
+                      {kSimDriver});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 60s));
+  ASSERT_NE(pid, 0u) << workload.stderr_text();
+  Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "-o", Path("run.capnp")},
+                    {kSimDriver});
+  ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(pid), 30s)) << xtrace.stderr_text();
+  for (int round = 1; round <= 2; ++round) {
+    workload.Signal(SIGUSR1);
+    ASSERT_TRUE(workload.WaitStdout("round " + std::to_string(round), 60s)) << workload.stderr_text();
+  }
+  xtrace.Signal(SIGINT);
+  ASSERT_TRUE(xtrace.Wait(60s).has_value());
+  workload.Signal(SIGTERM);
+  EXPECT_EQ(workload.Wait(30s), 0);
+  const LogContents log = ReadLogContents(Path("run.capnp"));
+  EXPECT_EQ(Sorted(log.launches_no_tid.at(pid)), ReadLaunchLog(Path("launches.tsv"), /*strip_tid=*/true));
+  EXPECT_EQ(xtrace.stderr_text().find("queried"), std::string::npos) << xtrace.stderr_text();
+  const testing::Capture c = testing::ReadWholeCapture(Path("run.capnp"));
+  for (const KernelCreate& k : c.creates) EXPECT_FALSE(k.learned);
+  EXPECT_EQ(c.creates.size(), 2u * 2 * 6) << "two rounds of two threads' six kernels";
+}
+
 TEST_F(AttachQueryIntegrationTest, NoQueryLeavesThemUnnamedAndTheProcessUntouched) {
   const Run run = AttachAndRunARound(1, {"--no-query"});
   const auto& got = run.log.launches_no_tid.at(run.pid);
