@@ -744,7 +744,11 @@ Result<CaptureReport> Session::Run() {
   if (holds_)
     facts.holds_text =
         HoldSummary(holds_->Stats(counters[XT_CNT_HOLD_MISSED], counters[XT_CNT_PARENT_CONTINUED]));
-  if (queries_) facts.queries_text = QuerySummary(queries_->stats());
+  if (queries_) {
+    QueryStats stats = queries_->stats();
+    stats.missed = counters[XT_CNT_QUERY_MISSED];
+    facts.queries_text = QuerySummary(stats);
+  }
   facts.kernels_text = sink_->top_kernels().Format(5);
   facts.dropped_by_source = DroppedBySource(drop_windows_.total());
   report.summary_text = SummaryText(report, facts);

@@ -327,6 +327,10 @@ std::string QuerySummary(const QueryStats& stats) {
       text += ".";
     }
   }
+  if (stats.missed)
+    text += " " + std::to_string(stats.missed) +
+            " uses of objects made before the attach could not be asked about (a query map was "
+            "full, or the thread could not be stopped).";
   for (const auto& [pid, why] : stats.not_queried)
     text += " pid " + std::to_string(pid) + " was not queried: " + why + ".";
   return text;

@@ -32,6 +32,7 @@ struct QueryStats {
   uint64_t failed = 0;        // objects asked about without an answer
   uint64_t held_ns = 0;       // from each stop to the process's continuation, together
   uint64_t max_held_ns = 0;
+  uint64_t missed = 0;        // never asked: a query map was full or the stop failed (BPF's count)
   std::map<uint32_t, std::string> not_queried;  // pid -> why its objects were not asked about
   std::vector<std::string> failures;            // the first few reasons, for the summary
 };

@@ -28,6 +28,11 @@ TEST(QuerySummaryTest, SaysWhatWasQueriedAndWhatItCost) {
             " 17 objects made before the attach were queried in the process: 2.1 ms held in all "
             "(2 holds, longest 1.5 ms). 1 could not be: kernel 0x10: did not return within 100 ms."
             " pid 42 was not queried: it is traced by pid 7 (strace).");
+  QueryStats missed_only;
+  missed_only.missed = 3;
+  EXPECT_EQ(QuerySummary(missed_only),
+            " 3 uses of objects made before the attach could not be asked about (a query map was "
+            "full, or the thread could not be stopped).");
 }
 
 TEST(FindSelfLoopTest, FindsAJumpToItselfInTheLoadersCode) {
