@@ -1,4 +1,4 @@
-// Section 8: the daemon over many capture start/stop cycles (1000; 20 with --quick): each
+// Section 8: the daemon over many capture start/stop cycles (--daemon-cycles): each
 // cycle attaches every probe to a running workload and takes them off again. What the daemon
 // holds idle before and after (descriptors, BPF descriptors, RSS) must not grow; the machine's
 // BPF links and maps before and after are shown too, without a verdict: other captures
@@ -40,7 +40,7 @@ class DaemonSection final : public BenchSection {
     const uint32_t pid = testing::PidFromReadyLine(workload.WaitStdout("ready", 30s));
     if (pid == 0) return fail("workload: " + workload.stderr_text());
 
-    const int cycles = ctx.options.quick ? 20 : 1000;
+    const int cycles = ctx.options.daemon_cycles;
     ctx.Say(section + Format(": %d start/stop cycles of a capture of pid %u", cycles, pid));
     const testing::CycleFigures f = testing::RunStartStopCycles(
         ctx.paths.xtrace, socket, static_cast<uint32_t>(daemon.pid()),

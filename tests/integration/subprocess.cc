@@ -2,6 +2,7 @@
 #include "subprocess.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -25,9 +26,15 @@ Subprocess::Subprocess(const std::vector<std::string>& argv,
       if (fd >= 0) close(fd);
     throw std::runtime_error(std::string("pipe: ") + std::strerror(saved));
   }
+  const pid_t parent = getpid();
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid_ == 0) {
+    // It dies with the test or benchmark that started it, however that ends (a SIGTERM or
+    // SIGKILL runs no destructor): nothing it started is left running afterwards. (Its own
+    // process group, below, keeps a Ctrl-C meant for the parent from reaching it first.)
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     if (pipe_stdin) dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
