@@ -7,6 +7,7 @@
  * source's programs check (scope.bpf.h), and are recorded as transitions. */
 #include "scope.bpf.h"
 #include "thread.bpf.h"
+#include "python_frames.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -142,6 +143,9 @@ int itt_probe(struct pt_regs *ctx)
 	}
 	itt_note_handle(tgid, domain, XT_ITT_NAME_DOMAIN, now);
 	itt_note_handle(tgid, name, XT_ITT_NAME_STRING, now);
+	if (op == XT_ITT_TASK_BEGIN || op == XT_ITT_TASK_BEGIN_FN || op == XT_ITT_TASK_BEGIN_OVERLAPPED ||
+	    op == XT_ITT_REGION_BEGIN || op == XT_ITT_MARKER)
+		xt_py_stack(tgid, now, now);
 	xt_fill_header(&rec.hdr, XT_REC_ITT_EVENT, sizeof(rec), 0, now, now);
 	rec.domain = domain;
 	rec.name = name;
@@ -167,6 +171,8 @@ static __always_inline int torch_event(__u16 op, const char *msg)
 		return 0;
 	now = bpf_ktime_get_ns();
 	xt_note_thread(now);
+	if (op != XT_ITT_TASK_END)
+		xt_py_stack_here(now, now);
 	buf = bpf_map_lookup_elem(&scratch, &zero);
 	if (!buf)
 		return 0;

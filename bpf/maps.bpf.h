@@ -13,6 +13,7 @@
 #include "xtrace/capture_config.h"
 #include "xtrace/hold.h"
 #include "xtrace/itt_ring.h"
+#include "xtrace/python.h"
 #include "xtrace/records.h"
 #include "xtrace/thread_state.h"
 
@@ -162,6 +163,15 @@ struct {
 	__type(key, struct xt_query_key);
 	__type(value, __u8);
 } asked_handles SEC(".maps");
+
+/* CPython interpreters whose frames the probes read (python.h), per process: set by user
+ * space once it has checked the interpreter, deleted when the process goes or execs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XT_MAX_TRACED_PROCS);
+	__type(key, __u32);
+	__type(value, struct xt_py_layout);
+} python_procs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);

@@ -4,6 +4,7 @@
  * record per call. Naming and correlation happen in user space. */
 #include "pairing.bpf.h"
 #include "query.bpf.h"
+#include "python_frames.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -120,6 +121,7 @@ int BPF_KRETPROBE(ze_append_launch_kernel_return, long ret)
 
 	if (!in)
 		return 0;
+	xt_py_stack_here(in->start_ns, now);
 	rec = xt_reserve(sizeof(*rec), XT_REC_LAUNCH_KERNEL);
 	if (rec) {
 		xt_fill_header(&rec->hdr, XT_REC_LAUNCH_KERNEL, sizeof(*rec), in->flags, in->start_ns,
@@ -209,6 +211,8 @@ int BPF_KRETPROBE(ze_call_return, long ret)
 	__builtin_memcpy(rec.arg, st->arg, sizeof(rec.arg));
 	ze_read(XT_ZE_COOKIE_READ(cookie, 0), st, rec.result, &rec.data[0], &flags);
 	ze_read(XT_ZE_COOKIE_READ(cookie, 1), st, rec.result, &rec.data[4], &flags);
+	if (xt_py_wants_ze(fn))
+		xt_py_stack_here(st->start_ns, now);
 	xt_fill_header(&rec.hdr, XT_REC_ZE_CALL, sizeof(rec), flags, st->start_ns, now);
 	xt_output(&rec, sizeof(rec));
 	if (fn == XT_ZE_KERNEL_DESTROY && rec.result == 0)
@@ -231,6 +235,7 @@ int BPF_KRETPROBE(ze_execute_return, long ret)
 	if (!st)
 		return 0;
 	flags = st->flags;
+	xt_py_stack_here(st->start_ns, now);
 	buf = bpf_map_lookup_elem(&scratch, &zero);
 	if (!buf)
 		goto out;

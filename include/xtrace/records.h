@@ -50,6 +50,8 @@ enum xt_record_type {
 	XT_REC_PROCESS_FORK = 97, /* a process in scope was created: struct xt_process_event */
 	XT_REC_PROCESS_EXIT = 98, /* the last thread of a process in scope exited: xt_process_exit */
 	XT_REC_PROCESS_MAPS = 99, /* the dynamic linker changed a process's libraries: header only */
+	/* Python (112-127) */
+	XT_REC_PY_STACK = 112,    /* Python frames of a traced call's thread: xtrace/python.h */
 };
 
 enum xt_record_flags {

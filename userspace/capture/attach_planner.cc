@@ -178,7 +178,7 @@ void AttachPlanner::ProcessExeced(uint32_t pid, uint64_t exec_ns) {
 std::string AttachPlanner::WaitsFor() const {
   std::string what;
   for (const auto& source : sources_) {
-    if (!source->needs_library()) continue;
+    if (!source->needs_library() || source->waits_for().empty()) continue;
     if (!what.empty()) what += " or ";
     what += source->waits_for();
   }

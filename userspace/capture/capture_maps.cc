@@ -81,6 +81,7 @@ Status CaptureMaps::Share(bpf_object* obj) const {
       {"query_pids", skel_->maps.query_pids},
       {"known_handles", skel_->maps.known_handles},
       {"asked_handles", skel_->maps.asked_handles},
+      {"python_procs", skel_->maps.python_procs},
   };
   for (const auto& [name, ours] : shared) {
     bpf_map* theirs = bpf_object__find_map_by_name(obj, name);
@@ -98,6 +99,18 @@ void CaptureMaps::FilterChanged() {
   ++filter_epoch_;
   bpf_map__update_elem(skel_->maps.filter_epoch, &user_slot, sizeof(user_slot), &filter_epoch_,
                        sizeof(filter_epoch_), BPF_ANY);
+}
+
+Status CaptureMaps::SetPythonLayout(uint32_t pid, const xt_py_layout& layout) {
+  if (bpf_map__update_elem(skel_->maps.python_procs, &pid, sizeof(pid), &layout, sizeof(layout),
+                           BPF_ANY))
+    return Status::Error("setting the Python layout of pid " + std::to_string(pid) + ": " +
+                         BpfErrorText(errno));
+  return Status::Ok();
+}
+
+void CaptureMaps::ForgetPython(uint32_t pid) {
+  bpf_map__delete_elem(skel_->maps.python_procs, &pid, sizeof(pid), 0);
 }
 
 int CaptureMaps::held_fd() const { return bpf_map__fd(skel_->maps.held); }

@@ -17,6 +17,7 @@
 #include "xtrace/capture_config.h"
 #include "xtrace/itt_ring.h"
 #include "xtrace/hold.h"
+#include "xtrace/python.h"
 #include "xtrace/records.h"
 
 struct shared_maps;  // generated skeleton (build/bpf/shared_maps.skel.h)
@@ -83,6 +84,10 @@ class CaptureMaps {
   void DropAsked(uint32_t pid);
   // `pid` is gone or exec'd: no more queries, and its handle entries go.
   void ForgetQueries(uint32_t pid);
+  // Where BPF reads the Python frames of `pid`'s threads (xtrace/python.h), once user space
+  // has checked its interpreter; ForgetPython when it exits or execs.
+  Status SetPythonLayout(uint32_t pid, const xt_py_layout& layout);
+  void ForgetPython(uint32_t pid);
 
   // The map of held processes (include/xtrace/hold.h), for the hold guardian.
   int held_fd() const;

@@ -77,6 +77,9 @@ struct CaptureOptions {
   // library file: processes outside the scope pay nothing, later ones may lose first calls.
   bool probes_per_process = false;
   bool drm_syscall_tracepoints = false;  // DRM ioctls from sys_enter/exit, not fentry/fexit
+  // Python frames of a CPython process's thread on its launches, copies, submissions,
+  // synchronizations and ITT tasks (capture/python_source.h); --no-python-frames.
+  bool python_frames = true;
   // Where processes can start or load libraries during the capture, each selected one is held
   // (stopped) from its exec or library load until its new files are probed, at most this long
   // (include/xtrace/hold.h); `hold` false: never held, first calls may be lost.

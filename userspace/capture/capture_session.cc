@@ -137,6 +137,10 @@ class Session {
   CollectorPidNamespace pidns_;
   uint32_t self_pid_ = 0;
   std::unique_ptr<CaptureMaps> maps_;
+  // Python interpreters found in traced processes (capture/python_source.h), for the
+  // correlator to resolve their frames; declared before the sources and the correlator.
+  PythonInterpreters python_;
+  ProcessVmMemory python_memory_;
   std::unique_ptr<ProcessWatcher> watcher_;
   std::unique_ptr<ProcessHolds> holds_;  // null: processes are not held
   std::unique_ptr<ZeQueries> queries_;   // null: objects made before the attach stay unknown
@@ -464,7 +468,7 @@ Status Session::Prepare() {
   }
 
   const auto say = [this](const std::string& l) { Say(l); };
-  auto sources = LoadProbeSources(SourceContext{*maps_, opt_, say});
+  auto sources = LoadProbeSources(SourceContext{*maps_, opt_, say, &python_});
   if (!sources.ok()) return sources.status();
   // Given processes alone: their own uprobes. A scope that discovers processes: uprobes per
   // library file unless asked otherwise (see docs/design-notes.md, "Probes per library file").
@@ -493,6 +497,7 @@ Status Session::Prepare() {
   correlator_ = std::make_unique<Correlator>(output_->writer().strings(), *sink_, processes_);
   // With nothing recording host API calls there is no call to attribute an ioctl to.
   correlator_->drm().set_link_host_calls(opt_.drm != DrmCapture::kOnly);
+  if (opt_.python_frames) correlator_->SetPython(python_, python_memory_);
   on_record_ = [this](std::span<const std::byte> d) { OnRecord(d); };
   if (opt_.start_paused)
     for (uint32_t pid : opt_.pids) correlator_->NoteStartPaused(pid, MonotonicNs());

@@ -120,7 +120,18 @@ void IttFastPath::Attach(uint32_t pid, const MappedLibrary& lib) {
   said_.clear();
 }
 
+void IttFastPath::KeepOnProbeSiteIf(std::function<std::string(uint32_t pid)> why) {
+  std::lock_guard lock(mu_);
+  keep_on_probe_site_ = std::move(why);
+}
+
 bool IttFastPath::TryAttach(uint32_t pid, uint64_t address, bool last_try) {
+  if (keep_on_probe_site_) {
+    if (const std::string why = keep_on_probe_site_(pid); !why.empty()) {
+      Tell("pid " + std::to_string(pid) + ": ITT calls go through the probe site (" + why + ")");
+      return true;
+    }
+  }
   uint64_t magic = 0;
   const RemoteMemory memory(pid);
   Status st = memory.Read(address, &magic, sizeof(magic));

@@ -52,6 +52,10 @@ class IttFastPath final : public SideStream {
   // which path its ITT calls take. A collector mapped but not yet initialised (the scan can
   // see a library between its mapping and its constructors) is tried again at each drain.
   void Attach(uint32_t pid, const MappedLibrary& lib);
+
+  // Asked before a process goes on the fast path: a reason to keep its ITT calls on the probe
+  // site instead (where BPF adds their Python frames), or "" to go ahead.
+  void KeepOnProbeSiteIf(std::function<std::string(uint32_t pid)> why);
   bool attached(uint32_t pid) const { return processes_.count(pid) != 0; }
 
   // The process exited or detached itself: the collector (if still there) goes back to its
@@ -76,6 +80,8 @@ class IttFastPath final : public SideStream {
   // Records gathered but not yet taken by the capture loop beyond which the drain thread
   // leaves them in the targets (which then count drops) rather than grow without bound.
   static constexpr size_t kMaxGathered = 4'000'000;
+
+  std::function<std::string(uint32_t pid)> keep_on_probe_site_;
 
   struct ThreadName {
     std::string comm;      // as last read from /proc (by the drain thread)

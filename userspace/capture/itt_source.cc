@@ -13,6 +13,7 @@
 #include "capture/capture_options.h"
 #include "capture/elf_symbols.h"
 #include "capture/library_resolver.h"
+#include "python/python_frames.h"
 #include "itt_probes.skel.h"
 
 namespace xtrace {
@@ -79,6 +80,16 @@ Result<std::unique_ptr<ProbeSource>> IttSource::Load(const SourceContext& ctx) {
   if (int err = itt_probes__load(skel))
     return Status::Error("loading ITT BPF programs: " + BpfErrorText(err));
   self->fast_path_ = std::make_unique<IttFastPath>(ctx.maps, ctx.say);
+  // The fast path's calls never pass BPF, which reads the Python frames: a Python process
+  // whose frames are wanted keeps its ITT calls on the probe site.
+  if (ctx.options.python_frames && ctx.python) {
+    PythonInterpreters* python = ctx.python;
+    self->fast_path_->KeepOnProbeSiteIf([python](uint32_t pid) -> std::string {
+      return python->Find(pid) ? "its Python frames are read there; --no-python-frames for the "
+                                 "fast path"
+                               : "";
+    });
+  }
   return std::unique_ptr<ProbeSource>(std::move(self));
 }
 

@@ -38,12 +38,14 @@
 namespace xtrace {
 
 struct CaptureOptions;
+class PythonInterpreters;
 
 // What a source is given when it loads.
 struct SourceContext {
   CaptureMaps& maps;
   const CaptureOptions& options;
   std::function<void(const std::string&)> say;  // one progress line on stderr (unless quiet)
+  PythonInterpreters* python = nullptr;  // where Python interpreters found are registered
 };
 
 class ProbeSource {

@@ -4,6 +4,7 @@
 #include "capture/drm_source.h"
 #include "capture/itt_source.h"
 #include "capture/probe_source.h"
+#include "capture/python_source.h"
 #include "capture/ze_source.h"
 
 namespace xtrace {
@@ -34,6 +35,12 @@ Result<std::vector<std::unique_ptr<ProbeSource>>> LoadProbeSources(const SourceC
     sources.push_back(std::move(*source));
   }
   if (sources.empty()) return Status::Error(errors);
+  // Python frames ride on the other sources' probes: not a source of records by itself.
+  if (ctx.options.python_frames && ctx.options.drm != DrmCapture::kOnly) {
+    auto python = PythonSource::Load(ctx);
+    if (python.ok()) sources.push_back(std::move(*python));
+    else ctx.say(python.status().message() + "; continuing without it");
+  }
   return sources;
 }
 

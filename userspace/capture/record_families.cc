@@ -12,7 +12,7 @@ std::string_view RecordFamily(uint16_t type) {
   if (type >= 16 && type <= 63) return "Level Zero";
   if (type >= 64 && type <= 79) return "ITT";
   if (type >= 80 && type <= 95) return "DRM";
-  if (type >= 112 && type <= 127) return "bench";
+  if (type >= 112 && type <= 127) return "Python";
   return {};
 }
 

@@ -108,6 +108,12 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "(OpenCL, media)",
        [&o](Flag, Value) { return SetDrm(DrmCapture::kOnly, o.drm); }},
 
+      {0, "--no-python-frames", "", "SOURCES",
+       "leave out the Python frames that a CPython 3.11 process's launches, copies, "
+       "submissions, synchronizations and ITT tasks carry by default (which line of the "
+       "model made it); its ITT calls may then take the in-process fast path",
+       [&o](Flag, Value) { return o.python_frames = false, Status::Ok(); }},
+
       {'d', "--duration", "TIME", "CAPTURE", "stop after TIME (e.g. 10, 30s, 500ms, 5m)",
        StoreParsed(o.duration_ns, ParseDuration)},
       {0, "--start-paused", "", "CAPTURE",

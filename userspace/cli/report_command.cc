@@ -13,7 +13,9 @@
 #include "cli/args.h"
 #include "cli/option_table.h"
 #include "cli/selection_options.h"
+#include "model/python_event.h"
 #include "report/categories.h"
+#include "report/python_lines.h"
 #include "report/report_builder.h"
 
 namespace xtrace {
@@ -63,6 +65,7 @@ keep them whole, and so does text written to a pipe or file when COLUMNS is not 
           "xtrace report run.capnp --name 'gemm|conv' --categories kernels.txt",
           "xtrace report --diff before.capnp after.capnp --top 20",
           "xtrace report run.capnp --wide --mangled | less -S  # names whole, as captured",
+          "xtrace report train.capnp --by python --top 20  # which lines of the model use the GPU",
       },
       .exit_status = "Exit status: 0 reported, 1 a log could not be read (one line on stderr says "
                      "why), 2 bad usage.\n",
@@ -100,14 +103,29 @@ OptionTable ReportOptionTable(ReportArguments& a) {
              "text, csv or json")},
       {'o', "--output", "FILE", "OUTPUT", "write there instead of standard output",
        [&a](const std::string&, const std::string& value) { return a.output = value, Status::Ok(); }},
-      {0, "--by", "KEY", "OUTPUT", "one section per process, thread, device, rank or host",
-       OneOf(o.read.aggregate.by,
-             {{"process", GroupBy::kProcess},
-              {"thread", GroupBy::kThread},
-              {"device", GroupBy::kDevice},
-              {"rank", GroupBy::kRank},
-              {"host", GroupBy::kHost}},
-             "process, thread, device, rank or host")},
+      {0, "--by", "KEY", "OUTPUT",
+       "one section per process, thread, device, rank or host; or python: one table of device "
+       "time, device operations and launches per line of the Python code that made them (the "
+       "innermost frame outside library code; needs a capture with --python-frames)",
+       [&a, by = OneOf(o.read.aggregate.by,
+                       {{"process", GroupBy::kProcess},
+                        {"thread", GroupBy::kThread},
+                        {"device", GroupBy::kDevice},
+                        {"rank", GroupBy::kRank},
+                        {"host", GroupBy::kHost}},
+                       "process, thread, device, rank, host or python")](
+           const std::string& flag, const std::string& value) {
+         if (value == "python") return a.by_python = true, Status::Ok();
+         return by(flag, value);
+       }},
+      {0, "--python-skip", "TEXT", "OUTPUT",
+       "with --by python: frames whose file contains TEXT are library code, skipped for the "
+       "frame that called into them (repeatable; default torch/; \"\" to skip none)",
+       [&a](const std::string&, const std::string& value) {
+         if (!a.python_skips) a.python_skips.emplace();
+         if (!value.empty()) a.python_skips->push_back(value);
+         return Status::Ok();
+       }},
       {0, "--sort", "KEY", "OUTPUT", "total (default), calls, average, max or name",
        OneOf(o.tables.sort,
              {{"total", SortKey::kTotal},
@@ -188,6 +206,8 @@ Result<ReportCommandLine> ParseReportCommandLine(std::span<char* const> args) {
   a.options.tables.name = a.selection.name;
   if (a.diff && a.inputs.size() != 2) return Status::Error("--diff takes two logs: BEFORE AFTER");
   if (a.inputs.empty()) return Status::Error("which log? (xtrace report LOG...)");
+  if (a.python_skips && !a.by_python) return Status::Error("--python-skip goes with --by python");
+  if (a.by_python && a.diff) return Status::Error("--by python and --diff exclude each other");
   return line;
 }
 
@@ -224,6 +244,17 @@ int RunReportCommand(int argc, char** argv) {
     auto after = report::ExpandLogInputs({a.inputs[1]});
     if (!after.ok()) return fail(after.status());
     built = report::BuildDiff(*before, *after, a.options);
+  } else if (a.by_python) {
+    auto logs = report::ExpandLogInputs(a.inputs);
+    if (!logs.ok()) return fail(logs.status());
+    report::PythonLinesOptions python;
+    python.skips = a.python_skips.value_or(DefaultPythonSkips());
+    python.top = a.options.tables.top;
+    auto section = report::PythonLinesReport(*logs, python);
+    if (!section.ok()) return fail(section.status());
+    report::Report r;
+    r.sections.push_back(std::move(*section));
+    built = std::move(r);
   } else {
     auto logs = report::ExpandLogInputs(a.inputs);
     if (!logs.ok()) return fail(logs.status());

@@ -2,6 +2,7 @@
 // ranges, GPU utilization and idle causes) from one or many event logs.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ struct ReportArguments {
   std::string categories;
   report::ReportOptions options;
   EventSelection selection;  // --from, --to, --pid, --name
+  bool by_python = false;    // --by python: report/python_lines.h instead of the tables
+  std::optional<std::vector<std::string>> python_skips;  // --python-skip, in order
 };
 
 struct ReportCommandLine {

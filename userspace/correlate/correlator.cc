@@ -29,6 +29,7 @@ void Correlator::NoteProcess(uint32_t pid, std::string_view fallback_comm) {
 void Correlator::ProcessEnded(uint32_t pid, uint64_t ts_ns) {
   itt_.CloseProcess(pid, ts_ns);
   identities_.Forget(pid);
+  if (python_) python_->ForgetProcess(pid);
   std::erase_if(threads_, [pid](const auto& kv) { return (kv.first >> 32) == pid; });
   std::erase_if(itt_named_threads_, [pid](uint64_t key) { return (key >> 32) == pid; });
 }
@@ -77,12 +78,33 @@ void Correlator::OnRecord(const DecodedRecord& record) {
           if constexpr (std::is_same_v<T, DecodedZeCall>) OnApiCall(BuildApiCall(r), nullptr);
           if constexpr (std::is_same_v<T, DecodedZeExecute>) OnApiCall(BuildApiCall(r), &r);
           if constexpr (std::is_same_v<T, DecodedCallUnfinished>) OnCallUnfinished(r);
+          if constexpr (std::is_same_v<T, DecodedPyStack>) OnPyStack(r);
         }
       },
       record);
   const xt_record_header& hdr = HeaderOf(record);
   if (IsHostApiCall(hdr.type)) drm_.OnHostCall(hdr, HostApiCallName(record));
   drm_.AdvanceTo(hdr.end_ns);
+}
+
+void Correlator::OnPyStack(const DecodedPyStack& r) {
+  if (!python_) return;
+  std::vector<std::pair<uint64_t, uint64_t>> frames;
+  frames.reserve(r.frames);
+  for (uint32_t i = 0; i < r.frames; ++i) {
+    const xt_py_frame f = r.frame(i);
+    frames.emplace_back(f.code, f.instr);
+  }
+  auto resolved = python_->Resolve(r.hdr.pid, frames);
+  if (!resolved || resolved->empty()) return;
+  PythonStack e;
+  e.pid = r.hdr.pid;
+  e.tid = r.hdr.tid;
+  e.start_ns = r.hdr.start_ns;
+  e.end_ns = r.hdr.end_ns;
+  e.frames = std::move(*resolved);
+  e.truncated = (r.hdr.flags & XT_FLAG_TRUNCATED) != 0;
+  sink_.OnEvent(e);
 }
 
 void Correlator::OnDrmFence(const DecodedDrmFence& r) {

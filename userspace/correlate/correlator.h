@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -16,6 +17,7 @@
 #include "decode/record_decoder.h"
 #include "model/event.h"
 #include "model/string_table.h"
+#include "python/python_frames.h"
 
 namespace xtrace {
 
@@ -52,6 +54,7 @@ class Correlator {
   void ProcessExeced(uint32_t pid, uint64_t ts_ns, const ProcessDetails& identity,
                      bool introduce) {
     if (identities_.Execed(pid, ts_ns, identity, introduce)) ++stats_.processes;
+    if (python_) python_->ForgetProcess(pid);
   }
 
   // The capture begins `pid` paused (--start-paused): recorded as a collection change.
@@ -74,6 +77,14 @@ class Correlator {
   // `pid` exited (seen at `ts_ns`): its spans still open end there, as unfinished, and the
   // pid is introduced afresh if a later process reuses it (it names the new one).
   void ProcessEnded(uint32_t pid, uint64_t ts_ns);
+
+  // Python frames (DecodedPyStack records) are resolved through `interpreters`, reading code
+  // objects with `memory`; without this they are dropped.
+  void SetPython(const PythonInterpreters& interpreters, ProcessMemory& memory) {
+    python_ = std::make_unique<PythonFrameResolver>(interpreters, memory, strings_);
+  }
+  // Null when SetPython was not called.
+  const PythonFrameResolver* python() const { return python_.get(); }
 
   const CorrelatorStats& stats() const { return stats_; }
   const IttStats& itt_stats() const { return itt_.stats(); }
@@ -99,6 +110,7 @@ class Correlator {
   void OnApiCall(const ApiCall& call, const DecodedZeExecute* execute);
   void OnCallUnfinished(const DecodedCallUnfinished& r);
   void OnDrmFence(const DecodedDrmFence& r);
+  void OnPyStack(const DecodedPyStack& r);
 
   static constexpr int32_t kZeResultNotReady = 1;  // ZE_RESULT_NOT_READY
 
@@ -113,6 +125,7 @@ class Correlator {
   IttCorrelator itt_;
   DrmCorrelator drm_;
   ZeCorrelator ze_;
+  std::unique_ptr<PythonFrameResolver> python_;
 };
 
 }  // namespace xtrace

@@ -149,6 +149,19 @@ Result<DecodedRecord> DecodeDrmFence(std::span<const std::byte> data) {
       DecodedDrmFence{rec.hdr, rec.ioctl_start_ns, rec.context, rec.seqno, rec.source});
 }
 
+Result<DecodedRecord> DecodePyStack(std::span<const std::byte> data) {
+  if (data.size() < sizeof(xt_py_stack))
+    return SizeError("python-stack", sizeof(xt_py_stack), data.size());
+  const auto rec = Load<xt_py_stack>(data);
+  if (rec.frames > XT_PY_MAX_FRAMES ||
+      sizeof(rec) + uint64_t{rec.frames} * sizeof(xt_py_frame) > data.size()) {
+    return Status::Error("python-stack record: " + std::to_string(rec.frames) +
+                         " frames do not fit the record (" + std::to_string(data.size()) +
+                         " bytes)");
+  }
+  return DecodedRecord(DecodedPyStack{rec.hdr, rec.frames, data.data() + sizeof(rec)});
+}
+
 }  // namespace
 
 Result<DecodedRecord> DecodeRecord(std::span<const std::byte> data) {
@@ -184,6 +197,8 @@ Result<DecodedRecord> DecodeRecord(std::span<const std::byte> data) {
       return DecodeZeExecute(body);
     case XT_REC_CALL_UNFINISHED:
       return DecodeCallUnfinished(body);
+    case XT_REC_PY_STACK:
+      return DecodePyStack(body);
   }
   return Status::Error("unknown record type " + std::to_string(hdr.type) + " (" +
                        std::to_string(hdr.size) + " bytes)");
@@ -193,6 +208,12 @@ uint64_t DecodedZeExecute::list(uint32_t i) const {
   uint64_t handle = 0;
   if (i < lists_copied) std::memcpy(&handle, lists + i * sizeof(handle), sizeof(handle));
   return handle;
+}
+
+xt_py_frame DecodedPyStack::frame(uint32_t i) const {
+  xt_py_frame f{};
+  if (i < frames) std::memcpy(&f, data + i * sizeof(f), sizeof(f));
+  return f;
 }
 
 const xt_record_header& HeaderOf(const DecodedRecord& record) {

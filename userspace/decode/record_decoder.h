@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "decode/itt_records.h"
 #include "xtrace/drm_records.h"
+#include "xtrace/python.h"
 #include "xtrace/records.h"
 
 namespace xtrace {
@@ -92,10 +93,18 @@ struct DecodedDrmFence {
   uint32_t source;  // enum xt_fence_source
 };
 
+// The Python frames of a traced call's thread (struct xt_py_stack).
+struct DecodedPyStack {
+  xt_record_header hdr;  // the call's times; XT_FLAG_TRUNCATED: deeper than the frames read
+  uint32_t frames;       // frames in the record, innermost first
+  const std::byte* data; // `frames` unaligned struct xt_py_frame in the decoded buffer
+  xt_py_frame frame(uint32_t i) const;
+};
+
 using DecodedRecord = std::variant<DecodedKernelCreate, DecodedLaunchKernel, DecodedThreadName,
                                    DecodedIttName, DecodedIttEvent, DecodedIttState,
                                    DecodedDrmIoctl, DecodedDrmFence, DecodedZeCall,
-                                   DecodedZeExecute, DecodedCallUnfinished>;
+                                   DecodedZeExecute, DecodedCallUnfinished, DecodedPyStack>;
 
 // Decodes one record. A short, oversized or unknown record yields an error naming the type
 // and the sizes involved; it never reads past `data`.

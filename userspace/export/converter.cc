@@ -20,6 +20,7 @@
 #include "export/itt_converter.h"
 #include "export/merged_log_reader.h"
 #include "export/perfetto_writer.h"
+#include "export/python_slices.h"
 #include "export/selected_timeline.h"
 #include "export/trace_description.h"
 #include "export/ze_export.h"
@@ -40,7 +41,13 @@ class EventConverter {
         out_(out),
         itt_(strings, out),
         driver_(strings, out),
-        ze_(strings, out) {}
+        ze_(strings, out),
+        python_(strings, out) {
+    ze_.set_python(&python_);
+  }
+
+  // The trace ends: slices still open are written.
+  void Finish() { python_.Finish(); }
 
   void StartCorrelationIdsAt(uint64_t first) { ze_.StartCorrelationIdsAt(first); }
   void operator()(const IttTask& e) { itt_.Write(e); }
@@ -101,6 +108,7 @@ class EventConverter {
   void operator()(const MemoryUsage& e) { ze_.Write(e); }
   void operator()(const ClockSample& e) { ze_.Write(e); }
   void operator()(const ClockFit& e) { ze_.Write(e); }
+  void operator()(const PythonStack& e) { python_.Write(e); }
 
   // Where the capture lost records: an instant on the trace-wide track at the start of the
   // window they were lost in, with how many of each source.
@@ -125,6 +133,7 @@ class EventConverter {
   IttEventWriter itt_;
   DriverTrackWriter driver_;
   ZeTraceExporter ze_;
+  PythonSliceWriter python_;
 };
 
 // "otherData": what the log says about the capture. Values are strings, as the format's
@@ -391,6 +400,7 @@ Status ConvertMerged(MergedLogReader& logs, TraceWriter& out, const ConvertOptio
       options.progress(logs.bytes_read(), logs.total_size());
     }
   }
+  for (auto& input : inputs) input->converter.Finish();
   if (Status st = FinishMerged(timeline, logs, *placement, options.selection, window); !st.ok())
     return st;
   if (options.progress) options.progress(logs.bytes_read(), logs.total_size());
@@ -418,6 +428,7 @@ Status ConvertWhole(LogReader& reader, TraceWriter& out, const ConvertOptions& o
       options.progress(reader.bytes_read(), reader.file_size());
     }
   }
+  converter.Finish();
   std::deque<std::string> owned;
   std::vector<TraceArg> data;
   AddLogFacts(reader, owned, data);

@@ -243,6 +243,11 @@ void ZeTraceExporter::Write(const DeviceOp& e) {
     args_.push_back(TraceArg::Uint("end_ticks", e.end_ticks));
   }
   if (!e.completion_seen) args_.push_back(TraceArg::String("completion", "not seen by the host"));
+  // The Python line that appended it (Nsight's CallFrom): its innermost frame in user code.
+  if (python_ && e.append_tid) {
+    const std::string_view line = python_->UserFrameOfCall(e.pid, e.append_tid, e.append_ns);
+    if (!line.empty()) args_.push_back(TraceArg::String("python", line));
+  }
   const uint32_t pid = DevicePid(e.device);
   out_.Complete(strings_.Get(e.name), OpCategory(e.kind), pid, e.track, e.start_ns,
                 Duration(e.start_ns, e.end_ns), args_);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "export/launch_correlation.h"
+#include "export/python_slices.h"
 #include "export/trace_writer.h"
 #include "model/event.h"
 #include "model/string_table.h"
@@ -38,6 +39,8 @@ class ZeTraceExporter {
   void Write(const MemoryUsage& e);
   void Write(const ClockSample& e);
   void Write(const ClockFit& e);
+  // Where device operations find the Python line of the call that launched them.
+  void set_python(const PythonSliceWriter* python) { python_ = python; }
 
  private:
   void NameDevice(uint32_t device, std::string_view name);
@@ -52,6 +55,7 @@ class ZeTraceExporter {
   TraceWriter& out_;
   std::set<uint32_t> named_devices_;
   LaunchCorrelation correlation_;
+  const PythonSliceWriter* python_ = nullptr;
   std::vector<TraceArg> args_;       // reused: no allocation per event
   std::deque<std::string> scratch_;  // backing text for args of the event being written
 };

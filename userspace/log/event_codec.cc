@@ -7,6 +7,7 @@
 #include "log/drm_event_codec.h"
 #include "log/itt_event_codec.h"
 #include "log/log_format.h"
+#include "log/python_event_codec.h"
 #include "log/ze_event_codec.h"
 
 namespace xtrace::log_codec {
@@ -28,6 +29,7 @@ void WithStart(const Event& event, F&& f) {
   if (const auto* e = std::get_if<DrmFenceSignal>(&event)) f(e->created_ns);
   if (const auto* e = std::get_if<ProcessInfo>(&event); e && e->exec_ns) f(e->exec_ns);
   if (const auto* e = std::get_if<RecordsDropped>(&event)) f(e->start_ns);
+  if (const auto* e = std::get_if<PythonStack>(&event)) f(e->start_ns);
   if (uint64_t t; ZeEventStart(event, &t)) f(t);
 }
 
@@ -87,6 +89,7 @@ uint64_t BatchEndNs(std::span<const Event> events) {
     if (const auto* e = std::get_if<DrmFenceSignal>(&event)) span(e->created_ns, e->signaled_ns);
     if (const auto* e = std::get_if<ApiCall>(&event)) span(e->start_ns, e->end_ns);
     if (const auto* e = std::get_if<DeviceOp>(&event)) span(e->start_ns, e->end_ns);
+    if (const auto* e = std::get_if<PythonStack>(&event)) span(e->start_ns, e->end_ns);
   }
   return end;
 }
@@ -102,6 +105,7 @@ bool IsWindowedKind(log_schema::Event::Which kind) {
     case E::DRM_FENCE_SIGNAL:
     case E::API_CALL:
     case E::DEVICE_OP:
+    case E::PYTHON_STACK:
       return true;
     default:
       return false;
@@ -189,6 +193,8 @@ void EncodeEvent(const Event& event, uint64_t base_ns, HandleTable& handles,
     g.setItt(e->itt);
     g.setDrm(e->drm);
     g.setOther(e->other);
+  } else if (const auto* e = std::get_if<PythonStack>(&event)) {
+    EncodePythonStack(*e, base_ns, out.initPythonStack());
   } else {
     EncodeZeEvent(event, base_ns, out);
   }
@@ -279,6 +285,9 @@ DecodeResult DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns,
     case log_schema::Event::DRM_IOCTL:
     case log_schema::Event::DRM_FENCE_SIGNAL:
       return DecodeDrmEvent(in, base_ns, out) ? DecodeResult::kEvent : DecodeResult::kUnknownKind;
+    case log_schema::Event::PYTHON_STACK:
+      *out = DecodePythonStack(in.getPythonStack(), base_ns);
+      return DecodeResult::kEvent;
     default:
       return DecodeZeEvent(in, base_ns, out) ? DecodeResult::kEvent : DecodeResult::kUnknownKind;
   }

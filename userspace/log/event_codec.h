@@ -98,6 +98,11 @@ void ForEachStringId(const Event& event, Visitor&& visit) {
     visit(e->name);
   } else if (const auto* e = std::get_if<UnfinishedCall>(&event)) {
     visit(e->function);
+  } else if (const auto* e = std::get_if<PythonStack>(&event)) {
+    for (const PythonFrame& f : e->frames) {
+      visit(f.file);
+      visit(f.function);
+    }
   }
 }
 

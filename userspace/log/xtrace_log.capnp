@@ -353,7 +353,25 @@ struct Event {
       captureEnded @180 :Bool;      # the thread was still inside the call when the capture
                                     # stopped (end: the stop; signal: 0)
     }
+    pythonStack :group {
+      # The Python frames of a thread during one of its traced calls (a launch, copy,
+      # submission or synchronization: the call of that thread with these times) or at an ITT
+      # event (duration 0). model/python_event.h.
+      pid @182 :UInt32;
+      tid @183 :UInt32;
+      startOffsetNs @184 :UInt64;
+      durationNs @185 :UInt64;
+      frames @186 :List(PythonFrame);  # innermost first
+      truncated @187 :Bool;         # deeper than the frames read: the outermost are missing
+    }
   }
+}
+
+# One Python frame (Event.pythonStack).
+struct PythonFrame {
+  file @0 :UInt32;       # string id: co_filename
+  function @1 :UInt32;   # string id: co_qualname ("Model.forward")
+  line @2 :UInt32;       # the line executing; 0: unknown
 }
 
 enum IttTaskKind {

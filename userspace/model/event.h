@@ -8,6 +8,7 @@
 
 #include "model/drm_event.h"
 #include "model/itt_event.h"
+#include "model/python_event.h"
 #include "model/string_table.h"
 #include "model/ze_events.h"
 
@@ -90,6 +91,6 @@ struct RecordsDropped {
 using Event = std::variant<ProcessInfo, ThreadInfo, KernelCreate, KernelLaunch, IttTask, IttMarker,
                            CollectionChange, DrmFile, DrmIoctl, DrmFenceSignal, ApiCall,
                            DeviceInfo, ClockSample, ClockFit, DeviceQueue, DeviceOp, MemoryUsage,
-                           RecordsDropped, UnfinishedCall>;
+                           RecordsDropped, UnfinishedCall, PythonStack>;
 
 }  // namespace xtrace

@@ -1,0 +1,74 @@
+/* Python frames of a traced call: what user space tells BPF about a CPython interpreter it
+ * checked (struct xt_py_layout, per process in the `python_procs` map), and the record BPF
+ * writes with the frames of the calling thread (struct xt_py_stack). Shared by BPF
+ * (bpf/python_frames.bpf.h) and user space (userspace/python/).
+ *
+ * Plain C with __u32/__u64 only: compiled by clang -target bpf and by C++.
+ */
+#ifndef XTRACE_PYTHON_H
+#define XTRACE_PYTHON_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#include "xtrace/records.h"
+
+/* Most frames read per call, innermost first. Deep enough for a model's forward several
+ * nn.Module levels down inside a training loop inside a framework's trainer (each module
+ * level is two frames: _call_impl and forward); the loop stops at the outermost frame, so a
+ * shallow stack costs only its own depth. A deeper stack keeps its innermost frames and is
+ * flagged XT_FLAG_TRUNCATED. */
+#define XT_PY_MAX_FRAMES 64
+
+/* Thread states searched for the calling thread's when it has none cached. */
+#define XT_PY_MAX_THREADS 64
+
+/* Bytes read per frame in one probe read, from the frame's start: every field used lies
+ * below it in CPython 3.11 to 3.13 (_PyInterpreterFrame: code, previous, instruction). */
+#define XT_PY_FRAME_READ 72
+
+/* An offset that does not apply (xt_py_layout.cframe_frame). */
+#define XT_PY_NO_OFFSET 0xffffffffu
+
+/* Where BPF finds the calling thread's Python frames in one process, all checked by user
+ * space against the running interpreter before it is set (userspace/python/). */
+struct xt_py_layout {
+	__u64 interp_ptr;       /* address of _PyRuntime.interpreters.main in the target: the main
+				 * interpreter, whose threads are searched (subinterpreters' threads
+				 * get no frames) */
+	__u32 tstate_head;      /* PyInterpreterState.threads.head */
+	__u32 tstate_next;      /* PyThreadState.next */
+	__u32 tstate_thread_id; /* PyThreadState.thread_id: pthread_self(), which on x86-64 is the
+				 * thread's fs base, so BPF matches it without knowing the
+				 * thread's id in the target's pid namespace */
+	__u32 tstate_frame;     /* PyThreadState.cframe (3.11, 3.12) */
+	__u32 cframe_frame;     /* _PyCFrame.current_frame; XT_PY_NO_OFFSET when tstate_frame
+				 * points at the current frame itself (3.13) */
+	__u32 frame_code;       /* _PyInterpreterFrame.f_code (f_executable in 3.13) */
+	__u32 frame_previous;   /* _PyInterpreterFrame.previous */
+	__u32 frame_instr;      /* prev_instr (3.11, 3.12) or instr_ptr (3.13) */
+	__u32 max_frames;       /* at most XT_PY_MAX_FRAMES */
+	__u32 generation;       /* changes whenever the process's layout is set: cached thread
+				 * states of an earlier image are not trusted */
+};
+
+/* One frame as BPF reads it: user space turns the code object into file, function and first
+ * line, and the instruction pointer into the current line. */
+struct xt_py_frame {
+	__u64 code;  /* PyCodeObject* */
+	__u64 instr; /* the frame's last instruction (prev_instr / instr_ptr) */
+};
+
+/* The Python frames of the thread making a traced call, written just before the call's own
+ * record with the call's start_ns and end_ns (ITT events: their time). Only threads with a
+ * Python thread state get one. Followed by `frames` struct xt_py_frame, innermost first;
+ * XT_FLAG_TRUNCATED when the stack went deeper than max_frames. */
+struct xt_py_stack {
+	struct xt_record_header hdr;
+	__u32 frames;
+	__u32 reserved;
+	/* struct xt_py_frame frame[frames]; */
+};
+
+#endif /* XTRACE_PYTHON_H */

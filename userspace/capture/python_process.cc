@@ -1,0 +1,141 @@
+// CPython recognition and checks; see python_process.h.
+#include "capture/python_process.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <regex>
+
+#include "base/read_file.h"
+#include "capture/elf_symbols.h"
+
+namespace xtrace {
+namespace {
+
+// The address the file's virtual addresses are shifted by in the process: 0 for an
+// executable linked at fixed addresses (Debian's python3.11), else the start of its mapping
+// at file offset 0 (a shared object or PIE linked from address 0).
+Result<uint64_t> LoadBias(uint32_t pid, const MappedLibrary& lib) {
+  Elf64_Ehdr ehdr{};
+  const int fd = open(lib.host_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Error(lib.path + ": " + std::strerror(errno));
+  const ssize_t got = pread(fd, &ehdr, sizeof(ehdr), 0);
+  close(fd);
+  if (got != static_cast<ssize_t>(sizeof(ehdr)) || std::memcmp(ehdr.e_ident, ELFMAG, SELFMAG) != 0)
+    return Status::Error(lib.path + ": not an ELF file");
+  if (ehdr.e_type == ET_EXEC) return uint64_t{0};
+  const auto maps = ReadWholeFile("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) return Status::Error("cannot read its memory map");
+  size_t pos = 0;
+  while (pos < maps->size()) {
+    size_t eol = maps->find('\n', pos);
+    if (eol == std::string::npos) eol = maps->size();
+    const std::string line = maps->substr(pos, eol - pos);
+    pos = eol + 1;
+    unsigned long long start = 0, end = 0, offset = 0, inode = 0;
+    unsigned major = 0, minor = 0;
+    char perms[8] = {};
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &offset,
+                    &major, &minor, &inode) != 7)
+      continue;
+    if (offset == 0 && inode == lib.inode && line.find(lib.path) != std::string::npos) return start;
+  }
+  return Status::Error(lib.path + " is not mapped at its start");
+}
+
+template <typename T>
+Status ReadValue(ProcessMemory& memory, uint32_t pid, uint64_t address, T* out, const char* what) {
+  if (!memory.Read(pid, address, out, sizeof(T)))
+    return Status::Error(std::string("cannot read its ") + what + " (" + std::strerror(errno) + ")");
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool IsCPythonBinary(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  const std::string base(path.substr(slash == std::string_view::npos ? 0 : slash + 1));
+  static const std::regex kBinary(R"(python3\.[0-9]+|libpython3\.[0-9]+[a-z]*\.so(\..*)?)");
+  return std::regex_match(base, kBinary);
+}
+
+Result<CPythonProcess> InspectCPython(uint32_t pid, const MappedLibrary& lib) {
+  static constexpr std::array<std::string_view, 5> kSymbols = {
+      "_PyRuntime", "Py_Version", "PyCode_Type", "PyType_Type", "_Py_RefTotal"};
+  auto values = ElfExportValues(lib.host_path, kSymbols);
+  if (!values.ok()) return values.status();
+  const auto& v = *values;
+  if (!v[0] || !v[2] || !v[3])
+    return Status::Error(lib.path + " does not export _PyRuntime, PyCode_Type and PyType_Type");
+  if (!v[1]) return Status::Error(lib.path + " has no Py_Version: CPython before 3.11");
+  // Debug builds (Py_DEBUG exports _Py_RefTotal) may lay objects out differently.
+  if (v[4]) return Status::Error(lib.path + " is a debug build of CPython");
+  auto bias = LoadBias(pid, lib);
+  if (!bias.ok()) return bias.status();
+
+  ProcessVmMemory memory;
+  uint64_t hex = 0;
+  if (Status st = ReadValue(memory, pid, *bias + *v[1], &hex, "Py_Version"); !st.ok()) return st;
+  CPythonProcess out;
+  out.major = (hex >> 24) & 0xff;
+  out.minor = (hex >> 16) & 0xff;
+  const CPythonLayout* layout = CPythonLayoutFor(out.major, out.minor);
+  if (!layout)
+    return Status::Error("CPython " + VersionText(out.major, out.minor) +
+                         " (xtrace reads the frames of CPython 3.11)");
+  PythonInterpreter& interp = out.interpreter;
+  interp.layout = layout;
+  interp.runtime = *bias + *v[0];
+  interp.code_type = *bias + *v[2];
+  const uint64_t type_type = *bias + *v[3];
+
+  // The symbol math: PyCode_Type is a type object whose type is PyType_Type.
+  uint64_t code_type_type = 0;
+  if (Status st = ReadValue(memory, pid, interp.code_type + layout->object_type, &code_type_type,
+                            "PyCode_Type");
+      !st.ok())
+    return st;
+  if (code_type_type != type_type)
+    return Status::Error("PyCode_Type does not look like a type object (layout mismatch)");
+
+  // The runtime, once initialised: its main interpreter points back at it, and its threads
+  // at the interpreter. Before that (a command just exec'd) frames wait for it: BPF finds no
+  // interpreter until there is one, and every code object is checked as it is read.
+  uint64_t main = 0;
+  if (Status st = ReadValue(memory, pid, interp.runtime + layout->runtime_interp_main, &main,
+                            "_PyRuntime");
+      !st.ok())
+    return st;
+  if (main == 0) return out;
+  uint64_t back = 0, thread = 0;
+  if (Status st = ReadValue(memory, pid, main + layout->interp_runtime, &back, "interpreter");
+      !st.ok())
+    return st;
+  if (back != interp.runtime)
+    return Status::Error("its main interpreter does not point back at _PyRuntime (layout mismatch)");
+  if (Status st = ReadValue(memory, pid, main + layout->interp_threads_head, &thread,
+                            "interpreter's threads");
+      !st.ok())
+    return st;
+  if (thread) {
+    uint64_t owner = 0, thread_id = 0;
+    if (Status st = ReadValue(memory, pid, thread + layout->tstate_interp, &owner, "thread state");
+        !st.ok())
+      return st;
+    if (Status st = ReadValue(memory, pid, thread + layout->tstate_thread_id, &thread_id,
+                              "thread state");
+        !st.ok())
+      return st;
+    if (owner != main || thread_id == 0)
+      return Status::Error("its thread states do not match the layout (layout mismatch)");
+  }
+  out.initialized = true;
+  return out;
+}
+
+}  // namespace xtrace

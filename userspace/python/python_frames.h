@@ -1,0 +1,96 @@
+// Turning the frames BPF read (code object, last instruction) into file, function and line,
+// by reading the target's code objects with process_vm_readv, once per code object. A code
+// object is trusted only if its type is the interpreter's PyCode_Type: a frame that fails any
+// check makes the whole stack unresolved (never a wrong frame).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "model/python_event.h"
+#include "model/string_table.h"
+#include "python/cpython_layout.h"
+
+namespace xtrace {
+
+// A process's CPython interpreter, as the capture found and checked it.
+struct PythonInterpreter {
+  const CPythonLayout* layout = nullptr;
+  uint64_t runtime = 0;    // &_PyRuntime in the target
+  uint64_t code_type = 0;  // &PyCode_Type in the target
+};
+
+// The interpreters of a capture's processes: set by the capture as it checks them, read by
+// the correlator as it resolves frames. Thread-safe.
+class PythonInterpreters {
+ public:
+  void Set(uint32_t pid, const PythonInterpreter& interpreter);
+  void Forget(uint32_t pid);
+  std::optional<PythonInterpreter> Find(uint32_t pid) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<uint32_t, PythonInterpreter> by_pid_;
+};
+
+// Reads another process's memory; an interface so tests can serve bytes of their own.
+class ProcessMemory {
+ public:
+  virtual ~ProcessMemory() = default;
+  // All of [address, address + size), or false.
+  virtual bool Read(uint32_t pid, uint64_t address, void* out, size_t size) = 0;
+};
+
+// process_vm_readv (root, or CAP_SYS_PTRACE over the target).
+class ProcessVmMemory final : public ProcessMemory {
+ public:
+  bool Read(uint32_t pid, uint64_t address, void* out, size_t size) override;
+};
+
+// Counts for the capture's summary.
+struct PythonFrameStats {
+  uint64_t stacks = 0;           // stacks resolved
+  uint64_t unresolved = 0;       // stacks dropped: a frame failed a check or could not be read
+  uint64_t code_objects = 0;     // distinct code objects read
+};
+
+class PythonFrameResolver {
+ public:
+  PythonFrameResolver(const PythonInterpreters& interpreters, ProcessMemory& memory,
+                      StringTable& strings)
+      : interpreters_(interpreters), memory_(memory), strings_(strings) {}
+
+  // The frames of `pid` for (code, instr) pairs, innermost first; nullopt if any frame cannot
+  // be trusted or the process has no checked interpreter.
+  std::optional<std::vector<PythonFrame>> Resolve(
+      uint32_t pid, const std::vector<std::pair<uint64_t, uint64_t>>& frames);
+
+  // The process exited or exec'd: its code objects are gone.
+  void ForgetProcess(uint32_t pid);
+
+  const PythonFrameStats& stats() const { return stats_; }
+
+ private:
+  struct Code {
+    bool valid = false;
+    StringId file = kEmptyString;
+    StringId function = kEmptyString;
+    int32_t first_line = 0;
+    std::vector<uint8_t> line_table;
+  };
+  const Code& CodeAt(uint32_t pid, const PythonInterpreter& interp, uint64_t address);
+  std::optional<std::string> ReadString(uint32_t pid, const CPythonLayout& l, uint64_t address);
+
+  const PythonInterpreters& interpreters_;
+  ProcessMemory& memory_;
+  StringTable& strings_;
+  // pid -> code object address -> what it says
+  std::unordered_map<uint32_t, std::unordered_map<uint64_t, Code>> codes_;
+  PythonFrameStats stats_;
+};
+
+}  // namespace xtrace

@@ -1,0 +1,100 @@
+// Per Python line totals; see python_lines.h.
+#include "report/python_lines.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "log/log_reader.h"
+#include "model/event.h"
+
+namespace xtrace::report {
+namespace {
+
+struct LineTotals {
+  uint64_t calls = 0;        // traced calls made from the line (and ITT events)
+  uint64_t host_ns = 0;      // their time
+  uint64_t launches = 0;
+  uint64_t device_ops = 0;
+  uint64_t device_ns = 0;
+};
+
+using CallKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // pid, tid, start
+
+}  // namespace
+
+Result<ReportSection> PythonLinesReport(const std::vector<std::string>& logs,
+                                        const PythonLinesOptions& options) {
+  std::map<std::string, LineTotals> lines;
+  uint64_t device_ns_all = 0, device_ops_unplaced = 0;
+  for (const std::string& path : logs) {
+    auto reader = LogReader::Open(path);
+    if (!reader.ok()) return reader.status();
+    std::map<CallKey, std::string> line_of_call;
+    Event e;
+    while (true) {
+      auto more = reader->Next(&e);
+      if (!more.ok()) return Status::Error(path + ": " + more.status().message());
+      if (!*more) break;
+      const StringTable& strings = reader->strings();
+      if (const auto* st = std::get_if<PythonStack>(&e)) {
+        const PythonFrame* user = InnermostUserFrame(*st, strings, options.skips);
+        if (!user) continue;
+        std::string name = PythonFrameName(*user, strings);
+        LineTotals& t = lines[name];
+        ++t.calls;
+        t.host_ns += st->end_ns - st->start_ns;
+        line_of_call[{st->pid, st->tid, st->start_ns}] = std::move(name);
+      } else if (const auto* l = std::get_if<KernelLaunch>(&e)) {
+        auto it = line_of_call.find({l->pid, l->tid, l->start_ns});
+        if (it != line_of_call.end()) ++lines[it->second].launches;
+      } else if (const auto* op = std::get_if<DeviceOp>(&e)) {
+        const uint64_t ns = op->end_ns > op->start_ns ? op->end_ns - op->start_ns : 0;
+        device_ns_all += ns;
+        auto it = line_of_call.find({op->pid, op->append_tid, op->append_ns});
+        if (it == line_of_call.end()) {
+          ++device_ops_unplaced;
+          continue;
+        }
+        LineTotals& t = lines[it->second];
+        ++t.device_ops;
+        t.device_ns += ns;
+      }
+    }
+  }
+  std::vector<std::pair<std::string, LineTotals>> rows(lines.begin(), lines.end());
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.second.device_ns, a.second.host_ns) > std::tie(b.second.device_ns, b.second.host_ns);
+  });
+  if (options.top && rows.size() > options.top) rows.resize(options.top);
+
+  ReportTable table;
+  table.id = "python_lines";
+  table.title = "Python lines (innermost frame outside library code)";
+  table.columns = {{"line", "Python line", Column::kText},
+                   {"device_ns", "Device time", Column::kNs},
+                   {"device_percent", "Device %", Column::kPercent},
+                   {"device_ops", "Device ops", Column::kCount},
+                   {"launches", "Launches", Column::kCount},
+                   {"calls", "Traced calls", Column::kCount},
+                   {"host_ns", "In calls", Column::kNs}};
+  for (const auto& [name, t] : rows) {
+    const double percent = device_ns_all ? 100.0 * static_cast<double>(t.device_ns) /
+                                               static_cast<double>(device_ns_all)
+                                         : 0.0;
+    table.rows.push_back({name, t.device_ns, percent, t.device_ops, t.launches, t.calls, t.host_ns});
+  }
+  std::string skipped;
+  for (const std::string& s : options.skips) skipped += (skipped.empty() ? "" : ", ") + s;
+  table.note = "frames in files matching " + (skipped.empty() ? std::string("nothing") : skipped) +
+               " are skipped (--python-skip)";
+  if (device_ops_unplaced)
+    table.note += "; " + std::to_string(device_ops_unplaced) +
+                  " device operations were appended by calls without Python frames";
+  ReportSection section;
+  section.tables.push_back(std::move(table));
+  return section;
+}
+
+}  // namespace xtrace::report

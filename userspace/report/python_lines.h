@@ -1,0 +1,25 @@
+// `xtrace report --by python`: device time and launches per line of the user's Python code.
+// Each traced call's Python frames (PythonStack events) name the call's line: the innermost
+// frame outside library code (files matching a skip pattern, by default torch/), so a oneDNN
+// task or a launch made deep inside PyTorch counts for the model's line that called it. A
+// device operation counts for the line of the append that recorded it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "report/report_table.h"
+
+namespace xtrace::report {
+
+struct PythonLinesOptions {
+  std::vector<std::string> skips;  // substrings of library files' paths; default torch/
+  size_t top = 0;                  // rows kept (0: all), by device time then host time
+};
+
+// One section with the table "python_lines", read from `logs`.
+Result<ReportSection> PythonLinesReport(const std::vector<std::string>& logs,
+                                        const PythonLinesOptions& options);
+
+}  // namespace xtrace::report
