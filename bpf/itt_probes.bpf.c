@@ -143,8 +143,9 @@ int itt_probe(struct pt_regs *ctx)
 	}
 	itt_note_handle(tgid, domain, XT_ITT_NAME_DOMAIN, now);
 	itt_note_handle(tgid, name, XT_ITT_NAME_STRING, now);
-	if (op == XT_ITT_TASK_BEGIN || op == XT_ITT_TASK_BEGIN_FN || op == XT_ITT_TASK_BEGIN_OVERLAPPED ||
-	    op == XT_ITT_REGION_BEGIN || op == XT_ITT_MARKER)
+	/* Python frames at a task's begin and end: the frames' slices then enclose the task. */
+	if (op == XT_ITT_TASK_BEGIN || op == XT_ITT_TASK_BEGIN_FN || op == XT_ITT_TASK_END ||
+	    op == XT_ITT_MARKER)
 		xt_py_stack(tgid, now, now);
 	xt_fill_header(&rec.hdr, XT_REC_ITT_EVENT, sizeof(rec), 0, now, now);
 	rec.domain = domain;
@@ -171,8 +172,7 @@ static __always_inline int torch_event(__u16 op, const char *msg)
 		return 0;
 	now = bpf_ktime_get_ns();
 	xt_note_thread(now);
-	if (op != XT_ITT_TASK_END)
-		xt_py_stack_here(now, now);
+	xt_py_stack_here(now, now);
 	buf = bpf_map_lookup_elem(&scratch, &zero);
 	if (!buf)
 		return 0;

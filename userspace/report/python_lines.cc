@@ -13,7 +13,7 @@ namespace xtrace::report {
 namespace {
 
 struct LineTotals {
-  uint64_t calls = 0;        // traced calls made from the line (and ITT events)
+  uint64_t calls = 0;        // traced calls made from the line, and ITT begins and ends
   uint64_t host_ns = 0;      // their time
   uint64_t launches = 0;
   uint64_t device_ops = 0;
@@ -77,7 +77,7 @@ Result<ReportSection> PythonLinesReport(const std::vector<std::string>& logs,
                    {"device_percent", "Device %", Column::kPercent},
                    {"device_ops", "Device ops", Column::kCount},
                    {"launches", "Launches", Column::kCount},
-                   {"calls", "Traced calls", Column::kCount},
+                   {"events", "Traced events", Column::kCount},
                    {"host_ns", "In calls", Column::kNs}};
   for (const auto& [name, t] : rows) {
     const double percent = device_ns_all ? 100.0 * static_cast<double>(t.device_ns) /
