@@ -1,9 +1,9 @@
 // Integration tests for Python frames: a Python program drives the simulated GPU through ctypes
 // on the real Level Zero loader (tests/workloads/ze_python_workload.py), under `record` and
-// `attach`; every launch, copy, submission and synchronization must carry the Python frames of
-// the lines that made them, which the script marks with "# xt:NAME" comments. Also: the frames
-// reach the Chrome trace as python_function slices around the calls, --no-python-frames leaves
-// them out, and a Python whose frames xtrace cannot read says so in one line.
+// `attach` with --python-frames; every launch, copy, submission and synchronization must carry
+// the Python frames of the lines that made them, which the script marks with "# xt:NAME"
+// comments. Also: the frames reach the Chrome trace as python_function slices around the calls
+// and the device slices name the launching line; without --python-frames there are none.
 // Needs root and /usr/bin/python3.11; skips with the reason elsewhere.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -174,8 +174,8 @@ class PythonIntegrationTest : public RootTest {
 
 TEST_F(PythonIntegrationTest, RecordPlacesEveryCallUnderTheLineThatMadeIt) {
   const std::string out = Path("record.capnp");
-  auto r = RunCommand({kXtrace, "record", "-o", out, "--", "/usr/bin/env", kSimulatedGpu, kPython,
-                       kScript, "--iterations", std::to_string(kIterations)},
+  auto r = RunCommand({kXtrace, "record", "--python-frames", "-o", out, "--", "/usr/bin/env",
+                       kSimulatedGpu, kPython, kScript, "--iterations", std::to_string(kIterations)},
                       {}, 120s);
   ASSERT_EQ(r.exit_code(), 0) << r.err << r.out;
   ASSERT_NE(r.out.find("done " + std::to_string(kIterations)), std::string::npos) << r.out;
@@ -219,7 +219,8 @@ TEST_F(PythonIntegrationTest, AttachPlacesEveryCallUnderTheLineThatMadeIt) {
   const uint32_t pid = PidFromReadyLine(target.WaitStdout("ready", 60s));
   ASSERT_GT(pid, 0u) << target.stderr_text();
   const std::string out = Path("attach.capnp");
-  Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "-o", out});
+  Subprocess xtrace(
+      {kXtrace, "attach", "--python-frames", "--pid", std::to_string(pid), "-o", out});
   ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(pid), 60s))
       << xtrace.stderr_text();
   ASSERT_TRUE(target.Send("go"));
@@ -234,9 +235,10 @@ TEST_F(PythonIntegrationTest, AttachPlacesEveryCallUnderTheLineThatMadeIt) {
   ExpectEveryCallPlaced(ReadCapture(out));
 }
 
-TEST_F(PythonIntegrationTest, NoPythonFramesLeavesThemOut) {
+// The default: no frames.
+TEST_F(PythonIntegrationTest, NoPythonFramesUnlessAsked) {
   const std::string out = Path("off.capnp");
-  auto r = RunCommand({kXtrace, "record", "--no-python-frames", "-o", out, "--", "/usr/bin/env",
+  auto r = RunCommand({kXtrace, "record", "-o", out, "--", "/usr/bin/env",
                        kSimulatedGpu, kPython, kScript, "--iterations", "2", "--linger", "0.3"},
                       {}, 120s);
   ASSERT_EQ(r.exit_code(), 0) << r.err << r.out;

@@ -78,8 +78,10 @@ struct CaptureOptions {
   bool probes_per_process = false;
   bool drm_syscall_tracepoints = false;  // DRM ioctls from sys_enter/exit, not fentry/fexit
   // Python frames of a CPython process's thread on its launches, copies, submissions,
-  // synchronizations and ITT tasks (capture/python_source.h); --no-python-frames.
-  bool python_frames = true;
+  // synchronizations and ITT tasks (capture/python_source.h); --python-frames. Off by default:
+  // it costs more per call than the probe itself (docs/design-notes.md, "Python frames").
+  std::optional<bool> python_frames;  // unset: off
+  bool wants_python_frames() const { return python_frames.value_or(false); }
   // Where processes can start or load libraries during the capture, each selected one is held
   // (stopped) from its exec or library load until its new files are probed, at most this long
   // (include/xtrace/hold.h); `hold` false: never held, first calls may be lost.

@@ -497,7 +497,7 @@ Status Session::Prepare() {
   correlator_ = std::make_unique<Correlator>(output_->writer().strings(), *sink_, processes_);
   // With nothing recording host API calls there is no call to attribute an ioctl to.
   correlator_->drm().set_link_host_calls(opt_.drm != DrmCapture::kOnly);
-  if (opt_.python_frames) correlator_->SetPython(python_, python_memory_);
+  if (opt_.wants_python_frames()) correlator_->SetPython(python_, python_memory_);
   on_record_ = [this](std::span<const std::byte> d) { OnRecord(d); };
   if (opt_.start_paused)
     for (uint32_t pid : opt_.pids) correlator_->NoteStartPaused(pid, MonotonicNs());

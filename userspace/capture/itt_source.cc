@@ -82,7 +82,7 @@ Result<std::unique_ptr<ProbeSource>> IttSource::Load(const SourceContext& ctx) {
   self->fast_path_ = std::make_unique<IttFastPath>(ctx.maps, ctx.say);
   // The fast path's calls never pass BPF, which reads the Python frames: a Python process
   // whose frames are wanted keeps its ITT calls on the probe site.
-  if (ctx.options.python_frames && ctx.python) {
+  if (ctx.options.wants_python_frames() && ctx.python) {
     PythonInterpreters* python = ctx.python;
     self->fast_path_->KeepOnProbeSiteIf([python](uint32_t pid) -> std::string {
       return python->Find(pid) ? "its Python frames are read there; --no-python-frames for the "

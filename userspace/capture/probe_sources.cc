@@ -36,7 +36,7 @@ Result<std::vector<std::unique_ptr<ProbeSource>>> LoadProbeSources(const SourceC
   }
   if (sources.empty()) return Status::Error(errors);
   // Python frames ride on the other sources' probes: not a source of records by itself.
-  if (ctx.options.python_frames && ctx.options.drm != DrmCapture::kOnly) {
+  if (ctx.options.wants_python_frames() && ctx.options.drm != DrmCapture::kOnly) {
     auto python = PythonSource::Load(ctx);
     if (python.ok()) sources.push_back(std::move(*python));
     else ctx.say(python.status().message() + "; continuing without it");

@@ -37,6 +37,9 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
   out.setUser(r.user);
   out.setSlurmJob(r.slurm_job);
   out.setNoQuery(!r.query);
+  using Python = control_schema::CaptureRequest::PythonFrames;
+  out.setPythonFrames(!r.python_frames ? Python::DEFAULT
+                                       : *r.python_frames ? Python::YES : Python::NO);
 }
 
 CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
@@ -66,6 +69,9 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   r.user = ToString(in.getUser());
   r.slurm_job = ToString(in.getSlurmJob());
   r.query = !in.getNoQuery();
+  using Python = control_schema::CaptureRequest::PythonFrames;
+  if (in.getPythonFrames() == Python::YES) r.python_frames = true;
+  if (in.getPythonFrames() == Python::NO) r.python_frames = false;
   return r;
 }
 

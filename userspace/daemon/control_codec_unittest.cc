@@ -22,6 +22,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   r.drm = DrmCapture::kOnly;
   r.single_uprobes = true;
   r.drm_syscall_tracepoints = true;
+  r.python_frames = true;
   r.verbose = true;
   r.hold = false;
   r.hold_max_ns = 20'000'000;
@@ -46,6 +47,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_EQ(back.drm, DrmCapture::kOnly);
   EXPECT_TRUE(back.single_uprobes);
   EXPECT_TRUE(back.drm_syscall_tracepoints);
+  EXPECT_EQ(back.python_frames, std::optional<bool>(true));
   EXPECT_TRUE(back.verbose);
   EXPECT_FALSE(back.hold);
   EXPECT_EQ(back.hold_max_ns, 20'000'000u);

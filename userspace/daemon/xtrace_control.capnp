@@ -31,6 +31,13 @@ struct CaptureRequest {
   user @18 :Text;            # only this user's processes; the daemon sets it for other users
   slurmJob @19 :Text;        # the processes of this Slurm job on the daemon's node
   noQuery @20 :Bool;         # never ask a process about objects made before the attach
+  pythonFrames @21 :PythonFrames;  # --python-frames, --no-python-frames
+
+  enum PythonFrames {
+    default @0;    # off
+    yes @1;
+    no @2;
+  }
 
   enum FollowChildren {
     default @0;
