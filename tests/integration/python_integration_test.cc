@@ -65,7 +65,7 @@ struct Call {
 };
 
 struct Capture {
-  std::vector<Call> launches, copies, executes, syncs;
+  std::vector<Call> launches, copies, executes, syncs, itt_tasks;
   std::map<std::tuple<uint32_t, uint32_t, uint64_t>, std::vector<Frame>> stacks;
   uint64_t stack_events = 0;
 };
@@ -88,6 +88,8 @@ Capture ReadCapture(const std::string& path) {
       if (a->fn == XT_ZE_APPEND_MEMORY_COPY) c.copies.push_back(call);
       if (a->fn == XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS) c.executes.push_back(call);
       if (a->fn == XT_ZE_COMMAND_QUEUE_SYNCHRONIZE) c.syncs.push_back(call);
+    } else if (const auto* t = std::get_if<IttTask>(&e)) {
+      c.itt_tasks.push_back({std::string(s.Get(t->name)), t->pid, t->tid, t->start_ns});
     } else if (const auto* st = std::get_if<PythonStack>(&e)) {
       ++c.stack_events;
       std::vector<Frame> frames;
@@ -233,6 +235,56 @@ TEST_F(PythonIntegrationTest, AttachPlacesEveryCallUnderTheLineThatMadeIt) {
   EXPECT_EQ(xtrace.stderr_text().find("no Python frames"), std::string::npos)
       << xtrace.stderr_text();
   ExpectEveryCallPlaced(ReadCapture(out));
+}
+
+// Real PyTorch (Debian's python3-torch on python3.11): every oneDNN primitive's ITT task carries
+// the model's line that ran it, past the frames inside torch/.
+TEST_F(PythonIntegrationTest, OneDnnTasksOfRealPyTorchCarryTheModelsLines) {
+  if (access("/usr/lib/python3/dist-packages/torch/__init__.py", R_OK) != 0) {
+    if (getenv("CI")) FAIL() << "python3-torch is missing; scripts/install-deps.sh installs it";
+    GTEST_SKIP() << "python3-torch is not installed";
+  }
+  // The lines of torch_model.py that run the model: inference, forward, backward.
+  std::set<uint32_t> model_lines;
+  {
+    std::ifstream in(TORCH_MODEL_SCRIPT);
+    uint32_t n = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++n;
+      if (line.find("model(x)") != std::string::npos || line.find("loss.backward()") != std::string::npos)
+        model_lines.insert(n);
+    }
+  }
+  ASSERT_EQ(model_lines.size(), 3u);
+  const std::string out = Path("torch.capnp");
+  auto r = RunCommand({kXtrace, "record", "--python-frames", "-o", out, "--", "/usr/bin/env",
+                       "INTEL_LIBITTNOTIFY64=" ITT_COLLECTOR_LIB, kPython, "-c",
+                       "import runpy, sys, time\n"
+                       "sys.argv = ['torch_model.py', '--iterations', '3', '--train-steps', '2']\n"
+                       "runpy.run_path('" TORCH_MODEL_SCRIPT "', run_name='__main__')\n"
+                       "time.sleep(1)\n"},
+                      {}, 240s);
+  ASSERT_EQ(r.exit_code(), 0) << r.err << r.out;
+  const Capture c = ReadCapture(out);
+  ASSERT_FALSE(c.itt_tasks.empty()) << r.err;
+  std::set<uint32_t> seen;
+  for (const Call& task : c.itt_tasks) {
+    auto it = c.stacks.find({task.pid, task.tid, task.start_ns});
+    ASSERT_NE(it, c.stacks.end()) << "no Python frames for task " << task.what;
+    const Frame* user = nullptr;
+    for (const Frame& f : it->second) {
+      if (f.file.find("torch/") == std::string::npos && f.file.find("runpy") == std::string::npos) {
+        user = &f;
+        break;
+      }
+    }
+    ASSERT_NE(user, nullptr) << Describe(it->second);
+    EXPECT_EQ(user->file, TORCH_MODEL_SCRIPT) << Describe(it->second);
+    EXPECT_EQ(user->function, "main") << Describe(it->second);
+    EXPECT_TRUE(model_lines.count(user->line)) << Describe(it->second);
+    seen.insert(user->line);
+  }
+  EXPECT_EQ(seen, model_lines);
 }
 
 // The default: no frames.
