@@ -14,9 +14,12 @@ Result<std::vector<std::string>> ExpandLogInputs(const std::vector<std::string>&
       out.push_back(input);
       continue;
     }
+    // Its subdirectories too: a cluster capture writes a directory per node
+    // (xtrace slurm: DIR/NODE/*.capnp).
     std::vector<std::string> found;
-    for (const auto& entry : std::filesystem::directory_iterator(input, ec)) {
-      if (entry.path().extension() == ".capnp") found.push_back(entry.path().string());
+    for (auto it = std::filesystem::recursive_directory_iterator(input, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->path().extension() == ".capnp" && !it->is_directory()) found.push_back(it->path().string());
     }
     if (ec) return Status::Error("cannot list the directory " + input + ": " + ec.message());
     if (found.empty()) return Status::Error("no *.capnp logs in the directory " + input);

@@ -1,5 +1,6 @@
 // The logs a command reads, from its arguments: a file is itself, a directory means the
-// *.capnp files in it (a daemon's rotated files, or one log per rank or node). Shared by
+// *.capnp files in it and below it (a daemon's rotated files, one log per rank, or a
+// directory per node as `xtrace slurm` writes them). Shared by
 // `xtrace convert` and `xtrace report`.
 #pragma once
 
@@ -10,8 +11,8 @@
 
 namespace xtrace {
 
-// Files to read, in order: files as given; for a directory, its *.capnp files by name (the
-// daemon's names sort by time). A directory without any is an error naming it.
+// Files to read, in order: files as given; for a directory, its *.capnp files and those of
+// its subdirectories by path (the daemon's names sort by time). A directory without any is an error naming it.
 Result<std::vector<std::string>> ExpandLogInputs(const std::vector<std::string>& inputs);
 
 }  // namespace xtrace

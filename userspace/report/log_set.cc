@@ -39,6 +39,7 @@ Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const L
   }
   log.aggregator->Finish();
   if (aggregate.by == GroupBy::kRank) log.aggregator->RenameSections(log.rank);
+  log.aggregator->NameUnrankedTotals(log.rank);
   log.events = reader->events_read();
   log.complete = reader->complete();
   if (!reader->damage().ok()) log.damage = reader->damage().message();

@@ -156,6 +156,7 @@ void ReportAggregator::AddRange(const IttTask& task, const StringTable& strings)
   if (added) row.label = key.first + "/" + key.second;
   const uint64_t duration = task.end_ns > task.start_ns ? task.end_ns - task.start_ns : 0;
   row.total.Add(duration);
+  rank_totals_[RankOf(task.pid)].range_ns[row.label] += duration;
   ThreadState& thread = Thread(task.pid, task.tid);
   uint64_t children_ns = 0;
   if (task.kind == IttTaskKind::kTask) {
@@ -189,6 +190,7 @@ void ReportAggregator::AddDeviceOp(const DeviceOp& op, const StringTable& string
   const uint64_t duration = op.end_ns > op.start_ns ? op.end_ns - op.start_ns : 0;
   if (op.measured) {
     row.measured.Add(duration);
+    if (op.kind == DeviceOpKind::kKernel) rank_totals_[RankOf(op.pid)].kernel_ns[std::string(name)] += duration;
     row.measured_bytes += op.bytes;
     if (op.append_ns && op.submit_ns >= op.append_ns) row.append_to_submit.Add(op.submit_ns - op.append_ns);
     if (op.submit_ns && op.start_ns >= op.submit_ns) row.submit_to_start.Add(op.start_ns - op.submit_ns);
@@ -246,7 +248,24 @@ void ReportAggregator::Add(const Event& event, const StringTable& strings) {
     engine_identities_[{queue->pid, queue->handle}] = EngineIdentity::Of(*queue);
   } else if (const auto* process = std::get_if<ProcessInfo>(&event)) {
     process_names_[process->pid] = std::string(strings.Get(process->comm));
+    if (process->rank >= 0) process_ranks_[process->pid] = "rank " + std::to_string(process->rank);
   }
+}
+
+const std::string& ReportAggregator::RankOf(uint32_t pid) const {
+  static const std::string kUnranked;
+  auto it = process_ranks_.find(pid);
+  return it == process_ranks_.end() ? kUnranked : it->second;
+}
+
+void ReportAggregator::NameUnrankedTotals(const std::string& label) {
+  auto it = rank_totals_.find("");
+  if (it == rank_totals_.end()) return;
+  RankTotals unranked = std::move(it->second);
+  rank_totals_.erase(it);
+  RankTotals& named = rank_totals_[label];
+  for (const auto& [name, ns] : unranked.kernel_ns) named.kernel_ns[name] += ns;
+  for (const auto& [name, ns] : unranked.range_ns) named.range_ns[name] += ns;
 }
 
 void ReportAggregator::RenameSections(const std::string& key) {

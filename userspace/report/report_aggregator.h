@@ -46,6 +46,17 @@ class ReportAggregator {
   // known). Call after Finish.
   void RenameSections(const std::string& key);
 
+  // Each kernel's measured device time and each range's total time per rank of the traced
+  // processes ("rank 3", from ProcessInfo.rank; "" for a process without one): what the
+  // report's spread across ranks compares. A log of one node holds several ranks.
+  struct RankTotals {
+    std::map<std::string, uint64_t> kernel_ns;  // by kernel name
+    std::map<std::string, uint64_t> range_ns;   // by "domain/name"
+  };
+  const std::map<std::string, RankTotals>& rank_totals() const { return rank_totals_; }
+  // Counts the totals of processes without a rank under `label` (the log's own name).
+  void NameUnrankedTotals(const std::string& label);
+
   // Sections by key; labels() says what each key is called (e.g. "pid 42 (python3)").
   const std::map<std::string, SectionStats>& sections() const { return sections_; }
   std::string Label(const std::string& key) const;
@@ -60,6 +71,7 @@ class ReportAggregator {
   void AddRange(const IttTask& task, const StringTable& strings);
   void AddDeviceOp(const DeviceOp& op, const StringTable& strings);
   ThreadState& Thread(uint32_t pid, uint32_t tid);
+  const std::string& RankOf(uint32_t pid) const;  // "" when it has none
 
   AggregateOptions options_;
   std::string log_section_;
@@ -69,6 +81,8 @@ class ReportAggregator {
   // Each engine's identity from its DeviceQueue, by (pid, handle): it precedes the engine's
   // operations in the log, and is kept whatever the selection (it is no event in time).
   std::map<std::pair<uint32_t, uint64_t>, EngineIdentity> engine_identities_;
+  std::unordered_map<uint32_t, std::string> process_ranks_;  // "rank 3"
+  std::map<std::string, RankTotals> rank_totals_;
   std::unordered_map<uint64_t, std::unique_ptr<ThreadState>> threads_;
   RecentHostActivity activity_;
 };

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <regex>
+#include <set>
 
 #include "report/table_writer.h"
 
@@ -18,6 +20,9 @@ struct ReadLogs {
   std::map<std::string, SectionStats> sections;  // merged across logs
   std::map<std::string, std::string> labels;
   std::vector<SectionStats> per_log;             // each log's whole capture
+  // name -> rank -> total: kernels' measured device time, ranges' time (spread across ranks)
+  std::map<std::string, std::map<std::string, uint64_t>> kernel_by_rank, range_by_rank;
+  std::set<std::string> ranks;
   std::vector<std::string> warnings;
   uint64_t first_start_ns = 0;
 };
@@ -36,6 +41,11 @@ Result<ReadLogs> ReadAll(const std::vector<std::string>& paths, const ReportOpti
       whole.Merge(section);
     }
     out.per_log.push_back(std::move(whole));
+    for (const auto& [rank, totals] : log->aggregator->rank_totals()) {
+      out.ranks.insert(rank);
+      for (const auto& [name, ns] : totals.kernel_ns) out.kernel_by_rank[name][rank] += ns;
+      for (const auto& [name, ns] : totals.range_ns) out.range_by_rank[name][rank] += ns;
+    }
     LogDescription d{log->path, log->rank, log->host, log->damage, log->rank_recorded, log->complete,
                      log->events};
     if (!d.damage.empty()) {
@@ -49,27 +59,33 @@ Result<ReadLogs> ReadAll(const std::vector<std::string>& paths, const ReportOpti
   return out;
 }
 
-// Per kernel: min, median, max and mean of each log's measured total, and the log farthest
-// from the median.
-ReportTable Spread(const ReadLogs& r, const TableOptions& o) {
-  ReportTable t{"ranks", "Kernels across logs (measured device time per log)", {}, {}, ""};
-  t.columns = {{"name", "Kernel", Column::kText, true}, {"logs", "Logs", Column::kCount},
+// Per kernel (or range): min, median, max and mean of each rank's total, the rank farthest from
+// the median, and the slowest rank with its excess over the median: the straggler. A rank is
+// a traced process's rank (a node's log holds several), else a log's own name ("log 2").
+ReportTable Spread(const std::string& id, const std::string& title, const std::string& what,
+                   const std::map<std::string, std::map<std::string, uint64_t>>& by_name,
+                   const TableOptions& o) {
+  ReportTable t{id, title, {}, {}, ""};
+  t.columns = {{"name", what, Column::kText, true},   {"logs", "Ranks", Column::kCount},
                {"min_ns", "Min", Column::kNs},        {"median_ns", "Median", Column::kNs},
                {"max_ns", "Max", Column::kNs},        {"mean_ns", "Mean", Column::kNs},
+               {"slowest", "Slowest", Column::kText}, {"excess_ns", "Excess", Column::kNs},
                {"outlier", "Outlier", Column::kText}, {"outlier_vs_median", "x median", Column::kRate},
                {"total_ns", "", Column::kJsonOnly},   {"per_log_ns", "", Column::kJsonOnly}};
-  std::map<std::string, std::vector<std::pair<uint64_t, size_t>>> totals;  // name -> (ns, log)
-  for (size_t i = 0; i < r.per_log.size(); ++i) {
-    for (const auto& [name, row] : r.per_log[i].device_ops) {
-      if (row.kind != DeviceOpKind::kKernel || row.measured.count == 0) continue;
-      const std::string shown = ShownName(o, name);
-      if (!NameSelected(o, name, shown)) continue;
-      totals[shown].emplace_back(row.measured.total_ns, i);
-    }
+  // Names as the other tables show them (demangled, cut): names cut alike are one row.
+  std::map<std::string, std::map<std::string, uint64_t>> shown_by_name;
+  for (const auto& [name, per_rank] : by_name) {
+    const std::string shown = ShownName(o, name);
+    if (!NameSelected(o, name, shown)) continue;
+    for (const auto& [rank, ns] : per_rank) shown_by_name[shown][rank] += ns;
   }
-  for (auto& [name, values] : totals) {
+  for (const auto& [name, per_rank] : shown_by_name) {
+    std::vector<std::pair<uint64_t, std::string>> values;  // (ns, rank)
     json per_log = json::object();
-    for (const auto& [ns, log] : values) per_log[r.logs[log].rank] = ns;
+    for (const auto& [rank, ns] : per_rank) {
+      values.emplace_back(ns, rank);
+      per_log[rank] = ns;
+    }
     std::sort(values.begin(), values.end());
     const size_t n = values.size();
     const double median = n % 2 ? double(values[n / 2].first)
@@ -79,11 +95,13 @@ ReportTable Spread(const ReadLogs& r, const TableOptions& o) {
     const auto& outlier = std::abs(double(values.back().first) - median) >= std::abs(double(values.front().first) - median)
                               ? values.back()
                               : values.front();
+    const uint64_t excess = double(values.back().first) > median ? uint64_t(double(values.back().first) - median) : 0;
     t.rows.push_back({name, n, values.front().first, uint64_t(median), values.back().first,
-                      uint64_t(sum / double(n)), r.logs[outlier.second].rank,
+                      uint64_t(sum / double(n)), values.back().second, excess, outlier.second,
                       median > 0 ? json(double(outlier.first) / median) : json(), uint64_t(sum), per_log});
   }
-  t.note = "Outlier: the log farthest from the median (a straggler when x median is far from 1).";
+  t.note = "Slowest: the rank with the most time, Excess: its time beyond the median. Outlier: "
+           "the rank farthest from the median (a straggler when x median is far from 1).";
   return t;
 }
 
@@ -116,11 +134,18 @@ Result<Report> BuildReport(const std::vector<std::string>& paths, const ReportOp
     report.sections.push_back({r->labels[key], BuildSectionTables(stats, tables)});
   }
   if (report.sections.empty()) report.sections.push_back({"", BuildSectionTables(SectionStats{}, tables)});
-  if (r->logs.size() > 1) {
-    report.across_logs.push_back(Logs(r->logs));
-    ReportTable spread = Spread(*r, tables);
+  if (r->logs.size() > 1) report.across_logs.push_back(Logs(r->logs));
+  if (r->ranks.size() > 1) {
+    ReportTable spread = Spread("ranks", "Kernels across ranks (measured device time per rank)",
+                                "Kernel", r->kernel_by_rank, tables);
     SortAndCut(&spread, tables.sort, tables.top);
     report.across_logs.push_back(std::move(spread));
+    if (!r->range_by_rank.empty()) {
+      ReportTable ranges = Spread("range_ranks", "Ranges across ranks (ITT task and range time per rank)",
+                                  "Range", r->range_by_rank, tables);
+      SortAndCut(&ranges, tables.sort, tables.top);
+      report.across_logs.push_back(std::move(ranges));
+    }
   }
   report.logs = std::move(r->logs);
   report.warnings = std::move(r->warnings);

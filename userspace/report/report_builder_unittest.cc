@@ -145,6 +145,59 @@ TEST(ReportBuilderTest, SeveralLogsShowTheSpreadAndTheStragglerRank) {
   EXPECT_EQ(spread["per_log_ns"]["rank 0"], 400'000);
 }
 
+// The log of one node holds several ranks (xtrace slurm): each rank is counted apart, and the
+// spread names the slowest rank of the job, for kernels and ranges, whatever log it is in.
+TEST(ReportBuilderTest, RanksInsideNodeLogsAreComparedOneByOne) {
+  ScratchDir dir;
+  std::filesystem::create_directories(dir.File("job/n1"));
+  std::filesystem::create_directories(dir.File("job/n2"));
+  const auto node_log = [](const std::string& path, std::vector<std::pair<int32_t, uint64_t>> ranks) {
+    LogHeader header = test_util::SampleHeader();
+    auto writer = LogWriter::Create(path, header);
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    StringTable& s = (*writer)->strings();
+    uint64_t t = header.start_clock.monotonic_ns + 1000;
+    for (const auto& [rank, step_ns] : ranks) {
+      const uint32_t pid = 100 + static_cast<uint32_t>(rank);
+      (*writer)->Append(ProcessInfo{.pid = pid, .comm = s.Intern("trainer"), .rank = rank});
+      for (int k = 0; k < 3; ++k, t += step_ns + 10'000) {
+        DeviceOp op;
+        op.pid = pid;
+        op.queue = 0x77;
+        op.name = s.Intern("step");
+        op.append_tid = pid;
+        op.append_ns = op.submit_ns = t;
+        op.start_ns = t + 1000;
+        op.end_ns = op.start_ns + step_ns;
+        op.measured = true;
+        (*writer)->Append(op);
+        (*writer)->Append(IttTask{.pid = pid, .tid = pid, .end_tid = pid, .start_ns = t,
+                                  .end_ns = t + 2 * step_ns, .domain = s.Intern("train"),
+                                  .name = s.Intern("forward")});
+      }
+    }
+    ASSERT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
+  };
+  node_log(dir.File("job/n1/a.capnp"), {{0, 100'000}, {1, 110'000}});
+  node_log(dir.File("job/n2/a.capnp"), {{2, 400'000}, {3, 100'000}});  // rank 2: the straggler
+  auto logs = ExpandLogInputs({dir.File("job")});
+  ASSERT_TRUE(logs.ok());
+  ASSERT_EQ(logs->size(), 2u);
+  auto report = BuildReport(*logs, {});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const nlohmann::json j = ReportToJson(*report);
+  const auto& kernels = Row(j["across_logs"]["ranks"], "step");
+  EXPECT_EQ(kernels["logs"], 4);
+  EXPECT_EQ(kernels["slowest"], "rank 2");
+  EXPECT_EQ(kernels["median_ns"], 315'000);  // (300'000 + 330'000) / 2
+  EXPECT_EQ(kernels["excess_ns"], 1'200'000 - 315'000);
+  EXPECT_EQ(kernels["per_log_ns"]["rank 1"], 330'000);
+  const auto& ranges = Row(j["across_logs"]["range_ranks"], "train/forward");
+  EXPECT_EQ(ranges["slowest"], "rank 2");
+  EXPECT_EQ(ranges["per_log_ns"]["rank 3"], 600'000);
+  EXPECT_TRUE(Contains(RenderReport(*report, OutputFormat::kText), "Kernels across ranks"));
+}
+
 TEST(ReportBuilderTest, DiffSortsByTheAbsoluteChange) {
   ScratchDir dir;
   WriteLog(dir.File("before.capnp"), -1, 100'000, 4);
