@@ -3,18 +3,27 @@
 // (in the Slurm tests below) a Slurm cluster of the test's own capturing a running job
 // through the node daemons as an unprivileged user. One rank is made slower on purpose; the
 // report must name it. Real BPF; needs root (skips elsewhere, fails under CI).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
 #include <set>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "log_contents.h"
+#include "process_resources.h"
 #include "root_fixture.h"
 #include "subprocess.h"
 
@@ -28,6 +37,7 @@ using testing::ReadLogContents;
 using testing::RootTest;
 using testing::RunCommand;
 using testing::RunResult;
+using testing::Subprocess;
 
 const std::string kXtrace = XTRACE_BIN;
 const std::string kMpiJob = MPI_GPU_JOB_BIN;
@@ -50,6 +60,178 @@ json SpreadRow(const json& report, const std::string& kernel) {
     if (row.value("name", "") == kernel) return row;
   return nullptr;
 }
+
+constexpr uid_t kUser = 65534;  // nobody: the job's owner, who traces it
+
+// Another user, with a job of their own: slurmd runs only tasks of users it can look up, so a
+// real account, made for the test and removed with the object.
+class ScratchUser {
+ public:
+  explicit ScratchUser(const std::string& name) : name_(name) {
+    RunCommand({"/usr/sbin/userdel", name_});  // left by a test that was killed
+    const RunResult made = RunCommand({"/usr/sbin/useradd", "--system", "--no-create-home",
+                                       "--shell", "/usr/sbin/nologin", name_});
+    if (made.exit_code() != 0) {
+      error_ = "useradd " + name_ + ": " + made.err;
+      return;
+    }
+    uid_ = static_cast<uid_t>(std::stoul(RunCommand({"/usr/bin/id", "-u", name_}).out));
+  }
+  ~ScratchUser() {
+    if (error_.empty()) RunCommand({"/usr/sbin/userdel", name_});
+  }
+  uid_t uid() const { return uid_; }
+  const std::string& name() const { return name_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string name_, error_;
+  uid_t uid_ = 0;
+};
+
+// argv run as `uid` (its own group, no supplementary groups).
+std::vector<std::string> As(uid_t uid, std::vector<std::string> argv) {
+  argv.insert(argv.begin(), {"/usr/bin/setpriv", "--reuid=" + std::to_string(uid),
+                             "--regid=" + std::to_string(uid), "--clear-groups"});
+  return argv;
+}
+
+// Kills every process whose environment holds `entry` (e.g. SLURM_CONF=...): what a cluster of
+// the test's own left running (slurmstepd, job tasks), whatever became of their parents.
+void KillProcessesWithEnv(const std::string& entry) {
+  for (int round = 0; round < 3; ++round) {
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = e.path().filename();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      const pid_t pid = std::stoi(name);
+      if (pid == getpid()) continue;
+      std::ifstream in(e.path() / "environ", std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      const std::string env = text.str();
+      size_t at = 0;
+      while (at < env.size()) {
+        const size_t end = std::min(env.find('\0', at), env.size());
+        if (env.compare(at, end - at, entry) == 0) kill(pid, SIGKILL);
+        at = end + 1;
+      }
+    }
+    std::this_thread::sleep_for(200ms);
+  }
+}
+
+// A Slurm cluster of the test's own on this machine: munge, slurmctld and two node names
+// (slurmd -N xt1, -N xt2, each on its own port, as Debian's slurmd allows), with PMIx for MPI
+// jobs. Everything runs as a child of the test and is stopped by the destructor: jobs are
+// cancelled, the daemons terminated, and whatever still carries this cluster's SLURM_CONF in
+// its environment killed. error() is empty once the nodes are idle.
+class ScratchSlurmCluster {
+ public:
+  explicit ScratchSlurmCluster(const std::string& dir) : dir_(dir), conf_(dir + "/slurm.conf") {
+    error_ = Start();
+  }
+  ~ScratchSlurmCluster() {
+    if (slurmctld_) {
+      RunCommand({"/usr/bin/scancel", "--quiet", "--partition=xt"}, {Env()}, 30s);
+      for (int i = 0; i < 50 && !Squeue().empty(); ++i) std::this_thread::sleep_for(200ms);
+    }
+    for (auto* p : {&slurmd_[1], &slurmd_[0], &slurmctld_, &munged_}) {
+      if (!*p) continue;
+      (*p)->Signal(SIGTERM);
+      (*p)->Wait(10s);
+      p->reset();
+    }
+    KillProcessesWithEnv(Env());
+  }
+  const std::string& error() const { return error_; }
+  std::string Env() const { return "SLURM_CONF=" + conf_; }
+  std::string Squeue(const std::string& format = "%i") const {
+    return RunCommand({"/usr/bin/squeue", "--noheader", "--format=" + format}, {Env()}, 30s).out;
+  }
+  std::string Logs() const {
+    std::string all;
+    for (const char* f : {"slurmctld.log", "slurmd-xt1.log", "slurmd-xt2.log", "munged.log"}) {
+      std::ifstream in(dir_ + "/" + f);
+      std::stringstream text;
+      text << in.rdbuf();
+      all += std::string("--- ") + f + "\n" + text.str();
+    }
+    return all;
+  }
+
+ private:
+  std::string Start() {
+    const std::string munge = dir_ + "/munge", sock = dir_ + "/munge-sock";
+    for (const std::string& d : {munge, sock, dir_ + "/state", dir_ + "/spool", dir_ + "/tmp/xt1",
+                                 dir_ + "/tmp/xt2"})
+      std::filesystem::create_directories(d);
+    ::chmod(dir_.c_str(), 0755);
+    ::chmod((dir_ + "/tmp/xt1").c_str(), 01777);
+    ::chmod((dir_ + "/tmp/xt2").c_str(), 01777);
+    const RunResult munge_user = RunCommand({"/usr/bin/id", "-u", "munge"});
+    if (munge_user.exit_code() != 0) return "no munge user: is munge installed (scripts/install-deps.sh)?";
+    const uid_t munge_uid = static_cast<uid_t>(std::stoul(munge_user.out));
+    // munged wants a key of its own user's, readable by nobody else, in a directory of its own.
+    std::string key(1024, '\0');
+    std::random_device random;
+    for (char& c : key) c = static_cast<char>(random());
+    std::ofstream(munge + "/munge.key", std::ios::binary) << key;
+    for (const std::string& p : {munge, sock, munge + "/munge.key"})
+      if (::chown(p.c_str(), munge_uid, munge_uid) != 0) return p + ": chown: " + std::strerror(errno);
+    ::chmod(munge.c_str(), 0700);
+    ::chmod(sock.c_str(), 0755);
+    ::chmod((munge + "/munge.key").c_str(), 0400);
+    munged_ = std::make_unique<Subprocess>(std::vector<std::string>{
+        "/usr/bin/setpriv", "--reuid=" + std::to_string(munge_uid), "--regid=" + std::to_string(munge_uid),
+        "--clear-groups", "/usr/sbin/munged", "--foreground", "--force", "--key-file=" + munge + "/munge.key",
+        "--socket=" + sock + "/munge.socket", "--pid-file=" + munge + "/munged.pid",
+        "--log-file=" + dir_ + "/munged.log", "--seed-file=" + munge + "/seed"});
+    for (int i = 0; i < 100 && !std::filesystem::exists(sock + "/munge.socket"); ++i)
+      std::this_thread::sleep_for(100ms);
+    if (!std::filesystem::exists(sock + "/munge.socket")) return "munged did not start";
+
+    // Ports of this test's own, away from a real cluster's 6817-6819.
+    const int base = 20000 + static_cast<int>(getpid() % 10000) * 3;
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    std::ofstream conf(conf_);
+    conf << "ClusterName=xtrace-test\nSlurmctldHost=" << host << "(127.0.0.1)\n"
+         << "SlurmctldPort=" << base << "\n"
+         << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << sock << "/munge.socket\n"
+         << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n"
+         << "SlurmUser=root\nSlurmdUser=root\nSelectType=select/cons_tres\n"
+         // Cores alone: counting memory would give the first job all of it.
+         << "SelectTypeParameters=CR_Core\n"
+         << "SchedulerType=sched/builtin\nAccountingStorageType=accounting_storage/none\n"
+         << "JobCompType=jobcomp/none\nMpiDefault=none\nReturnToService=2\n"
+         << "StateSaveLocation=" << dir_ << "/state\nSlurmdSpoolDir=" << dir_ << "/spool/%n\n"
+         // PMIx makes its client directory under TmpFS: one per node name, or the two slurmd
+         // of this host would share (and refuse) it.
+         << "TmpFS=" << dir_ << "/tmp/%n\n"
+         << "SlurmctldPidFile=" << dir_ << "/slurmctld.pid\nSlurmdPidFile=" << dir_ << "/slurmd-%n.pid\n"
+         << "SlurmctldLogFile=" << dir_ << "/slurmctld.log\nSlurmdLogFile=" << dir_ << "/slurmd-%n.log\n"
+         << "NodeName=xt1 NodeHostname=" << host << " NodeAddr=127.0.0.1 Port=" << base + 1 << " CPUs=2\n"
+         << "NodeName=xt2 NodeHostname=" << host << " NodeAddr=127.0.0.1 Port=" << base + 2 << " CPUs=2\n"
+         // FORCE: two users' jobs share the two nodes' CPUs, as on an oversubscribed node.
+         << "PartitionName=xt Nodes=xt1,xt2 Default=YES OverSubscribe=FORCE:4 MaxTime=INFINITE State=UP\n";
+    conf.close();
+    slurmctld_ = std::make_unique<Subprocess>(
+        std::vector<std::string>{"/usr/sbin/slurmctld", "-D", "-f", conf_}, std::vector<std::string>{Env()});
+    for (int n = 0; n < 2; ++n)
+      slurmd_[n] = std::make_unique<Subprocess>(
+          std::vector<std::string>{"/usr/sbin/slurmd", "-D", "-N", n ? "xt2" : "xt1", "-f", conf_},
+          std::vector<std::string>{Env()});
+    for (int i = 0; i < 150; ++i) {
+      const RunResult nodes = RunCommand({"/usr/bin/sinfo", "--noheader", "--Node", "--format=%T"}, {Env()});
+      if (nodes.exit_code() == 0 && nodes.out == "idle\nidle\n") return "";
+      std::this_thread::sleep_for(200ms);
+    }
+    return "the nodes did not become idle:\n" + Logs();
+  }
+
+  std::string dir_, conf_, error_;
+  std::unique_ptr<Subprocess> munged_, slurmctld_, slurmd_[2];
+};
 
 class ClusterTest : public RootTest {
  protected:
@@ -89,6 +271,149 @@ TEST_F(ClusterTest, MpirunWithARankTemplateWritesALogPerRankAndTheReportNamesThe
   const json even = SpreadRow(report, "step_allreduce_pack");
   ASSERT_FALSE(even.is_null());
   EXPECT_LT(even["outlier_vs_median"].get<double>(), 1.5) << even.dump();
+}
+
+// A 4-rank MPI job, 2 ranks on each of two nodes, one rank slow on purpose, is traced mid-run
+// by its own unprivileged user through `xtrace slurm`: each node's daemon captures the job's
+// ranks on its node for the same window, into the user's directory as the user; every rank
+// is in the one timeline and the report names the slow rank. Another user's job is refused.
+TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesTheSlowRank) {
+  // Reachable by munge and by the users.
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  ScratchUser other_user("xtrace-test-other");
+  ASSERT_EQ(other_user.error(), "");
+  ScratchSlurmCluster cluster(dir_ + "/slurm");
+  ASSERT_EQ(cluster.error(), "");
+  // The node daemons: one per node name, as a real cluster has one per host.
+  std::filesystem::create_directories(dir_ + "/run");
+  std::vector<std::unique_ptr<Subprocess>> daemons;
+  for (const char* node : {"xt1", "xt2"}) {
+    daemons.push_back(std::make_unique<Subprocess>(
+        std::vector<std::string>{kXtrace, "daemon", "--allow-users", "--socket",
+                                 dir_ + "/run/" + node + ".sock", "--output-dir",
+                                 dir_ + "/daemon-" + node},
+        std::vector<std::string>{kSimDriver}));
+    ASSERT_TRUE(daemons.back()->WaitStderr("listening on", 30s)) << daemons.back()->stderr_text();
+  }
+  const std::string home = dir_ + "/home";
+  std::filesystem::create_directories(home);
+  ASSERT_EQ(::chown(home.c_str(), kUser, kUser), 0);
+
+  Subprocess job(As(kUser, {"/usr/bin/srun", "--nodes=2", "--ntasks=4", "--ntasks-per-node=2",
+                            "--mpi=pmix", "--chdir=" + home, kMpiJob, "--duration", "60",
+                            "--slow-rank", "2", "--slow-factor", "6", "--kernel-us", "3000",
+                            "--recreate-kernels"}),
+                 // Two node names on one host: Open MPI's shared-memory transport would map
+                 // the same segments from both "nodes"; TCP between all ranks instead.
+                 // Ranks waiting at the barrier yield the CPU rather than spin: two cores
+                 // run four ranks, two daemons and the test.
+                 {cluster.Env(), kSimDriver, "HOME=" + home, "OMPI_MCA_btl=self,tcp",
+                  "OMPI_MCA_mpi_yield_when_idle=1"});
+  for (int rank = 0; rank < 4; ++rank)
+    ASSERT_TRUE(job.WaitStdout("ready rank", 60s)) << job.stdout_text() << job.stderr_text() << cluster.Logs();
+  const std::string job_id = cluster.Squeue();
+  ASSERT_FALSE(job_id.empty());
+  const std::string jid = job_id.substr(0, job_id.find('\n'));
+  std::this_thread::sleep_for(1s);  // mid-run: the ranks have been stepping for a while
+
+  const std::string out = home + "/trace";
+  const RunResult traced = RunCommand(
+      As(kUser, {kXtrace, "slurm", jid, "--duration", "3s", "--start-in", "2s", "-o", out,
+                 "--socket", dir_ + "/run/%n.sock"}),
+      {cluster.Env(), "HOME=" + home}, 180s);
+  ASSERT_EQ(traced.exit_code(), 0) << traced.out << traced.err << daemons[0]->stderr_text()
+                                   << daemons[1]->stderr_text() << "job:\n" << job.stdout_text()
+                                   << job.stderr_text();
+  EXPECT_NE(traced.err.find("xtrace slurm: xt1: xtrace: captured"), std::string::npos) << traced.err;
+  EXPECT_NE(traced.err.find("xtrace slurm: xt2: xtrace: captured"), std::string::npos) << traced.err;
+  EXPECT_NE(traced.err.find("2 log(s) from 2 node(s) in " + out), std::string::npos) << traced.err;
+
+  // Each node's log: written as the user, both ranks of its node and no other.
+  std::set<uint32_t> pids;
+  for (const char* node : {"xt1", "xt2"}) {
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(out + "/" + node)) files.push_back(e.path());
+    ASSERT_EQ(files.size(), 1u) << node;
+    struct stat st {};
+    ASSERT_EQ(::stat(files[0].c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, kUser) << files[0];
+    const LogContents c = ReadLogContents(files[0]);
+    ASSERT_TRUE(c.readable) << c.error;
+    EXPECT_TRUE(c.complete);
+    size_t ranks_here = 0;
+    for (const auto& [pid, launches] : c.launches) {
+      if (launches.size() < 50) continue;
+      ++ranks_here;
+      pids.insert(pid);
+    }
+    EXPECT_EQ(ranks_here, 2u) << node;
+  }
+  EXPECT_EQ(pids.size(), 4u);
+
+  // One report: every rank, the slow one named with its excess over the median.
+  const json report = ReportJson({out});
+  const json row = SpreadRow(report, "step_forward");
+  ASSERT_FALSE(row.is_null()) << report.dump();
+  EXPECT_EQ(row["logs"], 4) << row.dump();
+  EXPECT_EQ(row["slowest"], "rank 2") << row.dump();
+  EXPECT_EQ(row["outlier"], "rank 2") << row.dump();
+  // 6 times longer on the simulated device; on two loaded cores the others' kernels stretch
+  // too (their worker threads wait for a core), so only a margin is asked for.
+  EXPECT_GT(row["excess_ns"].get<double>(), 0.1 * row["median_ns"].get<double>()) << row.dump();
+  for (const char* rank : {"rank 0", "rank 1", "rank 2", "rank 3"})
+    EXPECT_TRUE(row["per_log_ns"].contains(rank)) << rank << " " << row.dump();
+
+  // One timeline: the logs merged on one clock, every rank a process of its own.
+  const RunResult converted = RunCommand({kXtrace, "convert", out, "-o", dir_ + "/job.json"}, {}, 120s);
+  ASSERT_EQ(converted.exit_code(), 0) << converted.err;
+  std::ifstream timeline_file(dir_ + "/job.json");
+  const json timeline = json::parse(timeline_file, nullptr, false);
+  ASSERT_FALSE(timeline.is_discarded());
+  std::set<std::string> rank_names;
+  for (const json& e : timeline["traceEvents"])
+    if (e.value("ph", "") == "M" && e.value("name", "") == "process_name") {
+      const std::string name = e["args"].value("name", "");
+      if (name.find("rank ") != std::string::npos) rank_names.insert(name);
+    }
+  EXPECT_GE(rank_names.size(), 4u) << ::testing::PrintToString(rank_names);
+  EXPECT_EQ(timeline.value("distributedInfo", json::object()).value("ranks", json::array()),
+            json::array({0, 1, 2, 3}));
+
+  // Another user's job on the same nodes: refused by the daemon, naming its owner; nothing of
+  // it is probed.
+  Subprocess other(As(other_user.uid(), {"/usr/bin/srun", "--nodes=1", "--ntasks=1", "--nodelist=xt1",
+                               "/bin/sleep", "60"}),
+                   {cluster.Env()});
+  std::string other_id;
+  for (int i = 0; i < 100 && other_id.empty(); ++i) {
+    std::istringstream jobs(cluster.Squeue());
+    for (std::string id; std::getline(jobs, id);)
+      if (id != jid) other_id = id;
+    if (other_id.empty()) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_FALSE(other_id.empty()) << cluster.Squeue("%i %u %T");
+  for (int i = 0; i < 100 && cluster.Squeue("%i %T").find(other_id + " RUNNING") == std::string::npos; ++i)
+    std::this_thread::sleep_for(100ms);
+  std::this_thread::sleep_for(1s);  // its task runs
+  const RunResult refused = RunCommand(
+      As(kUser, {kXtrace, "ctl", "--socket", dir_ + "/run/xt1.sock", "start", "--slurm-job",
+                 other_id, "-o", home + "/other"}),
+      {}, 60s);
+  EXPECT_EQ(refused.exit_code(), 1);
+  EXPECT_NE(refused.err.find("Slurm job " + other_id + " is not yours: its processes on this "
+                             "node belong to xtrace-test-other (uid " +
+                             std::to_string(other_user.uid()) + "), and this capture may cover "
+                             "only the processes of nobody (uid 65534)"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(testing::BpfDescriptors(static_cast<uint32_t>(daemons[0]->pid())), 0u);
+  // Through Slurm, too: Slurm itself does not let the user run a step in somebody's job.
+  const RunResult not_mine = RunCommand(
+      As(kUser, {kXtrace, "slurm", other_id, "--duration", "1s", "-o", home + "/other",
+                 "--socket", dir_ + "/run/%n.sock"}),
+      {cluster.Env(), "HOME=" + home}, 120s);
+  EXPECT_NE(not_mine.exit_code(), 0) << not_mine.err;
+  EXPECT_FALSE(std::filesystem::exists(home + "/other/xt1")) << not_mine.err;
 }
 
 }  // namespace

@@ -3,12 +3,15 @@
 // training step does. One rank's kernels run longer on purpose (--slow-rank), so that the
 // others wait for it at every barrier: the straggler a trace of the whole job must name.
 //
-//   mpirun -n 4 build/bin/mpi_gpu_job --duration 20 --slow-rank 2
+//   mpirun -n 4 build/bin/mpi_gpu_job --duration 20 --slow-rank 2 [--recreate-kernels]
 //   srun -n 4 --mpi=pmix build/bin/mpi_gpu_job --duration 20 --slow-rank 2
 //
 // Prints "ready rank R of N pid P" once its device is set up, and "done rank R steps S" at
 // the end. The kernels are named by the simulated module this program builds: "step_forward"
 // (1 ms, --slow-factor times longer on the slow rank) and "step_allreduce_pack" (0.2 ms).
+// --recreate-kernels creates them again at every step, as a runtime that JIT-compiles per
+// step does: a capture that starts mid-run then sees them created and knows their names
+// (kernels created before a capture began are reported by their handles).
 #include <level_zero/ze_api.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -34,12 +37,13 @@ struct Options {
   int slow_rank = -1;
   std::uint64_t slow_factor = 4;
   std::uint64_t kernel_us = 1000;
+  bool recreate_kernels = false;
 };
 
 [[noreturn]] void Usage(const char* message) {
   std::fprintf(stderr,
                "mpi_gpu_job: %s\nusage: mpi_gpu_job [--duration SECONDS] [--slow-rank R] "
-               "[--slow-factor F] [--kernel-us U]\n",
+               "[--slow-factor F] [--kernel-us U] [--recreate-kernels]\n",
                message);
   std::exit(2);
 }
@@ -48,7 +52,11 @@ Options Parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (i + 1 >= argc) Usage("every option takes a value");
+    if (arg == "--recreate-kernels") {
+      o.recreate_kernels = true;
+      continue;
+    }
+    if (i + 1 >= argc) Usage("every option but --recreate-kernels takes a value");
     const char* value = argv[++i];
     char* end = nullptr;
     const double number = std::strtod(value, &end);
@@ -145,6 +153,10 @@ int main(int argc, char** argv) {
   std::uint64_t steps = 0;
   for (int go = 1; go;) {
     const ze_group_count_t groups{64, 1, 1};
+    if (o.recreate_kernels) {  // out() destroys the previous kernel first
+      ZE_CHECK(zeKernelCreate(module.get(), &forward_desc, forward.out()));
+      ZE_CHECK(zeKernelCreate(module.get(), &pack_desc, pack.out()));
+    }
     ZE_CHECK(zeCommandListReset(list.get()));
     ZE_CHECK(zeCommandListAppendLaunchKernel(list.get(), forward.get(), &groups, done[0].get(), 0, nullptr));
     ZE_CHECK(zeCommandListAppendLaunchKernel(list.get(), pack.get(), &groups, done[1].get(), 0, nullptr));

@@ -28,10 +28,12 @@ std::optional<uid_t> ForeignOwner(const CaptureScope& scope, uint32_t pid) {
 Status ResolveSlurmJob(const CaptureOptions& o, CaptureScope& scope) {
   if (Status st = CheckSlurmJobId(o.slurm_job); !st.ok()) return st.WithContext("--slurm-job");
   scope.slurm_job = o.slurm_job;
-  const SlurmJobOnNode job = FindSlurmJobOnNode(o.slurm_job, o.client_pid);
+  scope.slurm_node = o.slurm_node;
+  const SlurmJobOnNode job = FindSlurmJobOnNode(o.slurm_job, o.slurm_node, o.client_pid);
   if (job.pids.empty())
-    return Status::Error("no process of Slurm job " + o.slurm_job + " runs on this node (none "
-                         "has SLURM_JOB_ID=" + o.slurm_job + " in its environment)");
+    return Status::Error("no process of Slurm job " + o.slurm_job + " runs on " +
+                         (o.slurm_node.empty() ? "this node" : "node " + o.slurm_node) +
+                         " (none has SLURM_JOB_ID=" + o.slurm_job + " in its environment)");
   std::optional<uid_t> foreign;
   for (uint32_t pid : job.pids) {
     if (auto owner = ForeignOwner(scope, pid)) foreign = foreign.value_or(*owner);
@@ -86,6 +88,8 @@ Result<CaptureScope> ResolveCaptureScope(const CaptureOptions& o) {
   }
   scope.all_processes = o.system || (scope.cgroup && !given && scope.comm.empty());
   scope.follow_children = o.follow_children.value_or(!o.command.empty() || !o.slurm_job.empty());
+  if (!o.slurm_node.empty() && o.slurm_job.empty())
+    return Status::Error("--slurm-node narrows --slurm-job; give the job too");
   if (!o.slurm_job.empty()) {
     const bool had_cgroup = scope.cgroup.has_value();
     if (Status st = ResolveSlurmJob(o, scope); !st.ok()) return st;
@@ -138,7 +142,8 @@ bool CaptureScope::Owns(uint32_t pid) const {
 
 std::string CaptureScope::Describe() const {
   std::string what;
-  if (!slurm_job.empty()) what = "the processes of Slurm job " + slurm_job;
+  if (!slurm_job.empty())
+    what = "the processes of Slurm job " + slurm_job + (slurm_node.empty() ? "" : " on node " + slurm_node);
   else if (all_processes) what = "every process";
   else if (!comm.empty()) what = "every process named " + comm;
   else what = "the given processes";

@@ -38,6 +38,7 @@ struct CaptureScope {
   std::string container_id;           // --container, as given
   std::optional<uid_t> owner;          // --user: only processes whose uids are all this one
   std::string slurm_job;               // --slurm-job, as given
+  std::string slurm_node;              // --slurm-node
   std::vector<uint32_t> job_pids;      // its processes found running (no job cgroup)
 
   // The capture looks for processes itself (as they start, fork or load libraries) rather

@@ -17,16 +17,20 @@ Status CheckSlurmJobId(const std::string& job_id) {
   return Status::Ok();
 }
 
-bool EnvironHasSlurmJob(std::string_view text, std::string_view job_id) {
-  const std::string wanted = "SLURM_JOB_ID=" + std::string(job_id);
+bool EnvironHasSlurmJob(std::string_view text, std::string_view job_id, std::string_view node) {
+  const std::string job = "SLURM_JOB_ID=" + std::string(job_id);
+  const std::string node_entry = "SLURMD_NODENAME=" + std::string(node);
+  bool job_found = false, node_found = node.empty();
   size_t at = 0;
   while (at < text.size()) {
     size_t end = text.find('\0', at);
     if (end == std::string_view::npos) end = text.size();
-    if (text.substr(at, end - at) == wanted) return true;
+    const std::string_view entry = text.substr(at, end - at);
+    job_found = job_found || entry == job;
+    node_found = node_found || entry == node_entry;
     at = end + 1;
   }
-  return false;
+  return job_found && node_found;
 }
 
 std::string SlurmJobCgroup(std::string_view path, std::string_view job_id) {
@@ -39,7 +43,8 @@ std::string SlurmJobCgroup(std::string_view path, std::string_view job_id) {
   return "";
 }
 
-SlurmJobOnNode FindSlurmJobOnNode(const std::string& job_id, uint32_t skip_pid) {
+SlurmJobOnNode FindSlurmJobOnNode(const std::string& job_id, const std::string& node,
+                                  uint32_t skip_pid) {
   SlurmJobOnNode job;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
@@ -51,7 +56,7 @@ SlurmJobOnNode FindSlurmJobOnNode(const std::string& job_id, uint32_t skip_pid) 
     if (!in) continue;
     std::stringstream text;
     text << in.rdbuf();
-    if (!EnvironHasSlurmJob(text.str(), job_id)) continue;
+    if (!EnvironHasSlurmJob(text.str(), job_id, node)) continue;
     job.pids.push_back(pid);
     if (job.cgroup_path.empty()) job.cgroup_path = SlurmJobCgroup(CgroupPathOfProcess(pid), job_id);
   }

@@ -22,8 +22,11 @@ struct SlurmJobOnNode {
 // A job id as Slurm prints it: digits (an array task's own id; "1234_5" is not one).
 Status CheckSlurmJobId(const std::string& job_id);
 
-// Whether a /proc/PID/environ text (NUL-separated) sets SLURM_JOB_ID to `job_id`.
-bool EnvironHasSlurmJob(std::string_view environ_text, std::string_view job_id);
+// Whether a /proc/PID/environ text (NUL-separated) sets SLURM_JOB_ID to `job_id` and, when
+// `node` is not empty, SLURMD_NODENAME to `node` (the node slurmd started the task as: it
+// tells apart the tasks of several slurmd on one host, slurmd -N).
+bool EnvironHasSlurmJob(std::string_view environ_text, std::string_view job_id,
+                        std::string_view node = {});
 
 // The job's cgroup in a process's cgroup path: the path up to its "job_<id>" component, or ""
 // when it has none.
@@ -32,6 +35,7 @@ std::string SlurmJobCgroup(std::string_view cgroup_path, std::string_view job_id
 // The processes in /proc that belong to the job, leaving out `skip_pid` (the client asking
 // for the capture, which may run inside the job itself); those whose environment cannot be
 // read are not counted.
-SlurmJobOnNode FindSlurmJobOnNode(const std::string& job_id, uint32_t skip_pid);
+SlurmJobOnNode FindSlurmJobOnNode(const std::string& job_id, const std::string& node,
+                                  uint32_t skip_pid);
 
 }  // namespace xtrace

@@ -22,6 +22,11 @@ TEST(SlurmJob, MatchesTheWholeVariable) {
   EXPECT_FALSE(EnvironHasSlurmJob("XSLURM_JOB_ID=42\0"s, "42"));
   EXPECT_TRUE(EnvironHasSlurmJob("SLURM_JOB_ID=42"s, "42"));  // last, without its NUL
   EXPECT_FALSE(EnvironHasSlurmJob("SLURM_JOBID=42\0"s, "42"));
+  // On a node given by name: its tasks alone.
+  const std::string on_n1 = "SLURMD_NODENAME=n1\0SLURM_JOB_ID=42\0"s;
+  EXPECT_TRUE(EnvironHasSlurmJob(on_n1, "42", "n1"));
+  EXPECT_FALSE(EnvironHasSlurmJob(on_n1, "42", "n2"));
+  EXPECT_FALSE(EnvironHasSlurmJob(env, "42", "n1"));
 }
 
 TEST(SlurmJob, FindsTheJobCgroupInAPath) {
@@ -54,10 +59,11 @@ TEST(SlurmJob, FindsProcessesByTheirEnvironment) {
   SlurmJobOnNode found;
   for (int i = 0; i < 100 && found.pids.empty(); ++i) {
     usleep(20000);  // until it has exec'd
-    found = FindSlurmJobOnNode(job, 0);
+    found = FindSlurmJobOnNode(job, "", 0);
   }
   EXPECT_EQ(found.pids, std::vector<uint32_t>{static_cast<uint32_t>(child)});
-  EXPECT_TRUE(FindSlurmJobOnNode(job, static_cast<uint32_t>(child)).pids.empty());
+  EXPECT_TRUE(FindSlurmJobOnNode(job, "", static_cast<uint32_t>(child)).pids.empty());
+  EXPECT_TRUE(FindSlurmJobOnNode(job, "no-such-node", 0).pids.empty());
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
 }

@@ -81,6 +81,10 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "started later is in it too), else the processes whose environment has "
        "SLURM_JOB_ID=JOBID and their children",
        [&o](Flag flag, Value value) { return Text(flag, value, "a Slurm job id", o.slurm_job); }},
+      {0, "--slurm-node", "NODE", "TARGET",
+       "with --slurm-job: only the job's tasks that slurmd started as node NODE "
+       "(SLURMD_NODENAME), for several slurmd on one host (slurmd -N)",
+       [&o](Flag flag, Value value) { return Text(flag, value, "a node name", o.slurm_node); }},
       {0, "--user", "USER", "TARGET",
        "only processes of USER (name or uid): their real, effective and saved uid are all "
        "USER's, checked for each running process and every later one (a set-user-ID program "

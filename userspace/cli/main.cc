@@ -11,6 +11,7 @@
 #include "cli/daemon_command.h"
 #include "cli/env_command.h"
 #include "cli/report_command.h"
+#include "cli/slurm_command.h"
 
 namespace {
 
@@ -39,6 +40,8 @@ constexpr Command kCommands[] = {
     {"daemon", "capture on request, rotated files:", "sudo xtrace daemon --output-dir /var/lib/xtrace",
      xtrace::RunDaemonCommand},
     {"ctl", "control a running daemon:", "sudo xtrace ctl start --system", xtrace::RunCtlCommand},
+    {"slurm", "every rank of a Slurm job, as its user:", "xtrace slurm 4242 -d 10s -o trace",
+     xtrace::RunSlurmCommand},
     {"version", "print the version", "", RunVersion},
 };
 

@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -113,7 +115,47 @@ Result<UniqueFd> ConnectToDaemon(const std::string& path) {
                        " (is it running?)");
 }
 
+// The daemon's status, as it sent it: whether it captures and how its last capture ended.
+struct CaptureState {
+  bool capturing = false;
+  std::string last_result;
+};
+
+Result<CaptureState> AskState(const std::string& socket_path) {
+  try {
+    auto connected = ConnectToDaemon(socket_path);
+    if (!connected.ok()) return connected.status();
+    auto io = kj::setupAsyncIo();
+    auto connection = io.lowLevelProvider->wrapSocketFd(
+        connected->Release(), kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP |
+                                  kj::LowLevelAsyncIoProvider::ALREADY_CLOEXEC);
+    capnp::TwoPartyClient client(*connection);
+    auto control = client.bootstrap().castAs<Control>();
+    auto reply = control.statusRequest().send().wait(io.waitScope);
+    const auto s = reply.getStatus();
+    return CaptureState{s.getCapturing(), s.getLastResult().cStr()};
+  } catch (const kj::Exception& e) {
+    return Status::Error(RemoteMessage(e));
+  }
+}
+
 }  // namespace
+
+Result<std::string> WaitForCaptureEnd(const std::string& socket_path, uint64_t timeout_ns) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+  while (true) {
+    auto state = AskState(socket_path);
+    if (!state.ok()) return state.status();
+    if (!state->capturing) {
+      // A capture ends with its summary ("xtrace: captured ..."); anything else is its error.
+      if (state->last_result.rfind("xtrace:", 0) != 0) return Status::Error(state->last_result);
+      return state->last_result.substr(0, state->last_result.find('\n'));
+    }
+    if (std::chrono::steady_clock::now() >= deadline)
+      return Status::Error("the capture still runs after the time it was given");
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
 
 Result<std::string> CallDaemon(const std::string& socket_path, ControlVerb verb,
                                const CaptureOptions& request) {

@@ -16,4 +16,9 @@ enum class ControlVerb { kStart, kStop, kStatus, kList };
 Result<std::string> CallDaemon(const std::string& socket_path, ControlVerb verb,
                                const CaptureOptions& request);
 
+// Waits until the daemon's capture has ended (by its --duration, or its targets gone), asking
+// its status a few times a second, at most `timeout_ns`. Returns how it ended (its summary, or
+// the error it ended with, as an error).
+Result<std::string> WaitForCaptureEnd(const std::string& socket_path, uint64_t timeout_ns);
+
 }  // namespace xtrace

@@ -40,6 +40,7 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
   using Python = control_schema::CaptureRequest::PythonFrames;
   out.setPythonFrames(!r.python_frames ? Python::DEFAULT
                                        : *r.python_frames ? Python::YES : Python::NO);
+  out.setSlurmNode(r.slurm_node);
 }
 
 CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
@@ -72,6 +73,7 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   using Python = control_schema::CaptureRequest::PythonFrames;
   if (in.getPythonFrames() == Python::YES) r.python_frames = true;
   if (in.getPythonFrames() == Python::NO) r.python_frames = false;
+  r.slurm_node = ToString(in.getSlurmNode());
   return r;
 }
 

@@ -29,6 +29,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   r.output_dir = "/home/alice/job42";
   r.user = "alice";
   r.slurm_job = "42";
+  r.slurm_node = "n7";
   capnp::MallocMessageBuilder message;
   auto built = message.initRoot<control_schema::CaptureRequest>();
   control_codec::EncodeRequest(r, built);
@@ -54,6 +55,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_EQ(back.output_dir, "/home/alice/job42");
   EXPECT_EQ(back.user, "alice");
   EXPECT_EQ(back.slurm_job, "42");
+  EXPECT_EQ(back.slurm_node, "n7");
 
   // Unset fields stay the capture's defaults.
   capnp::MallocMessageBuilder empty;

@@ -32,6 +32,7 @@ struct CaptureRequest {
   slurmJob @19 :Text;        # the processes of this Slurm job on the daemon's node
   noQuery @20 :Bool;         # never ask a process about objects made before the attach
   pythonFrames @21 :PythonFrames;  # --python-frames, --no-python-frames
+  slurmNode @22 :Text;       # ... started by slurmd as this node (several slurmd on one host)
 
   enum PythonFrames {
     default @0;    # off
