@@ -64,6 +64,7 @@ class SelectedTimeline::Input final : public TraceWriter {
                 uint64_t ts_ns, uint64_t dur_ns, std::span<const TraceArg> args) override {
     const uint64_t ts = Shift(ts_ns, in_.offset_ns);
     if (!KeepSpan(name, ts, dur_ns)) return;
+    NoteKept(pid, tid, ts, dur_ns);
     t_.Activate(Pid(pid));
     t_.out_.Complete(name, category, Pid(pid), Tid(pid, tid), ts, dur_ns, Correlated(pid, args));
   }
@@ -72,6 +73,7 @@ class SelectedTimeline::Input final : public TraceWriter {
                 uint64_t ts_ns, uint64_t dur_ns, std::span<const TraceArg> args) override {
     const uint64_t ts = Shift(ts_ns, in_.offset_ns);
     if (!KeepSpan(name.text, ts, dur_ns)) return;
+    NoteKept(pid, tid, ts, dur_ns);
     t_.Activate(Pid(pid));
     // Keys are string ids of this log's table: another log's id may name another text.
     name.key = (uint64_t{index_} << 32) | (name.key & 0xffffffffu);
@@ -101,7 +103,7 @@ class SelectedTimeline::Input final : public TraceWriter {
 
   void Flow(FlowPhase phase, std::string_view name, std::string_view category, uint32_t pid,
             uint32_t tid, uint64_t ts_ns, uint64_t id) override {
-    const uint64_t ts = Shift(ts_ns, in_.offset_ns);
+    uint64_t ts = Shift(ts_ns, in_.offset_ns);
     if (phase == FlowPhase::kStart) {
       pending_[id] = PendingFlow{std::string(name), std::string(category), Pid(pid), Tid(pid, tid), ts};
       return;
@@ -111,15 +113,25 @@ class SelectedTimeline::Input final : public TraceWriter {
       ++t_.flows_dropped_;
       return;
     }
-    const PendingFlow s = std::move(start->second);
+    PendingFlow s = std::move(start->second);
     pending_.erase(start);
-    if (t_.sel_.name || !t_.InWindow(s.ts_ns) || !t_.InWindow(ts)) {
+    if (t_.sel_.name) {
+      ++t_.flows_dropped_;
+      return;
+    }
+    if (s.category == kLaunchFlow && t_.kept_calls_.count(id) && KeptDeviceSpanAround(pid, tid, ts)) {
+      // A launch arrow whose call and device work both reach into the window: kept, or the
+      // work would keep a correlation with no arrow (Kineto's readers expect one). An end
+      // before the window moves to its start, still inside its slice, which reaches past it.
+      s.ts_ns = std::max(s.ts_ns, t_.sel_.from_ns);
+      ts = std::max(ts, t_.sel_.from_ns);
+    } else if (!t_.InWindow(s.ts_ns) || !t_.InWindow(ts)) {
       ++t_.flows_dropped_;
       return;
     }
     // Kineto's launch arrows keep their id: it is the correlation id on both ends' slices,
     // and each log numbers those in a range of its own. Other flows are renumbered above them.
-    const uint64_t new_id = s.category == "ac2g" ? id : t_.next_flow_id_++;
+    const uint64_t new_id = s.category == kLaunchFlow ? id : t_.next_flow_id_++;
     t_.out_.Flow(FlowPhase::kStart, s.name, s.category, s.pid, s.tid, s.ts_ns, new_id);
     t_.out_.Flow(FlowPhase::kEnd, name, category, Pid(pid), Tid(pid, tid), ts, new_id);
   }
@@ -165,6 +177,17 @@ class SelectedTimeline::Input final : public TraceWriter {
     return args;
   }
 
+  // The last span kept on each device track: a launch arrow's end is written right after the
+  // device work it ends in (ze_export.cc), so this is the slice that arrow binds to.
+  void NoteKept(uint32_t pid, uint32_t tid, uint64_t ts, uint64_t dur) {
+    if (pid >= kDevicePidBase && t_.selecting()) last_device_span_[{pid, tid}] = {ts, dur};
+  }
+  bool KeptDeviceSpanAround(uint32_t pid, uint32_t tid, uint64_t ts) const {
+    auto it = last_device_span_.find({pid, tid});
+    return it != last_device_span_.end() && ts >= it->second.first &&
+           ts - it->second.first <= it->second.second;
+  }
+
   bool KeepSpan(std::string_view name, uint64_t ts, uint64_t dur) {
     if (!t_.SpanInWindow(ts, dur) || !t_.NameSelected(name)) {
       ++t_.spans_dropped_;
@@ -179,6 +202,7 @@ class SelectedTimeline::Input final : public TraceWriter {
   uint32_t index_;
   std::unordered_map<uint64_t, PendingFlow> pending_;  // flow starts waiting for their end
   std::vector<TraceArg> orphan_args_;  // reused: the args of device work whose call was left out
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> last_device_span_;
 };
 
 SelectedTimeline::SelectedTimeline(TraceWriter& out, TimelineSelection selection)

@@ -144,6 +144,35 @@ TEST(SelectedTimelineTest, FlowsNeedBothEndsInTheWindowAndGetFreshIds) {
   EXPECT_EQ(timeline.flows_dropped(), 3u);
 }
 
+// A launch arrow whose call began before the window and reaches into it, like its kernel: both
+// slices are kept, and so is the arrow (device work with a correlation has one), its ends moved
+// to the window's start. A kernel whose call was left out loses correlation and arrow alike.
+TEST(SelectedTimelineTest, LaunchArrowsOfKeptCallsAndWorkAreKeptInsideTheWindow) {
+  RecordingWriter out;
+  SelectedTimeline timeline(out, kWindow);
+  TraceWriter& in = timeline.AddInput({});
+  using P = TraceWriter::FlowPhase;
+  const uint32_t gpu = kDevicePidBase;
+  const TraceArg crossing[] = {TraceArg::Uint("correlation", 5)};
+  const TraceArg early[] = {TraceArg::Uint("correlation", 6)};
+  in.Complete("launch-crossing", "xpu_runtime", 1, 1, 900, 200, crossing);  // 900..1100
+  in.Complete("launch-early", "xpu_runtime", 1, 1, 800, 50, early);         // left out
+  in.Complete("kernel-crossing", "kernel", gpu, 3, 950, 300, crossing);     // 950..1250
+  in.Flow(P::kStart, kLaunchFlow, kLaunchFlow, 1, 1, 900, 5);
+  in.Flow(P::kEnd, kLaunchFlow, kLaunchFlow, gpu, 3, 950, 5);
+  in.Complete("kernel-early", "kernel", gpu, 3, 990, 20, early);  // 990..1010
+  in.Flow(P::kStart, kLaunchFlow, kLaunchFlow, 1, 1, 800, 6);
+  in.Flow(P::kEnd, kLaunchFlow, kLaunchFlow, gpu, 3, 990, 6);
+  ASSERT_TRUE(timeline.Finish({}).ok());
+  const std::string device = std::to_string(gpu) + "/3";
+  EXPECT_EQ(out.lines, (Lines{"span launch-crossing 1/1 900+200", "span kernel-crossing " + device + " 950+300",
+                              "flow-start ac2g 1/1 1000 id 5", "flow-end ac2g " + device + " 1000 id 5",
+                              "span kernel-early " + device + " 990+20", "finish"}));
+  EXPECT_EQ(out.correlations, (std::vector<std::string>{"launch-crossing=5", "kernel-crossing=5",
+                                                         "kernel-early=0"}));
+  EXPECT_EQ(timeline.flows_dropped(), 1u);
+}
+
 TEST(SelectedTimelineTest, CountersStartTheWindowAtTheirLastValueBeforeIt) {
   RecordingWriter out;
   SelectedTimeline timeline(out, kWindow);

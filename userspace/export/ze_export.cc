@@ -14,8 +14,6 @@ namespace {
 // Kineto's categories (docs/kineto-json.md): Level Zero calls are the runtime PyTorch's XPU
 // profiler names xpu_runtime; device operations by kind.
 constexpr std::string_view kRuntimeCategory = "xpu_runtime";
-// Kineto's flow from a runtime call to the device work it launched; its id is the correlation.
-constexpr std::string_view kLaunchFlow = "ac2g";
 // xtrace's own arrows, from an operation to the host call that saw it complete.
 constexpr std::string_view kFlowCategory = "ze.flow";
 // Device processes sort after the host processes.

@@ -21,6 +21,10 @@
 
 namespace xtrace {
 
+// Kineto's flow from a runtime call to the device work it launched (name and category); its id
+// is the correlation.
+inline constexpr std::string_view kLaunchFlow = "ac2g";
+
 // Device D's process in the trace (export/trace_layout.h).
 uint32_t DevicePid(uint32_t device);
 
