@@ -82,6 +82,7 @@ static __always_inline void xt_query_unknown(struct pt_regs *ctx, struct xt_call
 	hold.since_ns = bpf_ktime_get_ns();
 	hold.tid = tid;
 	hold.reason = XT_HOLD_QUERY;
+	hold.ip = PT_REGS_IP(ctx);
 	err = bpf_map_update_elem(&held, &tgid, &hold, BPF_NOEXIST);
 	if (err) {
 		other = bpf_map_lookup_elem(&held, &tgid);
@@ -101,7 +102,7 @@ static __always_inline void xt_query_unknown(struct pt_regs *ctx, struct xt_call
 		xt_count(XT_CNT_QUERY_MISSED);
 		return;
 	}
-	rec.ip = PT_REGS_IP(ctx);
+	rec.ip = hold.ip;
 	xt_fill_header_of(&rec.hdr, XT_REC_ZE_QUERY_HOLD, sizeof(rec), XT_FLAG_HELD, hold.since_ns,
 			  hold.since_ns, tgid, tid);
 	/* Woken at once: the process waits. */

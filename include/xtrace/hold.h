@@ -57,6 +57,7 @@ struct xt_hold {
 	__u64 since_ns; /* bpf_ktime_get_ns() when the stop was sent (CLOCK_MONOTONIC) */
 	__u32 tid;      /* the thread that was stopped (collector's pid namespace) */
 	__u32 reason;   /* enum xt_hold_reason */
+	__u64 ip;       /* query holds: the address of the call the thread is held in; else 0 */
 };
 
 #endif /* XTRACE_HOLD_H */

@@ -75,7 +75,7 @@ class HoldGuardianTest : public ::testing::Test {
   }
   void Hold(pid_t pid, uint64_t since_ns) {
     const uint32_t key = static_cast<uint32_t>(pid);
-    xt_hold hold{since_ns, key, XT_HOLD_EXEC};
+    xt_hold hold{since_ns, key, XT_HOLD_EXEC, 0};
     ASSERT_EQ(bpf_map_update_elem(map_fd_, &key, &hold, BPF_ANY), 0);
   }
   bool InMap(pid_t pid) const {

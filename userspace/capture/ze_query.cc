@@ -38,6 +38,8 @@ constexpr int kMaxAskRounds = 16;
 // Holds that found their thread unusable (not stopped, not where it was held) before a process
 // is left alone: each costs the process a stop.
 constexpr int kMaxUnusableHolds = 3;
+// Holds served one after the other in one OnHold (each taken while the one before it closed).
+constexpr int kMaxChainedHolds = 16;
 constexpr int32_t kZeResultSuccess = 0;
 
 uint64_t NowNs() {
@@ -190,8 +192,8 @@ Result<LearnedKernel> ZeQueries::AskKernelName(RemoteCallSession& session, uint6
   return LearnedKernel{kernel, std::move(name)};
 }
 
-bool ZeQueries::RenewHold(uint32_t pid, uint32_t tid) {
-  const xt_hold hold{NowNs(), tid, XT_HOLD_QUERY};
+bool ZeQueries::RenewHold(uint32_t pid, uint32_t tid, uint64_t ip) {
+  const xt_hold hold{NowNs(), tid, XT_HOLD_QUERY, ip};
   return bpf_map_update_elem(held_fd_, &pid, &hold, BPF_EXIST) == 0;
 }
 
@@ -201,6 +203,22 @@ bool ZeQueries::HeldNow(uint32_t pid) const {
 }
 
 void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_ns) {
+  if (served_.erase({pid, since_ns})) return;  // served right after the hold before it
+  for (int chained = 0;; ++chained) {
+    // Handles asked just before a hold closed are left to the hold another thread took since.
+    // Their askers ran on, and their launches' records may come before that hold's record:
+    // read first, they would stay unnamed. So that hold is served now, its record skipped.
+    if (!ServeHold(pid, tid, ip, since_ns) || chained >= kMaxChainedHolds) return;
+    xt_hold next{};
+    if (bpf_map_lookup_elem(held_fd_, &pid, &next) != 0 || next.reason != XT_HOLD_QUERY) return;
+    served_.insert({pid, next.since_ns});
+    tid = next.tid;
+    ip = next.ip;
+    since_ns = next.since_ns;
+  }
+}
+
+bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_ns) {
   ++stats_.holds;
   // The hold is ours while its entry stays: renewed (the guardian's bound continues stale
   // holds) and deleted by us. While it is there, other threads of the process that launch
@@ -210,10 +228,10 @@ void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_n
   slot_->pid = pid;
   slot_->tid = tid;
   slot_->state.store(static_cast<uint32_t>(RemoteCallState::kOwned));
-  if (!RenewHold(pid, tid)) {
+  if (!RenewHold(pid, tid, ip)) {
     slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
     Fail("a thread was no longer held when its turn came (--hold-max passed, or it exited)");
-    return;
+    return false;
   }
   const size_t waiting = maps_.AskedHandles(pid).size();
   std::set<uint64_t> asked;  // asked about in this hold, answered or not
@@ -222,6 +240,7 @@ void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_n
   bool retry = false;     // this hold could not be used: its handles wait for the next one
   bool continued = false;  // the session continued the rest of the process
   bool released = false;   // the hold's entry is gone
+  bool left = false;       // handles asked for were left to a hold taken since
   if (!watched_.count(pid)) {
     why = "not watched";
   } else if (const std::string tracer = OtherTracer(pid, self_pid_); !tracer.empty()) {
@@ -263,7 +282,7 @@ void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_n
             }
           };
           // Rounds until no thread asked for more while the previous one ran.
-          for (int round = 0; round < kMaxAskRounds && RenewHold(pid, tid); ++round) {
+          for (int round = 0; round < kMaxAskRounds && RenewHold(pid, tid, ip); ++round) {
             bool any = false;
             for (uint64_t kernel : maps_.AskedHandles(pid)) {
               if (asked.count(kernel)) continue;
@@ -277,8 +296,12 @@ void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_n
           bpf_map_delete_elem(held_fd_, &pid);
           released = true;
           for (uint64_t kernel : maps_.AskedHandles(pid)) {
-            if (HeldNow(pid)) break;
-            if (!asked.count(kernel)) ask(kernel);
+            if (asked.count(kernel)) continue;
+            if (HeldNow(pid)) {
+              left = true;
+              break;
+            }
+            ask(kernel);
           }
         }
         if (Status st = (*session)->End(); !st.ok()) Fail(st.message());
@@ -304,6 +327,7 @@ void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_n
   stats_.max_held_ns = std::max(stats_.max_held_ns, held);
   stats_.learned += learned.size();
   for (const LearnedKernel& k : learned) learned_(pid, tid, since_ns, end_ns, k);
+  return left;
 }
 
 std::string QuerySummary(const QueryStats& stats) {

@@ -74,8 +74,10 @@ class ZeQueries {
 
  private:
   void Refuse(uint32_t pid, const std::string& why);
+  // Serves one hold; true when handles asked for were left to a hold taken since.
+  bool ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_ns);
   // Keeps `pid`'s hold ours (fresh for the guardian's bound); false if it is gone.
-  bool RenewHold(uint32_t pid, uint32_t tid);
+  bool RenewHold(uint32_t pid, uint32_t tid, uint64_t ip);
   // Whether `pid` is held now (by a thread of it that took a hold since).
   bool HeldNow(uint32_t pid) const;
   void Fail(const std::string& why);
@@ -91,6 +93,7 @@ class ZeQueries {
   std::set<uint32_t> watched_;
   std::map<uint32_t, QueryTargetAddresses> targets_;
   std::map<uint32_t, int> unusable_holds_;
+  std::set<std::pair<uint32_t, uint64_t>> served_;  // (pid, since) of holds served before their record
   QueryStats stats_;
 };
 
