@@ -145,6 +145,11 @@ TEST_F(ReportIntegrationTest, DeviceTotalsMatchTheSimulatedGpusGroundTruth) {
                            e["idle_sync_ns"].get<uint64_t>() + e["idle_waiting_ns"].get<uint64_t>() +
                            e["idle_unknown_ns"].get<uint64_t>();
     EXPECT_EQ(parts, e["span_ns"].get<uint64_t>());
+    // Named as a user knows it: the workload's queues and immediate lists are on ordinal 0,
+    // index 0, which the simulated GPU's queue groups (read by xtrace's own Level Zero) say
+    // is a compute group.
+    EXPECT_EQ(e["engine_type"], "compute") << e.dump();
+    EXPECT_TRUE(e["engine"].get<std::string>().starts_with("GPU 0 compute 0.0")) << e.dump();
   }
 
   // The text report answers the same question.

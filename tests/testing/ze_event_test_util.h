@@ -62,6 +62,7 @@ inline void ExpectSameZeEvent(const Event& expected, const Event& actual) {
     EXPECT_EQ(e->name, a.name);
     EXPECT_EQ(e->timer_hz, a.timer_hz);
     EXPECT_EQ(e->kernel_timestamp_bits, a.kernel_timestamp_bits);
+    EXPECT_EQ(e->queue_group_flags, a.queue_group_flags);
   } else if (const auto* e = std::get_if<ClockSample>(&expected)) {
     const auto& a = std::get<ClockSample>(actual);
     EXPECT_EQ(e->device, a.device);

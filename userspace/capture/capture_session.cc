@@ -402,7 +402,7 @@ void Session::OpenDeviceClocks() {
   for (const SampledDevice& d : clocks_->devices()) {
     devices.push_back(DeviceInfo{static_cast<uint32_t>(devices.size()),
                                  output_->writer().strings().Intern(d.name), d.timer_hz,
-                                 d.kernel_timestamp_bits});
+                                 d.kernel_timestamp_bits, d.queue_group_flags});
     DeviceUuid& uuid = uuids.emplace_back();
     std::memcpy(&uuid.lo, d.uuid, 8);
     std::memcpy(&uuid.hi, d.uuid + 8, 8);

@@ -38,6 +38,8 @@ struct DeviceClockSampler::Api {
   decltype(&zeDeviceGet) device_get = nullptr;
   decltype(&zeDeviceGetProperties) device_properties = nullptr;
   decltype(&zeDeviceGetGlobalTimestamps) global_timestamps = nullptr;
+  // Optional: without it engines are named without their type.
+  decltype(&zeDeviceGetCommandQueueGroupProperties) queue_group_properties = nullptr;
 };
 
 DeviceClockSampler::~DeviceClockSampler() {
@@ -58,6 +60,7 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
       !resolve(api->device_properties, "zeDeviceGetProperties") ||
       !resolve(api->global_timestamps, "zeDeviceGetGlobalTimestamps"))
     return Status::Error(std::string(kLoader) + " lacks a Level Zero entry point xtrace needs");
+  resolve(api->queue_group_properties, "zeDeviceGetCommandQueueGroupProperties");
   if (ze_result_t r = api->init(ZE_INIT_FLAG_GPU_ONLY); r != ZE_RESULT_SUCCESS)
     return Status::Error("zeInit: " + ResultText(r));
   uint32_t drivers = 0;
@@ -84,6 +87,7 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
       d.kernel_timestamp_bits = props.kernelTimestampValidBits;
       static_assert(sizeof(d.uuid) == sizeof(props.uuid.id));
       std::memcpy(d.uuid, props.uuid.id, sizeof(d.uuid));
+      d.queue_group_flags = QueueGroupFlags(*api, dev);
       self->devices_.push_back(d);
       self->handles_.push_back(dev);
     }
@@ -92,6 +96,22 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
   if (self->devices_.empty()) return Status::Error("Level Zero reports no GPU");
   self->api_ = std::move(api);
   return self;
+}
+
+// What kind of engine each command queue group (ordinal) of `dev` runs on, so that a report
+// can name a traced process's queues ("GPU 0 compute 0.1"); empty when the driver does not
+// say.
+std::vector<uint32_t> DeviceClockSampler::QueueGroupFlags(const Api& api, void* dev) {
+  if (!api.queue_group_properties) return {};
+  const auto device = static_cast<ze_device_handle_t>(dev);
+  uint32_t count = 0;
+  if (api.queue_group_properties(device, &count, nullptr) != ZE_RESULT_SUCCESS || count == 0) return {};
+  std::vector<ze_command_queue_group_properties_t> groups(count);
+  for (auto& g : groups) g.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
+  if (api.queue_group_properties(device, &count, groups.data()) != ZE_RESULT_SUCCESS) return {};
+  std::vector<uint32_t> flags;
+  for (uint32_t i = 0; i < count && i < groups.size(); ++i) flags.push_back(groups[i].flags);
+  return flags;
 }
 
 std::vector<DeviceClockReading> DeviceClockSampler::Read() const {

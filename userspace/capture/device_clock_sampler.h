@@ -18,6 +18,8 @@ struct SampledDevice {
   uint8_t uuid[16] = {};  // ze_device_uuid_t: how a traced process's device is matched to it
   uint64_t timer_hz = 0;
   uint32_t kernel_timestamp_bits = 0;
+  // ze_command_queue_group_property_flags_t by ordinal; empty when the driver did not say.
+  std::vector<uint32_t> queue_group_flags;
 };
 
 struct DeviceClockReading {
@@ -43,6 +45,7 @@ class DeviceClockSampler {
  private:
   struct Api;
   DeviceClockSampler() = default;
+  static std::vector<uint32_t> QueueGroupFlags(const Api& api, void* device);
 
   void* library_ = nullptr;
   std::unique_ptr<Api> api_;

@@ -300,6 +300,8 @@ struct Event {
       name @132 :UInt32;             # string id
       timerHz @133 :UInt64;
       kernelTimestampBits @134 :UInt32;
+      queueGroupFlags @188 :List(UInt32);  # per command queue group (ordinal): its
+                                           # ze_command_queue_group_property_flags_t
     }
     clockSample :group {
       # zeDeviceGetGlobalTimestamps, by xtrace (pid 0) or a traced process.

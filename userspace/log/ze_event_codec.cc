@@ -103,6 +103,8 @@ bool EncodeZeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Buil
     g.setName(e->name);
     g.setTimerHz(e->timer_hz);
     g.setKernelTimestampBits(e->kernel_timestamp_bits);
+    auto flags = g.initQueueGroupFlags(static_cast<unsigned>(e->queue_group_flags.size()));
+    for (unsigned i = 0; i < flags.size(); ++i) flags.set(i, e->queue_group_flags[i]);
     return true;
   }
   if (const auto* e = std::get_if<ClockSample>(&event)) {
@@ -226,6 +228,8 @@ bool DecodeZeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
                         .name = g.getName(),
                         .timer_hz = g.getTimerHz(),
                         .kernel_timestamp_bits = g.getKernelTimestampBits()};
+      for (const uint32_t flags : g.getQueueGroupFlags())
+        std::get<DeviceInfo>(*out).queue_group_flags.push_back(flags);
       return true;
     }
     case log_schema::Event::CLOCK_SAMPLE: {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "model/string_table.h"
 
@@ -48,6 +49,9 @@ struct DeviceInfo {
   StringId name = kEmptyString;
   uint64_t timer_hz = 0;               // device timestamp ticks per second
   uint32_t kernel_timestamp_bits = 0;  // valid bits of kernel timestamps (they wrap)
+  // Each command queue group's ze_command_queue_group_property_flags_t, by ordinal: what
+  // kind of engine a queue created on that ordinal runs on. Empty: not known.
+  std::vector<uint32_t> queue_group_flags = {};
 };
 
 // One reading of a device clock against the host: zeDeviceGetGlobalTimestamps, by xtrace

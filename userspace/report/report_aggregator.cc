@@ -202,7 +202,11 @@ void ReportAggregator::AddDeviceOp(const DeviceOp& op, const StringTable& string
   if (added) {
     if (auto known = engine_identities_.find({op.pid, op.queue}); known != engine_identities_.end())
       engine->second.identity = known->second;
-    engine->second.identity.device = op.device;
+    EngineIdentity& identity = engine->second.identity;
+    identity.device = op.device;
+    if (auto groups = queue_group_flags_.find(op.device);
+        identity.described && groups != queue_group_flags_.end() && identity.ordinal < groups->second.size())
+      identity.group_flags = groups->second[identity.ordinal];
   }
   engine->second.idle.Add(op, &activity_);
   if (!op.measured || op.append_ns == 0) return;
@@ -244,6 +248,8 @@ void ReportAggregator::Add(const Event& event, const StringTable& strings) {
   } else if (const auto* op = std::get_if<DeviceOp>(&event)) {
     if (!Selected(op->pid, op->start_ns)) return;
     AddDeviceOp(*op, strings);
+  } else if (const auto* device = std::get_if<DeviceInfo>(&event)) {
+    if (!device->queue_group_flags.empty()) queue_group_flags_[device->device] = device->queue_group_flags;
   } else if (const auto* queue = std::get_if<DeviceQueue>(&event)) {
     engine_identities_[{queue->pid, queue->handle}] = EngineIdentity::Of(*queue);
   } else if (const auto* process = std::get_if<ProcessInfo>(&event)) {

@@ -254,6 +254,11 @@ TEST(ReportBuilderTest, KernelNamesDemangledAndEnginesNamed) {
     const uint64_t t0 = header.start_clock.monotonic_ns;
     (*writer)->Append(DeviceQueue{.pid = 100, .device = 0, .handle = 0x7facd0000cf0,
                                   .immediate = true, .ordinal = 0, .index = 1, .track = 1});
+    // Device 1's queue groups are known: ordinal 1 copies only.
+    (*writer)->Append(DeviceInfo{.device = 1, .name = s.Intern("GPU B"), .timer_hz = 1000,
+                                 .kernel_timestamp_bits = 32, .queue_group_flags = {0xf, 0x2}});
+    (*writer)->Append(DeviceQueue{.pid = 100, .device = 1, .handle = 0x7fac00000100,
+                                  .immediate = false, .ordinal = 1, .index = 0, .track = 1});
     for (int k = 0; k < 2; ++k) {
       DeviceOp op;
       op.pid = 100;
@@ -265,6 +270,16 @@ TEST(ReportBuilderTest, KernelNamesDemangledAndEnginesNamed) {
       op.measured = k == 0;
       (*writer)->Append(op);
     }
+    DeviceOp copy;
+    copy.pid = 100;
+    copy.device = 1;
+    copy.queue = 0x7fac00000100;
+    copy.kind = DeviceOpKind::kCopy;
+    copy.name = s.Intern("zeCommandListAppendMemoryCopy");
+    copy.start_ns = t0 + 1000;
+    copy.end_ns = t0 + 2000;
+    copy.measured = true;
+    (*writer)->Append(copy);
     ASSERT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
   }
   auto report = BuildReport({dir.File("run.capnp")}, {});
@@ -274,6 +289,10 @@ TEST(ReportBuilderTest, KernelNamesDemangledAndEnginesNamed) {
                             "operator()(sycl::_V1::handler&) const::{lambda(sycl::_V1::nd_item<1>)#1}";
   const auto& row = Row(j["sections"][0]["tables"]["device_ops"], shown);
   EXPECT_EQ(row["mangled_name"], sycl);
+  ASSERT_EQ(j["sections"][0]["tables"]["engines"].size(), 2u);
+  const auto& copy_engine = j["sections"][0]["tables"]["engines"][1];
+  EXPECT_EQ(copy_engine["engine"], "GPU 1 copy 1.0");
+  EXPECT_EQ(copy_engine["engine_type"], "copy");
   const auto& engine = j["sections"][0]["tables"]["engines"][0];
   EXPECT_EQ(engine["engine"], "GPU 0 engine 0.1 immediate (type unknown)");
   EXPECT_EQ(engine["queue"], "0x7facd0000cf0");
