@@ -20,27 +20,6 @@ std::string ProcPath(uint32_t pid, const std::string& rest) {
   return "/proc/" + std::to_string(pid) + "/" + rest;
 }
 
-// The start of the collector's mapping at file offset 0: its load base (a shared object
-// whose first segment starts at address 0, as the collector is linked).
-std::optional<uint64_t> LoadBase(uint32_t pid, const MappedLibrary& lib) {
-  const std::string maps = ReadWholeFile(ProcPath(pid, "maps")).value_or("");
-  size_t pos = 0;
-  while (pos < maps.size()) {
-    size_t eol = maps.find('\n', pos);
-    if (eol == std::string::npos) eol = maps.size();
-    unsigned long long start = 0, end = 0, offset = 0, inode = 0;
-    unsigned major = 0, minor = 0;
-    char perms[8] = {};
-    const std::string line = maps.substr(pos, eol - pos);
-    pos = eol + 1;
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &offset,
-                    &major, &minor, &inode) != 7)
-      continue;
-    if (offset == 0 && inode == lib.inode && line.find(lib.path) != std::string::npos) return start;
-  }
-  return std::nullopt;
-}
-
 std::string Trimmed(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
   return text;

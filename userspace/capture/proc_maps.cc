@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -37,6 +38,8 @@ std::vector<MappedLibrary> ParseMappedLibraries(std::string_view maps_text, uint
     const size_t slash = path.rfind('/');
     if (std::string_view(path).substr(slash + 1).rfind(basename_prefix, 0) != 0) continue;
 
+    const uint64_t start = std::strtoull(range.c_str(), nullptr, 16);
+    const bool at_file_start = std::strtoull(offset.c_str(), nullptr, 16) == 0;
     MappedLibrary lib;
     lib.path = path;
     lib.host_path = "/proc/" + std::to_string(pid) + "/root" + path;
@@ -47,8 +50,13 @@ std::vector<MappedLibrary> ParseMappedLibraries(std::string_view maps_text, uint
       lib.dev_major = major;
       lib.dev_minor = minor;
     }
+    if (at_file_start) lib.load_base = start;
     bool seen = false;
-    for (const auto& f : found) seen = seen || f.SameFile(lib);
+    for (auto& f : found) {
+      if (!f.SameFile(lib)) continue;
+      seen = true;
+      if (!f.load_base) f.load_base = lib.load_base;
+    }
     if (!seen) found.push_back(std::move(lib));
   }
   return found;
@@ -85,6 +93,15 @@ Result<std::vector<MappedLibrary>> FindMappedLibraries(uint32_t pid,
     return Status::Error("cannot read " + path + ": " + std::strerror(err));
   }
   return ParseMappedLibraries(*text, pid, basename_prefix);
+}
+
+std::optional<uint64_t> LoadBase(uint32_t pid, const MappedLibrary& lib) {
+  const size_t slash = lib.path.rfind('/');
+  auto mapped = FindMappedLibraries(pid, std::string_view(lib.path).substr(slash + 1));
+  if (!mapped.ok()) return std::nullopt;
+  for (const MappedLibrary& m : *mapped)
+    if (m.SameFile(lib) && m.load_base) return m.load_base;
+  return std::nullopt;
 }
 
 }  // namespace xtrace

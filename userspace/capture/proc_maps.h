@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@ struct MappedLibrary {
   std::string path;
   std::string host_path;  // /proc/PID/root + path, or once opened /proc/self/fd/N
   std::string map_range;  // "start-end" of its first mapping: its /proc/PID/map_files entry
+  uint64_t load_base = 0;  // start of its mapping at file offset 0 (0: none such)
   uint64_t inode = 0;
   uint32_t dev_major = 0;
   uint32_t dev_minor = 0;
@@ -44,5 +46,10 @@ UniqueFd OpenMappedFile(uint32_t pid, const MappedLibrary& lib, std::string* how
 // Reads /proc/PID/maps. Errors name the pid and say whether the process is gone.
 Result<std::vector<MappedLibrary>> FindMappedLibraries(uint32_t pid,
                                                        std::string_view basename_prefix);
+
+// Where `pid` maps `lib` (possibly found in another process, or before an exec) now: the start
+// of its mapping at file offset 0, which virtual addresses of a shared object are relative to.
+// nullopt when it does not map it (yet), or is gone.
+std::optional<uint64_t> LoadBase(uint32_t pid, const MappedLibrary& lib);
 
 }  // namespace xtrace

@@ -1,9 +1,12 @@
 // Tests for capture/proc_maps: finding libraries in /proc/PID/maps text.
 #include "capture/proc_maps.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 namespace xtrace {
 namespace {
@@ -36,6 +39,39 @@ TEST(ProcMaps, KeepsTheRangeOfTheFirstMapping) {
   auto libs = ParseMappedLibraries(kMaps, 4242, "libze_loader.so");
   ASSERT_EQ(libs.size(), 2u);
   EXPECT_EQ(libs[0].map_range, "7f1000000000-7f1000010000");
+}
+
+// A shared object's addresses are relative to its mapping at file offset 0, whichever of its
+// mappings the maps list first.
+TEST(ProcMaps, LoadBaseIsTheMappingAtFileOffsetZero) {
+  constexpr const char* kLaterStart =
+      "7f6000010000-7f6000030000 r-xp 00010000 fe:01 88 /usr/lib/libze_loader.so.1\n"
+      "7f6000000000-7f6000010000 r--p 00000000 fe:01 88 /usr/lib/libze_loader.so.1\n";
+  auto libs = ParseMappedLibraries(kMaps, 4242, "libze_loader.so");
+  ASSERT_EQ(libs.size(), 2u);
+  EXPECT_EQ(libs[0].load_base, 0x7f1000000000u);
+  EXPECT_EQ(libs[1].load_base, 0x7f2000000000u);
+  libs = ParseMappedLibraries(kLaterStart, 1, "libze_loader.so");
+  ASSERT_EQ(libs.size(), 1u);
+  EXPECT_EQ(libs[0].map_range, "7f6000010000-7f6000030000");
+  EXPECT_EQ(libs[0].load_base, 0x7f6000000000u);
+}
+
+// Read from a live process: the base the dynamic linker loaded libc at.
+TEST(ProcMaps, LoadBaseOfALiveProcessIsTheDynamicLinkers) {
+  const auto pid = static_cast<uint32_t>(getpid());
+  auto libs = FindMappedLibraries(pid, "libc.so");
+  ASSERT_TRUE(libs.ok()) << libs.status().message();
+  ASSERT_EQ(libs->size(), 1u);
+  Dl_info info{};
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&std::printf), &info), 0);
+  const auto base = LoadBase(pid, libs->at(0));
+  ASSERT_TRUE(base.has_value());
+  EXPECT_EQ(*base, reinterpret_cast<uint64_t>(info.dli_fbase));
+  EXPECT_EQ(libs->at(0).load_base, *base);
+  MappedLibrary elsewhere = libs->at(0);
+  elsewhere.inode = 1;  // a file this process does not map
+  EXPECT_FALSE(LoadBase(pid, elsewhere).has_value());
 }
 
 // The file is the one mapped, whatever path the maps show: a chrooted process's maps name a

@@ -12,6 +12,7 @@
 #include <regex>
 
 #include "base/read_file.h"
+#include "base/unique_fd.h"
 #include "capture/elf_symbols.h"
 
 namespace xtrace {
@@ -22,29 +23,13 @@ namespace {
 // at file offset 0 (a shared object or PIE linked from address 0).
 Result<uint64_t> LoadBias(uint32_t pid, const MappedLibrary& lib) {
   Elf64_Ehdr ehdr{};
-  const int fd = open(lib.host_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error(lib.path + ": " + std::strerror(errno));
-  const ssize_t got = pread(fd, &ehdr, sizeof(ehdr), 0);
-  close(fd);
+  const UniqueFd fd(open(lib.host_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return Status::Error(lib.path + ": " + std::strerror(errno));
+  const ssize_t got = pread(fd.get(), &ehdr, sizeof(ehdr), 0);
   if (got != static_cast<ssize_t>(sizeof(ehdr)) || std::memcmp(ehdr.e_ident, ELFMAG, SELFMAG) != 0)
     return Status::Error(lib.path + ": not an ELF file");
   if (ehdr.e_type == ET_EXEC) return uint64_t{0};
-  const auto maps = ReadWholeFile("/proc/" + std::to_string(pid) + "/maps");
-  if (!maps) return Status::Error("cannot read its memory map");
-  size_t pos = 0;
-  while (pos < maps->size()) {
-    size_t eol = maps->find('\n', pos);
-    if (eol == std::string::npos) eol = maps->size();
-    const std::string line = maps->substr(pos, eol - pos);
-    pos = eol + 1;
-    unsigned long long start = 0, end = 0, offset = 0, inode = 0;
-    unsigned major = 0, minor = 0;
-    char perms[8] = {};
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &offset,
-                    &major, &minor, &inode) != 7)
-      continue;
-    if (offset == 0 && inode == lib.inode && line.find(lib.path) != std::string::npos) return start;
-  }
+  if (const auto base = LoadBase(pid, lib)) return *base;
   return Status::Error(lib.path + " is not mapped at its start");
 }
 

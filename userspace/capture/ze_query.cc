@@ -48,27 +48,6 @@ uint64_t NowNs() {
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-// The start of the mapping of `lib` at file offset 0 in `pid`: its load base.
-std::optional<uint64_t> LoadBase(uint32_t pid, const MappedLibrary& lib) {
-  auto maps = ReadWholeFile("/proc/" + std::to_string(pid) + "/maps");
-  if (!maps) return std::nullopt;
-  size_t pos = 0;
-  while (pos < maps->size()) {
-    size_t eol = maps->find('\n', pos);
-    if (eol == std::string::npos) eol = maps->size();
-    const std::string line = maps->substr(pos, eol - pos);
-    pos = eol + 1;
-    unsigned long long start = 0, end = 0, offset = 0, inode = 0;
-    unsigned major = 0, minor = 0;
-    char perms[8] = {};
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &offset,
-                    &major, &minor, &inode) != 7)
-      continue;
-    if (offset == 0 && inode == lib.inode && line.find(lib.path) != std::string::npos) return start;
-  }
-  return std::nullopt;
-}
-
 std::string Hex(uint64_t v) {
   char text[24];
   std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(v));
