@@ -16,6 +16,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "capture_steps.h"
@@ -182,6 +183,88 @@ TEST_F(ContainerTest, AttachByContainerIdTracesARunningContainer) {
   ASSERT_TRUE(c.processes.count(pid));
   EXPECT_EQ(c.processes.at(pid).container_id, id);
   EXPECT_EQ(c.processes.at(pid).ns_pid, 1u) << "the workload is its container's first process";
+}
+
+// A job attached mid-run in a container: its kernels were made before the attach, in another
+// pid namespace and from another loader file. Each is learned from the process by a query
+// (held thread ids translated to the host's), so every launch is named as the workload logs
+// it, and the summary counts the queries.
+TEST_F(ContainerTest, AttachToARunningContainerNamesKernelsMadeBeforeTheAttach) {
+  auto image = WorkloadImage("image");
+  ASSERT_FALSE(image->tag().empty()) << image->error();
+  const std::string name = Name("query");
+  Subprocess container(
+      image->RunArgv(name, {"ZE_ENABLE_ALT_DRIVERS=" + kSimze}, {Path("out") + ":/out"},
+                     {kWorkload, "--wait-for-signal", "--threads", "2", "--iterations", "2",
+                      "--launch-log", "/out/launches.tsv"}),
+      image->PodmanEnv());
+  const uint32_t pid = StartedPid(container, *image, name);
+  ASSERT_GT(pid, 0u) << container.stderr_text();
+  const std::string out = Path("query.capnp");
+  Subprocess xtrace({kXtrace, "attach", "--container", ContainerId(*image, name), "-o", out});
+  ASSERT_TRUE(WaitAttached(xtrace, {pid}, 60s)) << xtrace.stderr_text();
+  container.Signal(SIGUSR1);
+  ASSERT_TRUE(container.WaitStdout("round 1", 60s)) << container.stderr_text();
+  EndWorkloads({&container});
+  ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
+  SCOPED_TRACE("xtrace said:\n" + xtrace.stderr_text());
+
+  const LogContents c = ReadLogContents(out);
+  ASSERT_TRUE(c.readable) << c.error;
+  const auto expected = ReadLaunchLog(Path("out/launches.tsv"), /*strip_tid=*/true);
+  ASSERT_EQ(expected.size(), 20u);
+  const auto got = Sorted(c.launches_no_tid.count(pid) ? c.launches_no_tid.at(pid) : std::vector<std::string>{});
+  EXPECT_EQ(got, expected);
+  for (const auto& launch : got) EXPECT_NE(launch.rfind("kernel@", 0), 0u) << launch;
+  EXPECT_NE(xtrace.stderr_text().find("objects made before the attach were queried in the process"),
+            std::string::npos);
+}
+
+// The same from a pod sidecar (the manifest's capabilities: CAP_BPF, CAP_PERFMON and
+// CAP_SYS_PTRACE, which the queries need, no CAP_SYS_ADMIN): `xtrace attach` run in the
+// sidecar's container, in the pod's pid namespace, at a workload container that started
+// before it. The queries stop and call into the workload with ptrace from inside the pod.
+TEST_F(ContainerTest, AttachFromAPodSidecarNamesKernelsMadeBeforeTheAttach) {
+  ::mkdir(Path("xtrace-image").c_str(), 0755);
+  ContainerImage xtrace_image(Path("xtrace-image"), {kXtrace, "/bin/sleep"}, {});
+  ASSERT_FALSE(xtrace_image.tag().empty()) << xtrace_image.error();
+  auto image = WorkloadImage("image");
+  ASSERT_FALSE(image->tag().empty()) << image->error();
+  const std::string sidecar = Name("qsidecar");
+  Subprocess pod(xtrace_image.RunArgv(sidecar, {}, {Path("out") + ":/out"}, {"/bin/sleep", "600"},
+                                      {"--cap-drop=all", "--cap-add=CAP_BPF,CAP_PERFMON,CAP_SYS_PTRACE",
+                                       "--security-opt=seccomp=unconfined", "--read-only"}),
+                 xtrace_image.PodmanEnv());
+  const std::string name = Name("qworkload");
+  for (int i = 0; i < 300 && ContainerPid(xtrace_image, sidecar) == 0; ++i) std::this_thread::sleep_for(100ms);
+  Subprocess container(
+      image->RunArgv(name, {"ZE_ENABLE_ALT_DRIVERS=" + kSimze}, {Path("out") + ":/out"},
+                     {kWorkload, "--wait-for-signal", "--threads", "2", "--iterations", "2",
+                      "--launch-log", "/out/launches.tsv"},
+                     {"--pid=container:" + sidecar}),
+      image->PodmanEnv());
+  const uint32_t pod_pid = PidFromReadyLine(container.WaitStdout("ready", 60s));  // the pod's number
+  ASSERT_GT(pod_pid, 1u) << container.stdout_text();
+  Subprocess xtrace({"/usr/bin/podman", "exec", sidecar, kXtrace, "attach", "--pid",
+                     std::to_string(pod_pid), "-o", "/out/query.capnp"},
+                    xtrace_image.PodmanEnv());
+  ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(pod_pid), 60s)) << xtrace.stderr_text();
+  container.Signal(SIGUSR1);
+  ASSERT_TRUE(container.WaitStdout("round 1", 60s)) << container.stderr_text();
+  EndWorkloads({&container});
+  // Its one process gone, the capture ends by itself.
+  ASSERT_EQ(xtrace.Wait(60s), 0) << xtrace.stderr_text();
+  SCOPED_TRACE("xtrace said:\n" + xtrace.stderr_text());
+
+  const LogContents c = ReadLogContents(Path("out/query.capnp"));
+  ASSERT_TRUE(c.readable) << c.error;
+  const auto expected = ReadLaunchLog(Path("out/launches.tsv"), /*strip_tid=*/true);
+  ASSERT_EQ(expected.size(), 20u);
+  const auto got = Sorted(c.launches_no_tid.count(pod_pid) ? c.launches_no_tid.at(pod_pid) : std::vector<std::string>{});
+  EXPECT_EQ(got, expected);
+  for (const auto& launch : got) EXPECT_NE(launch.rfind("kernel@", 0), 0u) << launch;
+  EXPECT_NE(xtrace.stderr_text().find("objects made before the attach were queried in the process"),
+            std::string::npos);
 }
 
 // A capture scoped to one container probes that container's files: another container, with
