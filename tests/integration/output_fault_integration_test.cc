@@ -167,15 +167,19 @@ TEST_F(OutputFaultTest, RecordExitsWithItsCommandsStatusHoweverTheCaptureEnds) {
   EXPECT_NE(xtrace.stderr_text().find("killed by signal 15"), std::string::npos) << xtrace.stderr_text();
 }
 
-// A workload launching for `seconds` from two threads, its pid from its "ready" line.
+// A workload launching from two threads until the test ends it (SIGTERM: it finishes its
+// round and exits 0), its pid from its "ready" line. Never for a fixed time: xtrace's start-up
+// takes from under a second to several on a loaded machine, and a workload that ended before
+// the capture began left these tests nothing to capture.
 struct RunningWorkload {
   std::unique_ptr<Subprocess> process;
   uint32_t pid = 0;
+  void End() { testing::EndWorkloads({process.get()}); }
 };
-RunningWorkload StartWorkload(const std::string& seconds, const std::string& launch_log) {
+RunningWorkload StartWorkload(const std::string& launch_log) {
   RunningWorkload w;
   w.process = std::make_unique<Subprocess>(
-      std::vector<std::string>{kWorkload, "--duration", seconds, "--threads", "2", "--iterations",
+      std::vector<std::string>{kWorkload, "--duration", "300", "--threads", "2", "--iterations",
                                "20", "--launch-log", launch_log},
       std::vector<std::string>{kSimDriver});
   w.pid = PidFromReadyLine(w.process->WaitStdout("ready", 30s));
@@ -186,7 +190,7 @@ TEST_F(OutputFaultTest, DaemonOnAFullDiskKeepsItsCompleteFilesAndSaysWhatItDropp
   const std::string disk = SmallDisk("512k");
   ASSERT_FALSE(disk.empty());
   const std::string captures = disk + "/captures", launch_log = Path("launches.tsv");
-  RunningWorkload w = StartWorkload("6", launch_log);
+  RunningWorkload w = StartWorkload(launch_log);
   ASSERT_GT(w.pid, 0u) << w.process->stderr_text();
   Subprocess daemon({kXtrace, "daemon", "--socket", Path("xtrace.sock"), "--output-dir", captures,
                      "--max-file-size", "100k", "--max-files", "3", "--pid", std::to_string(w.pid)},
@@ -229,7 +233,7 @@ TEST_F(OutputFaultTest, DaemonOnAFullDiskKeepsItsCompleteFilesAndSaysWhatItDropp
   daemon.Signal(SIGTERM);
   auto status = daemon.Wait(30s);
   EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << daemon.stderr_text();
-  w.process->Wait(30s);
+  w.End();
 }
 
 // The daemon's files in `dir`: complete logs (*.capnp) and the rest (*.capnp.part), by name.
@@ -253,7 +257,7 @@ TEST_F(OutputFaultTest, DaemonRotatingOntoADirectoryMadeReadOnlyKeepsItsFilesAnd
   // writable mount beneath, as a remounted disk's open file would until its next write).
   const std::string captures = Path("captures"), socket = Path("xtrace.sock");
   std::filesystem::create_directory(captures);
-  RunningWorkload w = StartWorkload("8", Path("launches.tsv"));
+  RunningWorkload w = StartWorkload(Path("launches.tsv"));
   ASSERT_GT(w.pid, 0u) << w.process->stderr_text();
   Subprocess daemon({kXtrace, "daemon", "--socket", socket, "--output-dir", captures,
                      "--max-file-size", "100k", "--max-files", "1000", "--pid",
@@ -336,7 +340,7 @@ TEST_F(OutputFaultTest, DaemonRotatingOntoADirectoryMadeReadOnlyKeepsItsFilesAnd
   daemon.Signal(SIGTERM);
   auto exited = daemon.Wait(30s);
   EXPECT_TRUE(exited && WIFEXITED(*exited) && WEXITSTATUS(*exited) == 0) << daemon.stderr_text();
-  w.process->Wait(30s);
+  w.End();
 }
 
 // Attaches to a running workload with its log in `out`, and waits until a few batches are on
@@ -354,11 +358,12 @@ TEST_F(OutputFaultTest, OutputDirectoryMadeReadOnlyMidCapture) {
   // and finishes its file, complete: nothing is lost.
   const std::string dir = Path("out"), out = dir + "/run.capnp", launch_log = Path("l.tsv");
   std::filesystem::create_directory(dir);
-  RunningWorkload w = StartWorkload("3", launch_log);
+  RunningWorkload w = StartWorkload(launch_log);
   ASSERT_GT(w.pid, 0u);
   auto xtrace = AttachAndWaitForBatches(w.pid, out);
   ASSERT_EQ(::chmod(dir.c_str(), 0500), 0);
-  w.process->Wait(30s);
+  std::this_thread::sleep_for(1500ms);  // a flush or more after it
+  w.End();
   auto status = xtrace->Wait(30s);
   ASSERT_TRUE(status.has_value());
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace->stderr_text();
@@ -372,7 +377,7 @@ TEST_F(OutputFaultTest, OutputDirectoryRemovedMidCaptureStopsItAtTheNextWrite) {
   // next write (within a second, the flush interval) stops the capture with one line.
   const std::string dir = Path("out"), out = dir + "/run.capnp", launch_log = Path("l.tsv");
   std::filesystem::create_directory(dir);
-  RunningWorkload w = StartWorkload("10", launch_log);
+  RunningWorkload w = StartWorkload(launch_log);
   ASSERT_GT(w.pid, 0u);
   auto xtrace = AttachAndWaitForBatches(w.pid, out);
   std::filesystem::remove_all(dir);
@@ -387,7 +392,7 @@ TEST_F(OutputFaultTest, OutputDirectoryRemovedMidCaptureStopsItAtTheNextWrite) {
             1u)
       << xtrace->stderr_text();
   EXPECT_EQ(kill(static_cast<pid_t>(w.pid), 0), 0);  // the target runs on
-  w.process->Wait(30s);
+  w.End();
 }
 
 TEST_F(OutputFaultTest, LogCutShortBySomeoneElseMidCaptureStopsItAndKeepsWhatPrecedesTheCut) {
@@ -395,7 +400,7 @@ TEST_F(OutputFaultTest, LogCutShortBySomeoneElseMidCaptureStopsItAndKeepsWhatPre
   // hole of zeros no reader can tell from frames. The next write stops the capture with one
   // line; the batches before the cut still convert with --salvage.
   const std::string out = Path("run.capnp"), launch_log = Path("l.tsv");
-  RunningWorkload w = StartWorkload("10", launch_log);
+  RunningWorkload w = StartWorkload(launch_log);
   ASSERT_GT(w.pid, 0u);
   auto xtrace = AttachAndWaitForBatches(w.pid, out);
   const auto size = std::filesystem::file_size(out);
@@ -413,7 +418,7 @@ TEST_F(OutputFaultTest, LogCutShortBySomeoneElseMidCaptureStopsItAndKeepsWhatPre
       << errors[0];
   EXPECT_EQ(std::filesystem::file_size(out), size / 2);  // nothing written past the cut
   EXPECT_EQ(kill(static_cast<pid_t>(w.pid), 0), 0);
-  w.process->Wait(30s);
+  w.End();
   auto salvage = RunCommand({kXtrace, "convert", "--salvage", out, "-o", Path("cut.json")});
   EXPECT_EQ(salvage.exit_code(), 0) << salvage.err;
   EXPECT_TRUE(std::regex_search(salvage.err, std::regex("converted the [1-9][0-9]* events")))
