@@ -6,10 +6,12 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "model/event_tap.h"
 #include "model/log_header.h"
 
 namespace xtrace {
@@ -64,6 +66,9 @@ struct CaptureOptions {
   uint64_t ring_bytes = 16 << 20;
   int poll_interval_ms = 100;        // ring-buffer poll and maps re-scan period
   uint64_t flush_interval_ns = 1000000000;  // a killed capture loses at most this much
+  // Makes, for each capture, a tap fed every event written, whose lines end the summary (the
+  // top kernels: report::TopKernels). Unset: the summary has none.
+  std::function<std::unique_ptr<EventTap>()> summary_tap;
   // How long probes stay on a library file after the last traced process using it is gone,
   // so that short-lived processes started one after another are traced from their first call.
   uint64_t library_grace_ns = 10'000'000'000ull;

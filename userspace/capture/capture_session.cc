@@ -148,6 +148,7 @@ class Session {
   LinkReaper reaper_;
   std::unique_ptr<AttachPlanner> planner_;
   std::unique_ptr<CaptureOutput> output_;
+  std::unique_ptr<EventTap> tap_;  // before the sink, which feeds it
   std::unique_ptr<LogSink> sink_;
   ProcessTable processes_;
   std::unique_ptr<Correlator> correlator_;
@@ -493,7 +494,8 @@ Status Session::Prepare() {
                     : CaptureOutput::ToDirectory(opt_.output_dir, opt_.rotation, header, now);
   if (!output.ok()) return output.status();
   output_ = std::move(*output);
-  sink_ = std::make_unique<LogSink>(output_->writer());
+  if (opt_.summary_tap) tap_ = opt_.summary_tap();
+  sink_ = std::make_unique<LogSink>(output_->writer(), tap_.get());
   correlator_ = std::make_unique<Correlator>(output_->writer().strings(), *sink_, processes_);
   // With nothing recording host API calls there is no call to attribute an ioctl to.
   correlator_->drm().set_link_host_calls(opt_.drm != DrmCapture::kOnly);
@@ -754,7 +756,7 @@ Result<CaptureReport> Session::Run() {
     stats.missed = counters[XT_CNT_QUERY_MISSED];
     facts.queries_text = QuerySummary(stats);
   }
-  facts.kernels_text = sink_->top_kernels().Format(5);
+  if (tap_) facts.kernels_text = tap_->Summary();
   facts.dropped_by_source = DroppedBySource(drop_windows_.total());
   report.summary_text = SummaryText(report, facts);
   if (!opt_.quiet) std::fprintf(stderr, "%s\n", report.summary_text.c_str());

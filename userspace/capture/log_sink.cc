@@ -26,7 +26,7 @@ void LogSink::OnEvent(const Event& event) {
     file_dropped_.drm += d->drm;
     file_dropped_.other += d->other;
   }
-  top_kernels_.Add(event, writer_.strings());
+  if (tap_) tap_->Add(event, writer_.strings());
   writer_.Append(event);
   ++events_;
   ++file_events_;

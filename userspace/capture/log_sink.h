@@ -14,7 +14,7 @@
 
 #include "correlate/event_sink.h"
 #include "log/log_writer.h"
-#include "report/top_kernels.h"
+#include "model/event_tap.h"
 
 namespace xtrace {
 
@@ -26,8 +26,9 @@ struct RecordTally {
 
 class LogSink final : public EventSink {
  public:
-  // `writer` goes on in each new file (LogWriter::ContinueInNewFile) and outlives the sink.
-  explicit LogSink(LogWriter& writer) : writer_(writer) {}
+  // `writer` goes on in each new file (LogWriter::ContinueInNewFile) and outlives the sink, as
+  // does `tap` (fed every event; may be null).
+  explicit LogSink(LogWriter& writer, EventTap* tap = nullptr) : writer_(writer), tap_(tap) {}
 
   void OnEvent(const Event& event) override;
 
@@ -52,9 +53,6 @@ class LogSink final : public EventSink {
   // whole capture); empty if it never was.
   std::string CommOf(uint32_t pid) const;
 
-  // The kernels that took the most measured device time so far, for the capture's summary.
-  const report::TopKernels& top_kernels() const { return top_kernels_; }
-
   uint64_t events() const { return events_; }
   uint64_t file_events() const { return file_events_; }
   const RecordTally& file_tally() const { return file_tally_; }
@@ -64,7 +62,7 @@ class LogSink final : public EventSink {
   void Forget(uint32_t pid);
 
   LogWriter& writer_;
-  report::TopKernels top_kernels_;
+  EventTap* tap_;
   uint64_t events_ = 0;
   uint64_t file_events_ = 0;
   std::map<uint32_t, std::vector<ProcessInfo>> processes_;  // its identities, oldest first

@@ -145,3 +145,42 @@ TEST_F(LogSinkTest, ARecycledPidForgetsTheOldProcessesExecs) {
 
 }  // namespace
 }  // namespace xtrace
+
+namespace xtrace {
+namespace {
+
+// Records what it is fed: the names of the processes, in order.
+class RecordingTap final : public EventTap {
+ public:
+  std::vector<std::string> seen;
+  void Add(const Event& event, const StringTable& strings) override {
+    if (const auto* p = std::get_if<ProcessInfo>(&event)) seen.emplace_back(strings.Get(p->comm));
+    else seen.emplace_back("other");
+  }
+  std::string Summary() const override { return std::to_string(seen.size()) + " events"; }
+};
+
+// The tap sees every event the log gets, in order, whatever file it goes to.
+TEST(LogSinkTapTest, ATapIsFedEveryEventInOrder) {
+  test_util::ScratchDir dir;
+  auto writer = LogWriter::Create(dir.File("0.capnp"), test_util::SampleHeader());
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  RecordingTap tap;
+  LogSink sink(**writer, &tap);
+  ProcessInfo a;
+  a.pid = 1;
+  a.comm = (*writer)->strings().Intern("first");
+  sink.OnEvent(a);
+  sink.OnEvent(ThreadInfo{1, 2, (*writer)->strings().Intern("t")});
+  ProcessInfo b = a;
+  b.pid = 3;
+  b.comm = (*writer)->strings().Intern("second");
+  sink.OnEvent(b);
+  EXPECT_EQ(tap.seen, (std::vector<std::string>{"first", "other", "second"}));
+  EXPECT_EQ(sink.events(), 3u);
+  EXPECT_EQ(tap.Summary(), "3 events");
+  ASSERT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
+}
+
+}  // namespace
+}  // namespace xtrace

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "capture/capture_session.h"
@@ -12,6 +13,7 @@
 #include "cli/launched_command.h"
 #include "cli/option_table.h"
 #include "cli/output_template.h"
+#include "report/top_kernels.h"
 
 namespace xtrace {
 namespace {
@@ -156,6 +158,7 @@ int RunCaptureCommand(int argc, char** argv) {
     command_pid = pid;
     ForwardStopSignalsTo(pid);
   };
+  opt.summary_tap = [] { return std::make_unique<report::TopKernels>(); };
   auto report = RunCapture(opt);
   if (!report.ok())
     std::fprintf(stderr, "xtrace %s: %s\n", cmd.c_str(), report.status().message().c_str());

@@ -4,10 +4,12 @@
 #include <time.h>
 
 #include <cstdio>
+#include <memory>
 
 #include "capture/capture_scope.h"
 #include "capture/process_owner.h"
 #include "daemon/fs_identity.h"
+#include "report/top_kernels.h"
 
 namespace xtrace {
 namespace {
@@ -69,6 +71,7 @@ Status CaptureController::Start(const CaptureOptions& request, const Requester& 
   options_.rotation = config_.rotation;
   options_.quiet = config_.quiet;
   options_.stop_requested = &stop_;
+  options_.summary_tap = [] { return std::make_unique<report::TopKernels>(); };
   options_.on_progress = [this](const CaptureProgress& p) {
     std::lock_guard guard(mu_);
     status_.progress = p;
