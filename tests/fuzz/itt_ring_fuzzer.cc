@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "capture/itt_ring_decoder.h"
+#include "decode/itt_ring_decoder.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto bytes = std::as_bytes(std::span(data, size));

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <variant>
 
-#include "correlate/drm_ioctl_decoder.h"
+#include "decode/drm_ioctl_decoder.h"
 #include "decode/process_record_decoder.h"
 #include "decode/record_decoder.h"
 

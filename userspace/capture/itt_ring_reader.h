@@ -15,7 +15,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "capture/itt_ring_decoder.h"
+#include "decode/itt_ring_decoder.h"
 
 namespace xtrace {
 

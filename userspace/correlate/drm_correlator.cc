@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "correlate/correlator.h"
-#include "correlate/drm_ioctl_decoder.h"
+#include "decode/drm_ioctl_decoder.h"
 
 namespace xtrace {
 namespace {

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "capture/itt_ring_decoder.h"
+#include "decode/itt_ring_decoder.h"
 #include "itt_client.h"
 #include "itt_control_test_util.h"
 #include "xtrace/itt_ring.h"

@@ -1,5 +1,5 @@
 // DRM ioctl names and argument decoding; see drm_ioctl_decoder.h.
-#include "correlate/drm_ioctl_decoder.h"
+#include "decode/drm_ioctl_decoder.h"
 
 #include <cstdio>
 #include <cstring>

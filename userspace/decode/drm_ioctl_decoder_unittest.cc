@@ -1,6 +1,6 @@
-// Tests for correlate/drm_ioctl_decoder: names and decoded fields from raw argument bytes, laid
+// Tests for decode/drm_ioctl_decoder: names and decoded fields from raw argument bytes, laid
 // out as the uapi headers lay them out; driver disambiguation; short and missing structs.
-#include "correlate/drm_ioctl_decoder.h"
+#include "decode/drm_ioctl_decoder.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The rules every byte read from a target's ITT fast path must pass (itt_ring_decoder.h).
-#include "capture/itt_ring_decoder.h"
+#include "decode/itt_ring_decoder.h"
 
 #include <bit>
 #include <cstring>

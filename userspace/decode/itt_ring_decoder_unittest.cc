@@ -1,6 +1,6 @@
 // Tests of the ITT fast path's validation (itt_ring_decoder.cc): raw bytes in, including
 // truncated, oversized and lying records, fields checked out.
-#include "capture/itt_ring_decoder.h"
+#include "decode/itt_ring_decoder.h"
 
 #include <gtest/gtest.h>
 
