@@ -46,6 +46,26 @@ std::vector<GapActivity> RecentHostActivity::Within(uint32_t pid, uint32_t tid, 
   return out;
 }
 
+void RecentHostActivity::AddPythonLine(uint32_t pid, uint32_t tid, const std::string* line,
+                                       uint64_t start_ns) {
+  Ring& ring = python_lines_[(uint64_t{pid} << 32) | tid];
+  if (ring.entries.size() < kPerThread) {
+    ring.entries.push_back({line, start_ns, start_ns});
+  } else {
+    ring.entries[ring.next] = {line, start_ns, start_ns};
+    ring.next = (ring.next + 1) % kPerThread;
+  }
+}
+
+std::string RecentHostActivity::PythonLineAt(uint32_t pid, uint32_t tid, uint64_t at_ns) const {
+  auto it = python_lines_.find((uint64_t{pid} << 32) | tid);
+  if (it == python_lines_.end()) return {};
+  const Entry* latest = nullptr;
+  for (const Entry& e : it->second.entries)
+    if (e.start_ns <= at_ns && (!latest || e.start_ns >= latest->start_ns)) latest = &e;
+  return latest ? *latest->name : std::string();
+}
+
 std::optional<uint64_t> RecentHostActivity::EndOfCall(uint32_t pid, uint32_t tid,
                                                       uint64_t start_ns) const {
   auto it = threads_.find((uint64_t{pid} << 32) | tid);
@@ -113,7 +133,7 @@ void EngineIdle::Process(const Op& b, const RecentHostActivity* activity) {
     }
     idle_.Merge(split);
     if (top_gaps_ > 0 && (gaps_.size() < top_gaps_ || gap > gaps_.back().duration_ns())) {
-      EngineGap g{last_end_, start, "", b.submit_tid, {}};
+      EngineGap g{last_end_, start, "", b.submit_tid, {}, {}};
       const std::pair<uint64_t, const char*> parts[] = {{split.launch_ns, "launch"},
                                                         {split.sync_ns, "sync"},
                                                         {split.waiting_ns, "waiting"},
@@ -121,7 +141,10 @@ void EngineIdle::Process(const Op& b, const RecentHostActivity* activity) {
       g.cause = std::max_element(std::begin(parts), std::end(parts), [](auto& x, auto& y) {
                   return x.first < y.first;
                 })->second;
-      if (activity) g.host_activity = activity->Within(b.pid, b.submit_tid, last_end_, start, 3);
+      if (activity) {
+        g.host_activity = activity->Within(b.pid, b.submit_tid, last_end_, start, 3);
+        g.python_line = activity->PythonLineAt(b.pid, b.submit_tid, b.submit_ns);
+      }
       KeepGap(std::move(g));
     }
   }

@@ -38,6 +38,9 @@ struct EngineGap {
   std::string cause;  // the largest part: launch, sync, waiting, unknown
   uint32_t submit_tid = 0;
   std::vector<GapActivity> host_activity;  // largest first
+  // The Python line (user code) of the call that submitted the operation ending the gap:
+  // where the program was when it got work to the engine again. "" without Python frames.
+  std::string python_line;
   uint64_t duration_ns() const { return end_ns - start_ns; }
 };
 
@@ -72,6 +75,10 @@ class RecentHostActivity {
                                   size_t top) const;
   // The end of the thread's call that started at `start_ns`, if it is still remembered.
   std::optional<uint64_t> EndOfCall(uint32_t pid, uint32_t tid, uint64_t start_ns) const;
+  // The Python line a traced call of the thread was made from (`line` lives as long as this),
+  // and the line of the latest such call that began at or before `at_ns`, or "".
+  void AddPythonLine(uint32_t pid, uint32_t tid, const std::string* line, uint64_t start_ns);
+  std::string PythonLineAt(uint32_t pid, uint32_t tid, uint64_t at_ns) const;
 
  private:
   static constexpr size_t kPerThread = 1024;
@@ -84,6 +91,7 @@ class RecentHostActivity {
     size_t next = 0;
   };
   std::map<uint64_t, Ring> threads_;
+  std::map<uint64_t, Ring> python_lines_;  // per thread, entries without an end
 };
 
 class EngineIdle {

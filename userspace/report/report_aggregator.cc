@@ -248,6 +248,12 @@ void ReportAggregator::Add(const Event& event, const StringTable& strings) {
   } else if (const auto* op = std::get_if<DeviceOp>(&event)) {
     if (!Selected(op->pid, op->start_ns)) return;
     AddDeviceOp(*op, strings);
+  } else if (const auto* stack = std::get_if<PythonStack>(&event)) {
+    // Kept whatever the selection, as engine identities are: a gap names the line of the
+    // call that ended it, which may lie just before the window.
+    if (const PythonFrame* user = InnermostUserFrame(*stack, strings, DefaultPythonSkips()))
+      activity_.AddPythonLine(stack->pid, stack->tid, &*python_lines_.insert(PythonFrameName(*user, strings)).first,
+                              stack->start_ns);
   } else if (const auto* device = std::get_if<DeviceInfo>(&event)) {
     if (!device->queue_group_flags.empty()) queue_group_flags_[device->device] = device->queue_group_flags;
   } else if (const auto* queue = std::get_if<DeviceQueue>(&event)) {

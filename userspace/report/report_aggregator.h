@@ -83,6 +83,7 @@ class ReportAggregator {
   std::map<std::pair<uint32_t, uint64_t>, EngineIdentity> engine_identities_;
   std::unordered_map<uint32_t, std::string> process_ranks_;  // "rank 3"
   std::map<std::string, RankTotals> rank_totals_;
+  std::set<std::string> python_lines_;  // the Python lines gaps may name (stable addresses)
   // Each device's queue groups' flags by ordinal (DeviceInfo), for the engines' types.
   std::map<uint32_t, std::vector<uint32_t>> queue_group_flags_;
   std::unordered_map<uint64_t, std::unique_ptr<ThreadState>> threads_;

@@ -321,6 +321,52 @@ TEST(ReportBuilderTest, KernelNamesDemangledAndEnginesNamed) {
   EXPECT_EQ(j["sections"][0]["tables"]["device_ops"][0]["name"], sycl);
 }
 
+// With Python frames in the log, each largest idle gap names the user's line that submitted
+// the operation ending it (library frames, torch/, skipped), in the text and the JSON.
+TEST(ReportBuilderTest, IdleGapsNameThePythonLineThatEndedThem) {
+  ScratchDir dir;
+  {
+    LogHeader header = test_util::SampleHeader();
+    auto writer = LogWriter::Create(dir.File("run.capnp"), header);
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    StringTable& s = (*writer)->strings();
+    const uint64_t t0 = header.start_clock.monotonic_ns;
+    auto frame = [&](const char* file, const char* function, uint32_t line) {
+      return PythonFrame{s.Intern(file), s.Intern(function), line};
+    };
+    (*writer)->Append(PythonStack{.pid = 100, .tid = 101, .start_ns = t0 + 900, .end_ns = t0 + 950,
+                                  .frames = {frame("/srv/train.py", "step", 12)}});
+    (*writer)->Append(PythonStack{
+        .pid = 100, .tid = 101, .start_ns = t0 + 20'000, .end_ns = t0 + 20'050,
+        .frames = {frame("/usr/lib/python3/dist-packages/torch/nn/modules/module.py", "_call_impl", 1750),
+                   frame("/srv/model.py", "Model.forward", 40), frame("/srv/train.py", "step", 13)}});
+    for (int k = 0; k < 2; ++k) {
+      DeviceOp op;
+      op.pid = 100;
+      op.device = 0;
+      op.queue = 0x1000;
+      op.name = s.Intern("gemm");
+      op.submit_tid = 101;
+      op.submit_ns = k == 0 ? t0 + 900 : t0 + 20'000;
+      op.start_ns = k == 0 ? t0 + 1000 : t0 + 30'000;
+      op.end_ns = op.start_ns + 1000;
+      op.measured = true;
+      (*writer)->Append(op);
+    }
+    ASSERT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
+  }
+  auto report = BuildReport({dir.File("run.capnp")}, {});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const nlohmann::json j = ReportToJson(*report);
+  const auto& gaps = j["sections"][0]["tables"]["gaps"];
+  ASSERT_EQ(gaps.size(), 1u) << gaps.dump();
+  EXPECT_EQ(gaps[0]["python_line"], "/srv/model.py(40): Model.forward");
+  EXPECT_EQ(gaps[0]["duration_ns"], 28'000);
+  const std::string text = RenderReport(*report, OutputFormat::kText, {.width = 200});
+  EXPECT_TRUE(Contains(text, "Python line")) << text;
+  EXPECT_TRUE(Contains(text, "model.py(40): Model.forward")) << text;
+}
+
 TEST(ReportBuilderTest, DamagedAndCutShortLogs) {
   ScratchDir dir;
   WriteLog(dir.File("cut.capnp"), -1, 100'000, 4, /*finish=*/false);

@@ -210,6 +210,11 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
                   {"cause", "Cause", Column::kText},        {"submit_tid", "Submitter", Column::kCount},
                   {"host_activity", "Submitting thread meanwhile", Column::kText, true},
                   {"queue", "", Column::kJsonOnly},         {"activity", "", Column::kJsonOnly}};
+  // A capture with Python frames: each gap names the line that got work to the engine again.
+  bool python = false;
+  for (const auto& [key, row] : s.engines)
+    for (const EngineGap& g : row.idle.largest_gaps()) python = python || !g.python_line.empty();
+  if (python) gaps.columns.insert(gaps.columns.begin() + 6, {"python_line", "Python line", Column::kText, true});
   const std::map<EngineKey, std::string> names = EngineNames(s);
   for (const auto& [key, row] : s.engines) {
     const auto& [pid, device, queue] = key;
@@ -242,6 +247,9 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
                            g.start_ns >= o.time_origin_ns ? g.start_ns - o.time_origin_ns : 0,
                            g.duration_ns(), g.cause, g.submit_tid, text.empty() ? "-" : text,
                            Hex(queue), activity});
+      if (python)
+        gaps.rows.back().insert(gaps.rows.back().begin() + 6,
+                                g.python_line.empty() ? json("-") : json(g.python_line));
     }
   }
   t.note = "Engine: device, engine group type (when the log holds the device's queue groups), "
