@@ -15,6 +15,10 @@
 #include <cerrno>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace xtrace {
 namespace {
 
@@ -25,9 +29,121 @@ constexpr size_t kReadChunk = 1 << 20;
 // not clear a megabyte per file.
 constexpr size_t kMinReadChunk = 4096;
 // Unpacking appends words as they arrive rather than allocating what a (possibly garbage)
-// segment table claims; reserving up to this much at once avoids most regrowth.
-constexpr uint64_t kMaxReserveWords = 1 << 20;
+// segment table claims: room grows by at most this much, or the words already unpacked.
+constexpr uint64_t kMinGrowWords = 1 << 16;
 constexpr int kWordBytes = 8;
+// The fast loop unpacks a word only when this many bytes follow its tag in the buffer: the
+// word's longest encoding (8 bytes and a run count) fits, and so does the 16-byte load of the
+// SSSE3 expansion. What is left at the buffer's end goes word by word, with its refills.
+constexpr size_t kFastReadAhead = 16;
+
+// Per tag byte: how many data bytes follow it, and for the SSSE3 expansion the shuffle that
+// spreads them to the tag's set bytes (0x80: a zero byte).
+struct TagTables {
+  alignas(16) uint8_t shuffle[256][16];
+  uint8_t length[256];
+};
+constexpr TagTables MakeTagTables() {
+  TagTables t{};
+  for (int tag = 0; tag < 256; ++tag) {
+    uint8_t next = 0;
+    for (int i = 0; i < 16; ++i) {
+      t.shuffle[tag][i] = (i < kWordBytes && (tag & (1 << i))) ? next++ : 0x80;
+    }
+    t.length[tag] = next;
+  }
+  return t;
+}
+constexpr TagTables kTags = MakeTagTables();
+
+// The word a tag and its data bytes stand for, reading (but not using) up to 8 bytes ahead.
+struct ScalarExpand {
+  static uint64_t Expand(const uint8_t* p, unsigned tag) {
+    // Branch-free: each byte is taken from the stream if its tag bit is set, the stream
+    // advancing by that bit; tags vary word to word.
+    uint64_t word = 0;
+    for (int i = 0; i < kWordBytes; ++i) {
+      const unsigned present = (tag >> i) & 1;
+      word |= uint64_t(*p & (0u - present)) << (8 * i);
+      p += present;
+    }
+    return word;
+  }
+};
+
+#if defined(__x86_64__)
+// One shuffle instead of eight selects: reads 16 bytes from p.
+struct Ssse3Expand {
+  __attribute__((target("ssse3"))) static uint64_t Expand(const uint8_t* p, unsigned tag) {
+    const __m128i data = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i shuffle = _mm_load_si128(reinterpret_cast<const __m128i*>(kTags.shuffle[tag]));
+    return static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_shuffle_epi8(data, shuffle)));
+  }
+};
+#endif
+
+// The packed stream's state the fast loop carries in and out.
+struct Unpacking {
+  const uint8_t* p;      // next byte to read
+  const uint8_t* end;    // end of the bytes read from the file
+  uint64_t* out;         // next word to write
+  uint64_t* out_end;     // end of the room for words
+  uint32_t zero_run;     // zero words still owed by the last 0x00 tag
+  uint32_t raw_run;      // verbatim words still owed by the last 0xff tag
+};
+
+// Unpacks the words whose encoding lies wholly before end - kFastReadAhead, and the runs they
+// start as far as the buffer and the room allow. Stops with a run still owed when either ends.
+template <typename E>
+inline void UnpackLoop(Unpacking& u) {
+  const uint8_t* p = u.p;
+  uint64_t* out = u.out;
+  uint64_t* const out_end = u.out_end;
+  const uint8_t* const limit =
+      u.end - std::min<size_t>(kFastReadAhead + 1, static_cast<size_t>(u.end - u.p));
+  while (out < out_end && p < limit) {
+    const unsigned tag = *p++;
+    if (tag == 0x00) {
+      *out++ = 0;
+      const uint64_t run = *p++;
+      const uint64_t n = std::min<uint64_t>(run, out_end - out);
+      std::memset(out, 0, n * kWordBytes);
+      out += n;
+      u.zero_run = static_cast<uint32_t>(run - n);
+      if (u.zero_run != 0) break;
+    } else if (tag == 0xff) {
+      std::memcpy(out++, p, kWordBytes);
+      p += kWordBytes;
+      const uint64_t run = *p++;
+      const uint64_t n = std::min<uint64_t>(
+          {run, static_cast<uint64_t>(out_end - out), static_cast<uint64_t>(u.end - p) / kWordBytes});
+      std::memcpy(out, p, n * kWordBytes);
+      out += n;
+      p += n * kWordBytes;
+      u.raw_run = static_cast<uint32_t>(run - n);
+      if (u.raw_run != 0) break;
+    } else {
+      *out++ = E::Expand(p, tag);
+      p += kTags.length[tag];
+    }
+  }
+  u.p = p;
+  u.out = out;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("ssse3"), flatten)) void UnpackSsse3(Unpacking& u) {
+  UnpackLoop<Ssse3Expand>(u);
+}
+const bool kHaveSsse3 = __builtin_cpu_supports("ssse3");
+#endif
+
+void UnpackFast(Unpacking& u) {
+#if defined(__x86_64__)
+  if (kHaveSsse3) return UnpackSsse3(u);
+#endif
+  UnpackLoop<ScalarExpand>(u);
+}
 
 }  // namespace
 
@@ -126,38 +242,73 @@ int PackedFrameInput::UnpackWord(uint64_t* out) {
   return kWordBytes;
 }
 
+void PackedFrameInput::GrowWords(uint64_t more) {
+  if (words_capacity_ - words_size_ >= more) return;
+  const uint64_t capacity = words_size_ + std::max(more, std::max(words_size_, kMinGrowWords));
+  auto grown = std::make_unique_for_overwrite<uint64_t[]>(capacity);
+  if (words_size_ > 0) std::memcpy(grown.get(), words_.get(), words_size_ * kWordBytes);
+  words_ = std::move(grown);
+  words_capacity_ = capacity;
+}
+
+void PackedFrameInput::UnpackBuffered(uint64_t** out, uint64_t* out_end) {
+  Unpacking u{buffer_.data() + pos_, buffer_.data() + end_, *out, out_end, zero_run_, raw_run_};
+  UnpackFast(u);
+  pos_ = static_cast<size_t>(u.p - buffer_.data());
+  zero_run_ = u.zero_run;
+  raw_run_ = u.raw_run;
+  *out = u.out;
+}
+
 uint64_t PackedFrameInput::UnpackWords(uint64_t count) {
   uint64_t left = count;
   while (left > 0) {
-    // Runs go in bulk: the zero words the event unions leave, and verbatim words (strings).
-    if (zero_run_ > 0) {
-      const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(zero_run_, left));
-      words_.resize(words_.size() + n, 0);
-      zero_run_ -= n;
-      left -= n;
-      continue;
+    // Room for the next stretch, in steps that grow with what was unpacked, so a garbage
+    // segment table cannot make the reader allocate more than twice what the file holds.
+    const uint64_t step = std::min(left, std::max(words_size_, kMinGrowWords));
+    GrowWords(step);
+    uint64_t* out = words_.get() + words_size_;
+    uint64_t* const out_end = out + step;
+    while (out < out_end) {
+      // Runs go in bulk: the zero words the event unions leave, and verbatim words (strings).
+      if (zero_run_ > 0) {
+        const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(zero_run_, out_end - out));
+        std::memset(out, 0, uint64_t{n} * kWordBytes);
+        out += n;
+        zero_run_ -= n;
+        continue;
+      }
+      if (raw_run_ > 0 && end_ - pos_ >= kWordBytes) {
+        const uint64_t n = std::min<uint64_t>(
+            {raw_run_, static_cast<uint64_t>(out_end - out), (end_ - pos_) / kWordBytes});
+        std::memcpy(out, buffer_.data() + pos_, n * kWordBytes);
+        out += n;
+        pos_ += n * kWordBytes;
+        raw_run_ -= static_cast<uint32_t>(n);
+        continue;
+      }
+      // Whole encodings in the buffer go in the fast loop; one at its end, word by word.
+      if (raw_run_ == 0 && end_ - pos_ > kFastReadAhead) {
+        uint64_t* const before = out;
+        UnpackBuffered(&out, out_end);
+        if (out != before) continue;
+      }
+      uint64_t word = 0;
+      const int got = UnpackWord(&word);
+      if (got < kWordBytes) {
+        words_size_ = static_cast<uint64_t>(out - words_.get());
+        return words_size_ * kWordBytes + static_cast<uint64_t>(got);
+      }
+      *out++ = word;
     }
-    if (raw_run_ > 0 && end_ - pos_ >= kWordBytes) {
-      const uint64_t n = std::min<uint64_t>({raw_run_, left, (end_ - pos_) / kWordBytes});
-      const size_t at = words_.size();
-      words_.resize(at + n);
-      std::memcpy(words_.data() + at, buffer_.data() + pos_, n * kWordBytes);
-      pos_ += n * kWordBytes;
-      raw_run_ -= static_cast<uint32_t>(n);
-      left -= n;
-      continue;
-    }
-    uint64_t word = 0;
-    const int got = UnpackWord(&word);
-    if (got < kWordBytes) return words_.size() * kWordBytes + static_cast<uint64_t>(got);
-    words_.push_back(word);
-    --left;
+    words_size_ += step;
+    left -= step;
   }
-  return words_.size() * kWordBytes;
+  return words_size_ * kWordBytes;
 }
 
 Result<bool> PackedFrameInput::ReadFrame() {
-  words_.clear();
+  words_size_ = 0;
   segments_.clear();
   zero_run_ = raw_run_ = 0;
   frame_offset_ = offset();
@@ -177,7 +328,7 @@ Result<bool> PackedFrameInput::ReadFrame() {
 
   // First word: segment count and the first segment's size.
   if (const uint64_t have = UnpackWords(1); have < kWordBytes) return truncated(kWordBytes, have);
-  const uint32_t* table = reinterpret_cast<const uint32_t*>(words_.data());
+  const uint32_t* table = reinterpret_cast<const uint32_t*>(words_.get());
   const uint64_t segment_count = uint64_t{table[0]} + 1;
   if (segment_count > kMaxSegments) {
     return Status::Error("bad message framing: " + std::to_string(segment_count) +
@@ -188,7 +339,7 @@ Result<bool> PackedFrameInput::ReadFrame() {
   if (const uint64_t have = UnpackWords(table_words - 1); have < table_words * kWordBytes) {
     return truncated(table_words * kWordBytes, have);
   }
-  table = reinterpret_cast<const uint32_t*>(words_.data());
+  table = reinterpret_cast<const uint32_t*>(words_.get());
   uint64_t total_words = table_words;
   for (uint64_t i = 0; i < segment_count; ++i) total_words += table[1 + i];
   if (total_words * kWordBytes > kMaxFrameBytes) {
@@ -196,7 +347,6 @@ Result<bool> PackedFrameInput::ReadFrame() {
                          std::to_string(total_words * kWordBytes) + " bytes, over the " +
                          std::to_string(kMaxFrameBytes) + "-byte limit");
   }
-  words_.reserve(std::min(total_words, kMaxReserveWords));
   if (const uint64_t have = UnpackWords(total_words - table_words);
       have < total_words * kWordBytes) {
     return truncated(total_words * kWordBytes, have);
@@ -206,8 +356,8 @@ Result<bool> PackedFrameInput::ReadFrame() {
   }
 
   // Segments point into words_, which no longer grows for this frame.
-  table = reinterpret_cast<const uint32_t*>(words_.data());
-  const auto* next = reinterpret_cast<const capnp::word*>(words_.data() + table_words);
+  table = reinterpret_cast<const uint32_t*>(words_.get());
+  const auto* next = reinterpret_cast<const capnp::word*>(words_.get() + table_words);
   for (uint64_t i = 0; i < segment_count; ++i) {
     segments_.emplace_back(next, table[1 + i]);
     next += table[1 + i];

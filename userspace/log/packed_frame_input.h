@@ -7,6 +7,7 @@
 #include <kj/common.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,7 +40,7 @@ class PackedFrameInput {
   kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments() const {
     return kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>(segments_.data(), segments_.size());
   }
-  uint64_t frame_words() const { return words_.size(); }
+  uint64_t frame_words() const { return words_size_; }
   uint64_t frame_offset() const { return frame_offset_; }           // where the last frame began
   uint64_t offset() const { return file_pos_ + pos_; }              // bytes consumed so far
   std::optional<uint64_t> file_size() const { return file_size_; }  // regular files only
@@ -57,6 +58,12 @@ class PackedFrameInput {
   bool Refill();
   // Unpacks `count` words onto words_; on a short file returns the bytes that were present.
   uint64_t UnpackWords(uint64_t count);
+  // Unpacks into [*out, out_end) the words whose whole encoding is in the buffer, leaving the
+  // last few bytes (fewer than a word's longest encoding plus a read-ahead) and run states
+  // that cross the buffer's end to UnpackWord. Advances *out and pos_.
+  void UnpackBuffered(uint64_t** out, uint64_t* out_end);
+  // Makes room for `more` words after words_size_ (growing geometrically, never zero-filling).
+  void GrowWords(uint64_t more);
 
   UniqueFd fd_;
   std::optional<uint64_t> file_size_;
@@ -70,7 +77,11 @@ class PackedFrameInput {
   // words still to copy.
   uint32_t zero_run_ = 0;
   uint32_t raw_run_ = 0;
-  std::vector<uint64_t> words_;  // the current message, unpacked (reused between frames)
+  // The current message, unpacked (reused between frames; not a vector, whose resize would
+  // zero-fill every word before it is unpacked over).
+  std::unique_ptr<uint64_t[]> words_;
+  uint64_t words_size_ = 0;
+  uint64_t words_capacity_ = 0;
   std::vector<kj::ArrayPtr<const capnp::word>> segments_;
 };
 
