@@ -41,6 +41,8 @@ speed and memory against a DOM-based baseline. Ratios are measured in the same r
   --keep               keep the scratch directory (printed)
   --write-log FILE     only write the synthetic convert input (--convert-events events) to
                        FILE and exit, e.g. to profile `xtrace convert FILE` by hand
+  --read-log FILE      only read FILE as every command does (LogReader) and print its
+                       events per CPU-second, e.g. xtrace_bench --read-log big.capnp
   --help
 
 Exit status: 0; 1 if a measurement failed (its row says why); 2 on a usage error; 77 without
@@ -75,6 +77,7 @@ int Main(int argc, char** argv) {
                DOM_BASELINE_BIN, ITT_OVERHEAD_BIN, ITT_COLLECTOR_LIB, TORCH_LOOP_SCRIPT};
   BenchOptions& o = ctx.options;
   std::string write_log;
+  std::string read_log;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> const char* {
@@ -119,6 +122,8 @@ int Main(int argc, char** argv) {
       o.keep = true;
     } else if (a == "--write-log") {
       write_log = value();
+    } else if (a == "--read-log") {
+      read_log = value();
     } else {
       std::fprintf(stderr, "xtrace_bench: unknown option '%s' (see --help)\n", a.c_str());
       return 2;
@@ -129,6 +134,16 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr, "xtrace_bench: %s\n", st.message().c_str());
       return 1;
     }
+    return 0;
+  }
+  if (!read_log.empty()) {
+    Result<LogReadRun> run = TimeLogRead(read_log);
+    if (!run.ok()) {
+      std::fprintf(stderr, "xtrace_bench: %s\n", run.status().message().c_str());
+      return 1;
+    }
+    std::printf("%llu events in %.3f s CPU: %.2fM events/s\n", (unsigned long long)run->events,
+                run->cpu_seconds, run->events_per_s() / 1e6);
     return 0;
   }
   if (geteuid() != 0) {

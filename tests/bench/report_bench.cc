@@ -11,7 +11,7 @@
 namespace xtrace::bench {
 namespace {
 
-constexpr double kEventsPerSecondTarget = 2e6;
+constexpr double kEventsPerSecondTarget = 3e6;
 constexpr double kFlatRssTolerance = 1.10;
 
 class ReportSection final : public BenchSection {
@@ -58,7 +58,7 @@ class ReportSection final : public BenchSection {
     auto rate = [](uint64_t n, const Run& r) { return r.cpu_seconds > 0 ? double(n) / r.cpu_seconds : 0; };
     ctx.table.Add({section, "xtrace report, " + label(large), Format("%.2fM events/s", rate(large, *l) / 1e6),
                    Format("%.2fM events/s at %s", rate(small, *s) / 1e6, label(small).c_str()),
-                   Format("%.2f s CPU (%.2f s wall)", l->cpu_seconds, l->wall_seconds), ">= 2M events/s",
+                   Format("%.2f s CPU (%.2f s wall)", l->cpu_seconds, l->wall_seconds), ">= 3M events/s",
                    Verdict(rate(large, *l) / 1e6, kEventsPerSecondTarget / 1e6, false, "M events/s")});
     ctx.table.Add({section, "xtrace report peak RSS, " + label(large),
                    Format("%.1f MiB", double(l->peak_rss) / 1048576.0),

@@ -2,9 +2,12 @@
 // launches drawn from them with a deterministic generator.
 #include "synthetic_log.h"
 
+#include <time.h>
+
 #include <random>
 #include <vector>
 
+#include "log/log_reader.h"
 #include "log/log_writer.h"
 #include "model/event.h"
 
@@ -121,6 +124,30 @@ Status WriteSyntheticLaunchLog(const std::string& path, uint64_t events, bool de
   summary.events = events;
   summary.processes = kProcesses;
   return w.Finish(summary);
+}
+
+namespace {
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+}  // namespace
+
+Result<LogReadRun> TimeLogRead(const std::string& path) {
+  const double start = ThreadCpuSeconds();
+  auto reader = LogReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  LogReadRun run;
+  Event event;
+  while (true) {
+    Result<bool> more = reader->Next(&event);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    ++run.events;
+  }
+  run.cpu_seconds = ThreadCpuSeconds() - start;
+  return run;
 }
 
 }  // namespace xtrace::bench
