@@ -94,6 +94,14 @@ uint64_t BatchEndNs(std::span<const Event> events) {
   return end;
 }
 
+bool IsWindowedEvent(const Event& event) {
+  return std::holds_alternative<KernelLaunch>(event) ||
+         std::holds_alternative<KernelCreate>(event) || std::holds_alternative<IttTask>(event) ||
+         std::holds_alternative<IttMarker>(event) || std::holds_alternative<DrmIoctl>(event) ||
+         std::holds_alternative<DrmFenceSignal>(event) || std::holds_alternative<ApiCall>(event) ||
+         std::holds_alternative<DeviceOp>(event) || std::holds_alternative<PythonStack>(event);
+}
+
 bool IsWindowedKind(log_schema::Event::Which kind) {
   using E = log_schema::Event;
   switch (kind) {

@@ -26,6 +26,8 @@ uint64_t BatchEndNs(std::span<const Event> events);
 // kinds (process, thread and device identities, counters, clock readings) carry state a
 // reader needs whatever the window.
 bool IsWindowedKind(log_schema::Event::Which kind);
+// The same, of a model event (what the writer knows).
+bool IsWindowedEvent(const Event& event);
 
 // The handles a batch's events refer to by ref (Batch.handles): each distinct handle once,
 // in order of first use. One per batch being written.

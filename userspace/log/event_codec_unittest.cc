@@ -6,6 +6,8 @@
 #include <capnp/message.h>
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "log_test_util.h"
@@ -53,6 +55,26 @@ TEST(BatchBaseNs, IsTheEarliestStartAndZeroWithoutTimes) {
   EXPECT_EQ(BatchBaseNs(events), early.start_ns);
   const std::vector<Event> timeless = {ProcessInfo{.pid = 7}, ThreadInfo{.pid = 7, .tid = 8}};
   EXPECT_EQ(BatchBaseNs(timeless), 0u);
+}
+
+// The writer decides which batches a windowed reader may step over by IsWindowedEvent, the
+// reader which events to leave out by IsWindowedKind: they must agree on every kind.
+template <size_t... I>
+void ExpectWindowedKindsAgree(std::index_sequence<I...>) {
+  auto check = [](const Event& event) {
+    capnp::MallocMessageBuilder message;
+    auto built = message.initRoot<log_schema::Event>();
+    HandleTable table;
+    EncodeEvent(event, 0, table, built);
+    EXPECT_EQ(IsWindowedKind(built.which()), IsWindowedEvent(event)) << "kind " << event.index();
+  };
+  (check(Event(std::in_place_index<I>)), ...);
+}
+
+TEST(EventCodec, WriterAndReaderAgreeOnWhichKindsAWindowLeavesOut) {
+  ExpectWindowedKindsAgree(std::make_index_sequence<std::variant_size_v<Event>>());
+  EXPECT_TRUE(IsWindowedEvent(Event(KernelLaunch{})));
+  EXPECT_FALSE(IsWindowedEvent(Event(ProcessInfo{})));
 }
 
 TEST(EventCodec, LaunchRoundTripsWithHandlesByRef) {

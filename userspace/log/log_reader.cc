@@ -40,9 +40,16 @@ struct LogReader::Impl {
   // Reads frames until one yields events, the summary has been read, or the file ends.
   Status LoadNext();
   Status LoadBatch(log_schema::Batch::Reader batch_reader, const std::string& where);
+  // Whether a window is set and a batch's spans, all within [base_ns, end_ns], miss it.
+  bool Outside(uint64_t base_ns, uint64_t end_ns) const {
+    return options.window && end_ns != 0 &&
+           (end_ns < options.window->from_ns || base_ns >= options.window->to_ns);
+  }
+  // Errors name the batch by its number and where it begins: at its head (LogFrame.spanBatch)
+  // when it has one, as that was written with it.
   std::string Where() const {
     return path + ": batch " + std::to_string(batches_read + 1) + " (at byte " +
-           std::to_string(input.frame_offset()) + ")";
+           std::to_string(batch_offset) + ")";
   }
 
   std::string path;
@@ -58,6 +65,8 @@ struct LogReader::Impl {
   std::vector<uint64_t> handles;  // the current batch's handle table (Batch.handles)
   size_t next = 0;
   uint64_t batches_read = 0;
+  uint64_t batch_offset = 0;  // where the batch being read begins
+  bool after_head = false;    // the last frame was the head of the one being read
   uint64_t batches_skipped = 0;
   uint64_t events_read = 0;
   uint64_t unknown_events = 0;
@@ -110,6 +119,8 @@ Status LogReader::Impl::LoadNext() {
                            std::to_string(at) + ")");
     }
     Result<bool> frame = input.ReadFrame();
+    if (!after_head) batch_offset = input.frame_offset();
+    after_head = false;
     if (!frame.ok()) return frame.status().WithContext(Where());
     if (!*frame) {
       done = true;  // no summary: the capture was cut short, but everything so far is good
@@ -124,6 +135,19 @@ Status LogReader::Impl::LoadNext() {
         case log_schema::LogFrame::SUMMARY:
           summary = log_codec::DecodeSummary(root.getSummary());
           continue;
+        case log_schema::LogFrame::SPAN_BATCH: {
+          // The next frame is a batch of spans only, without strings: outside the window
+          // nothing in it is wanted, and it is stepped over unread.
+          const auto head = root.getSpanBatch();
+          if (!Outside(head.getBaseNs(), head.getEndNs())) {
+            after_head = true;  // its batch comes next, read as any other
+            continue;
+          }
+          if (Status st = input.Skip(head.getPackedBytes()); !st.ok()) return st.WithContext(Where());
+          ++batches_read;
+          ++batches_skipped;
+          continue;
+        }
         case log_schema::LogFrame::BATCH: {
           if (Status st = LoadBatch(root.getBatch(), Where()); !st.ok()) return st;
           ++batches_read;
@@ -153,8 +177,7 @@ Status LogReader::Impl::LoadBatch(log_schema::Batch::Reader batch_reader,
   const uint64_t base_ns = batch_reader.getBaseNs();
   // Outside the window: [baseNs, endNs] bounds every span, so only the other kinds are read.
   const uint64_t end_ns = batch_reader.getEndNs();
-  const bool outside = options.window && end_ns != 0 &&
-                       (end_ns < options.window->from_ns || base_ns >= options.window->to_ns);
+  const bool outside = Outside(base_ns, end_ns);
   if (outside) ++batches_skipped;
   const auto handle_list = batch_reader.getHandles();
   handles.clear();
@@ -163,11 +186,14 @@ Status LogReader::Impl::LoadBatch(log_schema::Batch::Reader batch_reader,
   batch.clear();
   batch.reserve(events.size());
   for (unsigned i = 0; i < events.size(); ++i) {
-    if (outside && log_codec::IsWindowedKind(events[i].which())) continue;
-    Event event;
-    const log_codec::DecodeResult decoded =
-        log_codec::DecodeEvent(events[i], base_ns, handles, &event);
+    const auto in = events[i];
+    if (outside && log_codec::IsWindowedKind(in.which())) continue;
+    // Decoded in place: an Event is some 200 bytes, and a copy of each would cost as much
+    // as the decoding.
+    Event& event = batch.emplace_back();
+    const log_codec::DecodeResult decoded = log_codec::DecodeEvent(in, base_ns, handles, &event);
     if (decoded == log_codec::DecodeResult::kUnknownKind) {
+      batch.pop_back();
       ++unknown_events;
       continue;
     }
@@ -186,7 +212,6 @@ Status LogReader::Impl::LoadBatch(log_schema::Batch::Reader batch_reader,
                            std::to_string(i) + " (the table has " + std::to_string(strings.size()) +
                            " strings)");
     }
-    batch.push_back(event);
   }
   next = 0;
   return Status::Ok();

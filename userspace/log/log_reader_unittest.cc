@@ -549,5 +549,72 @@ TEST(LogReaderTest, WindowSkipsTheSpansOfBatchesOutsideIt) {
   EXPECT_EQ(processes.size(), 10u) << "identities come back from skipped batches too";
 }
 
+// Batches of spans only are stepped over unread when they miss the window: damage inside one
+// goes unnoticed by a windowed read, which returns the window's batch whole, while a whole
+// read reports it.
+TEST(LogReaderTest, WindowStepsOverSpanBatchesUnread) {
+  ScratchDir dir;
+  const SampleLog log = WriteSampleLog(dir.File("run.capnp"), 10);
+  // Batch 3 (frame_offsets[4]) loses the middle of its bytes.
+  std::string bytes = ReadFileBytes(log.path);
+  const uint64_t middle = (log.frame_offsets[4] + log.frame_offsets[5]) / 2;
+  for (uint64_t i = middle; i < middle + 24; ++i) bytes[i] = '\xff';
+  WriteFileBytes(log.path, bytes);
+
+  // Launch i starts near 5e12 + i * 7300 ns: a window inside batch 8 (launches 800-899).
+  auto reader = LogReader::Open(log.path);
+  ASSERT_TRUE(reader.ok());
+  reader->SetWindow(LogReaderOptions::Window{.from_ns = 5'000'000'000'000 + 820 * 7'300,
+                                             .to_ns = 5'000'000'000'000 + 830 * 7'300});
+  const ReadOutcome windowed = ReadToEnd(*reader);
+  ASSERT_TRUE(windowed.status.ok()) << windowed.status.message();
+  ASSERT_EQ(windowed.events.size(), static_cast<size_t>(kEventsPerBatch));
+  EXPECT_EQ(std::get<KernelLaunch>(windowed.events.front()).start_ns,
+            test_util::RealisticLaunch(800, 0, 1).start_ns);
+  EXPECT_EQ(reader->batches_read(), 10u);
+  EXPECT_EQ(reader->batches_skipped(), 9u);
+  EXPECT_TRUE(reader->complete());
+  // Stepped over, not read: the reader's position passed the damage without unpacking it.
+
+  auto whole = LogReader::Open(log.path);
+  ASSERT_TRUE(whole.ok());
+  const ReadOutcome all = ReadToEnd(*whole);
+  EXPECT_FALSE(all.status.ok()) << "the damage in batch 4 is found by a whole read";
+}
+
+// A batch to step over that the file ends inside of is truncation, named like any other;
+// with salvage, what came before it is kept.
+TEST(LogReaderTest, WindowStepOverPastTheEndIsTruncation) {
+  ScratchDir dir;
+  const SampleLog log = WriteSampleLog(dir.File("run.capnp"), 10, /*finish=*/false);
+  std::string bytes = ReadFileBytes(log.path);
+  bytes.resize(log.size - 40);
+  WriteFileBytes(log.path, bytes);
+  const LogReaderOptions::Window window{.from_ns = 5'000'000'000'000 + 220 * 7'300,
+                                        .to_ns = 5'000'000'000'000 + 230 * 7'300};
+  {
+    auto reader = LogReader::Open(log.path);
+    ASSERT_TRUE(reader.ok());
+    reader->SetWindow(window);
+    const ReadOutcome outcome = ReadToEnd(*reader);
+    ASSERT_FALSE(outcome.status.ok());
+    EXPECT_TRUE(Contains(outcome.status.message(), log.path + ": batch 10 (at byte " +
+                                                       std::to_string(log.frame_offsets[10]) +
+                                                       "): truncated message"))
+        << outcome.status.message();
+    EXPECT_TRUE(Contains(outcome.status.message(),
+                         "the file ends at byte " + std::to_string(log.size - 40)))
+        << outcome.status.message();
+    EXPECT_EQ(outcome.events.size(), static_cast<size_t>(kEventsPerBatch));
+  }
+  auto salvaged = LogReader::Open(log.path, LogReaderOptions{.salvage = true});
+  ASSERT_TRUE(salvaged.ok());
+  salvaged->SetWindow(window);
+  const ReadOutcome outcome = ReadToEnd(*salvaged);
+  EXPECT_TRUE(outcome.status.ok());
+  EXPECT_EQ(outcome.events.size(), static_cast<size_t>(kEventsPerBatch));
+  EXPECT_TRUE(Contains(salvaged->damage().message(), "truncated message"));
+}
+
 }  // namespace
 }  // namespace xtrace

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -162,6 +163,24 @@ Status LogWriter::WriteBatch() {
     for (size_t i = 0; i < handles.size(); ++i) table.set(static_cast<unsigned>(i), handles[i]);
     // Packed output is typically well under half the unpacked size.
     frame = PackFrame(message, words * sizeof(capnp::word) / 2);
+    // A batch of spans only that brings no strings can be stepped over by a reader looking
+    // at a time window, given its length and bounds first (LogFrame.spanBatch), in the same
+    // write so the two cannot be parted by a crash.
+    const uint64_t end_ns = batch.getEndNs();
+    if (new_strings == 0 && end_ns != 0 &&
+        std::all_of(pending_.begin(), pending_.end(), log_codec::IsWindowedEvent)) {
+      capnp::MallocMessageBuilder head_message(16);
+      auto head = head_message.initRoot<log_schema::LogFrame>().initSpanBatch();
+      head.setPackedBytes(frame.size());
+      head.setBaseNs(base_ns);
+      head.setEndNs(end_ns);
+      head.setEvents(static_cast<uint32_t>(pending_.size()));
+      kj::Array<kj::byte> head_frame = PackFrame(head_message, 64);
+      auto both = kj::heapArray<kj::byte>(head_frame.size() + frame.size());
+      std::memcpy(both.begin(), head_frame.begin(), head_frame.size());
+      std::memcpy(both.begin() + head_frame.size(), frame.begin(), frame.size());
+      frame = std::move(both);
+    }
   } catch (const kj::Exception& e) {
     return Fail(Status::Error(path_ + ": encoding batch " + std::to_string(batches_written_ + 1) +
                               ": " + e.getDescription().cStr()));

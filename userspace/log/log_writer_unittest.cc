@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -47,25 +48,37 @@ std::vector<Event> ReadAll(LogReader& reader) {
 // independent check of the on-disk format (the code under test uses its own unpacker).
 struct FrameInfo {
   log_schema::LogFrame::Which kind = log_schema::LogFrame::HEADER;
+  uint64_t offset = 0;  // where the frame begins in the file
   uint32_t first_string_id = 0;
   std::vector<std::string> strings;
-  size_t events = 0;
+  size_t events = 0;  // a batch's, or what a span batch head says
+  uint64_t base_ns = 0, end_ns = 0;
+  uint64_t packed_bytes = 0;  // a span batch head's
 };
 
 std::vector<FrameInfo> DecodeFrames(const std::string& path) {
   std::vector<FrameInfo> frames;
-  kj::AutoCloseFd fd(::open(path.c_str(), O_RDONLY));
-  kj::FdInputStream raw(fd.get());
-  kj::BufferedInputStreamWrapper input(raw);
+  const std::string bytes = test_util::ReadFileBytes(path);
+  kj::ArrayInputStream input(
+      kj::ArrayPtr<const kj::byte>(reinterpret_cast<const kj::byte*>(bytes.data()), bytes.size()));
   while (input.tryGetReadBuffer().size() > 0) {
+    FrameInfo info;
+    info.offset = bytes.size() - input.tryGetReadBuffer().size();
     capnp::PackedMessageReader message(input);
     auto root = message.getRoot<log_schema::LogFrame>();
-    FrameInfo info;
     info.kind = root.which();
     if (root.isBatch()) {
       info.first_string_id = root.getBatch().getFirstStringId();
       for (auto text : root.getBatch().getStrings()) info.strings.emplace_back(text.cStr());
       info.events = root.getBatch().getEvents().size();
+      info.base_ns = root.getBatch().getBaseNs();
+      info.end_ns = root.getBatch().getEndNs();
+    }
+    if (root.isSpanBatch()) {
+      info.events = root.getSpanBatch().getEvents();
+      info.base_ns = root.getSpanBatch().getBaseNs();
+      info.end_ns = root.getSpanBatch().getEndNs();
+      info.packed_bytes = root.getSpanBatch().getPackedBytes();
     }
     frames.push_back(std::move(info));
   }
@@ -229,6 +242,51 @@ TEST(LogWriterTest, FileIsHeaderBatchesSummaryAsStockCapnpReaderSeesIt) {
   for (int i = 1; i <= 3; ++i) EXPECT_EQ(frames[i].kind, log_schema::LogFrame::BATCH);
   EXPECT_EQ(frames[1].events + frames[2].events + frames[3].events, 5u);
   EXPECT_EQ(frames[4].kind, log_schema::LogFrame::SUMMARY);
+}
+
+// A batch of spans only that brings no strings is preceded by its length and bounds, so a
+// windowed reader can step over it; one with strings, or with other kinds, is not.
+TEST(LogWriterTest, SpansOnlyBatchesWithoutStringsArePrecededByTheirLengthAndBounds) {
+  ScratchDir dir;
+  const std::string path = dir.File("run.capnp");
+  {
+    auto writer = LogWriter::Create(path, SampleHeader(), {.events_per_batch = 3});
+    ASSERT_TRUE(writer.ok());
+    const StringId name = (*writer)->strings().Intern("gemm");
+    for (int i = 0; i < 6; ++i) (*writer)->Append(RealisticLaunch(i, name, 1));  // 2 batches
+    (*writer)->Append(RealisticLaunch(6, name, 1));
+    (*writer)->Append(ThreadInfo{.pid = 1, .tid = 2, .name = name});
+    (*writer)->Append(RealisticLaunch(7, name, 1));
+    ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
+  }
+  using F = log_schema::LogFrame;
+  const std::vector<FrameInfo> frames = DecodeFrames(path);
+  ASSERT_EQ(frames.size(), 6u);  // header, batch (with "gemm"), head + batch, batch, summary
+  EXPECT_EQ(frames[0].kind, F::HEADER);
+  EXPECT_EQ(frames[1].kind, F::BATCH);
+  EXPECT_EQ(frames[1].strings.size(), 1u);
+  ASSERT_EQ(frames[2].kind, F::SPAN_BATCH);
+  ASSERT_EQ(frames[3].kind, F::BATCH);
+  EXPECT_TRUE(frames[3].strings.empty());
+  EXPECT_EQ(frames[2].packed_bytes, frames[4].offset - frames[3].offset);
+  EXPECT_EQ(frames[2].events, 3u);
+  EXPECT_EQ(frames[3].events, 3u);
+  EXPECT_EQ(frames[2].base_ns, frames[3].base_ns);
+  EXPECT_EQ(frames[2].end_ns, frames[3].end_ns);
+  uint64_t end_ns = 0;
+  for (int i = 3; i < 6; ++i) end_ns = std::max(end_ns, RealisticLaunch(i, 0, 1).end_ns);
+  EXPECT_EQ(frames[2].end_ns, end_ns);
+  EXPECT_EQ(frames[4].kind, F::BATCH);  // a thread's name among the launches: no head
+  EXPECT_EQ(frames[5].kind, F::SUMMARY);
+
+  // The head changes nothing for a reader without a window: every event, in order.
+  auto reader = LogReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  const std::vector<Event> read = ReadAll(*reader);
+  ASSERT_EQ(read.size(), 9u);
+  EXPECT_EQ(std::get<KernelLaunch>(read[4]).start_ns, RealisticLaunch(4, 0, 1).start_ns);
+  EXPECT_TRUE(std::holds_alternative<ThreadInfo>(read[7]));
+  EXPECT_EQ(reader->batches_read(), 3u);
 }
 
 TEST(LogWriterTest, EachStringIsWrittenOnceAndUsableInLaterBatches) {

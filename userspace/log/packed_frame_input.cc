@@ -307,6 +307,47 @@ uint64_t PackedFrameInput::UnpackWords(uint64_t count) {
   return words_size_ * kWordBytes;
 }
 
+Status PackedFrameInput::Skip(uint64_t bytes) {
+  const uint64_t start = offset();
+  auto truncated = [&]() {
+    return Status::Error("truncated message (a batch of " + std::to_string(bytes) +
+                         " packed bytes at byte " + std::to_string(start) +
+                         "; the file ends at byte " + std::to_string(offset()) + ")");
+  };
+  if (end_ - pos_ >= bytes) {
+    pos_ += bytes;
+    return Status::Ok();
+  }
+  if (file_size_) {
+    // Past what is buffered: seek, unless the file (as it is now: it may be growing) ends
+    // before the batch does.
+    struct stat st {};
+    const uint64_t size = ::fstat(fd_.get(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+    if (start + bytes > size) {
+      file_pos_ += end_;
+      pos_ = end_ = 0;
+      if (size > file_pos_ && ::lseek(fd_.get(), static_cast<off_t>(size), SEEK_SET) >= 0)
+        file_pos_ = size;
+      return truncated();
+    }
+    if (::lseek(fd_.get(), static_cast<off_t>(start + bytes), SEEK_SET) < 0) {
+      read_error_ = Status::Error(std::string("seek error: ") + std::strerror(errno));
+      return read_error_;
+    }
+    file_pos_ = start + bytes;
+    pos_ = end_ = 0;
+    return Status::Ok();
+  }
+  uint64_t left = bytes;
+  while (left > 0) {
+    if (pos_ == end_ && !Refill()) return read_error_.ok() ? truncated() : read_error_;
+    const uint64_t n = std::min<uint64_t>(left, end_ - pos_);
+    pos_ += n;
+    left -= n;
+  }
+  return Status::Ok();
+}
+
 Result<bool> PackedFrameInput::ReadFrame() {
   words_size_ = 0;
   segments_.clear();

@@ -37,6 +37,11 @@ class PackedFrameInput {
   // the unpacked message: how many packed bytes are missing cannot be known.
   Result<bool> ReadFrame();
 
+  // Steps over the next `bytes` bytes of the file unread (a frame whose length is known):
+  // within the buffer, by seeking in a regular file, by reading and dropping them otherwise.
+  // An error (without the path) when the file ends first, or a read or seek fails.
+  Status Skip(uint64_t bytes);
+
   kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments() const {
     return kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>(segments_.data(), segments_.size());
   }

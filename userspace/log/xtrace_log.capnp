@@ -15,7 +15,8 @@ $Cxx.namespace("xtrace::log_schema");
 # each a LogFrame:
 #   header            exactly one, first
 #   batch*            events in capture order, each batch written with one write(2), so a
-#                     capture killed at any moment leaves every batch before it readable
+#                     capture killed at any moment leaves every batch before it readable;
+#                     a batch of spans only may be preceded by its spanBatch (same write)
 #   summary           last, only when the capture ended cleanly
 # Inspect with:
 #   capnp decode --packed userspace/log/xtrace_log.capnp LogFrame < run.capnp
@@ -36,7 +37,23 @@ struct LogFrame {
     header @0 :Header;
     batch @1 :Batch;
     summary @2 :Summary;
+    spanBatch @3 :SpanBatch;
   }
+}
+
+# Written just before a batch whose events are all spans and instants (the kinds Batch.endNs
+# bounds) and which brings no strings, so that a reader looking at a time window can step over
+# the batch without unpacking it: packed frames carry no length of their own. Readers that do
+# not know this frame skip it (an unknown LogFrame kind) and read the batch as before, so it
+# needs no format version.
+struct SpanBatch {
+  packedBytes @0 :UInt64;
+  # The length in the file of the batch frame that follows.
+  baseNs @1 :UInt64;
+  endNs @2 :UInt64;
+  # The batch's Batch.baseNs and Batch.endNs: its spans lie within [baseNs, endNs].
+  events @3 :UInt32;
+  # How many events the batch holds.
 }
 
 # Three host clocks read back to back, to map times between them (BPF stamps
