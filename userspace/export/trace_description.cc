@@ -26,7 +26,12 @@ TraceDescription TraceDescriptionBuilder::Build() const {
 
 TraceDescription DescribeLog(const std::string& path, bool salvage) {
   TraceDescriptionBuilder builder;
-  Result<LogReader> reader = LogReader::Open(path, LogReaderOptions{.salvage = salvage});
+  // Devices and ranks are identities, never spans: a window that no span reaches into (it
+  // ends before it begins) has the reader leave every batch's spans undecoded, which is most
+  // of a log.
+  Result<LogReader> reader = LogReader::Open(
+      path, LogReaderOptions{.salvage = salvage,
+                             .window = LogReaderOptions::Window{.from_ns = UINT64_MAX, .to_ns = 0}});
   if (!reader.ok()) return builder.Build();
   Event event;
   while (true) {
