@@ -102,6 +102,22 @@ int BPF_KPROBE(ze_append_launch_kernel_entry, void *cmdlist, void *kernel, const
 	in->arg[1] = (__u64)kernel;
 	in->arg[2] = (__u64)signal_event;
 	in->arg[3] = num_wait_events;
+	if (bpf_get_attach_cookie(ctx) == XT_LAUNCH_WITH_ARGUMENTS) {
+		/* ze_group_count_t by value: x and y in rdx, z in rcx. hSignalEvent and
+		 * numWaitEvents are the 7th and 8th parameters: at sp + 24 and sp + 32 (the return
+		 * address at sp, pArguments and pNext before them). */
+		__u64 stack[2] = {};
+		__u64 xy = PT_REGS_PARM3(ctx);
+
+		in->group_count[0] = (__u32)xy;
+		in->group_count[1] = (__u32)(xy >> 32);
+		in->group_count[2] = (__u32)PT_REGS_PARM4(ctx);
+		if (bpf_probe_read_user(stack, sizeof(stack), (void *)(PT_REGS_SP(ctx) + 24)))
+			in->flags |= XT_FLAG_ARG_UNREADABLE;
+		in->arg[2] = stack[0];
+		in->arg[3] = (__u32)stack[1];
+		return 0;
+	}
 	/* An indirect launch's group counts are in device memory, written by the GPU: not ours
 	 * to read, and not known yet anyway. (A failed read zeroes them too.) */
 	if (bpf_get_attach_cookie(ctx) == XT_LAUNCH_INDIRECT)
@@ -221,13 +237,16 @@ int BPF_KRETPROBE(ze_call_return, long ret)
 	return 0;
 }
 
-/* zeCommandQueueExecuteCommandLists: entry is ze_call_entry; the return copies the list
- * handles, the one variable-length argument a profiler needs whole. */
+/* zeCommandQueueExecuteCommandLists and zeCommandListImmediateAppendCommandListsExp (the
+ * cookie says which; both take the count and the array second and third): entry is
+ * ze_call_entry; the return copies the list handles, the one variable-length argument a
+ * profiler needs whole. */
 SEC("uretprobe")
 int BPF_KRETPROBE(ze_execute_return, long ret)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct xt_call_slot *st = xt_exit(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS);
+	__u32 fn = XT_ZE_COOKIE_FN(bpf_get_attach_cookie(ctx));
+	struct xt_call_slot *st = xt_exit(fn);
 	struct xt_ze_execute *rec;
 	struct xt_scratch *buf;
 	__u32 zero = 0, flags, n, copy, bytes;
@@ -245,6 +264,8 @@ int BPF_KRETPROBE(ze_execute_return, long ret)
 	rec->num_lists = n;
 	rec->fence = st->arg[3];
 	rec->result = (__s32)ret;
+	rec->fn = fn;
+	rec->num_wait_events = (__u32)st->arg[4];
 	copy = n;
 	if (copy > XT_MAX_EXEC_LISTS) {
 		copy = XT_MAX_EXEC_LISTS;

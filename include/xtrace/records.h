@@ -95,6 +95,10 @@ enum xt_launch_kind {
 	XT_LAUNCH_COOPERATIVE = 1, /* zeCommandListAppendLaunchCooperativeKernel */
 	XT_LAUNCH_INDIRECT = 2,    /* zeCommandListAppendLaunchKernelIndirect: the group counts live
 				    * in device memory and are read by the GPU, so none are copied */
+	XT_LAUNCH_WITH_ARGUMENTS = 3, /* zeCommandListAppendLaunchKernelWithArguments (1.14): group
+				       * counts and sizes by value (SysV: counts in rdx and rcx,
+				       * sizes in r8 and r9), signal event and wait count on the
+				       * stack */
 };
 
 /* zeCommandListAppendLaunchKernel(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent,
@@ -163,7 +167,15 @@ enum xt_ze_fn {
 	XT_ZE_FENCE_QUERY_STATUS = 47,
 	XT_ZE_FENCE_RESET = 48,
 	XT_ZE_DEVICE_GET_PROPERTIES = 49, /* for the device's UUID */
-	XT_ZE_FN_COUNT = 50, /* one past the last; the cookie's fn field holds up to 255 */
+	/* Entry points of Level Zero 1.6 and later: probed where the process's loader exports
+	 * them, or (driver pointers) in the driver file. */
+	XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE = 50,
+	XT_ZE_INIT_DRIVERS = 51,
+	XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP = 52, /* as struct xt_ze_execute */
+	XT_ZE_EVENT_COUNTER_BASED_CREATE = 53,
+	XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2 = 54, /* Intel's, handed out by the driver */
+	XT_ZE_APPEND_LAUNCH_MULTIPLE_KERNELS_INDIRECT = 55,
+	XT_ZE_FN_COUNT = 56, /* one past the last; the cookie's fn field holds up to 255 */
 };
 
 /* What a generic probe copies is described by its uprobe's BPF cookie, so one entry and one
@@ -237,10 +249,12 @@ struct xt_ze_query_hold {
  * Followed by min(num_lists, XT_MAX_EXEC_LISTS) command list handles (__u64). */
 struct xt_ze_execute {
 	struct xt_record_header hdr;
-	__u64 queue;
-	__u64 fence;
+	__u64 queue;      /* or the immediate list (zeCommandListImmediateAppendCommandListsExp) */
+	__u64 fence;      /* or its signal event */
 	__u32 num_lists;
 	__s32 result;
+	__u32 fn;         /* enum xt_ze_fn: which of the two */
+	__u32 num_wait_events; /* zeCommandListImmediateAppendCommandListsExp's */
 	/* __u64 lists[]; */
 };
 

@@ -8,6 +8,7 @@
 
 #include "api.h"
 #include "objects.h"
+#include "sync.h"
 
 namespace simze::api {
 namespace {
@@ -18,6 +19,14 @@ ze_result_t resolve_events(ze_event_handle_t hSignal, uint32_t numWaits, ze_even
   if (hSignal != nullptr) {
     cmd.signal = from_handle<Event>(hSignal);
     if (cmd.signal == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    // A counter-based event stands for its latest signalling command from the append on.
+    if (cmd.signal->pool->counter_based) {
+      Event* e = cmd.signal;
+      sync::publish([e] {
+        e->signaled.store(false);
+        e->has_timestamps = false;
+      });
+    }
   }
   if (numWaits > 0 && phWaits == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   for (uint32_t i = 0; i < numWaits; ++i) {
@@ -320,6 +329,63 @@ ze_result_t CommandListAppendLaunchKernelIndirect(ze_command_list_handle_t hComm
                 /*cooperative=*/false, hSignalEvent, numWaitEvents, phWaitEvents);
 }
 
+ze_result_t CommandListHostSynchronize(ze_command_list_handle_t hCommandList, uint64_t timeout) {
+  CommandList* list = from_handle<CommandList>(hCommandList);
+  if (list == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!list->immediate) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // only immediate lists run
+  return list->engine->wait_idle(timeout) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+}
+
+ze_result_t CommandListImmediateAppendCommandListsExp(ze_command_list_handle_t hCommandListImmediate,
+                                                      uint32_t numCommandLists,
+                                                      ze_command_list_handle_t* phCommandLists,
+                                                      ze_event_handle_t hSignalEvent,
+                                                      uint32_t numWaitEvents,
+                                                      ze_event_handle_t* phWaitEvents) {
+  CommandList* imm = from_handle<CommandList>(hCommandListImmediate);
+  if (imm == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!imm->immediate) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (phCommandLists == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  // One submission, as zeCommandQueueExecuteCommandLists makes one: the waits first, then
+  // every list's commands, then the signal once all of them are done.
+  Command wait{Barrier{}, {}, nullptr};
+  if (ze_result_t r = resolve_events(nullptr, numWaitEvents, phWaitEvents, wait);
+      r != ZE_RESULT_SUCCESS) {
+    return r;
+  }
+  Command signal{SignalEvent{}, {}, nullptr};
+  if (ze_result_t r = resolve_events(hSignalEvent, 0, nullptr, signal); r != ZE_RESULT_SUCCESS) {
+    return r;
+  }
+  Batch batch;
+  auto first = std::make_shared<Recording>();
+  first->commands.push_back(std::move(wait));
+  first->list_handle = reinterpret_cast<uintptr_t>(imm);
+  batch.recordings.push_back(std::move(first));
+  size_t num_commands = 0;
+  for (uint32_t i = 0; i < numCommandLists; ++i) {
+    CommandList* list = from_handle<CommandList>(phCommandLists[i]);
+    if (list == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (list->immediate || !list->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (list->ordinal != imm->ordinal) return ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE;
+    batch.recordings.push_back(list->snapshot());
+    num_commands += batch.recordings.back()->commands.size();
+  }
+  if (signal.signal != nullptr) {
+    auto last = std::make_shared<Recording>();
+    last->commands.push_back(std::move(signal));
+    last->list_handle = reinterpret_cast<uintptr_t>(imm);
+    batch.recordings.push_back(std::move(last));
+  }
+  batch.submission = next_submission_number();
+  batch.submit_tid = static_cast<int>(syscall(SYS_gettid));
+  batch.submit_mono_ns = mono_now_ns();
+  kmd_submit(imm->kmd, numCommandLists, num_commands);
+  imm->engine->submit(std::move(batch));
+  if (imm->synchronous) imm->engine->wait_idle(UINT64_MAX);
+  return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t CommandListAppendLaunchMultipleKernelsIndirect(
     ze_command_list_handle_t hCommandList, uint32_t numKernels, ze_kernel_handle_t* phKernels,
     const uint32_t* pCountBuffer, const ze_group_count_t* pLaunchArgumentsBuffer,
@@ -342,3 +408,19 @@ ze_result_t CommandListAppendLaunchMultipleKernelsIndirect(
 }
 
 }  // namespace simze::api
+
+// A launch that carries its group size and arguments (Level Zero 1.14): the simulated kernels
+// read no arguments, and the group size is the kernel's from then on, as zeKernelSetGroupSize
+// would have made it.
+extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernelWithArguments(
+    ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel, ze_group_count_t groupCounts,
+    simze::api::GroupSize groupSizes, void** /*pArguments*/, const void* /*pNext*/,
+    ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+  using namespace simze::api;
+  if (ze_result_t r = KernelSetGroupSize(hKernel, groupSizes.x, groupSizes.y, groupSizes.z);
+      r != ZE_RESULT_SUCCESS) {
+    return r;
+  }
+  return CommandListAppendLaunchKernel(hCommandList, hKernel, &groupCounts, hSignalEvent,
+                                       numWaitEvents, phWaitEvents);
+}

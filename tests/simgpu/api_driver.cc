@@ -67,6 +67,17 @@ ze_result_t Init(ze_init_flags_t flags) {
   return ZE_RESULT_SUCCESS;
 }
 
+ze_result_t InitDrivers(uint32_t* pCount, ze_driver_handle_t* phDrivers, InitDriverTypeDesc* desc) {
+  if (pCount == nullptr || desc == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  constexpr uint32_t kGpu = 1;  // ZE_INIT_DRIVER_TYPE_FLAG_GPU
+  if ((desc->flags & kGpu) == 0) {
+    *pCount = 0;
+    return ZE_RESULT_SUCCESS;
+  }
+  if (ze_result_t r = Init(ZE_INIT_FLAG_GPU_ONLY); r != ZE_RESULT_SUCCESS) return r;
+  return DriverGet(pCount, phDrivers);
+}
+
 ze_result_t DriverGet(uint32_t* pCount, ze_driver_handle_t* phDrivers) {
   return enumerate(pCount, phDrivers, 1, [](uint32_t, ze_driver_handle_t& h) {
     h = to_handle<ze_driver_handle_t>(&driver());
@@ -110,9 +121,24 @@ ze_result_t DriverGetExtensionFunctionAddress(ze_driver_handle_t hDriver, const 
                                               void** ppFunctionAddress) {
   if (from_handle<Driver>(hDriver) == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (name == nullptr || ppFunctionAddress == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  if (std::strcmp(name, "zeEventQueryTimestampsExp") == 0) {
-    *ppFunctionAddress = reinterpret_cast<void*>(&EventQueryTimestampsExp);
-    return ZE_RESULT_SUCCESS;
+  // What SYCL's adapter and oneDNN look up at start (Intel's driver hands out these too).
+  static const struct {
+    const char* name;
+    void* function;
+  } kExtensions[] = {
+      {"zeEventQueryTimestampsExp", reinterpret_cast<void*>(&EventQueryTimestampsExp)},
+      {"zeCommandListAppendLaunchKernelWithArguments",
+       reinterpret_cast<void*>(&zeCommandListAppendLaunchKernelWithArguments)},
+      {"zexCounterBasedEventCreate2", reinterpret_cast<void*>(&zexCounterBasedEventCreate2)},
+      {"zeCommandListHostSynchronize", reinterpret_cast<void*>(&CommandListHostSynchronize)},
+      {"zeCommandListImmediateAppendCommandListsExp",
+       reinterpret_cast<void*>(&CommandListImmediateAppendCommandListsExp)},
+  };
+  for (const auto& e : kExtensions) {
+    if (std::strcmp(name, e.name) == 0) {
+      *ppFunctionAddress = e.function;
+      return ZE_RESULT_SUCCESS;
+    }
   }
   return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }

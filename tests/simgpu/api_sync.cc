@@ -99,6 +99,33 @@ ze_result_t EventDestroy(ze_event_handle_t hEvent) {
   Event* e = from_handle<Event>(hEvent);
   if (e == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   e->tag = 0;  // the slot goes back to the pool
+  if (e->pool->counter_based) delete e->pool;
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t EventCounterBasedCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice,
+                                    const CounterBasedEventDesc* desc, ze_event_handle_t* phEvent) {
+  Context* ctx = from_handle<Context>(hContext);
+  if (ctx == nullptr || from_handle<Device>(hDevice) == nullptr) {
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  }
+  if (desc == nullptr || phEvent == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  auto* pool = new EventPool;
+  pool->context = ctx;
+  pool->counter_based = true;
+  pool->flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
+  if (desc->flags & kCounterBasedTimestampFlags) pool->flags |= ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
+  pool->count = 1;
+  pool->events = std::make_unique<Event[]>(1);
+  Event& e = pool->events[0];
+  e.pool = pool;
+  e.index = 0;
+  // A new counter-based event counts as signalled: nothing it waits for is pending.
+  sync::publish([&] {
+    e.tag = Event::kTag;
+    e.signaled.store(true);
+  });
+  *phEvent = to_handle<ze_event_handle_t>(&e);
   return ZE_RESULT_SUCCESS;
 }
 
@@ -165,3 +192,9 @@ ze_result_t EventQueryTimestampsExp(ze_event_handle_t hEvent, ze_device_handle_t
 }
 
 }  // namespace simze::api
+
+extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zexCounterBasedEventCreate2(
+    ze_context_handle_t hContext, ze_device_handle_t hDevice,
+    const simze::api::CounterBasedEventDesc* desc, ze_event_handle_t* phEvent) {
+  return simze::api::EventCounterBasedCreate(hContext, hDevice, desc, phEvent);
+}

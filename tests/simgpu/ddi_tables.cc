@@ -6,6 +6,8 @@
 #include <level_zero/zes_ddi.h>
 #include <level_zero/zet_ddi.h>
 
+#include <cstring>
+
 #include "api.h"
 
 namespace {
@@ -18,6 +20,21 @@ ze_result_t check(ze_api_version_t version, const void* table) {
   }
   return ZE_RESULT_SUCCESS;
 }
+
+// Slots a loader newer than the headers this builds against has after the end of a table as
+// they declare it: the `index`th pointer past sizeof(Table), for a loader of `since` or later
+// (it passes its own version, and its table has every slot of that version).
+template <typename Table, typename Fn>
+void set_newer_slot(ze_api_version_t version, ze_api_version_t since, Table* t, size_t index,
+                    Fn fn) {
+  if (version < since) return;
+  void* p = reinterpret_cast<void*>(fn);
+  std::memcpy(reinterpret_cast<char*>(t) + sizeof(Table) + index * sizeof(void*), &p, sizeof(p));
+}
+
+constexpr auto kVersion1_6 = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 6));
+constexpr auto kVersion1_9 = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 9));
+constexpr auto kVersion1_10 = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 10));
 
 }  // namespace
 
@@ -35,7 +52,9 @@ using namespace simze::api;
 
 // ---- Core (ze) tables -----------------------------------------------------------------------
 
-SIMZE_TABLE(zeGetGlobalProcAddrTable, ze_global_dditable_t, t->pfnInit = Init;)
+// 1.10 adds pfnInitDrivers after pfnInit.
+SIMZE_TABLE(zeGetGlobalProcAddrTable, ze_global_dditable_t, t->pfnInit = Init;
+            set_newer_slot(version, kVersion1_10, t, 0, &InitDrivers);)
 
 SIMZE_TABLE(zeGetDriverProcAddrTable, ze_driver_dditable_t,
             t->pfnGet = DriverGet;
@@ -102,7 +121,20 @@ SIMZE_TABLE(zeGetCommandListProcAddrTable, ze_command_list_dditable_t,
             t->pfnAppendLaunchCooperativeKernel = CommandListAppendLaunchCooperativeKernel;
             t->pfnAppendLaunchKernelIndirect = CommandListAppendLaunchKernelIndirect;
             t->pfnAppendLaunchMultipleKernelsIndirect =
-                CommandListAppendLaunchMultipleKernelsIndirect;)
+                CommandListAppendLaunchMultipleKernelsIndirect;
+            // 1.6 adds pfnHostSynchronize after pfnAppendImageCopyFromMemoryExt.
+            set_newer_slot(version, kVersion1_6, t, 0, &CommandListHostSynchronize);)
+
+// Not in 1.4's headers: a newer loader looks it up by name. 1.9's table starts
+// pfnCreateCloneExp, pfnImmediateAppendCommandListsExp.
+extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetCommandListExpProcAddrTable(
+    ze_api_version_t version, void* t) {
+  if (t == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (version < kVersion1_9) return ZE_RESULT_ERROR_UNSUPPORTED_VERSION;
+  void* fns[2] = {nullptr, reinterpret_cast<void*>(&CommandListImmediateAppendCommandListsExp)};
+  std::memcpy(t, fns, sizeof(fns));
+  return ZE_RESULT_SUCCESS;
+}
 
 SIMZE_TABLE(zeGetImageProcAddrTable, ze_image_dditable_t, )
 SIMZE_TABLE(zeGetImageExpProcAddrTable, ze_image_exp_dditable_t, )

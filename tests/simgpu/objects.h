@@ -123,6 +123,9 @@ struct EventPool : Tagged<0x5a45504c> {  // "ZEPL"
   // Events live in the pool, like Intel's events are slots of the pool's memory: their
   // handles stay valid and distinct for the pool's lifetime.
   std::unique_ptr<Event[]> events;
+  // A counter-based event's own one-slot pool (zeEventCounterBasedCreate): it goes with the
+  // event, and every append that signals the event makes it unsignalled again.
+  bool counter_based = false;
   bool timestamps() const { return (flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) != 0; }
 };
 

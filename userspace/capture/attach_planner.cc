@@ -62,7 +62,8 @@ void AttachPlanner::Use(size_t i, const MappedLibrary& lib, uint32_t pid, Attach
     say_("probing " + lib.path + " for every process that maps it");
   if (!attachments_.HasLinks(i, pid)) return;
   out.any = true;
-  if (out.via.empty() && !source->says_where_attached()) out.via = lib.path;
+  if (out.via.empty() && !source->says_where_attached() && source->NamesAttachment(lib))
+    out.via = lib.path;
 }
 
 void AttachPlanner::PinHostLibraries(uint32_t self_pid, bool host_copies) {

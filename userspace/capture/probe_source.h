@@ -90,6 +90,12 @@ class ProbeSource {
   // Whether AttachToLibrary says itself which process it attached to; otherwise the capture
   // says "attached to pid N (library)".
   virtual bool says_where_attached() const { return false; }
+  // Whether "attached to pid N (library)" names `lib` (a source that probes a second file
+  // beside its main library names the main one).
+  virtual bool NamesAttachment(const MappedLibrary& lib) const {
+    (void)lib;
+    return true;
+  }
 
   // The libraries `record` attaches to for its command `pid` before it execs, so that the
   // command's first calls are captured (each is then used like a mapped file).

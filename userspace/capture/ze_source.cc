@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
 #include <set>
@@ -24,6 +25,12 @@ namespace xtrace {
 namespace {
 
 constexpr std::string_view kLoaderPrefix = "libze_loader.so";
+// Level Zero drivers the loader loads: Intel's GPU and NPU drivers (libze_intel_gpu.so.1,
+// libze_intel_vpu.so.1), the loader's null driver (libze_null.so) all start "libze_" (as do
+// the loader's layers, which are no drivers); xtrace's simulated GPU is libxtrace_simze.so.
+constexpr std::string_view kDriverPrefix = "libze_";
+constexpr std::string_view kSimulatedDriverPrefix = "libxtrace_simze.so";
+constexpr std::string_view kLayerPrefixes[] = {"libze_tracing_layer.so", "libze_validation_layer.so"};
 constexpr const char* kLoaderSoname = "libze_loader.so.1";
 // Bytes of a function read to recognise a dispatch stub (they are 24-30 bytes to the `je`).
 constexpr size_t kStubBytes = 48;
@@ -39,11 +46,21 @@ struct ProbeSpec {
   // Of those, the ones the programs can take from r10 where a stub saved them there (the
   // generic entry program can: its cookie says which).
   ArgRegisterMask readable_from_r10 = 0;
+  // Where it is probed: the loader's export, the driver's function of that name (handed out
+  // by zeDriverGetExtensionFunctionAddress), or both. A call that goes through both (a loader
+  // stub jumps into the driver's function) is recorded once: the thread's one call slot
+  // (pairing.bpf.h) holds the inner entry, whose return records the call; the outer return
+  // then finds the slot empty.
+  bool in_loader = true;
+  bool in_driver = false;
 };
 
 // The dedicated programs read these arguments (ze_probes.bpf.c).
 constexpr ArgRegisterMask kKernelCreateArgs = 0b111;
 constexpr ArgRegisterMask kLaunchArgs = 0b11111;
+// A launch with arguments: rdi, rsi, and the group counts in rdx and rcx (the rest is on the
+// stack, which a stub leaves as it is until its jump).
+constexpr ArgRegisterMask kLaunchWithArgumentsArgs = 0b1111;
 
 // The argument registers a generic probe's words come from, per the table.
 ArgRegisterMask RegistersRead(const ZeApiInfo& api) {
@@ -75,10 +92,15 @@ const std::vector<ProbeSpec>& Probes() {
          XT_LAUNCH_COOPERATIVE, kLaunchArgs},
         {"zeCommandListAppendLaunchKernelIndirect", LaunchEntry, LaunchReturn, XT_LAUNCH_INDIRECT,
          kLaunchArgs},
+        // SYCL's adapter looks it up through zeDriverGetExtensionFunctionAddress where the
+        // loader does not export it (before 1.14): probed in both files.
+        {"zeCommandListAppendLaunchKernelWithArguments", LaunchEntry, LaunchReturn,
+         XT_LAUNCH_WITH_ARGUMENTS, kLaunchWithArgumentsArgs, 0, true, true},
     };
     for (const ZeApiInfo& api : ZeApiTable())
       v.push_back({api.symbol, CallEntry, api.dedicated_return ? ExecuteReturn : CallReturn,
-                   ZeProbeCookie(api), RegistersRead(api), RegistersRead(api)});
+                   ZeProbeCookie(api), RegistersRead(api), RegistersRead(api), !api.driver_only,
+                   api.driver_only});
     return v;
   }();
   return probes;
@@ -93,6 +115,26 @@ struct ProbeSite {
 };
 
 using ProbeSites = std::map<std::string, ProbeSite, std::less<>>;
+
+std::string_view BaseName(const std::string& path) {
+  return std::string_view(path).substr(path.rfind('/') + 1);
+}
+
+bool IsLoader(const MappedLibrary& lib) { return BaseName(lib.path).starts_with(kLoaderPrefix); }
+
+bool IsDriver(const MappedLibrary& lib) {
+  const std::string_view base = BaseName(lib.path);
+  if (base.starts_with(kSimulatedDriverPrefix)) return true;
+  if (!base.starts_with(kDriverPrefix) || base.starts_with(kLoaderPrefix)) return false;
+  for (std::string_view layer : kLayerPrefixes)
+    if (base.starts_with(layer)) return false;
+  return true;
+}
+
+// Whether `spec` is probed in `lib` (a loader or a driver file).
+bool ProbedIn(const ProbeSpec& spec, const MappedLibrary& lib) {
+  return IsLoader(lib) ? spec.in_loader : spec.in_driver;
+}
 
 Result<ProbeSites> FindProbeSites(const std::string& path) {
   std::vector<std::string_view> symbols;
@@ -173,9 +215,16 @@ Result<std::unique_ptr<ProbeSource>> ZeSource::Load(const SourceContext& ctx) {
   return std::unique_ptr<ProbeSource>(std::move(self));
 }
 
-bool ZeSource::ProbesLibrary(const MappedLibrary& lib) {
-  const std::string_view basename = std::string_view(lib.path).substr(lib.path.rfind('/') + 1);
-  return basename.rfind(kLoaderPrefix, 0) == 0;
+bool ZeSource::ProbesLibrary(const MappedLibrary& lib) { return IsLoader(lib) || IsDriver(lib); }
+
+bool ZeSource::NamesAttachment(const MappedLibrary& lib) const { return IsLoader(lib); }
+
+void ZeSource::SayMissing(const MappedLibrary& lib, const std::string& missing) {
+  if (missing.empty() || !IsLoader(lib)) return;
+  if (said_missing_.emplace(std::tuple{lib.dev_major, lib.dev_minor, lib.inode}, true).second)
+    ctx_.say(lib.path + " does not export " + missing +
+             " (an older Level Zero loader): calls to them cannot go through it, and are not "
+             "traced there");
 }
 
 std::vector<MappedLibrary> ZeSource::LibrariesBeforeExec(uint32_t) {
@@ -195,6 +244,8 @@ Result<std::vector<ProbeLink>> ZeSource::AttachToLibrary(const MappedLibrary& li
   std::string first_error;
   const size_t attached = multi_ ? AttachMulti(pid, lib, &first_error, &links)
                                  : AttachEach(pid, lib, &first_error, &links);
+  // A driver that exports none of the functions handed out by pointer has nothing to probe.
+  if (attached == 0 && !IsLoader(lib) && first_error.empty()) return links;
   if (attached == 0)
     return Status::Error("no Level Zero probe could be attached to " + lib.path + " (" +
                          first_error + ")");
@@ -216,12 +267,15 @@ size_t ZeSource::AttachMulti(int pid, const MappedLibrary& lib, std::string* fir
   };
   std::map<std::pair<bpf_program*, bool>, Group> groups;
   std::string missing;
+  size_t probed = 0;
   for (const ProbeSpec& spec : Probes()) {
+    if (!ProbedIn(spec, lib)) continue;
     auto it = offsets->find(spec.symbol);
     if (it == offsets->end()) {
       missing += (missing.empty() ? "" : ", ") + std::string(spec.symbol);
       continue;
     }
+    ++probed;
     for (bool ret : {false, true}) {
       Group& g = groups[{ret ? spec.ret(skel_.get()) : spec.entry(skel_.get()), ret}];
       g.offsets.push_back(it->second.file_offset + it->second.into_function);
@@ -229,8 +283,7 @@ size_t ZeSource::AttachMulti(int pid, const MappedLibrary& lib, std::string* fir
       g.symbols.push_back(spec.symbol);
     }
   }
-  if (!missing.empty())
-    ctx_.say(Who(pid) + ": " + lib.path + " does not define " + missing + "; not traced");
+  SayMissing(lib, missing);
   std::set<std::string_view> failed;
   for (auto& [key, g] : groups) {
     // uprobe_multi names "every process" pid 0.
@@ -243,10 +296,11 @@ size_t ZeSource::AttachMulti(int pid, const MappedLibrary& lib, std::string* fir
     }
     links->emplace_back(std::move(*link));
   }
-  if (!failed.empty() && failed.size() < offsets->size())
+  // Each function has an entry and a return program: `failed` names it once.
+  if (!failed.empty() && failed.size() < probed)
     ctx_.say(Who(pid) + ": " + lib.path + ": cannot probe " +
              std::to_string(failed.size()) + " functions (" + *first_error + "); not traced");
-  return offsets->size() - failed.size();
+  return probed - std::min(probed, failed.size());
 }
 
 size_t ZeSource::AttachEach(int pid, const MappedLibrary& lib, std::string* first_error,
@@ -255,7 +309,15 @@ size_t ZeSource::AttachEach(int pid, const MappedLibrary& lib, std::string* firs
   auto sites = FindProbeSites(lib.host_path);
   if (sites.ok()) ReportSites(ctx_, pid, lib, *sites);
   size_t attached = 0;
+  std::string missing;
   for (const ProbeSpec& spec : Probes()) {
+    if (!ProbedIn(spec, lib)) continue;
+    // Without the file's symbols libbpf finds each function itself (and fails for those it
+    // lacks, said below as for any failed probe).
+    if (sites.ok() && !sites->count(spec.symbol)) {
+      missing += (missing.empty() ? "" : ", ") + std::string(spec.symbol);
+      continue;
+    }
     uint32_t into = 0;
     uint64_t cookie = spec.cookie;
     if (sites.ok()) {
@@ -280,6 +342,7 @@ size_t ZeSource::AttachEach(int pid, const MappedLibrary& lib, std::string* firs
     links->emplace_back(std::move(*ret));
     ++attached;
   }
+  SayMissing(lib, missing);
   return attached;
 }
 

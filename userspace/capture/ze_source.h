@@ -1,11 +1,15 @@
-// The Level Zero source: uprobes on the loader's (libze_loader.so*) API entry points, attached
-// by the capture per loader file (or per process and file for explicit targets).
+// The Level Zero source: uprobes on the loader's (libze_loader.so*) API entry points, and on
+// the functions a driver hands out by pointer (zeDriverGetExtensionFunctionAddress), found by
+// name in the driver file; attached by the capture per file (or per process and file for
+// explicit targets).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "capture/bpf_link.h"
@@ -24,6 +28,7 @@ class ZeSource final : public ProbeSource {
   bool needs_library() const override { return true; }
   std::string_view waits_for() const override { return "Level Zero (libze_loader.so*)"; }
   bool ProbesLibrary(const MappedLibrary& lib) override;
+  bool NamesAttachment(const MappedLibrary& lib) const override;
   Result<std::vector<ProbeLink>> AttachToLibrary(const MappedLibrary& lib, int pid) override;
   std::vector<MappedLibrary> LibrariesBeforeExec(uint32_t pid) override;
   std::string_view host_soname() const override;
@@ -50,8 +55,12 @@ class ZeSource final : public ProbeSource {
   struct SkeletonDeleter {
     void operator()(::ze_probes* skel) const;
   };
+  // Says once per loader file which entry points it does not export.
+  void SayMissing(const MappedLibrary& lib, const std::string& missing);
+
   SourceContext ctx_;
   bool multi_ = false;
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, bool> said_missing_;  // (dev, inode)
   std::unique_ptr<::ze_probes, SkeletonDeleter> skel_;
 };
 

@@ -62,6 +62,16 @@ ApiCall BuildApiCall(const DecodedZeCall& record) {
 }
 
 ApiCall BuildApiCall(const DecodedZeExecute& record) {
+  if (record.fn == XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP) {
+    constexpr uint16_t kFn = XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP;
+    ApiCall call = Begin(record.hdr, kFn, record.result);
+    call.arg[kZeArgSlot<kFn, "command_list">] = record.queue;
+    call.arg[kZeArgSlot<kFn, "signal_event">] = record.fence;
+    call.arg[kZeArgSlot<kFn, "num_wait_events">] = record.num_wait_events;
+    call.arg[kZeArgSlot<kFn, "num_command_lists">] = record.num_lists;
+    call.arg[kZeArgSlot<kFn, "first_command_list">] = record.list(0);
+    return call;
+  }
   ApiCall call = Begin(record.hdr, XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS, record.result);
   constexpr uint16_t kFn = XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS;
   call.arg[kZeArgSlot<kFn, "command_queue">] = record.queue;

@@ -14,6 +14,9 @@ namespace xtrace {
 namespace {
 
 constexpr uint32_t kPoolKernelTimestampFlag = 1u << 2;  // ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP
+// ze_event_counter_based_flags_t DEVICE_TIMESTAMP and HOST_TIMESTAMP (Intel's
+// ZEX_COUNTER_BASED_EVENT_FLAG_KERNEL_TIMESTAMP and ..._KERNEL_MAPPED_TIMESTAMP: the same bits).
+constexpr uint32_t kCounterBasedTimestampFlags = (1u << 4) | (1u << 5);
 constexpr uint32_t kModeSynchronous = 1;                // ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS
 
 // An id the table knows that names an append.
@@ -77,6 +80,19 @@ class DeviceTimeline::CallHandler {
   void operator()(const ZeCall<XT_ZE_COMMAND_QUEUE_SYNCHRONIZE>& c) {
     tl_.CompleteSubmittedBefore({c.pid(), c.Get<"command_queue">()}, c.start_ns(), By(c));
   }
+
+  // An immediate list is its own engine: its host synchronize is a queue's.
+  void operator()(const ZeCall<XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE>& c) {
+    tl_.CompleteSubmittedBefore({c.pid(), c.Get<"command_list">()}, c.start_ns(), By(c));
+  }
+
+  // Regular lists run on an immediate list's engine, as an execution on a queue runs them.
+  void operator()(const ZeCall<XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP>& c) {
+    tl_.Execute(c.call(), c.Get<"command_list">(), 0, c.Get<"first_command_list">(), execute_);
+  }
+
+  void operator()(const ZeCall<XT_ZE_EVENT_COUNTER_BASED_CREATE>& c) { CounterBasedEvent(c); }
+  void operator()(const ZeCall<XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2>& c) { CounterBasedEvent(c); }
 
   void operator()(const ZeCall<XT_ZE_COMMAND_QUEUE_DESTROY>& c) {
     const PidHandle queue{c.pid(), c.Get<"command_queue">()};
@@ -199,6 +215,16 @@ class DeviceTimeline::CallHandler {
     return list;
   }
 
+  // A counter-based event: no pool, its own flags say whether it holds kernel timestamps.
+  template <uint16_t Fn>
+  void CounterBasedEvent(const ZeCall<Fn>& c) {
+    const uint64_t event = c.template Get<"event">();
+    tl_.ReleaseSignal(c.pid(), event);
+    EventState e;
+    e.timestamps = (c.template Get<"flags">() & kCounterBasedTimestampFlags) ? 1 : 0;
+    tl_.events_[{c.pid(), event}] = e;
+  }
+
   // The fence signalled: what its queue ran up to its last execution is done.
   template <uint16_t Fn>
   void FenceSeen(const ZeCall<Fn>& c) {
@@ -220,6 +246,10 @@ class DeviceTimeline::CallHandler {
       } else if constexpr (Fn == XT_ZE_APPEND_MEMORY_FILL) {
         command.kind = DeviceOpKind::kFill;
         command.bytes = c.template Get<"size">();
+      } else if constexpr (Fn == XT_ZE_APPEND_LAUNCH_MULTIPLE_KERNELS_INDIRECT) {
+        // Which kernels run, and how many, the device reads from its memory: one operation
+        // named after the call stands for them.
+        command.kind = DeviceOpKind::kKernel;
       } else {
         t.visible = false;  // barriers, event and timestamp commands
       }

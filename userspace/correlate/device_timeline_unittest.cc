@@ -128,6 +128,63 @@ TEST_F(DeviceTimelineTest, ImmediateLaunchIsMeasuredFromTheTimestampsTheProcessR
   EXPECT_EQ(tl_.stats().measured, 1u);
 }
 
+// SYCL's v2 shape: a counter-based event with kernel timestamps (no pool) makes its launch
+// measured, from either creator (core or Intel's, the same flag bits); without the flags the
+// launch is bounded by zeCommandListHostSynchronize on its immediate list.
+TEST_F(DeviceTimelineTest, CounterBasedEventsAndHostSynchronizeOfAnImmediateList) {
+  constexpr uint64_t kCounterBasedTimestamps = 1 | 4 | 16;  // IMMEDIATE, HOST_VISIBLE, timestamps
+  On(Call(XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2, 10, {kContext, kDevice, kCounterBasedTimestamps, 4, 0, Event(0)}));
+  On(Call(XT_ZE_EVENT_COUNTER_BASED_CREATE, 20, {kContext, kDevice, 1 | 4, 4, 0, Event(1)}));
+  const uint64_t imm = 0x1111;
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 1'000'000'100, {kContext, kDevice, 0, 2, 2, imm}));
+  const StringId gemm = strings_.Intern("gemm");
+  const StringId scale = strings_.Intern("scale");
+  tl_.OnLaunch(Launch(imm, 1'000'001'000, Event(0), gemm));
+  tl_.OnLaunch(Launch(imm, 1'000'002'000, Event(1), scale));
+  On(Call(XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE, 1'000'050'000, {imm, ~0ull}));
+  On(Call(XT_ZE_EVENT_QUERY_KERNEL_TIMESTAMP, 1'000'060'000,
+          {Event(0), TicksAt(1'000'010'000) & 0xffffffff, TicksAt(1'000'030'000) & 0xffffffff}));
+  ReadClock(2'000'000'000);
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 2u);
+  for (const DeviceOp& op : ops) {
+    EXPECT_EQ(op.queue, imm);
+    EXPECT_TRUE(op.completion_seen);
+    if (op.name == gemm) {
+      EXPECT_TRUE(op.measured);
+      EXPECT_NEAR(double(op.start_ns), 1'000'010'000.0, 60);
+    } else {
+      EXPECT_FALSE(op.measured);
+      EXPECT_LE(op.end_ns, 1'000'051'000u) << "the host synchronize saw it complete";
+    }
+  }
+}
+
+// zeCommandListImmediateAppendCommandListsExp runs a regular list's commands on the immediate
+// list's engine, once per call.
+TEST_F(DeviceTimelineTest, RegularListsAppendedToAnImmediateListRunOnItsEngine) {
+  const uint64_t imm = 0x1111, list = 0x2222;
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 100, {kContext, kDevice, 0, 2, 2, imm}));
+  On(Call(XT_ZE_COMMAND_LIST_CREATE, 200, {kContext, kDevice, 0, 0, 0, list}));
+  const StringId scale = strings_.Intern("scale");
+  tl_.OnLaunch(Launch(list, 300, 0, scale));
+  On(Call(XT_ZE_COMMAND_LIST_CLOSE, 400, {list}));
+  for (uint64_t at : {1'000'001'000ull, 1'000'003'000ull}) {
+    // command_list, signal_event, num_wait_events, num_command_lists, first_command_list
+    On(Call(XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP, at, {imm, 0, 0, 1, list}));
+    On(Call(XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE, at + 1'000, {imm, ~0ull}));
+  }
+  ReadClock(2'000'000'000);
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 2u);
+  for (const DeviceOp& op : ops) {
+    EXPECT_EQ(op.queue, imm);
+    EXPECT_EQ(op.command_list, list);
+    EXPECT_EQ(op.name, scale);
+  }
+  EXPECT_NE(ops[0].execution, ops[1].execution);
+}
+
 TEST_F(DeviceTimelineTest, RegularListYieldsOneOperationPerExecutionBoundedByTheHost) {
   const uint64_t list = 0x2222, queue = 0x3333, fence = 0x4444;
   On(Call(XT_ZE_COMMAND_QUEUE_CREATE, 100, {kContext, kDevice, 0, 1, 2, queue}));

@@ -32,11 +32,10 @@ std::string_view HostApiCallName(const DecodedRecord& record) {
   if (const auto* c = std::get_if<DecodedZeCall>(&record)) {
     if (const ZeApiInfo* api = FindZeApi(c->fn)) return api->symbol;
   }
-  if (std::holds_alternative<DecodedZeExecute>(record)) return "zeCommandQueueExecuteCommandLists";
-  if (const auto* l = std::get_if<DecodedLaunchKernel>(&record)) {
-    if (l->kind == XT_LAUNCH_COOPERATIVE) return "zeCommandListAppendLaunchCooperativeKernel";
-    if (l->kind == XT_LAUNCH_INDIRECT) return "zeCommandListAppendLaunchKernelIndirect";
+  if (const auto* e = std::get_if<DecodedZeExecute>(&record)) {
+    if (const ZeApiInfo* api = FindZeApi(e->fn)) return api->symbol;
   }
+  if (const auto* l = std::get_if<DecodedLaunchKernel>(&record)) return ZeLaunchSymbol(l->kind);
   return HostApiCallName(HeaderOf(record).type);
 }
 

@@ -88,6 +88,9 @@ Result<DecodedRecord> DecodeZeExecute(std::span<const std::byte> data) {
   out.result = rec.result;
   out.lists_copied = static_cast<uint32_t>(tail);
   out.lists = data.data() + sizeof(rec);
+  // A record without a function (0) is an execution, the first user of this record.
+  if (rec.fn == XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP) out.fn = static_cast<uint16_t>(rec.fn);
+  out.num_wait_events = rec.num_wait_events;
   return DecodedRecord(out);
 }
 

@@ -47,6 +47,10 @@ struct DecodedZeCall {
 // zeCommandQueueExecuteCommandLists with the command lists it submitted.
 struct DecodedZeExecute {
   xt_record_header hdr;
+  // zeCommandQueueExecuteCommandLists, or zeCommandListImmediateAppendCommandListsExp (queue:
+  // its immediate list; fence: its signal event).
+  uint16_t fn = XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS;
+  uint32_t num_wait_events = 0;
   uint64_t queue;
   uint64_t fence;
   uint32_t num_lists;      // as passed

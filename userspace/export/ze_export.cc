@@ -43,6 +43,8 @@ bool MaySubmit(uint16_t fn) {
     case XT_ZE_APPEND_MEMORY_COPY_REGION:
     case XT_ZE_APPEND_MEMORY_FILL:
     case XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS:
+    case XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP:
+    case XT_ZE_APPEND_LAUNCH_MULTIPLE_KERNELS_INDIRECT:
       return true;
     default:
       return false;

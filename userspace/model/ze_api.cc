@@ -68,6 +68,19 @@ uint64_t ReadBits(const ZeRead& r) {
 
 std::span<const ZeApiInfo> ZeApiTable() { return kZeApiTable; }
 
+std::string_view ZeLaunchSymbol(uint32_t kind) {
+  switch (kind) {
+    case XT_LAUNCH_COOPERATIVE:
+      return "zeCommandListAppendLaunchCooperativeKernel";
+    case XT_LAUNCH_INDIRECT:
+      return "zeCommandListAppendLaunchKernelIndirect";
+    case XT_LAUNCH_WITH_ARGUMENTS:
+      return "zeCommandListAppendLaunchKernelWithArguments";
+    default:
+      return "zeCommandListAppendLaunchKernel";
+  }
+}
+
 const ZeApiInfo* FindZeApi(uint16_t fn) {
   if (fn == 0 || fn > std::size(kZeApiTable)) return nullptr;
   return &kZeApiTable[fn - 1];

@@ -55,6 +55,9 @@ struct ZeApiInfo {
   // event arg array_count; elements past it were not written by the call and read as 0.
   int8_t array_count = -1;
   uint8_t array_first = 0;
+  // Intel's extension, exported by no loader: an application calls it through the pointer
+  // zeDriverGetExtensionFunctionAddress hands out, so it is probed in the driver file.
+  bool driver_only = false;
 };
 
 // Every function recorded as an ApiCall, in enum xt_ze_fn order.
@@ -65,6 +68,9 @@ const ZeApiInfo* FindZeApi(uint16_t fn);
 
 // The uprobe cookie that makes the generic BPF programs copy what `api` describes.
 uint64_t ZeProbeCookie(const ZeApiInfo& api);
+
+// The entry point of a launch (enum xt_launch_kind): "zeCommandListAppendLaunchKernel", ...
+std::string_view ZeLaunchSymbol(uint32_t kind);
 
 // "ZE_RESULT_ERROR_INVALID_ARGUMENT" for a ze_result_t; "" for one this build does not know.
 std::string_view ZeResultName(int32_t result);

@@ -221,6 +221,42 @@ inline constexpr ZeApiInfo kZeApiTable[] = {
      // ze_device_properties_t.uuid: what tells a process's device handle which device it is.
      .reads = {{1, 16, kDevicePropertiesUuid, true}},
      .args = {Hex("device", Arg(0)), Hex("uuid_lo", D64(0)), Hex("uuid_hi", D64(1))}},
+    // Level Zero 1.6 and later (bookworm's loader 1.8.12 has none of them, trixie's 1.20.6
+    // all but the counter-based event creation).
+    {.fn = XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE,
+     .symbol = "zeCommandListHostSynchronize",
+     .args = {Hex("command_list", Arg(0)), Num("timeout", Arg(1))}},
+    {.fn = XT_ZE_INIT_DRIVERS,
+     .symbol = "zeInitDrivers",
+     .reads = {Out(0, 4), Out(1, 16)},
+     .args = {Num("count", D32(0)), Hex("driver0", D64(4)), Hex("driver1", D64(5))},
+     .array_count = 0,
+     .array_first = 1},
+    {.fn = XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
+     .symbol = "zeCommandListImmediateAppendCommandListsExp",
+     .args = {Hex("command_list", Arg(0)), Hex("signal_event", Arg(3)),
+              Num("num_wait_events", Arg(4)), Num("num_command_lists", Arg(1)),
+              Hex("first_command_list", Arg(2))},  // the record holds them all
+     .dedicated_return = true},
+    {.fn = XT_ZE_EVENT_COUNTER_BASED_CREATE,
+     .symbol = "zeEventCounterBasedCreate",
+     // ze_event_counter_based_desc_t: flags, signal, wait.
+     .reads = {In(2, 12, kDescBody), Out(3, 8)},
+     .args = {Hex("context", Arg(0)), Hex("device", Arg(1)), Hex("flags", D32(0)),
+              Hex("signal_scope", D32(1)), Hex("wait_scope", D32(2)), Hex("event", D64(4))}},
+    {.fn = XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2,
+     .symbol = "zexCounterBasedEventCreate2",
+     // zex_counter_based_event_desc_t: the same layout and flag bits as the core one.
+     .reads = {In(2, 12, kDescBody), Out(3, 8)},
+     .args = {Hex("context", Arg(0)), Hex("device", Arg(1)), Hex("flags", D32(0)),
+              Hex("signal_scope", D32(1)), Hex("wait_scope", D32(2)), Hex("event", D64(4))},
+     .driver_only = true},
+    {.fn = XT_ZE_APPEND_LAUNCH_MULTIPLE_KERNELS_INDIRECT,
+     .symbol = "zeCommandListAppendLaunchMultipleKernelsIndirect",
+     .stack_first = 6,  // numWaitEvents, the 7th parameter
+     .stack_count = 1,
+     .args = {Hex("command_list", Arg(0)), Hex("signal_event", Arg(5)),
+              Num("num_wait_events", Arg(6)), Num("max_kernels", Arg(1)), Hex("kernels", Arg(2))}},
 };
 
 static_assert(std::size(kZeApiTable) == XT_ZE_FN_COUNT - 1, "one entry per enum xt_ze_fn value");

@@ -18,11 +18,7 @@ constexpr size_t kRecentPerThread = 1024;
 // A device value that means "host side" for GroupBy kDevice.
 constexpr uint32_t kHostSide = UINT32_MAX - 1;
 
-std::string_view LaunchName(uint8_t kind) {
-  if (kind == XT_LAUNCH_COOPERATIVE) return "zeCommandListAppendLaunchCooperativeKernel";
-  if (kind == XT_LAUNCH_INDIRECT) return "zeCommandListAppendLaunchKernelIndirect";
-  return "zeCommandListAppendLaunchKernel";
-}
+std::string_view LaunchName(uint8_t kind) { return ZeLaunchSymbol(kind); }
 
 std::string Padded(const char* prefix, uint64_t n) {
   char text[48];
