@@ -22,6 +22,7 @@ packages=(
   openmpi-bin libopenmpi-dev      # MPI workloads: mpirun and per-rank record templates
   slurm-wlm munge                 # a Slurm cluster of its own in the cluster tests
   strace                          # a process another tracer holds is left alone (attach tests)
+  debootstrap                     # the Debian trixie tree (a newer Level Zero loader) of the tests
 )
 
 # The Chrome DevTools trace engine, an independent consumer of Chrome trace JSON that the

@@ -1,0 +1,197 @@
+// Integration tests of the Level Zero paths current stacks take, on two real loaders: the
+// host's (Debian bookworm, 1.8.12, which has none of the newer entry points) and Debian
+// trixie's 1.20.6 in a root file system built from Debian's archive (scripts/trixie-rootfs.sh,
+// which `make test` runs), entered with chroot. The workload, ze_sycl_v2, is shaped like
+// SYCL's v2 adapter: zeInitDrivers, in-order immediate lists, launches with arguments and
+// counter-based events through pointers the driver hands out, a regular list appended with
+// zeCommandListImmediateAppendCommandListsExp, zeCommandListHostSynchronize. Checked against
+// its launch log: every launch named, on its engine, measured (or bounded), and the calls of
+// each path captured. Needs root; skips with the reason elsewhere, fails under CI.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "capture_reader.h"
+#include "log_contents.h"
+#include "root_fixture.h"
+#include "subprocess.h"
+#include "xtrace/records.h"
+
+namespace xtrace {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using testing::Capture;
+using testing::PidFromReadyLine;
+using testing::ReadLaunchLog;
+using testing::ReadWholeCapture;
+using testing::RootTest;
+using testing::RunCommand;
+using testing::RunResult;
+using testing::Sorted;
+
+const std::string kXtrace = XTRACE_BIN;
+const std::string kWorkload = ZE_SYCL_V2_BIN;
+const std::string kSimze = SIMZE_LIB;
+constexpr int kIterations = 3;
+constexpr size_t kLaunchesPerIteration = 4;  // 3 with arguments, 1 in the appended list
+
+// The trixie tree scripts/trixie-rootfs.sh builds, or "" if it is not there.
+std::string TrixieRoot() {
+  const char* env = std::getenv("XTRACE_TRIXIE_ROOT");
+  const std::string root = env && *env ? env : "/var/cache/xtrace/trixie";
+  return fs::exists(root + "/.xtrace-stamp") ? root : "";
+}
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+class LevelZeroPathsTest : public RootTest {
+ protected:
+  LevelZeroPathsTest() : RootTest("Level Zero paths", "zepaths") {}
+
+  // A run of the workload under `record`: `prefix` goes before it (e.g. chroot DIR), `log`
+  // is its launch log as the workload names it, `host_log` the same file from here. xtrace
+  // (and so the workload, unless `prefix` says otherwise) runs with the simulated GPU built
+  // here, which xtrace also reads the device clock through.
+  struct Run {
+    RunResult result;
+    uint32_t pid = 0;
+    Capture capture;
+    std::vector<std::string> expected;  // its launch log, sorted, without tids
+  };
+  Run Record(const std::vector<std::string>& prefix, const std::string& workload,
+             const std::string& log, const std::string& host_log) {
+    Run run;
+    const std::string out = Path("run.capnp");
+    std::vector<std::string> argv = {kXtrace, "record", "-o", out, "--"};
+    argv.insert(argv.end(), prefix.begin(), prefix.end());
+    for (const std::string& a : {workload, std::string("--iterations"), std::to_string(kIterations),
+                                 std::string("--launch-log"), log})
+      argv.push_back(a);
+    run.result = RunCommand(argv, {"ZE_ENABLE_ALT_DRIVERS=" + kSimze}, 120s);
+    const size_t ready = run.result.out.find("ready ");
+    if (ready != std::string::npos)
+      run.pid = PidFromReadyLine(run.result.out.substr(ready, run.result.out.find('\n', ready) - ready));
+    run.capture = ReadWholeCapture(out);
+    run.expected = ReadLaunchLog(host_log, /*strip_tid=*/true);
+    return run;
+  }
+
+  // Every launch named as the workload logged it; every device operation of the process on
+  // the one immediate list's engine; the launches with events measured, the rest bounded.
+  void ExpectEveryLaunch(const Run& run) {
+    ASSERT_EQ(run.result.exit_code(), 0) << run.result.out << run.result.err;
+    ASSERT_GT(run.pid, 0u) << run.result.out;
+    ASSERT_EQ(run.expected.size(), kIterations * kLaunchesPerIteration);
+    std::vector<std::string> got;
+    for (const KernelLaunch& l : run.capture.launches) {
+      if (l.pid != run.pid) continue;
+      EXPECT_TRUE(l.name_known) << run.capture.strings.Get(l.kernel_name);
+      got.push_back(std::string(run.capture.strings.Get(l.kernel_name)) + "\t" +
+                    std::to_string(l.group_count[0]) + "," + std::to_string(l.group_count[1]) +
+                    "," + std::to_string(l.group_count[2]));
+    }
+    // The appended list's launch is appended once and runs every iteration.
+    std::vector<std::string> expected_appends;
+    std::set<std::string> seen;
+    for (const auto& e : run.expected)
+      if (e.find("gemm") == std::string::npos || seen.insert(e).second) expected_appends.push_back(e);
+    EXPECT_EQ(Sorted(got), Sorted(expected_appends));
+
+    // The immediate list every launch with arguments went to; the appended list's launch
+    // runs there too where zeCommandListImmediateAppendCommandListsExp exists (else on a queue).
+    std::set<uint64_t> immediate;
+    for (const KernelLaunch& l : run.capture.launches)
+      if (l.pid == run.pid && l.launch_kind == XT_LAUNCH_WITH_ARGUMENTS) immediate.insert(l.command_list);
+    ASSERT_EQ(immediate.size(), 1u);
+    std::set<uint64_t> queues;
+    size_t ops = 0, measured = 0;
+    for (const DeviceOp& op : run.capture.All<DeviceOp>()) {
+      if (op.pid != run.pid || op.kind != DeviceOpKind::kKernel) continue;
+      ++ops;
+      queues.insert(op.queue);
+      if (std::string(run.capture.strings.Get(op.name)).find("gemm") == std::string::npos) {
+        EXPECT_EQ(op.queue, *immediate.begin()) << run.capture.strings.Get(op.name);
+      }
+      EXPECT_NE(std::string(run.capture.strings.Get(op.name)), "") << "an unnamed kernel";
+      EXPECT_LE(op.start_ns, op.end_ns);
+      EXPECT_TRUE(op.completion_seen) << run.capture.strings.Get(op.name);
+      measured += op.measured ? 1 : 0;
+    }
+    EXPECT_EQ(ops, run.expected.size());
+    EXPECT_EQ(queues.size(), Called(run, XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP) ? 1u : 2u);
+    EXPECT_GE(measured, static_cast<size_t>(kIterations) * 3)
+        << "the launches signalling counter-based timestamp events carry measured times";
+  }
+
+  static bool Called(const Run& run, uint16_t fn) {
+    for (const ApiCall& c : run.capture.calls)
+      if (c.pid == run.pid && c.fn == fn && c.result == 0) return true;
+    return false;
+  }
+};
+
+// Bookworm's loader: the driver's pointers are probed in the driver, the loader's missing
+// entry points are said once, and the workload's fallbacks are captured as before.
+TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTheHostsLoader) {
+  const std::string log = Path("launches.tsv");
+  const Run run = Record({}, kWorkload, log, log);
+  ExpectEveryLaunch(run);
+  EXPECT_TRUE(Called(run, XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2))
+      << "zexCounterBasedEventCreate2, called through the driver's pointer, is missing";
+  EXPECT_TRUE(Called(run, XT_ZE_INIT));
+  EXPECT_FALSE(Called(run, XT_ZE_INIT_DRIVERS));
+  EXPECT_EQ(Count(run.result.err, "does not export"), 1u) << run.result.err;
+  EXPECT_NE(run.result.err.find("zeCommandListHostSynchronize"), std::string::npos) << run.result.err;
+}
+
+// Trixie's loader, under chroot: its own file is probed, and each newer entry point it has is.
+TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderChroot) {
+  const std::string root = TrixieRoot();
+  if (root.empty()) {
+    if (std::getenv("CI")) FAIL() << "the trixie tree is missing; `make test` builds it";
+    GTEST_SKIP() << "no trixie tree in /var/cache/xtrace/trixie (or XTRACE_TRIXIE_ROOT): run "
+                    "scripts/trixie-rootfs.sh as root (make test does)";
+  }
+  // The workload and the simulated GPU built here, in a directory of the tree of their own.
+  std::string dir = root + "/tmp/xtrace-zepaths-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  struct Remove {
+    std::string d;
+    ~Remove() { fs::remove_all(d); }
+  } remove{dir};
+  const std::string inside = dir.substr(root.size());
+  fs::copy_file(kWorkload, dir + "/ze_sycl_v2");
+  fs::copy_file(kSimze, dir + "/libxtrace_simze.so");
+  // The workload's driver is the copy in the tree; xtrace's own Level Zero (for the device
+  // clock) is the host's.
+  const Run run = Record({"/usr/sbin/chroot", root, "/usr/bin/env",
+                          "ZE_ENABLE_ALT_DRIVERS=" + inside + "/libxtrace_simze.so"},
+                         inside + "/ze_sycl_v2", inside + "/launches.tsv", dir + "/launches.tsv");
+  ExpectEveryLaunch(run);
+  EXPECT_NE(run.result.err.find("attached to pid " + std::to_string(run.pid) + " (" + root +
+                                "/usr/lib/x86_64-linux-gnu/libze_loader.so.1.20"),
+            std::string::npos)
+      << run.result.err;
+  for (uint16_t fn : {XT_ZE_INIT_DRIVERS, XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE,
+                      XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
+                      XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2})
+    EXPECT_TRUE(Called(run, fn)) << "call " << fn << " is missing";
+}
+
+}  // namespace
+}  // namespace xtrace

@@ -1,0 +1,253 @@
+// A Level Zero client shaped like SYCL's "v2" Level Zero adapter (Unified Runtime), the default
+// on recent Intel GPUs: it looks up the driver's extension functions at start
+// (zeDriverGetExtensionFunctionAddress: zeCommandListAppendLaunchKernelWithArguments,
+// zexCounterBasedEventCreate2), initialises with zeInitDrivers, submits on in-order immediate
+// command lists, launches with arguments, signals counter-based events with kernel timestamps,
+// batches a regular list with zeCommandListImmediateAppendCommandListsExp and waits with
+// zeCommandListHostSynchronize. Entry points the process's loader lacks (bookworm's 1.8.12
+// has none of the newer ones) are looked up with dlsym and replaced by what an older adapter
+// calls (zeInit, zeEventHostSynchronize, an event-pool event), so it runs on any loader. Its
+// launch log lists every launch as ze_workload's does.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <level_zero/ze_api.h>
+
+#include "kernel_catalog.h"
+#include "launch_log.h"
+#include "workload_cli.h"
+#include "ze_result.h"
+
+namespace {
+
+using namespace xtrace::workloads;
+
+constexpr const char* kUsage =
+    "usage: ze_sycl_v2 [--iterations N] [--launch-log FILE]\n"
+    "\n"
+    "Drives Level Zero like SYCL's v2 adapter (Unified Runtime): extension functions looked\n"
+    "up with zeDriverGetExtensionFunctionAddress, zeInitDrivers, one in-order immediate\n"
+    "command list, launches with arguments (zeCommandListAppendLaunchKernelWithArguments)\n"
+    "signalling counter-based events with kernel timestamps (zexCounterBasedEventCreate2),\n"
+    "a regular list appended with zeCommandListImmediateAppendCommandListsExp, and\n"
+    "zeCommandListHostSynchronize. What the loader lacks is replaced by the older calls.\n"
+    "Each iteration launches 3 kernels with arguments and 1 in the appended regular list.\n"
+    "Prints \"ready <pid>\" after set-up, then \"done launches=N\".\n"
+    "\n"
+    "Options:\n"
+    "  --iterations N     (default 4, 1..100000)\n"
+    "  --launch-log FILE  append one line per launch: <tid>\\t<kernel>\\t<x>,<y>,<z>\n"
+    "\n"
+    "Example:\n"
+    "  ZE_ENABLE_ALT_DRIVERS=$PWD/build/lib/libxtrace_simze.so build/bin/ze_sycl_v2 --iterations 2\n";
+
+// Level Zero 1.10-1.14 types and functions, as the specification lays them out (x86-64):
+// bookworm's headers end at 1.4.
+struct GroupSize {
+  uint32_t x, y, z;
+};
+struct InitDriverTypeDesc {
+  ze_structure_type_t stype;
+  const void* pNext;
+  uint32_t flags;
+};
+constexpr auto kStructureTypeInitDriverTypeDesc = static_cast<ze_structure_type_t>(0x00020021);
+constexpr uint32_t kInitDriverTypeGpu = 1;
+struct CounterBasedEventDesc {
+  ze_structure_type_t stype;
+  const void* pNext;
+  uint32_t flags;
+  ze_event_scope_flags_t signal;
+  ze_event_scope_flags_t wait;
+};
+constexpr auto kStructureTypeCounterBasedEventDesc = static_cast<ze_structure_type_t>(0x0003001c);
+constexpr uint32_t kCounterBasedImmediate = 1, kCounterBasedNonImmediate = 2,
+                   kCounterBasedHostVisible = 4, kCounterBasedKernelTimestamp = 16;
+constexpr uint32_t kQueueFlagInOrder = 2;  // ZE_COMMAND_QUEUE_FLAG_IN_ORDER (1.5)
+
+using LaunchWithArgumentsFn = ze_result_t (*)(ze_command_list_handle_t, ze_kernel_handle_t,
+                                              ze_group_count_t, GroupSize, void**, const void*,
+                                              ze_event_handle_t, uint32_t, ze_event_handle_t*);
+using CounterBasedEventCreateFn = ze_result_t (*)(ze_context_handle_t, ze_device_handle_t,
+                                                  const CounterBasedEventDesc*, ze_event_handle_t*);
+using InitDriversFn = ze_result_t (*)(uint32_t*, ze_driver_handle_t*, InitDriverTypeDesc*);
+using HostSynchronizeFn = ze_result_t (*)(ze_command_list_handle_t, uint64_t);
+using ImmediateAppendFn = ze_result_t (*)(ze_command_list_handle_t, uint32_t,
+                                          ze_command_list_handle_t*, ze_event_handle_t, uint32_t,
+                                          ze_event_handle_t*);
+
+template <typename Fn>
+Fn LoaderExport(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
+}
+
+template <typename Fn>
+Fn DriverExtension(ze_driver_handle_t driver, const char* name) {
+  void* fn = nullptr;
+  if (zeDriverGetExtensionFunctionAddress(driver, name, &fn) != ZE_RESULT_SUCCESS) return nullptr;
+  return reinterpret_cast<Fn>(fn);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  set_program_name("ze_sycl_v2");
+  uint32_t iterations = 4;
+  std::string log_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--iterations") {
+      iterations = static_cast<uint32_t>(
+          parse_count("--iterations", option_value(argc, argv, i), 1, 100000));
+    } else if (a == "--launch-log") {
+      log_path = option_value(argc, argv, i);
+    } else {
+      usage_error("unknown option " + a);
+    }
+  }
+  std::unique_ptr<LaunchLog> log;
+  if (!log_path.empty()) log = std::make_unique<LaunchLog>(log_path);
+
+  // Initialisation: zeInitDrivers where the loader has it, as the adapter prefers.
+  ze_driver_handle_t driver = nullptr;
+  uint32_t count = 1;
+  if (auto init_drivers = LoaderExport<InitDriversFn>("zeInitDrivers")) {
+    InitDriverTypeDesc desc{kStructureTypeInitDriverTypeDesc, nullptr, kInitDriverTypeGpu};
+    ZE_CHECK(init_drivers(&count, &driver, &desc));
+  } else {
+    ZE_CHECK(zeInit(0));
+    ZE_CHECK(zeDriverGet(&count, &driver));
+  }
+  if (count == 0 || !driver) {
+    std::fprintf(stderr, "%s: no Level Zero driver\n", program_name());
+    return 1;
+  }
+  const auto launch_with_arguments =
+      DriverExtension<LaunchWithArgumentsFn>(driver, "zeCommandListAppendLaunchKernelWithArguments");
+  const auto counter_based_create =
+      DriverExtension<CounterBasedEventCreateFn>(driver, "zexCounterBasedEventCreate2");
+  if (!launch_with_arguments || !counter_based_create) {
+    std::fprintf(stderr, "%s: the driver hands out no %s\n", program_name(),
+                 launch_with_arguments ? "zexCounterBasedEventCreate2"
+                                       : "zeCommandListAppendLaunchKernelWithArguments");
+    return 1;
+  }
+  const auto host_synchronize = LoaderExport<HostSynchronizeFn>("zeCommandListHostSynchronize");
+  const auto immediate_append =
+      LoaderExport<ImmediateAppendFn>("zeCommandListImmediateAppendCommandListsExp");
+
+  ze_device_handle_t device = nullptr;
+  count = 1;
+  ZE_CHECK(zeDeviceGet(driver, &count, &device));
+  ze_context_desc_t context_desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+  ze_context_handle_t context = nullptr;
+  ZE_CHECK(zeContextCreate(driver, &context_desc, &context));
+  const std::string text = simulated_module_text();
+  ze_module_desc_t module_desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_NATIVE,
+                               text.size(), reinterpret_cast<const uint8_t*>(text.data()), "",
+                               nullptr};
+  ze_module_handle_t module = nullptr;
+  ZE_CHECK(zeModuleCreate(context, device, &module_desc, &module, nullptr));
+  const Kernel kLaunched[] = {Kernel::kScale, Kernel::kSyclLambda, Kernel::kReduce};
+  std::vector<ze_kernel_handle_t> kernels;
+  for (Kernel k : kLaunched) {
+    ze_kernel_desc_t desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, kernel_spec(k).name.c_str()};
+    ze_kernel_handle_t h = nullptr;
+    ZE_CHECK(zeKernelCreate(module, &desc, &h));
+    kernels.push_back(h);
+  }
+  ze_kernel_desc_t gemm_desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0,
+                             kernel_spec(Kernel::kGemm).name.c_str()};
+  ze_kernel_handle_t gemm = nullptr;
+  ZE_CHECK(zeKernelCreate(module, &gemm_desc, &gemm));
+  ZE_CHECK(zeKernelSetGroupSize(gemm, 8, 8, 1));
+
+  // One in-order immediate list on the compute engine (ordinal 0 on the simulated GPU).
+  ze_command_queue_desc_t queue_desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0,
+                                     kQueueFlagInOrder, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+                                     ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  ze_command_list_handle_t immediate = nullptr;
+  ZE_CHECK(zeCommandListCreateImmediate(context, device, &queue_desc, &immediate));
+  // A regular list replayed on it every iteration.
+  ze_command_list_desc_t list_desc{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
+  ze_command_list_handle_t regular = nullptr;
+  ZE_CHECK(zeCommandListCreate(context, device, &list_desc, &regular));
+  const ze_group_count_t gemm_groups{4, 2, 1};
+  ZE_CHECK(zeCommandListAppendLaunchKernel(regular, gemm, &gemm_groups, nullptr, 0, nullptr));
+  ZE_CHECK(zeCommandListClose(regular));
+
+  // Counter-based events with kernel timestamps, one per launch slot, as the adapter's event
+  // provider hands them out.
+  std::vector<ze_event_handle_t> events(std::size(kLaunched));
+  for (auto& e : events) {
+    CounterBasedEventDesc desc{kStructureTypeCounterBasedEventDesc, nullptr,
+                               kCounterBasedImmediate | kCounterBasedNonImmediate |
+                                   kCounterBasedHostVisible | kCounterBasedKernelTimestamp,
+                               ZE_EVENT_SCOPE_FLAG_HOST, 0};
+    ZE_CHECK(counter_based_create(context, device, &desc, &e));
+  }
+  // Without zeCommandListImmediateAppendCommandListsExp the regular list runs on a queue.
+  ze_command_queue_handle_t queue = nullptr;
+  if (!immediate_append) ZE_CHECK(zeCommandQueueCreate(context, device, &queue_desc, &queue));
+
+  std::printf("ready %d\n", static_cast<int>(getpid()));
+  std::fflush(stdout);
+  uint32_t launches = 0;
+  for (uint32_t it = 0; it < iterations; ++it) {
+    for (size_t k = 0; k < std::size(kLaunched); ++k) {
+      const ze_group_count_t groups{16 + it % 4, 1 + static_cast<uint32_t>(k), 1};
+      const GroupSize size{64, 1, 1};
+      int value = static_cast<int>(it);
+      void* arguments[] = {&value};
+      ze_event_handle_t wait = k > 0 ? events[k - 1] : nullptr;
+      ZE_CHECK(launch_with_arguments(immediate, kernels[k], groups, size, arguments, nullptr,
+                                     events[k], wait ? 1 : 0, wait ? &wait : nullptr));
+      if (log) log->record(kernel_spec(kLaunched[k]).name, groups.groupCountX,
+                           groups.groupCountY, groups.groupCountZ);
+      ++launches;
+    }
+    if (immediate_append) {
+      ZE_CHECK(immediate_append(immediate, 1, &regular, nullptr, 0, nullptr));
+    } else {
+      ZE_CHECK(zeCommandQueueExecuteCommandLists(queue, 1, &regular, nullptr));
+      ZE_CHECK(zeCommandQueueSynchronize(queue, UINT64_MAX));
+    }
+    if (log) log->record(kernel_spec(Kernel::kGemm).name, gemm_groups.groupCountX,
+                         gemm_groups.groupCountY, gemm_groups.groupCountZ);
+    ++launches;
+    if (host_synchronize) {
+      ZE_CHECK(host_synchronize(immediate, UINT64_MAX));
+    } else {
+      ZE_CHECK(zeEventHostSynchronize(events.back(), UINT64_MAX));
+    }
+    // Profiling: the kernel timestamps, and a device/host clock pair to put them on the
+    // host's time line (as SYCL's event profiling does).
+    for (ze_event_handle_t e : events) {
+      ze_kernel_timestamp_result_t ts{};
+      ZE_CHECK(zeEventQueryKernelTimestamp(e, &ts));
+    }
+    uint64_t host_ts = 0, device_ts = 0;
+    ZE_CHECK(zeDeviceGetGlobalTimestamps(device, &host_ts, &device_ts));
+  }
+  for (ze_event_handle_t e : events) ZE_CHECK(zeEventDestroy(e));
+  if (queue) ZE_CHECK(zeCommandQueueDestroy(queue));
+  ZE_CHECK(zeCommandListDestroy(regular));
+  ZE_CHECK(zeCommandListDestroy(immediate));
+  for (ze_kernel_handle_t k : kernels) ZE_CHECK(zeKernelDestroy(k));
+  ZE_CHECK(zeKernelDestroy(gemm));
+  ZE_CHECK(zeModuleDestroy(module));
+  ZE_CHECK(zeContextDestroy(context));
+  std::printf("done launches=%u\n", launches);
+  return 0;
+}
