@@ -58,11 +58,16 @@ TEST_F(ZeApiIntegrationTest, EveryRecordedFunctionArrivesWithItsArgumentsAndResu
   ASSERT_TRUE(c.complete);
   EXPECT_NE(err.find("No events dropped"), std::string::npos) << err;
 
-  // Every function of the table was called by the workload, so every one must be here.
+  // Every function of the table up to Level Zero 1.4 was called by the workload, so every one
+  // must be here. The later ones (from zeCommandListHostSynchronize on) are
+  // level_zero_paths_integration_test's, on a loader that has them.
   std::set<std::string> seen;
   for (const ApiCall& call : c.calls) seen.insert(Name(call.fn));
-  for (const ZeApiInfo& api : ZeApiTable())
-    EXPECT_TRUE(seen.count(api.symbol)) << api.symbol << " was called but not recorded";
+  for (const ZeApiInfo& api : ZeApiTable()) {
+    if (api.fn < XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE) {
+      EXPECT_TRUE(seen.count(api.symbol)) << api.symbol << " was called but not recorded";
+    }
+  }
   std::set<uint8_t> kinds;
   for (const KernelLaunch& l : c.launches) kinds.insert(l.launch_kind);
   EXPECT_EQ(kinds, (std::set<uint8_t>{XT_LAUNCH_PLAIN, XT_LAUNCH_COOPERATIVE, XT_LAUNCH_INDIRECT}));
