@@ -17,10 +17,7 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The Debian trixie tree the Level Zero path tests run a newer loader in: built once (root),
-# cached in /var/cache/xtrace/trixie; tests skip with a message where it is missing.
 test: build
-	@scripts/trixie-rootfs.sh
 	@cd $(BUILD) && ctest --output-on-failure -j 1 $(CTEST_ARGS)
 
 demo: build

@@ -6,8 +6,11 @@
 #
 #   scripts/trixie-rootfs.sh [DIR]     (default /var/cache/xtrace/trixie; root only)
 #
-# `make test` runs it before ctest; tests find the tree there (or in XTRACE_TRIXIE_ROOT) and
-# skip with a message when it is missing.
+# ctest runs it first as the fixture `trixie_rootfs` of the tests that need the tree (so
+# `make test` and `ctest -R Paths` alike build it on a fresh machine). Where it cannot be built
+# (no debootstrap, the archive unreachable) it says why on stderr and in DIR.failed and exits
+# 1; not root, it says so and exits 0 (the tests that need the tree need root anyway). The
+# tests then skip quoting DIR.failed, or fail under CI.
 set -euo pipefail
 
 dir=${1:-${XTRACE_TRIXIE_ROOT:-/var/cache/xtrace/trixie}}
@@ -15,29 +18,39 @@ mirror=http://deb.debian.org/debian
 packages=(libze1 libze-dev g++ python3-torch)
 stamp_text="trixie minbase ${packages[*]}"
 stamp="$dir/.xtrace-stamp"
+failed="$dir.failed"
 
-if [[ -f "$stamp" && "$(cat "$stamp")" == "$stamp_text" ]]; then
-  exit 0
-fi
+built() { [[ -f "$stamp" && "$(cat "$stamp")" == "$stamp_text" ]]; }
+
+built && exit 0
 if [[ $(id -u) -ne 0 ]]; then
   echo "trixie-rootfs: $dir is not built; run as root to build it (debootstrap needs root)" >&2
   exit 0
 fi
-command -v debootstrap >/dev/null || {
-  echo "trixie-rootfs: debootstrap is missing; run scripts/install-deps.sh" >&2
-  exit 1
-}
+mkdir -p "$(dirname "$dir")"
+# Two test runs at once (two worktrees, or ctest and make test) build it once: the second waits.
+exec 9>"$dir.lock"
+flock 9
+built && exit 0
 
 log=/tmp/xtrace-trixie-rootfs.log
+fail() {
+  echo "trixie-rootfs: $1 failed; see $log" >&2
+  {
+    echo "$1 failed ($(date -u +%FT%TZ)); the end of $log:"
+    tail -5 "$log" 2>/dev/null || true
+  } >"$failed"
+  tail -20 "$log" >&2 2>/dev/null || true
+  exit 1
+}
+command -v debootstrap >/dev/null || {
+  echo "debootstrap is missing; run scripts/install-deps.sh" >"$log"
+  fail "finding debootstrap"
+}
+
 echo "trixie-rootfs: building a Debian trixie tree with ${packages[*]} in $dir (a few minutes, once; log in $log)"
 # A half-built tree from an interrupted run is started over: debootstrap refuses to resume.
 rm -rf "$dir.partial"
-mkdir -p "$(dirname "$dir")"
-fail() {
-  echo "trixie-rootfs: $1 failed; see $log" >&2
-  tail -20 "$log" >&2
-  exit 1
-}
 debootstrap --variant=minbase trixie "$dir.partial" "$mirror" >"$log" 2>&1 || fail debootstrap
 # apt-get inside the tree needs /proc and name resolution; the host's resolv.conf serves.
 cp /etc/resolv.conf "$dir.partial/etc/resolv.conf"
@@ -49,6 +62,6 @@ chroot "$dir.partial" apt-get clean >>"$log" 2>&1 || true
 umount "$dir.partial/proc"
 trap - EXIT
 echo "$stamp_text" >"$dir.partial/.xtrace-stamp"
-rm -rf "$dir"
+rm -rf "$dir" "$failed"
 mv "$dir.partial" "$dir"
 echo "trixie-rootfs: done ($dir)"

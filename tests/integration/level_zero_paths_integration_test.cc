@@ -1,12 +1,13 @@
 // Integration tests of the Level Zero paths current stacks take, on two real loaders: the
 // host's (Debian bookworm, 1.8.12, which has none of the newer entry points) and Debian
 // trixie's 1.20.6 in a root file system built from Debian's archive (scripts/trixie-rootfs.sh,
-// which `make test` runs), entered with chroot. The workload, ze_sycl_v2, is shaped like
-// SYCL's v2 adapter: zeInitDrivers, in-order immediate lists, launches with arguments and
-// counter-based events through pointers the driver hands out, a regular list appended with
-// zeCommandListImmediateAppendCommandListsExp, zeCommandListHostSynchronize. Checked against
-// its launch log: every launch named, on its engine, measured (or bounded), and the calls of
-// each path captured. Needs root; skips with the reason elsewhere, fails under CI.
+// which ctest runs first as the fixture trixie_rootfs), entered with chroot. The workload,
+// ze_sycl_v2, is shaped like SYCL's v2 adapter: zeInitDrivers, in-order immediate lists,
+// launches with arguments and counter-based events through pointers the driver hands out, a
+// regular list appended with zeCommandListImmediateAppendCommandListsExp,
+// zeCommandListHostSynchronize. Checked against its launch log: every launch named, on its
+// engine, measured (or bounded), and the calls of each path captured. Needs root; skips with
+// the reason elsewhere, fails under CI.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -46,11 +47,24 @@ const std::string kSimze = SIMZE_LIB;
 constexpr int kIterations = 3;
 constexpr size_t kLaunchesPerIteration = 4;  // 3 with arguments, 1 in the appended list
 
-// The trixie tree scripts/trixie-rootfs.sh builds, or "" if it is not there.
-std::string TrixieRoot() {
+std::string TrixieDir() {
   const char* env = std::getenv("XTRACE_TRIXIE_ROOT");
-  const std::string root = env && *env ? env : "/var/cache/xtrace/trixie";
+  return env && *env ? env : "/var/cache/xtrace/trixie";
+}
+
+// The trixie tree scripts/trixie-rootfs.sh builds (the fixture trixie_rootfs runs it before
+// these tests), or "" if it is not there.
+std::string TrixieRoot() {
+  const std::string root = TrixieDir();
   return fs::exists(root + "/.xtrace-stamp") ? root : "";
+}
+
+// Why the tree is missing, as the script left it in DIR.failed (or what to run).
+std::string WhyNoTrixie() {
+  std::ifstream in(TrixieDir() + ".failed");
+  std::string why((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (why.empty()) return "it was not built: run scripts/trixie-rootfs.sh as root (ctest runs it)";
+  return "scripts/trixie-rootfs.sh could not build it: " + why;
 }
 
 size_t Count(const std::string& text, const std::string& needle) {
@@ -163,9 +177,9 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTheHostsLoader) {
 TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderChroot) {
   const std::string root = TrixieRoot();
   if (root.empty()) {
-    if (std::getenv("CI")) FAIL() << "the trixie tree is missing; `make test` builds it";
-    GTEST_SKIP() << "no trixie tree in /var/cache/xtrace/trixie (or XTRACE_TRIXIE_ROOT): run "
-                    "scripts/trixie-rootfs.sh as root (make test does)";
+    if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << TrixieDir() << ": " << WhyNoTrixie();
+    GTEST_SKIP() << "no Debian trixie tree in " << TrixieDir() << " (XTRACE_TRIXIE_ROOT): "
+                 << WhyNoTrixie();
   }
   // The workload and the simulated GPU built here, in a directory of the tree of their own.
   std::string dir = root + "/tmp/xtrace-zepaths-XXXXXX";
