@@ -2,11 +2,35 @@
 #include "export/perfetto_writer.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "export/proto_encoder.h"
 
 namespace xtrace {
 namespace {
+
+// Whether `text` holds the bytes `interned` does. Inline and a word at a time: the intern
+// cache asks it of every name and argument key of every event, mostly short literals, for
+// which a call to memcmp costs more than the comparison.
+inline bool SameText(const std::string& interned, std::string_view text) {
+  const size_t n = text.size();
+  if (interned.size() != n) return false;
+  const char* a = interned.data();
+  const char* b = text.data();
+  if (n < 8) {
+    for (size_t i = 0; i < n; ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+  auto word = [](const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  };
+  for (size_t i = 0; i + 8 < n; i += 8)
+    if (word(a + i) != word(b + i)) return false;
+  return word(a + n - 8) == word(b + n - 8);  // the last word, overlapping the one before
+}
 
 // Field numbers and enum values of Perfetto's perfetto_trace.proto (package perfetto.protos).
 constexpr uint32_t kTracePacket = 1;  // Trace.packet
@@ -140,7 +164,8 @@ uint64_t PerfettoWriter::Intern(InternTable& table, uint32_t interned_field, std
   const auto address = reinterpret_cast<uintptr_t>(text.data());
   InternCacheEntry& cached =
       intern_cache_[((address >> 3) ^ (reinterpret_cast<uintptr_t>(&table) >> 5)) % kInternCacheSize];
-  if (cached.table == &table && cached.data == text.data() && *cached.text == text) return cached.iid;
+  if (cached.table == &table && cached.data == text.data() && SameText(*cached.text, text))
+    return cached.iid;
   if (auto it = table.find(text); it != table.end()) {
     cached = {&table, text.data(), &it->first, it->second};
     return it->second;

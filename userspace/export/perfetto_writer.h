@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "export/byte_buffer.h"
 #include "export/lane_packing.h"
 #include "export/output_file.h"
 #include "export/trace_writer.h"
@@ -118,10 +119,10 @@ class PerfettoWriter final : public TraceWriter {
 
   OutputFile out_;
   size_t max_interned_;
-  std::string buffer_;        // packets waiting to be written
-  std::string event_;         // the TrackEvent being encoded
-  std::string interned_;      // InternedData entries new since the last packet
-  std::string scratch_;       // descriptors and other one-off messages
+  ByteBuffer buffer_;         // packets waiting to be written
+  ByteBuffer event_;          // the TrackEvent being encoded
+  ByteBuffer interned_;       // InternedData entries new since the last packet
+  ByteBuffer scratch_;        // descriptors and other one-off messages
   uint64_t events_ = 0;
   uint64_t clears_ = 0;
   bool sequence_started_ = false;
@@ -158,7 +159,7 @@ class PerfettoWriter final : public TraceWriter {
     uint64_t track = 0;
     uint64_t start = 0;
     uint64_t end = 0;
-    std::string event;  // its TrackEvent body
+    ByteBuffer event;  // its TrackEvent body
   } pending_;
 };
 

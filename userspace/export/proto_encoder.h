@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "export/byte_buffer.h"
 #include "export/utf8.h"
 
 namespace xtrace {
@@ -18,7 +19,7 @@ class ProtoEncoder {
   // Wire types (the low three bits of a field's tag).
   static constexpr uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2;
 
-  explicit ProtoEncoder(std::string* out) : out_(out) {}
+  explicit ProtoEncoder(ByteBuffer* out) : out_(out) {}
 
   void Varint(uint32_t field, uint64_t v) {
     Tag(field, kVarint);
@@ -72,8 +73,8 @@ class ProtoEncoder {
   }
 
   void AppendVarint(uint64_t v) {
-    char varint[10];
-    out_->append(varint, EncodeVarint(v, varint));
+    char* p = out_->Room(10);  // a varint's longest
+    out_->Commit(p + EncodeVarint(v, p));
   }
   static size_t EncodeVarint(uint64_t v, char* buf) {
     size_t n = 0;
@@ -88,7 +89,7 @@ class ProtoEncoder {
  private:
   void Tag(uint32_t field, uint32_t wire_type) { AppendVarint((uint64_t{field} << 3) | wire_type); }
 
-  std::string* out_;
+  ByteBuffer* out_;
 };
 
 }  // namespace xtrace
