@@ -24,7 +24,8 @@ bool IsPlainJsonWord(uint64_t w) {
            has_zero_byte(w ^ (kOnes * '\\'))) == 0);
 }
 
-void AppendEscapedControl(std::string* out, unsigned char c) {
+template <typename Out>
+void AppendEscapedControl(Out* out, unsigned char c) {
   switch (c) {
     case '\n':
       out->append("\\n");
@@ -51,7 +52,8 @@ void AppendEscapedControl(std::string* out, unsigned char c) {
 
 }  // namespace
 
-void ChromeJsonWriter::AppendJsonString(std::string* out, std::string_view text) {
+template <typename Out>
+void ChromeJsonWriter::AppendJsonString(Out* out, std::string_view text) {
   out->push_back('"');
   size_t i = 0;
   while (i < text.size()) {
@@ -91,7 +93,8 @@ void ChromeJsonWriter::AppendJsonString(std::string* out, std::string_view text)
   out->push_back('"');
 }
 
-void ChromeJsonWriter::AppendMicros(std::string* out, uint64_t ns) {
+template <typename Out>
+void ChromeJsonWriter::AppendMicros(Out* out, uint64_t ns) {
   char digits[24];
   auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), ns / 1000);
   out->append(digits, end);
@@ -101,6 +104,11 @@ void ChromeJsonWriter::AppendMicros(std::string* out, uint64_t ns) {
                            static_cast<char>('0' + frac % 10)};
   out->append(decimals, sizeof(decimals));
 }
+
+template void ChromeJsonWriter::AppendJsonString(std::string*, std::string_view);
+template void ChromeJsonWriter::AppendJsonString(ByteBuffer*, std::string_view);
+template void ChromeJsonWriter::AppendMicros(std::string*, uint64_t);
+template void ChromeJsonWriter::AppendMicros(ByteBuffer*, uint64_t);
 
 ChromeJsonWriter::ChromeJsonWriter(OutputFile out) : out_(std::move(out)) {
   buffer_.reserve(kFlushBytes + 64 * 1024);
@@ -173,15 +181,13 @@ Result<std::unique_ptr<ChromeJsonWriter>> ChromeJsonWriter::Create(const std::st
 ChromeJsonWriter::~ChromeJsonWriter() = default;
 
 void ChromeJsonWriter::AppendUint(uint64_t v) {
-  char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), v);
-  buffer_.append(digits, end);
+  char* room = buffer_.Room(24);  // in place: 20 digits at most
+  buffer_.Commit(std::to_chars(room, room + 24, v).ptr);
 }
 
 void ChromeJsonWriter::AppendInt(int64_t v) {
-  char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), v);
-  buffer_.append(digits, end);
+  char* room = buffer_.Room(24);
+  buffer_.Commit(std::to_chars(room, room + 24, v).ptr);
 }
 
 void ChromeJsonWriter::BeginEvent(std::string_view ph, uint32_t pid, uint32_t tid) {

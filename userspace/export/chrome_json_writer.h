@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "base/status.h"
+#include "export/byte_buffer.h"
 #include "export/output_file.h"
 #include "export/trace_writer.h"
 
@@ -73,9 +74,12 @@ class ChromeJsonWriter final : public TraceWriter {
 
   // Appends `text` as a JSON string literal: quotes, backslash and control characters
   // escaped, invalid UTF-8 replaced by U+FFFD. Public for tests and other writers.
-  static void AppendJsonString(std::string* out, std::string_view text);
+  // Out is std::string or ByteBuffer.
+  template <typename Out>
+  static void AppendJsonString(Out* out, std::string_view text);
   // Appends ns as µs with exactly three decimals, computed from the integer (no doubles).
-  static void AppendMicros(std::string* out, uint64_t ns);
+  template <typename Out>
+  static void AppendMicros(Out* out, uint64_t ns);
 
  private:
   // The trace object's first key, once.
@@ -95,7 +99,7 @@ class ChromeJsonWriter final : public TraceWriter {
   void FlushBuffer();
 
   OutputFile out_;
-  std::string buffer_;
+  ByteBuffer buffer_;
   uint64_t events_ = 0;
   Status finish_status_;
   bool finished_ = false;
