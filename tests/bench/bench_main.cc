@@ -41,6 +41,8 @@ speed and memory against a DOM-based baseline. Ratios are measured in the same r
   --keep               keep the scratch directory (printed)
   --write-log FILE     only write the synthetic convert input (--convert-events events) to
                        FILE and exit, e.g. to profile `xtrace convert FILE` by hand
+  --write-report-log FILE  the same with each launch followed by its device operation (the
+                       report section's input), e.g. to profile `xtrace report FILE`
   --read-log FILE      only read FILE as every command does (LogReader) and print its
                        events per CPU-second, e.g. xtrace_bench --read-log big.capnp
   --help
@@ -78,6 +80,7 @@ int Main(int argc, char** argv) {
   BenchOptions& o = ctx.options;
   std::string write_log;
   std::string read_log;
+  bool device_ops = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> const char* {
@@ -122,6 +125,9 @@ int Main(int argc, char** argv) {
       o.keep = true;
     } else if (a == "--write-log") {
       write_log = value();
+    } else if (a == "--write-report-log") {
+      write_log = value();
+      device_ops = true;
     } else if (a == "--read-log") {
       read_log = value();
     } else {
@@ -130,7 +136,7 @@ int Main(int argc, char** argv) {
     }
   }
   if (!write_log.empty()) {
-    if (Status st = WriteSyntheticLaunchLog(write_log, o.convert_events); !st.ok()) {
+    if (Status st = WriteSyntheticLaunchLog(write_log, o.convert_events, device_ops); !st.ok()) {
       std::fprintf(stderr, "xtrace_bench: %s\n", st.message().c_str());
       return 1;
     }
