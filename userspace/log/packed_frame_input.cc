@@ -31,6 +31,8 @@ constexpr size_t kMinReadChunk = 4096;
 // Unpacking appends words as they arrive rather than allocating what a (possibly garbage)
 // segment table claims: room grows by at most this much, or the words already unpacked.
 constexpr uint64_t kMinGrowWords = 1 << 16;
+// Words allocated past the room, for the fast zero fill's overshoot.
+constexpr uint64_t kSlackWords = 4;
 constexpr int kWordBytes = 8;
 // The fast loop unpacks a word only when this many bytes follow its tag in the buffer: the
 // word's longest encoding (8 bytes and a run count) fits, and so does the 16-byte load of the
@@ -69,6 +71,8 @@ struct ScalarExpand {
     }
     return word;
   }
+  static unsigned Length(unsigned tag) { return kTags.length[tag]; }
+  static void Zero(uint64_t* out, uint64_t n) { std::memset(out, 0, n * kWordBytes); }
 };
 
 #if defined(__x86_64__)
@@ -78,6 +82,21 @@ struct Ssse3Expand {
     const __m128i data = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const __m128i shuffle = _mm_load_si128(reinterpret_cast<const __m128i*>(kTags.shuffle[tag]));
     return static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_shuffle_epi8(data, shuffle)));
+  }
+  // A count rather than a table load: the next tag's address waits on it.
+  __attribute__((target("popcnt"))) static unsigned Length(unsigned tag) {
+    return static_cast<unsigned>(__builtin_popcount(tag));
+  }
+  // The zero runs between events are short (a dozen words): four words a step, which may
+  // write up to three words past n (kSlackWords), beats memset's setup. Words past n are
+  // unpacked over later, or lie in the slack.
+  __attribute__((target("ssse3"))) static void Zero(uint64_t* out, uint64_t n) {
+    const __m128i zero = _mm_setzero_si128();
+    for (uint64_t k = 0; k < n; k += 4) {
+      asm("" : "+r"(k));  // keeps the compiler from turning the loop back into memset
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + k), zero);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + k + 2), zero);
+    }
   }
 };
 #endif
@@ -107,7 +126,7 @@ inline void UnpackLoop(Unpacking& u) {
       *out++ = 0;
       const uint64_t run = *p++;
       const uint64_t n = std::min<uint64_t>(run, out_end - out);
-      std::memset(out, 0, n * kWordBytes);
+      E::Zero(out, n);
       out += n;
       u.zero_run = static_cast<uint32_t>(run - n);
       if (u.zero_run != 0) break;
@@ -124,7 +143,7 @@ inline void UnpackLoop(Unpacking& u) {
       if (u.raw_run != 0) break;
     } else {
       *out++ = E::Expand(p, tag);
-      p += kTags.length[tag];
+      p += E::Length(tag);
     }
   }
   u.p = p;
@@ -132,10 +151,10 @@ inline void UnpackLoop(Unpacking& u) {
 }
 
 #if defined(__x86_64__)
-__attribute__((target("ssse3"), flatten)) void UnpackSsse3(Unpacking& u) {
+__attribute__((target("ssse3,popcnt"), flatten)) void UnpackSsse3(Unpacking& u) {
   UnpackLoop<Ssse3Expand>(u);
 }
-const bool kHaveSsse3 = __builtin_cpu_supports("ssse3");
+const bool kHaveSsse3 = __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
 #endif
 
 void UnpackFast(Unpacking& u) {
@@ -245,7 +264,7 @@ int PackedFrameInput::UnpackWord(uint64_t* out) {
 void PackedFrameInput::GrowWords(uint64_t more) {
   if (words_capacity_ - words_size_ >= more) return;
   const uint64_t capacity = words_size_ + std::max(more, std::max(words_size_, kMinGrowWords));
-  auto grown = std::make_unique_for_overwrite<uint64_t[]>(capacity);
+  auto grown = std::make_unique_for_overwrite<uint64_t[]>(capacity + kSlackWords);
   if (words_size_ > 0) std::memcpy(grown.get(), words_.get(), words_size_ * kWordBytes);
   words_ = std::move(grown);
   words_capacity_ = capacity;
