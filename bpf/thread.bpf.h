@@ -91,8 +91,14 @@ static __always_inline int xt_traced_thread(struct xt_thread_state **st)
 	*st = xt_thread_state(0);
 	if (*st ? !xt_traced_by_thread(*st) : !xt_traced())
 		return 0;
-	if (!*st)
+	if (!*st) {
 		*st = xt_thread_state(1);
+		/* Its kept answers (traced, query) filled now: a thread's first call may be a launch
+		 * that must be held to ask about its kernel (a process attached mid-run whose
+		 * thread's first call since is a launch). */
+		if (*st)
+			xt_traced_by_thread(*st);
+	}
 	return 1;
 }
 

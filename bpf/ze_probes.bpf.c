@@ -116,14 +116,15 @@ int BPF_KPROBE(ze_append_launch_kernel_entry, void *cmdlist, void *kernel, const
 			in->flags |= XT_FLAG_ARG_UNREADABLE;
 		in->arg[2] = stack[0];
 		in->arg[3] = (__u32)stack[1];
-		return 0;
-	}
-	/* An indirect launch's group counts are in device memory, written by the GPU: not ours
-	 * to read, and not known yet anyway. (A failed read zeroes them too.) */
-	if (bpf_get_attach_cookie(ctx) == XT_LAUNCH_INDIRECT)
+	} else if (bpf_get_attach_cookie(ctx) == XT_LAUNCH_INDIRECT) {
+		/* An indirect launch's group counts are in device memory, written by the GPU: not
+		 * ours to read, and not known yet anyway. (A failed read zeroes them too.) */
 		__builtin_memset(in->group_count, 0, sizeof(in->group_count));
-	else if (bpf_probe_read_user(in->group_count, sizeof(in->group_count), groups))
+	} else if (bpf_probe_read_user(in->group_count, sizeof(in->group_count), groups)) {
 		in->flags |= XT_FLAG_ARG_UNREADABLE;
+	}
+	/* Every kind, the launch with arguments too: SYCL's v2 adapter launches only that way,
+	 * so a kernel made before an attach is asked for at its first launch of any kind. */
 	xt_query_unknown(ctx, in, (__u64)kernel);
 	return 0;
 }

@@ -9,6 +9,7 @@
 // calls (zeInit, zeEventHostSynchronize, an event-pool event), so it runs on any loader. Its
 // launch log lists every launch as ze_workload's does.
 #include <dlfcn.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -31,7 +32,7 @@ namespace {
 using namespace xtrace::workloads;
 
 constexpr const char* kUsage =
-    "usage: ze_sycl_v2 [--iterations N] [--launch-log FILE]\n"
+    "usage: ze_sycl_v2 [--iterations N] [--launch-log FILE] [--wait-for-signal]\n"
     "\n"
     "Drives Level Zero like SYCL's v2 adapter (Unified Runtime): extension functions looked\n"
     "up with zeDriverGetExtensionFunctionAddress, zeInitDrivers, one in-order immediate\n"
@@ -45,9 +46,12 @@ constexpr const char* kUsage =
     "Options:\n"
     "  --iterations N     (default 4, 1..100000)\n"
     "  --launch-log FILE  append one line per launch: <tid>\\t<kernel>\\t<x>,<y>,<z>\n"
+    "  --wait-for-signal  after \"ready <pid>\" (every lookup made, every object created),\n"
+    "                     wait for SIGUSR1 before launching: a tracer attaches meanwhile\n"
     "\n"
     "Example:\n"
-    "  ZE_ENABLE_ALT_DRIVERS=$PWD/build/lib/libxtrace_simze.so build/bin/ze_sycl_v2 --iterations 2\n";
+    "  ZE_ENABLE_ALT_DRIVERS=$PWD/build/lib/libxtrace_simze.so build/bin/ze_sycl_v2 --iterations 2\n"
+    "  build/bin/ze_sycl_v2 --wait-for-signal &   # then: xtrace attach --pid $!; kill -USR1 $!\n";
 
 // Level Zero 1.10-1.14 types and functions, as the specification lays them out (x86-64):
 // bookworm's headers end at 1.4.
@@ -102,6 +106,7 @@ int main(int argc, char** argv) {
   set_program_name("ze_sycl_v2");
   uint32_t iterations = 4;
   std::string log_path;
+  bool wait_for_signal = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -112,12 +117,19 @@ int main(int argc, char** argv) {
           parse_count("--iterations", option_value(argc, argv, i), 1, 100000));
     } else if (a == "--launch-log") {
       log_path = option_value(argc, argv, i);
+    } else if (a == "--wait-for-signal") {
+      wait_for_signal = true;
     } else {
       usage_error("unknown option " + a);
     }
   }
   std::unique_ptr<LaunchLog> log;
   if (!log_path.empty()) log = std::make_unique<LaunchLog>(log_path);
+  // SIGUSR1 blocked from the start, so one sent as soon as "ready" is read is kept for sigwait.
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  if (wait_for_signal) sigprocmask(SIG_BLOCK, &usr1, nullptr);
 
   // Initialisation: zeInitDrivers where the loader has it, as the adapter prefers.
   ze_driver_handle_t driver = nullptr;
@@ -203,6 +215,10 @@ int main(int argc, char** argv) {
 
   std::printf("ready %d\n", static_cast<int>(getpid()));
   std::fflush(stdout);
+  if (wait_for_signal) {
+    int sig = 0;
+    sigwait(&usr1, &sig);
+  }
   uint32_t launches = 0;
   for (uint32_t it = 0; it < iterations; ++it) {
     for (size_t k = 0; k < std::size(kLaunched); ++k) {
