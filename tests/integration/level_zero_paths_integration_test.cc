@@ -1,7 +1,8 @@
 // Integration tests of the Level Zero paths current stacks take, on two real loaders: the
 // host's (Debian bookworm, 1.8.12, which has none of the newer entry points) and Debian
 // trixie's 1.20.6 in a root file system built from Debian's archive (scripts/trixie-rootfs.sh,
-// which ctest runs first as the fixture trixie_rootfs), entered with chroot. The workload,
+// which ctest runs first as the fixture trixie_rootfs), entered with chroot and as a podman
+// container's --rootfs; on the host's loader also under `attach`. The workload,
 // ze_sycl_v2, is shaped like SYCL's v2 adapter: zeInitDrivers, in-order immediate lists,
 // launches with arguments and counter-based events through pointers the driver hands out, a
 // regular list appended with zeCommandListImmediateAppendCommandListsExp,
@@ -90,7 +91,8 @@ class LevelZeroPathsTest : public RootTest {
     std::vector<std::string> expected;  // its launch log, sorted, without tids
   };
   Run Record(const std::vector<std::string>& prefix, const std::string& workload,
-             const std::string& log, const std::string& host_log) {
+             const std::string& log, const std::string& host_log,
+             const std::vector<std::string>& env = {}) {
     Run run;
     const std::string out = Path("run.capnp");
     std::vector<std::string> argv = {kXtrace, "record", "-o", out, "--"};
@@ -98,7 +100,9 @@ class LevelZeroPathsTest : public RootTest {
     for (const std::string& a : {workload, std::string("--iterations"), std::to_string(kIterations),
                                  std::string("--launch-log"), log})
       argv.push_back(a);
-    run.result = RunCommand(argv, {"ZE_ENABLE_ALT_DRIVERS=" + kSimze}, 120s);
+    std::vector<std::string> full_env = env;
+    full_env.push_back("ZE_ENABLE_ALT_DRIVERS=" + kSimze);
+    run.result = RunCommand(argv, full_env, 120s);
     const size_t ready = run.result.out.find("ready ");
     if (ready != std::string::npos)
       run.pid = PidFromReadyLine(run.result.out.substr(ready, run.result.out.find('\n', ready) - ready));
@@ -255,6 +259,57 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderChroot) {
                          inside + "/ze_sycl_v2", inside + "/launches.tsv", dir + "/launches.tsv");
   ExpectEveryLaunch(run);
   EXPECT_NE(run.result.err.find("attached to pid " + std::to_string(run.pid) + " (" + root +
+                                "/usr/lib/x86_64-linux-gnu/libze_loader.so.1.20"),
+            std::string::npos)
+      << run.result.err;
+  for (uint16_t fn : {XT_ZE_INIT_DRIVERS, XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE,
+                      XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
+                      XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2})
+    EXPECT_TRUE(Called(run, fn)) << "call " << fn << " is missing";
+}
+
+// Trixie's loader in a podman container whose root is the trixie tree (--rootfs, over an
+// overlay so the tree stays as built): the loader the container maps is probed, and the
+// workload, pid 1 in its own pid namespace, is traced from its first call under `record`.
+TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderInAPodmanContainer) {
+  const std::string root = TrixieRoot();
+  if (root.empty()) {
+    if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << TrixieDir() << ": " << WhyNoTrixie();
+    GTEST_SKIP() << "no Debian trixie tree in " << TrixieDir() << " (XTRACE_TRIXIE_ROOT): "
+                 << WhyNoTrixie();
+  }
+  if (access("/usr/bin/podman", X_OK) != 0 ||
+      (access("/usr/sbin/runc", X_OK) != 0 && access("/usr/bin/runc", X_OK) != 0)) {
+    if (std::getenv("CI")) FAIL() << "podman and runc are missing; scripts/install-deps.sh installs them";
+    GTEST_SKIP() << "podman and runc are not installed (scripts/install-deps.sh installs them)";
+  }
+  // The workload and the simulated GPU built here, bind-mounted at /xt.
+  const std::string dir = Path("xt");
+  ASSERT_TRUE(fs::create_directory(dir));
+  fs::copy_file(kWorkload, dir + "/ze_sycl_v2");
+  fs::copy_file(kSimze, dir + "/libxtrace_simze.so");
+  { std::ofstream(Path("containers.conf")) << "[containers]\ndefault_ulimits = []\n"; }
+  const std::string name = "xtrace-zepaths-" + std::to_string(getpid());
+  struct RemoveContainer {
+    std::string name, conf;
+    ~RemoveContainer() {
+      (void)RunCommand({"/usr/bin/podman", "rm", "-f", "-t", "0", name}, {"CONTAINERS_CONF=" + conf});
+    }
+  } remove{name, Path("containers.conf")};
+  Run run = Record({"/usr/bin/podman", "--runtime", "runc", "run", "--rm", "--cgroup-manager=cgroupfs",
+                    "--network=none", "--name", name, "-v", dir + ":/xt", "-e",
+                    "ZE_ENABLE_ALT_DRIVERS=/xt/libxtrace_simze.so", "--rootfs", root + ":O"},
+                   "/xt/ze_sycl_v2", "/xt/launches.tsv", dir + "/launches.tsv",
+                   {"CONTAINERS_CONF=" + Path("containers.conf")});
+  // The workload says its own pid (1, in the container); on the host it is the one process
+  // that launched with arguments.
+  std::set<uint32_t> launching;
+  for (const KernelLaunch& l : run.capture.launches)
+    if (l.launch_kind == XT_LAUNCH_WITH_ARGUMENTS) launching.insert(l.pid);
+  ASSERT_EQ(launching.size(), 1u) << run.result.err;
+  run.pid = *launching.begin();
+  ExpectEveryLaunch(run);
+  EXPECT_NE(run.result.err.find("attached to pid " + std::to_string(run.pid) + " (" +
                                 "/usr/lib/x86_64-linux-gnu/libze_loader.so.1.20"),
             std::string::npos)
       << run.result.err;
