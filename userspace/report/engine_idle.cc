@@ -70,10 +70,24 @@ std::optional<uint64_t> RecentHostActivity::EndOfCall(uint32_t pid, uint32_t tid
                                                       uint64_t start_ns) const {
   auto it = threads_.find((uint64_t{pid} << 32) | tid);
   if (it == threads_.end()) return std::nullopt;
-  std::optional<uint64_t> end;
-  for (const Entry& e : it->second.entries)
-    if (e.start_ns == start_ns) end = std::max(end.value_or(0), e.end_ns);
-  return end;
+  // A thread's calls and ranges arrive as they end, so its ring is in order of their ends: the
+  // call that started at `start_ns` is the first to end at or after it (a call nests in no
+  // other call; a range around it ends later). A binary search, then a look at the next few:
+  // this runs for every measured operation, whose call is some hundreds of entries back (the
+  // operations' reorder window), and a scan was half of a report's time.
+  const Ring& ring = it->second;
+  const size_t n = ring.entries.size();
+  const size_t oldest = n < kPerThread ? 0 : ring.next;
+  const auto at = [&](size_t i) -> const Entry& { return ring.entries[(oldest + i) % n]; };
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (at(mid).end_ns < start_ns) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo; i < n && i < lo + 8; ++i)
+    if (at(i).start_ns == start_ns) return at(i).end_ns;
+  return std::nullopt;
 }
 
 void EngineIdle::Add(const DeviceOp& op, const RecentHostActivity* activity) {
