@@ -277,14 +277,9 @@ TEST_F(CaptureIntegrationTest, CaptureKilledWithSigkillLeavesReadableBatches) {
 
   // The kernel drops the links with xtrace's descriptors: no probe is left behind in the
   // target's loader text, and it runs on at its untraced speed.
-  size_t left = 0;
-  for (int i = 0; i < 50; ++i) {
-    auto now = testing::LoaderBreakpoints(pid);
-    ASSERT_TRUE(now.ok()) << now.status().message();
-    left = *now;
-    if (left == 0) break;
-    std::this_thread::sleep_for(100ms);
-  }
+  auto now = testing::WaitForNoLoaderBreakpoints(pid, 5s);
+  ASSERT_TRUE(now.ok()) << now.status().message();
+  const size_t left = *now;
   EXPECT_EQ(left, 0u) << "uprobe breakpoints left in the target after xtrace was killed";
   const double rate_after = RoundsPerSecond(workload, 1500ms);
   std::printf("rounds/s: %.1f untraced, %.1f after xtrace was SIGKILLed (%zu breakpoints while "

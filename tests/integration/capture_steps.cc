@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 namespace xtrace::testing {
 
@@ -67,6 +68,15 @@ Result<size_t> LoaderBreakpoints(uint32_t pid) {
   ::close(mem);
   if (!mappings) return Status::Error("pid " + std::to_string(pid) + " maps no loader text");
   return found;
+}
+
+Result<size_t> WaitForNoLoaderBreakpoints(uint32_t pid, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto left = LoaderBreakpoints(pid);
+    if (!left.ok() || *left == 0 || std::chrono::steady_clock::now() >= deadline) return left;
+    std::this_thread::sleep_for(100ms);
+  }
 }
 
 // Ends workloads that wait for signals: SIGTERM, then their exit.

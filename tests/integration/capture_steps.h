@@ -33,4 +33,8 @@ std::string LoaderPathOf(uint32_t pid);
 // through it.
 Result<size_t> LoaderBreakpoints(uint32_t pid);
 
+// LoaderBreakpoints until it is 0 or `timeout` passed: the breakpoints left then. A probe goes
+// when the kernel releases its link, which need not be done when xtrace's close returns.
+Result<size_t> WaitForNoLoaderBreakpoints(uint32_t pid, std::chrono::milliseconds timeout);
+
 }  // namespace xtrace::testing

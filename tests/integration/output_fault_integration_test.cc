@@ -30,7 +30,6 @@ namespace xtrace {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::LoaderBreakpoints;
 using testing::LogContents;
 using testing::PidFromReadyLine;
 using testing::ReadLaunchLog;
@@ -130,7 +129,7 @@ TEST_F(OutputFaultTest, DiskFullStopsTheCaptureKeepsItsBatchesAndRecordStillWait
       << err;
   // The command runs on, untouched: no probe is left in it while record waits.
   EXPECT_EQ(kill(static_cast<pid_t>(pid), 0), 0);
-  auto breakpoints = LoaderBreakpoints(pid);
+  auto breakpoints = testing::WaitForNoLoaderBreakpoints(pid, 5s);
   ASSERT_TRUE(breakpoints.ok()) << breakpoints.status().message();
   EXPECT_EQ(*breakpoints, 0u);
 
@@ -314,7 +313,7 @@ TEST_F(OutputFaultTest, DaemonRotatingOntoADirectoryMadeReadOnlyKeepsItsFilesAnd
   // The daemon stays up and serves; the target runs on, with no probe left in it.
   EXPECT_FALSE(daemon.Wait(0ms).has_value()) << err;
   EXPECT_EQ(kill(static_cast<pid_t>(w.pid), 0), 0);
-  auto breakpoints = LoaderBreakpoints(w.pid);
+  auto breakpoints = testing::WaitForNoLoaderBreakpoints(w.pid, 5s);
   ASSERT_TRUE(breakpoints.ok()) << breakpoints.status().message();
   EXPECT_EQ(*breakpoints, 0u);
   auto status = RunCommand({kXtrace, "ctl", "--socket", socket, "status"});
