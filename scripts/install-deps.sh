@@ -23,6 +23,7 @@ packages=(
   slurm-wlm munge                 # a Slurm cluster of its own in the cluster tests
   strace                          # a process another tracer holds is left alone (attach tests)
   debootstrap                     # the Debian trixie tree (a newer Level Zero loader) of the tests
+  charliecloud-runtime            # ch-run: an HPC container runtime in the Level Zero path tests
 )
 
 # The Chrome DevTools trace engine, an independent consumer of Chrome trace JSON that the

@@ -319,5 +319,52 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderInAPodmanContainer) {
     EXPECT_TRUE(Called(run, fn)) << "call " << fn << " is missing";
 }
 
+// Trixie's loader under Charliecloud (Debian's charliecloud-runtime), as an HPC user runs a
+// container: ch-run, unprivileged (user nobody), in user and mount namespaces of its own with
+// the trixie tree as the image. The loader the workload maps there is probed.
+TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderCharliecloud) {
+  const std::string root = TrixieRoot();
+  if (root.empty()) {
+    if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << TrixieDir() << ": " << WhyNoTrixie();
+    GTEST_SKIP() << "no Debian trixie tree in " << TrixieDir() << " (XTRACE_TRIXIE_ROOT): "
+                 << WhyNoTrixie();
+  }
+  if (access("/usr/bin/ch-run", X_OK) != 0) {
+    if (std::getenv("CI")) FAIL() << "ch-run is missing; scripts/install-deps.sh installs charliecloud-runtime";
+    GTEST_SKIP() << "ch-run is not installed (charliecloud-runtime; scripts/install-deps.sh installs it)";
+  }
+  // The workload and the simulated GPU built here, bound at /mnt (a directory the image has);
+  // the unprivileged user reads them and writes its launch log there.
+  const std::string dir = Path("xt");
+  ASSERT_TRUE(fs::create_directory(dir));
+  fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  fs::permissions(dir, fs::perms::all);
+  fs::copy_file(kWorkload, dir + "/ze_sycl_v2");
+  fs::copy_file(kSimze, dir + "/libxtrace_simze.so");
+  const std::vector<std::string> ch_run = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                                           "--clear-groups", "/usr/bin/ch-run", "-b", dir + ":/mnt",
+                                           "--set-env=ZE_ENABLE_ALT_DRIVERS=/mnt/libxtrace_simze.so",
+                                           root, "--"};
+  // Unprivileged user namespaces are what Charliecloud needs of the kernel.
+  std::vector<std::string> probe = ch_run;
+  probe.push_back("/bin/true");
+  const RunResult can = RunCommand(probe, {"USER=nobody"});
+  if (can.exit_code() != 0) {
+    if (std::getenv("CI")) FAIL() << "ch-run cannot run here: " << can.err;
+    GTEST_SKIP() << "ch-run cannot run here (unprivileged user namespaces?): " << can.err;
+  }
+  const Run run = Record(ch_run, "/mnt/ze_sycl_v2", "/mnt/launches.tsv", dir + "/launches.tsv",
+                         {"USER=nobody"});
+  ExpectEveryLaunch(run);
+  EXPECT_NE(run.result.err.find("attached to pid " + std::to_string(run.pid) + " (" +
+                                "/usr/lib/x86_64-linux-gnu/libze_loader.so.1.20"),
+            std::string::npos)
+      << run.result.err;
+  for (uint16_t fn : {XT_ZE_INIT_DRIVERS, XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE,
+                      XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
+                      XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2})
+    EXPECT_TRUE(Called(run, fn)) << "call " << fn << " is missing";
+}
+
 }  // namespace
 }  // namespace xtrace

@@ -626,11 +626,19 @@ Result<CaptureReport> Session::Run() {
     config_.hold = XT_HOLD_QUERY;
     if (Status st = maps_->SetScope(config_); !st.ok()) return st;
   }
+  // A command that is the only process selected is held from its start: the libraries it
+  // loads right after its exec (the Level Zero driver, at zeInit) are probed before it calls
+  // them, as for any later load. (With discovery, holding every process found while they are
+  // probed would make them wait seconds.)
+  const bool hold_from_launch = !opt_.command.empty() && !scope_.discovers();
+  if (hold_from_launch)
+    if (Status st = SetHolding(true); !st.ok()) return st;
   if (!opt_.command.empty())
     if (Status st = LaunchCommand(); !st.ok()) return st;
 
   ScanPending();
-  if (Status st = SetHolding(true); !st.ok()) return st;
+  if (!hold_from_launch)
+    if (Status st = SetHolding(true); !st.ok()) return st;
   if (scope_.discovers()) Say("tracing " + scope_.Describe());
   for (const auto& [pid, t] : processes_.processes()) {
     if (t.given && !t.ever_attached && !t.gone)
