@@ -1,8 +1,8 @@
 /* Python frames of the calling thread, read the way eBPF profilers read a running CPython:
  * the thread's PyThreadState (found in the main interpreter's thread list by its thread id,
  * which is the thread's fs base, then cached per thread), its current frame, and the chain of
- * frames through `previous`, one probe read per frame that yields the code object and the
- * last instruction. Names and lines are resolved in user space (userspace/python/), which
+ * frames through `previous`, one probe read per frame that yields the code object, the
+ * last instruction and the frame's owner (the interpreter's own entry frames are blanked). Names and lines are resolved in user space (userspace/python/), which
  * also checked the layout against the interpreter before setting it (python.h). A call hook
  * in a probe program: xt_py_stack, just before the call's own record. BPF-only. */
 #ifndef XTRACE_PYTHON_FRAMES_BPF_H
@@ -37,7 +37,9 @@ struct xt_py_scratch {
 	struct xt_py_stack rec;
 	/* Twice the frames ever written, so that a size masked for the verifier stays inside. */
 	struct xt_py_frame frame[2 * XT_PY_MAX_FRAMES];
-	__u8 raw[XT_PY_FRAME_READ];
+	/* XT_PY_FRAME_READ bytes are read; the rest is room for a byte field at an offset masked
+	 * with 127 for the verifier. */
+	__u8 raw[128];
 };
 
 struct {
@@ -115,7 +117,7 @@ static __always_inline void xt_py_stack(__u32 tgid, __u64 start_ns, __u64 end_ns
 {
 	const struct xt_py_layout *l = bpf_map_lookup_elem(&python_procs, &tgid);
 	struct xt_py_scratch *buf;
-	__u64 tstate, frame;
+	__u64 tstate, frame, differs, keep;
 	__u32 zero = 0, n = 0, max, flags = 0;
 	int i;
 
@@ -140,11 +142,18 @@ static __always_inline void xt_py_stack(__u32 tgid, __u64 start_ns, __u64 end_ns
 			flags |= XT_FLAG_TRUNCATED;
 			break;
 		}
-		if (bpf_probe_read_user(buf->raw, sizeof(buf->raw), (const void *)frame)) {
+		if (bpf_probe_read_user(buf->raw, XT_PY_FRAME_READ, (const void *)frame)) {
 			flags |= XT_FLAG_ARG_UNREADABLE;
 			break;
 		}
-		buf->frame[n & (XT_PY_MAX_FRAMES - 1)].code = xt_py_field(buf, l->frame_code);
+		/* The interpreter's own entry frame (3.12 on) holds no code of the user's: its code
+		 * is written as 0, which user space skips. Without a branch (a branch per frame
+		 * multiplies the verifier's states past its limit): `differs` is nonzero unless
+		 * the owner byte equals owner_cstack, which user space sets to 0x100 (no byte)
+		 * where frames have no such owner; `keep` is all ones or zero. */
+		differs = (__u64)buf->raw[l->frame_owner & 127] ^ l->owner_cstack;
+		keep = 0 - ((differs | (0 - differs)) >> 63);
+		buf->frame[n & (XT_PY_MAX_FRAMES - 1)].code = xt_py_field(buf, l->frame_code) & keep;
 		buf->frame[n & (XT_PY_MAX_FRAMES - 1)].instr = xt_py_field(buf, l->frame_instr);
 		frame = xt_py_field(buf, l->frame_previous);
 		n++;

@@ -25,10 +25,12 @@
 #define XT_PY_MAX_THREADS 64
 
 /* Bytes read per frame in one probe read, from the frame's start: every field used lies
- * below it in CPython 3.11 to 3.13 (_PyInterpreterFrame: code, previous, instruction). */
+ * below it in CPython 3.11 to 3.13 (_PyInterpreterFrame: code, previous, instruction, owner).
+ * User space refuses a layout whose pointer fields do not lie within the first
+ * XT_PY_FRAME_READ - 8 bytes or whose owner byte lies past it. */
 #define XT_PY_FRAME_READ 72
 
-/* An offset that does not apply (xt_py_layout.cframe_frame). */
+/* An offset that does not apply (xt_py_layout.cframe_frame, frame_owner). */
 #define XT_PY_NO_OFFSET 0xffffffffu
 
 /* Where BPF finds the calling thread's Python frames in one process, all checked by user
@@ -42,12 +44,18 @@ struct xt_py_layout {
 	__u32 tstate_thread_id; /* PyThreadState.thread_id: pthread_self(), which on x86-64 is the
 				 * thread's fs base, so BPF matches it without knowing the
 				 * thread's id in the target's pid namespace */
-	__u32 tstate_frame;     /* PyThreadState.cframe (3.11, 3.12) */
+	__u32 tstate_frame;     /* PyThreadState.cframe (3.11, 3.12) or current_frame (3.13) */
 	__u32 cframe_frame;     /* _PyCFrame.current_frame; XT_PY_NO_OFFSET when tstate_frame
 				 * points at the current frame itself (3.13) */
 	__u32 frame_code;       /* _PyInterpreterFrame.f_code (f_executable in 3.13) */
 	__u32 frame_previous;   /* _PyInterpreterFrame.previous */
 	__u32 frame_instr;      /* prev_instr (3.11, 3.12) or instr_ptr (3.13) */
+	__u32 frame_owner;      /* _PyInterpreterFrame.owner (a char), or XT_PY_NO_OFFSET (3.11):
+				 * frames whose owner is owner_cstack are the interpreter's own
+				 * entry frames (3.12 on), not code the user wrote: BPF writes them
+				 * with code 0 and user space skips them */
+	__u32 owner_cstack;     /* FRAME_OWNED_BY_CSTACK; 0x100 (equal to no byte) where
+				 * frame_owner is XT_PY_NO_OFFSET */
 	__u32 max_frames;       /* at most XT_PY_MAX_FRAMES */
 	__u32 generation;       /* changes whenever the process's layout is set: cached thread
 				 * states of an earlier image are not trusted */
@@ -56,7 +64,7 @@ struct xt_py_layout {
 /* One frame as BPF reads it: user space turns the code object into file, function and first
  * line, and the instruction pointer into the current line. */
 struct xt_py_frame {
-	__u64 code;  /* PyCodeObject* */
+	__u64 code;  /* PyCodeObject*; 0 for the interpreter's own entry frames (skipped) */
 	__u64 instr; /* the frame's last instruction (prev_instr / instr_ptr) */
 };
 

@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <regex>
+#include <vector>
 
 #include "base/read_file.h"
 #include "base/unique_fd.h"
@@ -69,50 +71,103 @@ Result<CPythonProcess> InspectCPython(uint32_t pid, const MappedLibrary& lib) {
   CPythonProcess out;
   out.major = (hex >> 24) & 0xff;
   out.minor = (hex >> 16) & 0xff;
-  const CPythonLayout* layout = CPythonLayoutFor(out.major, out.minor);
-  if (!layout)
-    return Status::Error("CPython " + VersionText(out.major, out.minor) +
-                         " (xtrace reads the frames of CPython 3.11)");
+  const std::string version = "CPython " + VersionText(out.major, out.minor);
   PythonInterpreter& interp = out.interpreter;
-  interp.layout = layout;
   interp.runtime = *bias + *v[0];
   interp.code_type = *bias + *v[2];
   const uint64_t type_type = *bias + *v[3];
+  if (const CPythonLayout* table = CPythonLayoutFor(out.major, out.minor)) {
+    interp.layout = std::make_shared<const CPythonLayout>(*table);
+  } else {
+    // No table: the interpreter's own offsets, where it has them (3.13 on).
+    std::vector<uint8_t> head(kDebugOffsets313Size);
+    if (!memory.Read(pid, interp.runtime, head.data(), head.size()))
+      return Status::Error(std::string("cannot read its _PyRuntime (") + std::strerror(errno) + ")");
+    if (!HasDebugOffsets(head))
+      return Status::Error(version + " (xtrace reads the frames of CPython " +
+                           ReadableVersionsText() + ")");
+    auto layout = CPythonLayoutFromDebugOffsets(head, hex);
+    if (!layout.ok()) return Status::Error(version + ": " + layout.status().message());
+    interp.layout = std::make_shared<const CPythonLayout>(*layout);
+  }
+  const CPythonLayout& layout = *interp.layout;
+  if (Status st = CheckCPythonLayout(layout); !st.ok())
+    return Status::Error(version + ": " + st.message());
 
   // The symbol math: PyCode_Type is a type object whose type is PyType_Type.
   uint64_t code_type_type = 0;
-  if (Status st = ReadValue(memory, pid, interp.code_type + layout->object_type, &code_type_type,
+  if (Status st = ReadValue(memory, pid, interp.code_type + layout.object_type, &code_type_type,
                             "PyCode_Type");
       !st.ok())
     return st;
   if (code_type_type != type_type)
     return Status::Error("PyCode_Type does not look like a type object (layout mismatch)");
 
-  // The runtime, once initialised: its main interpreter points back at it, and its threads
-  // at the interpreter. Before that (a command just exec'd) frames wait for it: BPF finds no
-  // interpreter until there is one, and every code object is checked as it is read.
+  // The runtime, once initialised: its main interpreter points back at it (3.11, 3.12), lies
+  // inside it (it is allocated there), is the last of the interpreters' list with id 0 (3.13,
+  // whose debug offsets give those fields), and its threads point at it. Before that (a
+  // command just exec'd) frames wait for it: BPF finds no interpreter until there is one, and
+  // every code object is checked as it is read.
   uint64_t main = 0;
-  if (Status st = ReadValue(memory, pid, interp.runtime + layout->runtime_interp_main, &main,
+  if (Status st = ReadValue(memory, pid, interp.runtime + layout.runtime_interp_main, &main,
                             "_PyRuntime");
       !st.ok())
     return st;
-  if (main == 0) return out;
-  uint64_t back = 0, thread = 0;
-  if (Status st = ReadValue(memory, pid, main + layout->interp_runtime, &back, "interpreter");
-      !st.ok())
-    return st;
-  if (back != interp.runtime)
-    return Status::Error("its main interpreter does not point back at _PyRuntime (layout mismatch)");
-  if (Status st = ReadValue(memory, pid, main + layout->interp_threads_head, &thread,
+  if (main == 0) {
+    // Not initialised. Where the offset of interpreters.main is inferred (debug offsets give
+    // the head), the runtime's initial image proves it: head and main are null and next_id,
+    // the field after main, is still -1.
+    if (layout.interp_runtime == XT_PY_NO_OFFSET) {
+      uint64_t fields[3] = {1, 1, 0};
+      if (!memory.Read(pid, interp.runtime + layout.runtime_interp_head, fields, sizeof(fields)))
+        return Status::Error(std::string("cannot read its _PyRuntime (") + std::strerror(errno) + ")");
+      if (fields[0] != 0 || fields[2] != ~uint64_t{0})
+        return Status::Error("its list of interpreters is not where its debug offsets say (layout mismatch)");
+    }
+    return out;
+  }
+  if (layout.interp_runtime != XT_PY_NO_OFFSET) {
+    uint64_t back = 0;
+    if (Status st = ReadValue(memory, pid, main + layout.interp_runtime, &back, "interpreter");
+        !st.ok())
+      return st;
+    if (back != interp.runtime)
+      return Status::Error("its main interpreter does not point back at _PyRuntime (layout mismatch)");
+  }
+  if (layout.runtime_size && (main < interp.runtime || main >= interp.runtime + layout.runtime_size))
+    return Status::Error("its main interpreter is not inside _PyRuntime (layout mismatch)");
+  if (layout.interp_next != XT_PY_NO_OFFSET) {
+    uint64_t at = 0, last = 0;
+    if (Status st = ReadValue(memory, pid, interp.runtime + layout.runtime_interp_head, &at,
+                              "_PyRuntime");
+        !st.ok())
+      return st;
+    for (int i = 0; at && i < XT_PY_MAX_THREADS; ++i) {
+      last = at;
+      if (Status st = ReadValue(memory, pid, at + layout.interp_next, &at, "interpreters");
+          !st.ok())
+        return st;
+    }
+    if (at || last != main)
+      return Status::Error("its main interpreter is not the last of its interpreters (layout mismatch)");
+  }
+  if (layout.interp_id != XT_PY_NO_OFFSET) {
+    int64_t id = -1;
+    if (Status st = ReadValue(memory, pid, main + layout.interp_id, &id, "interpreter"); !st.ok())
+      return st;
+    if (id != 0) return Status::Error("its main interpreter's id is not 0 (layout mismatch)");
+  }
+  uint64_t thread = 0;
+  if (Status st = ReadValue(memory, pid, main + layout.interp_threads_head, &thread,
                             "interpreter's threads");
       !st.ok())
     return st;
   if (thread) {
     uint64_t owner = 0, thread_id = 0;
-    if (Status st = ReadValue(memory, pid, thread + layout->tstate_interp, &owner, "thread state");
+    if (Status st = ReadValue(memory, pid, thread + layout.tstate_interp, &owner, "thread state");
         !st.ok())
       return st;
-    if (Status st = ReadValue(memory, pid, thread + layout->tstate_thread_id, &thread_id,
+    if (Status st = ReadValue(memory, pid, thread + layout.tstate_thread_id, &thread_id,
                               "thread state");
         !st.ok())
       return st;

@@ -33,6 +33,7 @@ Result<std::vector<ProbeLink>> PythonSource::AttachToLibrary(const MappedLibrary
   set_.insert(p);
   if (ctx_.options.verbose)
     ctx_.say(who + "CPython " + VersionText(found->major, found->minor) + " (" + lib.path +
+             ", offsets from " + found->interpreter.layout->source +
              "): Python frames on its traced calls");
   return std::vector<ProbeLink>{};
 }

@@ -113,8 +113,8 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        [&o](Flag, Value) { return SetDrm(DrmCapture::kOnly, o.drm); }},
 
       {0, "--python-frames", "", "SOURCES",
-       "the Python frames of a CPython 3.11 process's thread on each of its launches, copies, "
-       "submissions, synchronizations and ITT tasks (which line of the model made it): "
+       "the Python frames of a CPython 3.11-3.13 process's thread on each of its launches, "
+       "copies, submissions, synchronizations and ITT tasks (which line of the model made it): "
        "python_function slices in the trace, the line in each device slice, report --by "
        "python. Costs a few microseconds per such call at depth 30 on a VM, and keeps that "
        "process's ITT calls off the in-process fast path",

@@ -137,6 +137,7 @@ std::optional<std::vector<PythonFrame>> PythonFrameResolver::Resolve(
   std::vector<PythonFrame> out;
   out.reserve(frames.size());
   for (const auto& [address, instr] : frames) {
+    if (address == 0) continue;  // the interpreter's own entry frame, blanked by BPF
     const Code& code = CodeAt(pid, *interp, address);
     if (!code.valid) {
       // Not kept as invalid for good: a read that failed may succeed for a later stack (the

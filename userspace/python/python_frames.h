@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -19,7 +20,9 @@ namespace xtrace {
 
 // A process's CPython interpreter, as the capture found and checked it.
 struct PythonInterpreter {
-  const CPythonLayout* layout = nullptr;
+  // The layout checked against this interpreter: a table of xtrace's, or the one the
+  // interpreter's own debug offsets give (hence owned here).
+  std::shared_ptr<const CPythonLayout> layout;
   uint64_t runtime = 0;    // &_PyRuntime in the target
   uint64_t code_type = 0;  // &PyCode_Type in the target
 };
@@ -65,7 +68,8 @@ class PythonFrameResolver {
       : interpreters_(interpreters), memory_(memory), strings_(strings) {}
 
   // The frames of `pid` for (code, instr) pairs, innermost first; nullopt if any frame cannot
-  // be trusted or the process has no checked interpreter.
+  // be trusted or the process has no checked interpreter. Pairs whose code is 0 (entry frames
+  // BPF blanked) are left out.
   std::optional<std::vector<PythonFrame>> Resolve(
       uint32_t pid, const std::vector<std::pair<uint64_t, uint64_t>>& frames);
 
