@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -40,6 +41,7 @@ using testing::Subprocess;
 const std::string kXtrace = XTRACE_BIN;
 const std::string kSimze = SIMZE_LIB;
 const std::string kWorkloadDir = WORKLOADS_DIR;
+const std::string kItt = ITT_COLLECTOR_LIB;
 constexpr int kIterations = 6;
 
 std::string TrixieDir() {
@@ -249,6 +251,213 @@ TEST_P(PythonVersionsTest, AttachGivesTheInterpretersOwnStacks) {
   ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
   ASSERT_TRUE(target.Wait(30s).has_value());
   ExpectTheInterpretersOwnStacks(out, xtrace.stderr_text());
+}
+
+// The check against PyTorch's own profiler: tests/workloads/torch_profiler_check.py in the
+// trixie tree (Python 3.13, PyTorch 2.6, oneDNN inside, /proc mounted in a mount namespace of
+// its own, which PyTorch needs), once under torch.profiler with with_stack=True and once
+// attached by xtrace with frames. For every oneDNN primitive task xtrace saw, the innermost
+// frame in the model's file; for every aten op of the profiler's that runs oneDNN
+// (aten::mkldnn_*), the innermost python_function event of the model's file that encloses it.
+// The profiler names a function's frame "file(line): name" with the file as imported (relative
+// to sys.path), the code's name, and the line the function begins on (the line its frames were
+// entered at); xtrace names it by its full path, qualified name and current line. So: the
+// same file, the same functions in the same order, the profiler's line the first line of the
+// function xtrace's frame is in, and xtrace's line the line of that function that runs the
+// convolution (marked "# op" in the script).
+class PythonTorchProfilerTest : public RootTest {
+ protected:
+  PythonTorchProfilerTest() : RootTest("Python frames against torch.profiler", "pytorchprof") {}
+  void SetUp() override {
+    RootTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    root_ = TrixieDir();
+    if (!fs::exists(root_ + "/.xtrace-stamp")) {
+      if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << root_ << ": " << WhyNoTrixie();
+      GTEST_SKIP() << "no Debian trixie tree in " << root_ << " (XTRACE_TRIXIE_ROOT): "
+                   << WhyNoTrixie();
+    }
+    std::string dir = root_ + "/tmp/xtrace-pytorchprof-XXXXXX";
+    ASSERT_NE(mkdtemp(dir.data()), nullptr);
+    tree_dir_ = dir;
+    inside_ = dir.substr(root_.size());
+    fs::copy_file(kWorkloadDir + "/torch_profiler_check.py", dir + "/torch_profiler_check.py");
+    fs::copy_file(kItt, dir + "/libxtrace_itt.so");
+    ReadScript(kWorkloadDir + "/torch_profiler_check.py");
+  }
+  void TearDown() override {
+    if (!tree_dir_.empty()) fs::remove_all(tree_dir_);
+    RootTest::TearDown();
+  }
+
+  // The script's functions: where each begins, and the lines in it marked "# op".
+  void ReadScript(const std::string& path) {
+    std::ifstream in(path);
+    uint32_t n = 0;
+    std::string current;
+    for (std::string line; std::getline(in, line);) {
+      ++n;
+      const size_t def = line.find("def ");
+      if (def != std::string::npos && line.find_first_not_of(' ') == def) {
+        current = line.substr(def + 4, line.find('(') - def - 4);
+        def_line_[current] = n;
+      }
+      if (line.size() >= 4 && line.compare(line.size() - 4, 4, "# op") == 0)
+        op_lines_[current].insert(n);
+    }
+  }
+
+  // The workload in the tree, with /proc, `args` after the script.
+  std::vector<std::string> Workload(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {
+        "/usr/bin/unshare", "--mount", "--fork", "--kill-child", "/bin/sh", "-c",
+        "mount -t proc proc \"$0/proc\" && exec chroot \"$0\" \"$@\"", root_, "/usr/bin/env",
+        "INTEL_LIBITTNOTIFY64=" + inside_ + "/libxtrace_itt.so", "/usr/bin/python3.13",
+        inside_ + "/torch_profiler_check.py", "--iterations", "3"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+
+  struct Frame {
+    std::string file, function;
+    uint32_t line = 0;
+  };
+
+  std::string root_, tree_dir_, inside_;
+  std::map<std::string, uint32_t> def_line_;
+  std::map<std::string, std::set<uint32_t>> op_lines_;
+};
+
+std::string Show(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += x + " ";
+  return s;
+}
+
+// Consecutive equal entries as one: a convolution may run several oneDNN primitives (reorders).
+std::vector<std::string> Collapsed(const std::vector<std::string>& v) {
+  std::vector<std::string> out;
+  for (const auto& x : v)
+    if (out.empty() || out.back() != x) out.push_back(x);
+  return out;
+}
+
+TEST_F(PythonTorchProfilerTest, InnermostModelFramesOfOneDnnTasksAreTheProfilers) {
+  ASSERT_EQ(def_line_.count("block") + def_line_.count("forward") + def_line_.count("head"), 3u);
+  const std::string script = "torch_profiler_check.py";
+
+  // 1. PyTorch's profiler.
+  auto prof = RunCommand(Workload({"--profile", inside_ + "/trace.json", "--linger", "0"}), {}, 240s);
+  ASSERT_EQ(prof.exit_code(), 0) << prof.err << prof.out;
+  std::vector<Frame> profiler;
+  {
+    std::ifstream in(tree_dir_ + "/trace.json");
+    const auto trace = nlohmann::json::parse(in);
+    struct Slice {
+      double ts, end;
+      uint64_t tid;
+      std::string name;
+    };
+    std::vector<Slice> python, ops;
+    for (const auto& e : trace["traceEvents"]) {
+      const std::string cat = e.value("cat", "");
+      if (cat != "python_function" && cat != "cpu_op") continue;
+      const std::string name = e.value("name", "");
+      const Slice s{e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>(),
+                    e["tid"].is_number() ? e["tid"].get<uint64_t>() : 0, name};
+      if (cat == "python_function" && name.rfind(script + "(", 0) == 0) python.push_back(s);
+      if (cat == "cpu_op" && name.rfind("aten::mkldnn_", 0) == 0) ops.push_back(s);
+    }
+    std::sort(ops.begin(), ops.end(), [](const Slice& a, const Slice& b) { return a.ts < b.ts; });
+    for (const Slice& op : ops) {
+      const Slice* inner = nullptr;
+      for (const Slice& p : python)
+        if (p.tid == op.tid && p.ts <= op.ts && op.ts <= p.end && (!inner || p.ts > inner->ts))
+          inner = &p;
+      ASSERT_NE(inner, nullptr) << "no frame of " << script << " around " << op.name << " at " << op.ts;
+      // "file(line): name"
+      const size_t open = inner->name.find('('), close = inner->name.find("): ");
+      profiler.push_back({inner->name.substr(0, open), inner->name.substr(close + 3),
+                          static_cast<uint32_t>(std::stoul(inner->name.substr(open + 1, close - open - 1)))});
+    }
+  }
+  ASSERT_FALSE(profiler.empty()) << "no aten::mkldnn_* ops in the profiler's trace";
+
+  // 2. xtrace, attached to the same model running.
+  Subprocess target(Workload({"--wait", "--linger", "3"}), {}, true);
+  const uint32_t pid = PidFromReadyLine(target.WaitStdout("ready", 120s));
+  ASSERT_GT(pid, 0u) << target.stderr_text();
+  const std::string out = Path("attach.capnp");
+  Subprocess xtrace({kXtrace, "attach", "--python-frames", "--pid", std::to_string(pid), "-o", out});
+  ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(pid), 60s))
+      << xtrace.stderr_text();
+  ASSERT_TRUE(target.Send("go"));
+  ASSERT_TRUE(target.WaitStdout("done", 120s)) << target.stderr_text();
+  std::this_thread::sleep_for(1s);
+  xtrace.Signal(SIGINT);
+  auto status = xtrace.Wait(60s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
+  target.Wait(30s);
+  EXPECT_EQ(xtrace.stderr_text().find("no Python frames"), std::string::npos) << xtrace.stderr_text();
+
+  std::vector<Frame> traced;
+  {
+    auto reader = LogReader::Open(out);
+    ASSERT_TRUE(reader.ok()) << reader.status().message();
+    std::vector<std::tuple<uint64_t, uint32_t, std::string>> tasks;  // start, tid, name
+    std::map<std::tuple<uint32_t, uint32_t, uint64_t>, std::vector<Frame>> stacks;
+    Event e;
+    while (true) {
+      auto more = reader->Next(&e);
+      ASSERT_TRUE(more.ok()) << more.status().message();
+      if (!*more) break;
+      const StringTable& s = reader->strings();
+      if (const auto* t = std::get_if<IttTask>(&e)) {
+        if (t->pid == pid && s.Get(t->domain) == "dnnl::primitive::execute")
+          tasks.emplace_back(t->start_ns, t->tid, std::string(s.Get(t->name)));
+      } else if (const auto* st = std::get_if<PythonStack>(&e)) {
+        std::vector<Frame> frames;
+        for (const PythonFrame& f : st->frames)
+          frames.push_back({std::string(s.Get(f.file)), std::string(s.Get(f.function)), f.line});
+        stacks[{st->pid, st->tid, st->start_ns}] = frames;
+      }
+    }
+    std::sort(tasks.begin(), tasks.end());
+    ASSERT_FALSE(tasks.empty()) << "no oneDNN tasks (domain dnnl::primitive::execute) of pid " << pid << "\n"
+                                << xtrace.stderr_text();
+    for (const auto& [start, tid, name] : tasks) {
+      auto it = stacks.find({pid, tid, start});
+      ASSERT_NE(it, stacks.end()) << "no Python frames for oneDNN task " << name;
+      const Frame* user = nullptr;
+      for (const Frame& f : it->second)
+        if (f.file == inside_ + "/" + script) {
+          user = &f;
+          break;
+        }
+      ASSERT_NE(user, nullptr) << "no frame of " << script << " for oneDNN task " << name;
+      traced.push_back(*user);
+    }
+  }
+
+  // 3. The same functions in the same order, each frame of the same file and line.
+  std::vector<std::string> by_profiler, by_xtrace;
+  for (const Frame& f : profiler) {
+    by_profiler.push_back(f.function);
+    EXPECT_EQ(f.file, script);
+    ASSERT_TRUE(def_line_.count(f.function)) << f.function;
+    EXPECT_EQ(f.line, def_line_.at(f.function)) << f.function;
+  }
+  for (const Frame& f : traced) {
+    // The qualified name's last part is the code's name the profiler gives.
+    const std::string name = f.function.substr(f.function.rfind('.') + 1);
+    by_xtrace.push_back(name);
+    EXPECT_EQ(f.file, inside_ + "/" + script);
+    EXPECT_EQ(f.function, "Model." + name);
+    EXPECT_TRUE(op_lines_[name].count(f.line)) << f.function << " line " << f.line;
+    EXPECT_GT(f.line, def_line_[name]) << f.function;
+  }
+  EXPECT_EQ(Show(Collapsed(by_xtrace)), Show(Collapsed(by_profiler)));
+  EXPECT_EQ(Collapsed(by_profiler).size(), 9u) << Show(by_profiler);  // 3 convolutions x 3 iterations
 }
 
 INSTANTIATE_TEST_SUITE_P(
