@@ -3,6 +3,7 @@
 
 #include "capture/capture_options.h"
 #include "capture/python_process.h"
+#include "capture/tsc_clock.h"
 
 namespace xtrace {
 
@@ -17,6 +18,7 @@ Result<std::vector<ProbeLink>> PythonSource::AttachToLibrary(const MappedLibrary
   if (pid < 0) return std::vector<ProbeLink>{};  // per process only (attaches_per_process)
   const auto p = static_cast<uint32_t>(pid);
   const std::string who = "pid " + std::to_string(pid) + ": ";
+  const uint64_t inspected_ns = TscClock::MonotonicNs();
   auto found = InspectCPython(p, lib);
   if (!found.ok()) {
     ctx_.say(who + "no Python frames: " + found.status().message());
@@ -30,7 +32,7 @@ Result<std::vector<ProbeLink>> PythonSource::AttachToLibrary(const MappedLibrary
     ctx_.say(who + "no Python frames: " + st.message());
     return std::vector<ProbeLink>{};
   }
-  set_.insert(p);
+  set_[p] = inspected_ns;
   if (ctx_.options.verbose)
     ctx_.say(who + "CPython " + VersionText(found->major, found->minor) + " (" + lib.path +
              ", offsets from " + found->interpreter.layout->source +
@@ -46,6 +48,10 @@ void PythonSource::Forget(uint32_t pid) {
 
 void PythonSource::OnProcessExit(uint32_t pid) { Forget(pid); }
 
-void PythonSource::OnProcessExec(uint32_t pid, uint64_t) { Forget(pid); }
+void PythonSource::OnProcessExec(uint32_t pid, uint64_t exec_ns) {
+  auto it = set_.find(pid);
+  if (it != set_.end() && it->second > exec_ns) return;  // inspected after the exec
+  Forget(pid);
+}
 
 }  // namespace xtrace

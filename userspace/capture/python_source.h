@@ -7,7 +7,7 @@
 // A process whose interpreter cannot be read gets no frames and one line saying why.
 #pragma once
 
-#include <set>
+#include <map>
 
 #include "capture/probe_source.h"
 
@@ -24,6 +24,8 @@ class PythonSource final : public ProbeSource {
   bool attaches_per_process() const override { return true; }
   bool says_where_attached() const override { return true; }
   void OnProcessExit(uint32_t pid) override;
+  // Forgets the process's layout unless it was taken from the image after the exec: the
+  // exec may be reported after the new image's interpreter was already found.
   void OnProcessExec(uint32_t pid, uint64_t exec_ns) override;
   size_t link_count() const override { return 0; }
 
@@ -33,7 +35,8 @@ class PythonSource final : public ProbeSource {
 
   SourceContext ctx_;
   uint32_t generation_ = 0;  // xt_py_layout.generation: one per layout set
-  std::set<uint32_t> set_;   // processes whose layout BPF has
+  // Processes whose layout BPF has -> when their interpreter was inspected (CLOCK_MONOTONIC).
+  std::map<uint32_t, uint64_t> set_;
 };
 
 }  // namespace xtrace
