@@ -51,13 +51,17 @@ static __always_inline void xt_query_note_destroyed(struct xt_call_slot *slot, _
 /* At the entry of a call that uses `handle`: if the process was attached mid-run and the
  * handle is unknown, it is asked for, and the thread held unless another thread of the process
  * is held for asking already (then that hold asks for this one too: its process is stopping).
- * Order: ask, hold, stop, and only then the record, as every hold (hold.h). */
+ * Order: ask, hold, stop, and only then the record, as every hold (hold.h). The record's room
+ * is reserved first, though: the ring is read in the order of reservations, and a thread that
+ * rides on this hold (it saw the held entry) runs its launch on at once. Its launch record,
+ * reserved after this one, is read after the hold has been served, never before it, even when
+ * this thread is preempted between taking the hold and writing its record. */
 static __always_inline void xt_query_unknown(struct pt_regs *ctx, struct xt_call_slot *slot,
 					     __u64 handle)
 {
 	const struct xt_capture_config *cfg;
 	struct xt_query_key key = {};
-	struct xt_ze_query_hold rec = {};
+	struct xt_ze_query_hold *rec;
 	struct xt_hold hold = {}, *other;
 	__u8 asked = 1;
 	__u32 tgid = 0, tid = 0;
@@ -79,12 +83,21 @@ static __always_inline void xt_query_unknown(struct pt_regs *ctx, struct xt_call
 		xt_count(XT_CNT_QUERY_MISSED);
 		return;
 	}
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		/* Nobody would hear of a hold: none is taken. */
+		bpf_map_delete_elem(&asked_handles, &key);
+		xt_count_drop(XT_REC_ZE_QUERY_HOLD);
+		xt_count(XT_CNT_QUERY_MISSED);
+		return;
+	}
 	hold.since_ns = bpf_ktime_get_ns();
 	hold.tid = tid;
 	hold.reason = XT_HOLD_QUERY;
 	hold.ip = PT_REGS_IP(ctx);
 	err = bpf_map_update_elem(&held, &tgid, &hold, BPF_NOEXIST);
 	if (err) {
+		bpf_ringbuf_discard(rec, 0);
 		other = bpf_map_lookup_elem(&held, &tgid);
 		/* Held for asking: that hold takes this handle too. Held for another reason (a
 		 * library load) or not holdable: asked again at the next use. */
@@ -97,22 +110,18 @@ static __always_inline void xt_query_unknown(struct pt_regs *ctx, struct xt_call
 	}
 	xt_note_hold_parent(hold.since_ns);
 	if (bpf_send_signal_thread(XT_QUERY_SIGSTOP)) {
+		bpf_ringbuf_discard(rec, 0);
 		bpf_map_delete_elem(&held, &tgid);
 		bpf_map_delete_elem(&asked_handles, &key);
 		xt_count(XT_CNT_QUERY_MISSED);
 		return;
 	}
-	rec.ip = hold.ip;
-	xt_fill_header_of(&rec.hdr, XT_REC_ZE_QUERY_HOLD, sizeof(rec), XT_FLAG_HELD, hold.since_ns,
+	__builtin_memset(rec, 0, sizeof(*rec));
+	rec->ip = hold.ip;
+	xt_fill_header_of(&rec->hdr, XT_REC_ZE_QUERY_HOLD, sizeof(*rec), XT_FLAG_HELD, hold.since_ns,
 			  hold.since_ns, tgid, tid);
 	/* Woken at once: the process waits. */
-	if (xt_output_waking(&rec, sizeof(rec), BPF_RB_FORCE_WAKEUP)) {
-		/* Nobody would hear of the hold: the stop still pending is discarded (hold.h). */
-		if (bpf_map_delete_elem(&held, &tgid) == 0)
-			bpf_send_signal_thread(XT_QUERY_SIGCONT);
-		bpf_map_delete_elem(&asked_handles, &key);
-		xt_count(XT_CNT_QUERY_MISSED);
-	}
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 }
 
 #endif /* XTRACE_QUERY_BPF_H */
