@@ -85,6 +85,10 @@ static __always_inline void xt_query_unknown(struct pt_regs *ctx, struct xt_call
 	}
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
+		/* A query hold under way takes this handle too, as below: no record was needed. */
+		other = bpf_map_lookup_elem(&held, &tgid);
+		if (other && other->reason == XT_HOLD_QUERY)
+			return;
 		/* Nobody would hear of a hold: none is taken. */
 		bpf_map_delete_elem(&asked_handles, &key);
 		xt_count_drop(XT_REC_ZE_QUERY_HOLD);
