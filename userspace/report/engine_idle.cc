@@ -18,13 +18,7 @@ std::string IdleVerdict(uint64_t busy_ns, const IdleSplit& idle) {
 
 void RecentHostActivity::Add(uint32_t pid, uint32_t tid, const std::string* name, uint64_t start_ns,
                              uint64_t end_ns) {
-  Ring& ring = threads_[(uint64_t{pid} << 32) | tid];
-  if (ring.entries.size() < kPerThread) {
-    ring.entries.push_back({name, start_ns, end_ns});
-  } else {
-    ring.entries[ring.next] = {name, start_ns, end_ns};
-    ring.next = (ring.next + 1) % kPerThread;
-  }
+  threads_[(uint64_t{pid} << 32) | tid].Push({name, start_ns, end_ns});
 }
 
 std::vector<GapActivity> RecentHostActivity::Within(uint32_t pid, uint32_t tid, uint64_t start_ns,
@@ -48,13 +42,7 @@ std::vector<GapActivity> RecentHostActivity::Within(uint32_t pid, uint32_t tid, 
 
 void RecentHostActivity::AddPythonLine(uint32_t pid, uint32_t tid, const std::string* line,
                                        uint64_t start_ns) {
-  Ring& ring = python_lines_[(uint64_t{pid} << 32) | tid];
-  if (ring.entries.size() < kPerThread) {
-    ring.entries.push_back({line, start_ns, start_ns});
-  } else {
-    ring.entries[ring.next] = {line, start_ns, start_ns};
-    ring.next = (ring.next + 1) % kPerThread;
-  }
+  python_lines_[(uint64_t{pid} << 32) | tid].Push({line, start_ns, start_ns});
 }
 
 std::string RecentHostActivity::PythonLineAt(uint32_t pid, uint32_t tid, uint64_t at_ns) const {

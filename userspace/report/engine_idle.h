@@ -89,6 +89,15 @@ class RecentHostActivity {
   struct Ring {
     std::vector<Entry> entries;
     size_t next = 0;
+    // Appends, or once full overwrites the oldest.
+    void Push(const Entry& e) {
+      if (entries.size() < kPerThread) {
+        entries.push_back(e);
+      } else {
+        entries[next] = e;
+        next = (next + 1) % kPerThread;
+      }
+    }
   };
   std::map<uint64_t, Ring> threads_;
   std::map<uint64_t, Ring> python_lines_;  // per thread, entries without an end
