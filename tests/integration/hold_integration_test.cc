@@ -272,6 +272,21 @@ TEST_F(HoldTest, ParentsThatStopWithAShortHoldAllGoOn) {
       << xtrace.stderr_text();
 }
 
+// `record`: the command is held at its exec, before it runs an instruction, and so is the
+// child it starts; the libraries either loads are probed before its first call into them.
+// (Holding turned on only after the command was launched raced its start: a command that got
+// to zeInit first ran its driver's first calls unprobed.)
+TEST_F(HoldTest, RecordHoldsItsCommandAndItsChildrenFromTheirExec) {
+  const std::string sleeper = UniqueSleep();
+  const auto run = RunCommand({kXtrace, "record", "-o", Path("r.capnp"), "--", "/bin/sh", "-c",
+                               sleeper + " 0; exit 0"},
+                              {}, 120s);
+  ASSERT_EQ(run.exit_code(), 0) << run.err;
+  // sh and the sleeper: each at its exec and once its linker has mapped its libraries.
+  EXPECT_TRUE(std::regex_search(run.err, std::regex(" 2 process starts and [0-9]+ library loads held ")))
+      << run.err;
+}
+
 // --no-hold: nothing is held, and the summary says nothing of holds.
 TEST_F(HoldTest, NoHoldHoldsNothing) {
   const std::string sleeper = UniqueSleep();

@@ -44,6 +44,9 @@ struct CaptureScope {
   // The capture looks for processes itself (as they start, fork or load libraries) rather
   // than only watching the ones it was given.
   bool discovers() const { return all_processes || !comm.empty() || follow_children; }
+  // It also selects processes that were running before it started (--system, --comm), not
+  // only ones it was given or saw start.
+  bool finds_running() const { return all_processes || !comm.empty(); }
   // It ends once the processes it follows are gone; otherwise it runs until stopped.
   bool ends_with_targets() const { return !all_processes && comm.empty(); }
 

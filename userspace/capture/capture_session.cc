@@ -626,11 +626,13 @@ Result<CaptureReport> Session::Run() {
     config_.hold = XT_HOLD_QUERY;
     if (Status st = maps_->SetScope(config_); !st.ok()) return st;
   }
-  // A command that is the only process selected is held from its start: the libraries it
-  // loads right after its exec (the Level Zero driver, at zeInit) are probed before it calls
-  // them, as for any later load. (With discovery, holding every process found while they are
-  // probed would make them wait seconds.)
-  const bool hold_from_launch = !opt_.command.empty() && !scope_.discovers();
+  // A command, and the children it starts, are held from its start: the libraries it loads
+  // right after its exec (the Level Zero driver, at zeInit) are probed before it calls them,
+  // as for any later load. Holding must be on before the command execs, or its start races
+  // the capture's first scan. (A capture that also selects running processes turns holding on
+  // only once they are probed: holding each one found while the others are probed would make
+  // them wait seconds.)
+  const bool hold_from_launch = !opt_.command.empty() && !scope_.finds_running();
   if (hold_from_launch)
     if (Status st = SetHolding(true); !st.ok()) return st;
   if (!opt_.command.empty())
