@@ -175,7 +175,17 @@ enum xt_ze_fn {
 	XT_ZE_EVENT_COUNTER_BASED_CREATE = 53,
 	XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2 = 54, /* Intel's, handed out by the driver */
 	XT_ZE_APPEND_LAUNCH_MULTIPLE_KERNELS_INDIRECT = 55,
-	XT_ZE_FN_COUNT = 56, /* one past the last; the cookie's fn field holds up to 255 */
+	/* Intel's record-and-replay graphs (ZE_experimental_record_replay_graph), handed out by
+	 * the driver: no loader exports them. */
+	XT_ZE_GRAPH_CREATE_EXP = 56,
+	XT_ZE_COMMAND_LIST_BEGIN_GRAPH_CAPTURE_EXP = 57,
+	XT_ZE_COMMAND_LIST_BEGIN_CAPTURE_INTO_GRAPH_EXP = 58,
+	XT_ZE_COMMAND_LIST_END_GRAPH_CAPTURE_EXP = 59,
+	XT_ZE_COMMAND_LIST_INSTANTIATE_GRAPH_EXP = 60,
+	XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP = 61,
+	XT_ZE_GRAPH_DESTROY_EXP = 62,
+	XT_ZE_EXECUTABLE_GRAPH_DESTROY_EXP = 63,
+	XT_ZE_FN_COUNT = 64, /* one past the last; the cookie's fn field holds up to 255 */
 };
 
 /* What a generic probe copies is described by its uprobe's BPF cookie, so one entry and one

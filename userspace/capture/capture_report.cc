@@ -90,6 +90,11 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
   if (ts.unclassified_dropped)
     s << " " << ts.unclassified_dropped
       << " appends to command lists created before the capture were never seen to run.";
+  if (ts.unknown_graph_replays)
+    s << " " << ts.unknown_graph_replays
+      << (ts.unknown_graph_replays == 1 ? " replay" : " replays")
+      << " of graphs recorded before the capture began ran commands xtrace never saw: each is "
+         "one operation named \"" << kUnknownGraphName << "\", its contents unknown.";
   if (ts.timestamps_rejected)
     s << " " << ts.timestamps_rejected
       << " kernel timestamps disagreed with the host's bounds and were not used.";

@@ -78,6 +78,11 @@ void DeviceTimeline::OnLaunch(const KernelLaunch& l) {
 void DeviceTimeline::Append(uint32_t pid, uint64_t list_handle, const Template& t) {
   ListState& list = lists_[{pid, list_handle}];
   const AppendedCommand& c = t.command;
+  if (list.capturing) {
+    // Recorded into a graph: it runs at each replay, not now.
+    list.captured.push_back(t);
+    return;
+  }
   if (list.unclassified()) {
     list.commands.push_back(t);
     if (c.signal_event) unclassified_signals_[{pid, c.signal_event}] = list_handle;
@@ -98,15 +103,79 @@ void DeviceTimeline::Append(uint32_t pid, uint64_t list_handle, const Template& 
   CountObjects();
 }
 
+void DeviceTimeline::AppendGraph(const ApiCall& call, uint64_t list_handle,
+                                 uint64_t executable_graph, uint64_t signal_event) {
+  auto graph = executables_.find({call.pid, executable_graph});
+  std::vector<Template> replay;
+  uint64_t execution = 0;
+  if (graph != executables_.end()) {
+    replay = graph->second.commands;
+    execution = ++graph->second.replays;
+  } else {
+    // Recorded (or instantiated) before the capture: what it runs is not known. One operation
+    // says so where it runs, bounded like any other, rather than nothing at all.
+    ++stats_.unknown_graph_replays;
+    Template unknown;
+    unknown.command.kind = DeviceOpKind::kKernel;
+    unknown.command.name = strings_.Intern(kUnknownGraphName);
+    unknown.command.append_tid = call.tid;
+    unknown.command.append_ns = call.start_ns;
+    unknown.append_end_ns = call.end_ns;
+    replay.push_back(unknown);
+  }
+  if (signal_event) {
+    // The append's own event signals once the whole graph has run.
+    Template signal;
+    signal.visible = false;
+    signal.command.signal_event = signal_event;
+    signal.command.append_tid = call.tid;
+    signal.command.append_ns = call.start_ns;
+    signal.append_end_ns = call.end_ns;
+    replay.push_back(signal);
+  }
+  ListState& list = lists_[{call.pid, list_handle}];
+  const bool immediate = list.created_in_capture ? list.immediate : list.immediate_seen;
+  if (list.capturing || list.unclassified() || !immediate) {
+    // Into a graph being recorded, or a regular list (each of its executions runs the graph):
+    // the graph's commands become that list's, as though appended one by one. A list made
+    // before the capture keeps them until it shows it is immediate, and then they run as this
+    // replay.
+    for (Template& t : replay) {
+      t.graph = executable_graph;
+      t.replay = execution;
+      t.replay_tid = call.tid;
+      t.replay_ns = call.start_ns;
+      Append(call.pid, list_handle, t);
+    }
+    return;
+  }
+  // An immediate list runs it now, on its engine, as one submission by this call; each
+  // operation keeps the append that recorded it, and is tied to the replay through its
+  // submission (the replaying call) and its command list (the executable graph, replay n).
+  const PidHandle engine{call.pid, list_handle};
+  const uint64_t first_id = next_id_;
+  for (const Template& t : replay)
+    Submit(call.pid, t, engine, list.device, call.tid, call.start_ns, executable_graph, execution);
+  if (next_id_ > first_id)
+    NoteSubmittingCall(call.pid, call.tid, call.start_ns, call.end_ns, first_id, next_id_ - 1);
+  if (list.synchronous) CompleteThrough(engine, next_id_ - 1, {call.tid, call.end_ns});
+  CountObjects();
+}
+
 void DeviceTimeline::ClassifyImmediate(PidHandle handle) {
   ListState& list = lists_[handle];
   list.immediate_seen = true;
   std::vector<Template> appended;
   appended.swap(list.commands);
-  // They were submitted when appended, as everything on an immediate list is.
-  for (const Template& t : appended)
-    Submit(handle.pid, t, handle, list.device, t.command.append_tid, t.command.append_ns,
-           handle.handle, 0);
+  // They were submitted when appended, as everything on an immediate list is (a graph's, when
+  // replayed).
+  for (const Template& t : appended) {
+    if (t.graph)
+      Submit(handle.pid, t, handle, list.device, t.replay_tid, t.replay_ns, t.graph, t.replay);
+    else
+      Submit(handle.pid, t, handle, list.device, t.command.append_tid, t.command.append_ns,
+             handle.handle, 0);
+  }
 }
 
 // An event seen complete or read: if an unclassified list appended its signaller, that list
@@ -396,7 +465,8 @@ void DeviceTimeline::Finish() {
 
 void DeviceTimeline::CountObjects() {
   stats_.live_objects = lists_.size() + queues_.size() + engines_.size() + pools_.size() +
-                        events_.size() + fences_.size() + devices_.size() +
+                        events_.size() + fences_.size() + graphs_.size() +
+                        executables_.size() + devices_.size() +
                         unclassified_signals_.size();
   stats_.peak_live_objects = std::max(stats_.peak_live_objects, stats_.live_objects);
 }

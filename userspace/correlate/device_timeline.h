@@ -35,6 +35,9 @@ struct TimelineStats {
   // Appends to lists created before the capture that never showed whether they were
   // immediate or regular (see ListState): not drawn.
   uint64_t unclassified_dropped = 0;
+  // Replays (zeCommandListAppendGraphExp) of executable graphs whose recording xtrace did not
+  // see (made before the capture began): each is one operation named kUnknownGraphName.
+  uint64_t unknown_graph_replays = 0;
   uint64_t live_objects = 0;         // command lists, queues, events, pools, fences held now
   uint64_t peak_live_objects = 0;
   uint64_t pending_ops = 0;          // operations submitted and not yet emitted
@@ -43,6 +46,10 @@ struct TimelineStats {
   // each. Their operations have no device clock to place them.
   std::vector<std::string> unmatched_devices;
 };
+
+// The name of the one operation that stands for a replay of a graph recorded before the capture.
+inline constexpr const char* kUnknownGraphName =
+    "zeCommandListAppendGraphExp: graph recorded before the capture (contents unknown)";
 
 class DeviceTimeline {
  public:
@@ -82,12 +89,19 @@ class DeviceTimeline {
     AppendedCommand command;
     bool visible = true;  // a kernel or memory operation (barriers and event ops only order)
     uint64_t append_end_ns = 0;  // the append's end (command.append_ns is its start)
+    // Run by a graph replay (zeCommandListAppendGraphExp) on a list not yet known to be
+    // immediate: the executable graph, the replay's number and its call, for when it is.
+    uint64_t graph = 0;
+    uint64_t replay = 0;
+    uint32_t replay_tid = 0;
+    uint64_t replay_ns = 0;
   };
   struct ListState;
   struct QueueState;
   struct EngineState;
   struct EventState;
   struct FenceState;
+  struct GraphState;
   // Applies each recorded call, seen through its typed view (device_timeline_calls.cc).
   class CallHandler;
   // The host call that saw work complete: its thread, and its end (work was done by then).
@@ -101,6 +115,10 @@ class DeviceTimeline {
   // first list (the one the ApiCall carries).
   void Execute(const ApiCall& call, uint64_t queue, uint64_t fence, uint64_t first_list,
                const DecodedZeExecute* execute);
+  // zeCommandListAppendGraphExp: the executable graph's commands run on the list, after its
+  // waits and before its signal event.
+  void AppendGraph(const ApiCall& call, uint64_t list, uint64_t executable_graph,
+                   uint64_t signal_event);
   void ClassifyImmediate(PidHandle list);
   void ClassifyBySignal(uint32_t pid, uint64_t event);
   uint64_t Submit(uint32_t pid, const Template& t, PidHandle engine, uint32_t device,
@@ -134,6 +152,8 @@ class DeviceTimeline {
   std::unordered_map<PidHandle, uint32_t, PidHandleHash> pools_;  // -> ze_event_pool_flags_t
   std::unordered_map<PidHandle, EventState, PidHandleHash> events_;
   std::unordered_map<PidHandle, FenceState, PidHandleHash> fences_;
+  std::unordered_map<PidHandle, GraphState, PidHandleHash> graphs_;       // recorded graphs
+  std::unordered_map<PidHandle, GraphState, PidHandleHash> executables_;  // instantiated ones
   // Signal events appended to unclassified lists -> the list.
   std::unordered_map<PidHandle, uint64_t, PidHandleHash> unclassified_signals_;
   std::unordered_map<uint64_t, Instance> live_;  // by id

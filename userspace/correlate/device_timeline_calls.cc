@@ -83,12 +83,60 @@ class DeviceTimeline::CallHandler {
 
   // An immediate list is its own engine: its host synchronize is a queue's.
   void operator()(const ZeCall<XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE>& c) {
+    ImmediateOnly(c.pid(), c.Get<"command_list">());
     tl_.CompleteSubmittedBefore({c.pid(), c.Get<"command_list">()}, c.start_ns(), By(c));
   }
 
   // Regular lists run on an immediate list's engine, as an execution on a queue runs them.
   void operator()(const ZeCall<XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP>& c) {
+    ImmediateOnly(c.pid(), c.Get<"command_list">());
     tl_.Execute(c.call(), c.Get<"command_list">(), 0, c.Get<"first_command_list">(), execute_);
+  }
+
+  // Graphs: a list's appends from the beginning of a capture to its end are recorded, not run;
+  // an instantiation copies them; each replay runs them again.
+  void operator()(const ZeCall<XT_ZE_COMMAND_LIST_BEGIN_GRAPH_CAPTURE_EXP>& c) {
+    BeginCapture(c.pid(), c.Get<"command_list">(), 0);
+  }
+  void operator()(const ZeCall<XT_ZE_COMMAND_LIST_BEGIN_CAPTURE_INTO_GRAPH_EXP>& c) {
+    BeginCapture(c.pid(), c.Get<"command_list">(), c.Get<"graph">());
+  }
+
+  void operator()(const ZeCall<XT_ZE_COMMAND_LIST_END_GRAPH_CAPTURE_EXP>& c) {
+    auto it = tl_.lists_.find({c.pid(), c.Get<"command_list">()});
+    if (it == tl_.lists_.end() || !it->second.capturing) return;  // begun before the capture
+    ListState& list = it->second;
+    // Into the caller's graph, else the one the call made (phGraph may be null for the first).
+    const uint64_t graph = list.capture_into ? list.capture_into : c.Get<"graph">();
+    if (graph) {
+      auto& commands = tl_.graphs_[{c.pid(), graph}].commands;
+      commands.insert(commands.end(), list.captured.begin(), list.captured.end());
+    }
+    list.capturing = false;
+    list.capture_into = 0;
+    list.captured.clear();
+  }
+
+  void operator()(const ZeCall<XT_ZE_COMMAND_LIST_INSTANTIATE_GRAPH_EXP>& c) {
+    // A graph recorded before the capture leaves its executable graph unknown (no entry).
+    auto graph = tl_.graphs_.find({c.pid(), c.Get<"graph">()});
+    if (graph == tl_.graphs_.end()) return;
+    tl_.executables_[{c.pid(), c.Get<"executable_graph">()}] = {graph->second.commands, 0};
+  }
+
+  void operator()(const ZeCall<XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP>& c) {
+    tl_.AppendGraph(c.call(), c.Get<"command_list">(), c.Get<"executable_graph">(),
+                    c.Get<"signal_event">());
+  }
+
+  void operator()(const ZeCall<XT_ZE_GRAPH_CREATE_EXP>& c) {
+    tl_.graphs_[{c.pid(), c.Get<"graph">()}] = {};
+  }
+  void operator()(const ZeCall<XT_ZE_GRAPH_DESTROY_EXP>& c) {
+    tl_.graphs_.erase({c.pid(), c.Get<"graph">()});
+  }
+  void operator()(const ZeCall<XT_ZE_EXECUTABLE_GRAPH_DESTROY_EXP>& c) {
+    tl_.executables_.erase({c.pid(), c.Get<"executable_graph">()});
   }
 
   void operator()(const ZeCall<XT_ZE_EVENT_COUNTER_BASED_CREATE>& c) { CounterBasedEvent(c); }
@@ -223,6 +271,19 @@ class DeviceTimeline::CallHandler {
     EventState e;
     e.timestamps = (c.template Get<"flags">() & kCounterBasedTimestampFlags) ? 1 : 0;
     tl_.events_[{c.pid(), event}] = e;
+  }
+
+  // A call the specification allows on immediate lists only: a list made before the capture
+  // that is still unclassified is one (what it holds was submitted when appended).
+  void ImmediateOnly(uint32_t pid, uint64_t list_handle) {
+    if (tl_.lists_[{pid, list_handle}].unclassified()) tl_.ClassifyImmediate({pid, list_handle});
+  }
+
+  void BeginCapture(uint32_t pid, uint64_t list_handle, uint64_t into) {
+    ListState& list = tl_.lists_[{pid, list_handle}];
+    list.capturing = true;
+    list.capture_into = into;
+    list.captured.clear();
   }
 
   // The fence signalled: what its queue ran up to its last execution is done.

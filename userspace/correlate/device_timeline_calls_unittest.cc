@@ -80,6 +80,30 @@ TEST(DeviceTimelineCalls, HandlesAreTheParametersMeant) {
   EXPECT_EQ((Named<XT_ZE_FENCE_HOST_SYNCHRONIZE, "fence">()), Param(0));
   EXPECT_EQ((Named<XT_ZE_FENCE_QUERY_STATUS, "fence">()), Param(0));
   EXPECT_EQ((Named<XT_ZE_FENCE_DESTROY, "fence">()), Param(0));
+  EXPECT_EQ((Named<XT_ZE_COMMAND_LIST_BEGIN_GRAPH_CAPTURE_EXP, "command_list">()), Param(0));
+  EXPECT_EQ((Named<XT_ZE_COMMAND_LIST_BEGIN_CAPTURE_INTO_GRAPH_EXP, "command_list">()), Param(0));
+  EXPECT_EQ((Named<XT_ZE_COMMAND_LIST_BEGIN_CAPTURE_INTO_GRAPH_EXP, "graph">()), Param(1));
+  EXPECT_EQ((Named<XT_ZE_COMMAND_LIST_END_GRAPH_CAPTURE_EXP, "command_list">()), Param(0));
+  EXPECT_EQ((Named<XT_ZE_COMMAND_LIST_INSTANTIATE_GRAPH_EXP, "graph">()), Param(0));
+  EXPECT_EQ((Named<XT_ZE_GRAPH_DESTROY_EXP, "graph">()), Param(0));
+  EXPECT_EQ((Named<XT_ZE_EXECUTABLE_GRAPH_DESTROY_EXP, "executable_graph">()), Param(0));
+}
+
+// Graphs (compute-runtime's zex_graph.h): the handles each call makes are its outputs.
+TEST(DeviceTimelineCalls, GraphHandlesAreTheOutputsAndParametersMeant) {
+  const uint64_t graph = 0x6000, exec = 0x7000;
+  const ApiCall create = Probe(XT_ZE_GRAPH_CREATE_EXP).Pointee(1, graph).Call();
+  EXPECT_EQ(ZeCall<XT_ZE_GRAPH_CREATE_EXP>(create).Get<"graph">(), graph);
+  const ApiCall end = Probe(XT_ZE_COMMAND_LIST_END_GRAPH_CAPTURE_EXP).Pointee(1, graph).Call();
+  EXPECT_EQ(ZeCall<XT_ZE_COMMAND_LIST_END_GRAPH_CAPTURE_EXP>(end).Get<"graph">(), graph);
+  const ApiCall inst = Probe(XT_ZE_COMMAND_LIST_INSTANTIATE_GRAPH_EXP).Pointee(1, exec).Call();
+  EXPECT_EQ(ZeCall<XT_ZE_COMMAND_LIST_INSTANTIATE_GRAPH_EXP>(inst).Get<"executable_graph">(), exec);
+  // zeCommandListAppendGraphExp(hCommandList, hGraph, pNext, hSignalEvent, numWaitEvents,
+  // phWaitEvents)
+  EXPECT_EQ((Named<XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP, "command_list">()), Param(0));
+  EXPECT_EQ((Named<XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP, "executable_graph">()), Param(1));
+  EXPECT_EQ((Named<XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP, "signal_event">()), Param(3));
+  EXPECT_EQ((Named<XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP, "num_wait_events">()), Param(4));
 }
 
 TEST(DeviceTimelineCalls, AppendsNameTheirListSignalEventAndSize) {

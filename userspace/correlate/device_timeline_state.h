@@ -26,6 +26,18 @@ struct DeviceTimeline::ListState {
   uint32_t index = 0;
   std::vector<Template> commands;  // regular lists: what an execution runs
   uint64_t executions = 0;
+  // Between zeCommandListBegin...CaptureExp and zeCommandListEndGraphCaptureExp its appends
+  // run nothing: they are recorded into a graph (`into`, when the caller made it), kept here
+  // until the capture ends.
+  bool capturing = false;
+  uint64_t capture_into = 0;
+  std::vector<Template> captured;
+};
+
+// A graph's commands as its capture recorded them; an executable graph's, as instantiated.
+struct DeviceTimeline::GraphState {
+  std::vector<Template> commands;
+  uint64_t replays = 0;  // executable graphs: zeCommandListAppendGraphExp calls so far
 };
 
 struct DeviceTimeline::QueueState {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <initializer_list>
+#include <map>
 #include <vector>
 
 #include "correlate/event_sink.h"
@@ -183,6 +184,127 @@ TEST_F(DeviceTimelineTest, RegularListsAppendedToAnImmediateListRunOnItsEngine) 
     EXPECT_EQ(op.name, scale);
   }
   EXPECT_NE(ops[0].execution, ops[1].execution);
+}
+
+// A graph recorded on an immediate list runs nothing while recorded; every replay
+// (zeCommandListAppendGraphExp) runs its kernels again on the replaying list's engine, named,
+// tied to the replaying call, measured where the process read their events' timestamps.
+TEST_F(DeviceTimelineTest, GraphKernelsRunAtEveryReplayOnTheReplayingList) {
+  constexpr uint64_t kCounterBasedTimestamps = 1 | 4 | 16;
+  On(Call(XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2, 10, {kContext, kDevice, kCounterBasedTimestamps, 4, 0, Event(0)}));
+  const uint64_t imm = 0x1111, graph = 0x6000, exec = 0x7000, done = Event(1);
+  On(Call(XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2, 11, {kContext, kDevice, 1 | 4, 4, 0, done}));
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 100, {kContext, kDevice, 0, 2, 2, imm}));
+  const StringId gemm = strings_.Intern("gemm");
+  const StringId scale = strings_.Intern("scale");
+  On(Call(XT_ZE_COMMAND_LIST_BEGIN_GRAPH_CAPTURE_EXP, 200, {imm}));
+  tl_.OnLaunch(Launch(imm, 300, Event(0), gemm));
+  tl_.OnLaunch(Launch(imm, 400, 0, scale));
+  // command_list, graph in slot 5
+  On(Call(XT_ZE_COMMAND_LIST_END_GRAPH_CAPTURE_EXP, 500, {imm, 0, 0, 0, 0, graph}));
+  On(Call(XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE, 600, {imm, ~0ull}));
+  On(Call(XT_ZE_COMMAND_LIST_INSTANTIATE_GRAPH_EXP, 700, {graph, 0, 0, 0, 0, exec}));
+  ReadClock(1'000'000'000);
+  EXPECT_TRUE(sink_.All<DeviceOp>().empty()) << "recording a graph runs nothing";
+  constexpr int kReplays = 3;
+  for (int r = 0; r < kReplays; ++r) {
+    const uint64_t at = 1'000'000'000 + uint64_t(r) * 1'000'000;
+    // command_list, signal_event, num_wait_events, executable_graph
+    On(Call(XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP, at, {imm, done, 0, exec}));
+    On(Call(XT_ZE_EVENT_HOST_SYNCHRONIZE, at + 100'000, {done, ~0ull}));
+    On(Call(XT_ZE_EVENT_QUERY_KERNEL_TIMESTAMP, at + 200'000,
+            {Event(0), TicksAt(at + 10'000) & 0xffffffff, TicksAt(at + 30'000) & 0xffffffff}));
+  }
+  ReadClock(2'000'000'000);
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 2u * kReplays);
+  std::map<uint64_t, int> per_replay;
+  for (const DeviceOp& op : ops) {
+    EXPECT_EQ(op.queue, imm);
+    EXPECT_EQ(op.command_list, exec);
+    EXPECT_TRUE(op.completion_seen);
+    EXPECT_GE(op.execution, 1u);
+    EXPECT_LE(op.execution, uint64_t{kReplays});
+    const uint64_t at = 1'000'000'000 + (op.execution - 1) * 1'000'000;
+    EXPECT_EQ(op.submit_ns, at) << "submitted by its replay";
+    EXPECT_GE(op.start_ns + 100, at);
+    EXPECT_LE(op.end_ns, at + 101'000) << "complete by the replay's event synchronize";
+    ++per_replay[op.execution];
+    if (op.name == gemm) {
+      EXPECT_TRUE(op.measured);
+      EXPECT_NEAR(double(op.start_ns), double(at + 10'000), 60);
+      EXPECT_EQ(op.append_ns, 300u) << "the append that recorded it";
+    } else {
+      EXPECT_EQ(op.name, scale);
+      EXPECT_FALSE(op.measured);
+    }
+  }
+  EXPECT_EQ(per_replay.size(), size_t{kReplays});
+  EXPECT_EQ(tl_.stats().unknown_graph_replays, 0u);
+}
+
+// A graph recorded into a graph the caller made, replayed on a list of another engine; and a
+// graph whose recording predates the capture: its replays are one operation each, said unknown.
+TEST_F(DeviceTimelineTest, GraphsIntoTheCallersGraphAndGraphsRecordedBeforeTheCapture) {
+  const uint64_t imm = 0x1111, other = 0x1112, graph = 0x6000, exec = 0x7000, old_exec = 0x7001;
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 100, {kContext, kDevice, 0, 2, 2, imm}));
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 101, {kContext, kDevice, 1, 0, 2, other}));
+  On(Call(XT_ZE_GRAPH_CREATE_EXP, 150, {kContext, 0, 0, 0, 0, graph}));
+  On(Call(XT_ZE_COMMAND_LIST_BEGIN_CAPTURE_INTO_GRAPH_EXP, 200, {imm, graph}));
+  On(Call(XT_ZE_APPEND_MEMORY_COPY, 300, {imm, 0, 0, 0xd57, 0x5c, 4096}));
+  // phGraph null: the graph slot reads 0.
+  On(Call(XT_ZE_COMMAND_LIST_END_GRAPH_CAPTURE_EXP, 400, {imm}));
+  On(Call(XT_ZE_COMMAND_LIST_INSTANTIATE_GRAPH_EXP, 500, {graph, 0, 0, 0, 0, exec}));
+  On(Call(XT_ZE_GRAPH_DESTROY_EXP, 550, {graph}));
+  On(Call(XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP, 600'000, {other, 0, 0, exec}));
+  On(Call(XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP, 700'000, {other, 0, 0, old_exec}));
+  On(Call(XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE, 800'000, {other, ~0ull}));
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].kind, DeviceOpKind::kCopy);
+  EXPECT_EQ(ops[0].queue, other);
+  EXPECT_EQ(ops[0].bytes, 4096u);
+  EXPECT_EQ(strings_.Get(ops[1].name), kUnknownGraphName);
+  EXPECT_EQ(ops[1].queue, other);
+  EXPECT_EQ(ops[1].command_list, old_exec);
+  EXPECT_EQ(ops[1].submit_ns, 700'000u);
+  EXPECT_LE(ops[1].end_ns, 801'000u);
+  EXPECT_EQ(tl_.stats().unknown_graph_replays, 1u);
+  // Replayed on a list made before the capture, which shows later that it is immediate: the
+  // replay's operations are still the replay's.
+  const uint64_t old_list = 0x1113;
+  On(Call(XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP, 850'000, {old_list, 0, 0, exec}));
+  On(Call(XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE, 860'000, {old_list, ~0ull}));
+  ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[2].queue, old_list);
+  EXPECT_EQ(ops[2].command_list, exec);
+  EXPECT_EQ(ops[2].execution, 2u);
+  EXPECT_EQ(ops[2].submit_ns, 850'000u);
+  On(Call(XT_ZE_EXECUTABLE_GRAPH_DESTROY_EXP, 900'000, {exec}));
+  On(Call(XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP, 1'000'000, {other, 0, 0, exec}));
+  EXPECT_EQ(tl_.stats().unknown_graph_replays, 2u) << "a destroyed executable graph is forgotten";
+}
+
+// zeCommandListHostSynchronize and zeCommandListImmediateAppendCommandListsExp take immediate
+// lists only: a list made before the capture shows what it is by them.
+TEST_F(DeviceTimelineTest, CallsOnImmediateListsOnlyClassifyAListMadeBeforeTheCapture) {
+  const uint64_t old_list = 0x5555, exec_list = 0x5556;
+  const StringId scale = strings_.Intern("scale");
+  tl_.OnLaunch(Launch(old_list, 1'000, 0, scale));
+  On(Call(XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE, 5'000, {old_list, ~0ull}));
+  tl_.OnLaunch(Launch(exec_list, 6'000, 0, scale));
+  On(Call(XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP, 7'000, {exec_list, 0, 0, 0, 0}));
+  On(Call(XT_ZE_EXECUTABLE_GRAPH_DESTROY_EXP, 8'000, {0x7000}));
+  tl_.Finish();
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].queue, old_list);
+  EXPECT_TRUE(ops[0].completion_seen);
+  EXPECT_LE(ops[0].end_ns, 6'000u);
+  EXPECT_EQ(ops[1].queue, exec_list);
+  EXPECT_EQ(ops[1].submit_ns, 6'000u) << "submitted when appended";
+  EXPECT_EQ(tl_.stats().unclassified_dropped, 0u);
 }
 
 TEST_F(DeviceTimelineTest, RegularListYieldsOneOperationPerExecutionBoundedByTheHost) {

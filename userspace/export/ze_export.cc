@@ -45,6 +45,7 @@ bool MaySubmit(uint16_t fn) {
     case XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS:
     case XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP:
     case XT_ZE_APPEND_LAUNCH_MULTIPLE_KERNELS_INDIRECT:
+    case XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP:
       return true;
     default:
       return false;

@@ -257,6 +257,49 @@ inline constexpr ZeApiInfo kZeApiTable[] = {
      .stack_count = 1,
      .args = {Hex("command_list", Arg(0)), Hex("signal_event", Arg(5)),
               Num("num_wait_events", Arg(6)), Num("max_kernels", Arg(1)), Hex("kernels", Arg(2))}},
+    // Intel's record-and-replay graphs (compute-runtime's driver_experimental/zex_graph.h):
+    // appends to a list between Begin...Capture and EndGraphCaptureExp are recorded into a
+    // graph instead of running; an instantiated (executable) graph runs them again at each
+    // zeCommandListAppendGraphExp.
+    {.fn = XT_ZE_GRAPH_CREATE_EXP,
+     .symbol = "zeGraphCreateExp",  // (hContext, phGraph, pNext)
+     .reads = {{}, Out(1, 8)},
+     .args = {Hex("context", Arg(0)), None(), None(), None(), None(), Hex("graph", D64(4))},
+     .driver_only = true},
+    {.fn = XT_ZE_COMMAND_LIST_BEGIN_GRAPH_CAPTURE_EXP,
+     .symbol = "zeCommandListBeginGraphCaptureExp",  // (hCommandList, pNext)
+     .args = {Hex("command_list", Arg(0))},
+     .driver_only = true},
+    {.fn = XT_ZE_COMMAND_LIST_BEGIN_CAPTURE_INTO_GRAPH_EXP,
+     .symbol = "zeCommandListBeginCaptureIntoGraphExp",  // (hCommandList, hGraph, pNext)
+     .args = {Hex("command_list", Arg(0)), Hex("graph", Arg(1))},
+     .driver_only = true},
+    {.fn = XT_ZE_COMMAND_LIST_END_GRAPH_CAPTURE_EXP,
+     .symbol = "zeCommandListEndGraphCaptureExp",  // (hCommandList, phGraph, pNext)
+     // phGraph may be null after a capture into a graph the caller made: 0 then.
+     .reads = {{}, Out(1, 8)},
+     .args = {Hex("command_list", Arg(0)), None(), None(), None(), None(), Hex("graph", D64(4))},
+     .driver_only = true},
+    {.fn = XT_ZE_COMMAND_LIST_INSTANTIATE_GRAPH_EXP,
+     .symbol = "zeCommandListInstantiateGraphExp",  // (hGraph, phExecutableGraph, pNext)
+     .reads = {{}, Out(1, 8)},
+     .args = {Hex("graph", Arg(0)), None(), None(), None(), None(),
+              Hex("executable_graph", D64(4))},
+     .driver_only = true},
+    {.fn = XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP,
+     // (hCommandList, hGraph, pNext, hSignalEvent, numWaitEvents, phWaitEvents)
+     .symbol = "zeCommandListAppendGraphExp",
+     .args = {Hex("command_list", Arg(0)), Hex("signal_event", Arg(3)),
+              Num("num_wait_events", Arg(4)), Hex("executable_graph", Arg(1))},
+     .driver_only = true},
+    {.fn = XT_ZE_GRAPH_DESTROY_EXP,
+     .symbol = "zeGraphDestroyExp",
+     .args = {Hex("graph", Arg(0))},
+     .driver_only = true},
+    {.fn = XT_ZE_EXECUTABLE_GRAPH_DESTROY_EXP,
+     .symbol = "zeExecutableGraphDestroyExp",
+     .args = {Hex("executable_graph", Arg(0))},
+     .driver_only = true},
 };
 
 static_assert(std::size(kZeApiTable) == XT_ZE_FN_COUNT - 1, "one entry per enum xt_ze_fn value");
