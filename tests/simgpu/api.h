@@ -4,6 +4,9 @@
 
 #include <level_zero/ze_api.h>
 
+#include <memory>
+#include <vector>
+
 namespace simze::api {
 
 // api_driver.cc: initialisation, driver and device discovery, device clock.
@@ -266,6 +269,23 @@ ze_result_t EventCounterBasedCreate(ze_context_handle_t hContext, ze_device_hand
 
 }  // namespace simze::api
 
+namespace simze {
+struct CommandList;
+struct Event;
+struct Recording;
+namespace api {
+// api_cmdlist.cc, for the calls that submit recorded commands on an immediate list (appended
+// regular lists, graphs): one batch on its engine, after the waits and before the signal.
+ze_result_t submit_recordings(CommandList* imm,
+                              std::vector<std::shared_ptr<const Recording>> recordings,
+                              ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                              ze_event_handle_t* phWaitEvents);
+// A counter-based event stands for its latest signalling command from that command's
+// submission on: unsignalled until it runs.
+void unsignal_counter_based(Event* e);
+}  // namespace api
+}  // namespace simze
+
 // Handed out by zeDriverGetExtensionFunctionAddress, and exported by these names as Intel's
 // driver exports its own: a tracer finds them in the driver file by name.
 extern "C" {
@@ -276,4 +296,22 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernelWithArguments
 ZE_DLLEXPORT ze_result_t ZE_APICALL zexCounterBasedEventCreate2(
     ze_context_handle_t hContext, ze_device_handle_t hDevice,
     const simze::api::CounterBasedEventDesc* desc, ze_event_handle_t* phEvent);
+// Intel's record-and-replay graphs (compute-runtime's driver_experimental/zex_graph.h).
+typedef struct _ze_graph_handle_t* ze_graph_handle_t;
+typedef struct _ze_executable_graph_handle_t* ze_executable_graph_handle_t;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGraphCreateExp(ze_context_handle_t hContext,
+                                                     ze_graph_handle_t* phGraph, void* pNext);
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListBeginGraphCaptureExp(
+    ze_command_list_handle_t hCommandList, void* pNext);
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListBeginCaptureIntoGraphExp(
+    ze_command_list_handle_t hCommandList, ze_graph_handle_t hGraph, void* pNext);
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListEndGraphCaptureExp(
+    ze_command_list_handle_t hCommandList, ze_graph_handle_t* phGraph, void* pNext);
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListInstantiateGraphExp(
+    ze_graph_handle_t hGraph, ze_executable_graph_handle_t* phExecutableGraph, void* pNext);
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendGraphExp(
+    ze_command_list_handle_t hCommandList, ze_executable_graph_handle_t hGraph, void* pNext,
+    ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGraphDestroyExp(ze_graph_handle_t hGraph);
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeExecutableGraphDestroyExp(ze_executable_graph_handle_t hGraph);
 }

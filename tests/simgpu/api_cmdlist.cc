@@ -13,20 +13,27 @@
 namespace simze::api {
 namespace {
 
-// Resolves wait events into the command; fails on any bad handle.
+}  // namespace
+
+void unsignal_counter_based(Event* e) {
+  if (e == nullptr || !e->pool->counter_based) return;
+  sync::publish([e] {
+    e->signaled.store(false);
+    e->has_timestamps = false;
+  });
+}
+
+namespace {
+
+// Resolves wait events into the command; fails on any bad handle. `submitted`: the command
+// runs from now (not recorded into a graph).
 ze_result_t resolve_events(ze_event_handle_t hSignal, uint32_t numWaits, ze_event_handle_t* phWaits,
-                           Command& cmd) {
+                           Command& cmd, bool submitted = true) {
   if (hSignal != nullptr) {
     cmd.signal = from_handle<Event>(hSignal);
     if (cmd.signal == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    // A counter-based event stands for its latest signalling command from the append on.
-    if (cmd.signal->pool->counter_based) {
-      Event* e = cmd.signal;
-      sync::publish([e] {
-        e->signaled.store(false);
-        e->has_timestamps = false;
-      });
-    }
+    // A counter-based event stands for its latest signalling command from its submission on.
+    if (submitted) unsignal_counter_based(cmd.signal);
   }
   if (numWaits > 0 && phWaits == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   for (uint32_t i = 0; i < numWaits; ++i) {
@@ -41,8 +48,14 @@ ze_result_t resolve_events(ze_event_handle_t hSignal, uint32_t numWaits, ze_even
 ze_result_t append(CommandList* list, CommandBody body, ze_event_handle_t hSignal,
                    uint32_t numWaits, ze_event_handle_t* phWaits) {
   Command cmd{std::move(body), {}, nullptr};
-  if (ze_result_t r = resolve_events(hSignal, numWaits, phWaits, cmd); r != ZE_RESULT_SUCCESS) {
+  const bool recorded = list->capture != nullptr;
+  if (ze_result_t r = resolve_events(hSignal, numWaits, phWaits, cmd, !recorded);
+      r != ZE_RESULT_SUCCESS) {
     return r;
+  }
+  if (recorded) {
+    list->capture->commands.push_back(std::move(cmd));
+    return ZE_RESULT_SUCCESS;
   }
   if (!list->immediate) {
     list->commands.push_back(std::move(cmd));
@@ -346,6 +359,21 @@ ze_result_t CommandListImmediateAppendCommandListsExp(ze_command_list_handle_t h
   if (imm == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!imm->immediate) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (phCommandLists == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  std::vector<std::shared_ptr<const Recording>> recordings;
+  for (uint32_t i = 0; i < numCommandLists; ++i) {
+    CommandList* list = from_handle<CommandList>(phCommandLists[i]);
+    if (list == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (list->immediate || !list->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (list->ordinal != imm->ordinal) return ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE;
+    recordings.push_back(list->snapshot());
+  }
+  return submit_recordings(imm, std::move(recordings), hSignalEvent, numWaitEvents, phWaitEvents);
+}
+
+ze_result_t submit_recordings(CommandList* imm,
+                              std::vector<std::shared_ptr<const Recording>> recordings,
+                              ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                              ze_event_handle_t* phWaitEvents) {
   // One submission, as zeCommandQueueExecuteCommandLists makes one: the waits first, then
   // every list's commands, then the signal once all of them are done.
   Command wait{Barrier{}, {}, nullptr};
@@ -363,13 +391,10 @@ ze_result_t CommandListImmediateAppendCommandListsExp(ze_command_list_handle_t h
   first->list_handle = reinterpret_cast<uintptr_t>(imm);
   batch.recordings.push_back(std::move(first));
   size_t num_commands = 0;
-  for (uint32_t i = 0; i < numCommandLists; ++i) {
-    CommandList* list = from_handle<CommandList>(phCommandLists[i]);
-    if (list == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (list->immediate || !list->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (list->ordinal != imm->ordinal) return ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE;
-    batch.recordings.push_back(list->snapshot());
-    num_commands += batch.recordings.back()->commands.size();
+  const auto num_lists = static_cast<uint32_t>(recordings.size());
+  for (auto& rec : recordings) {
+    num_commands += rec->commands.size();
+    batch.recordings.push_back(std::move(rec));
   }
   if (signal.signal != nullptr) {
     auto last = std::make_shared<Recording>();
@@ -380,7 +405,7 @@ ze_result_t CommandListImmediateAppendCommandListsExp(ze_command_list_handle_t h
   batch.submission = next_submission_number();
   batch.submit_tid = static_cast<int>(syscall(SYS_gettid));
   batch.submit_mono_ns = mono_now_ns();
-  kmd_submit(imm->kmd, numCommandLists, num_commands);
+  kmd_submit(imm->kmd, num_lists, num_commands);
   imm->engine->submit(std::move(batch));
   if (imm->synchronous) imm->engine->wait_idle(UINT64_MAX);
   return ZE_RESULT_SUCCESS;

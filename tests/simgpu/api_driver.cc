@@ -110,11 +110,20 @@ ze_result_t DriverGetIpcProperties(ze_driver_handle_t hDriver, ze_driver_ipc_pro
 ze_result_t DriverGetExtensionProperties(ze_driver_handle_t hDriver, uint32_t* pCount,
                                          ze_driver_extension_properties_t* props) {
   if (from_handle<Driver>(hDriver) == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  return enumerate(pCount, props, 1, [](uint32_t, ze_driver_extension_properties_t& p) {
-    std::memset(p.name, 0, sizeof p.name);
-    std::strncpy(p.name, ZE_EVENT_QUERY_TIMESTAMPS_EXP_NAME, sizeof p.name - 1);
-    p.version = ZE_EVENT_QUERY_TIMESTAMPS_EXP_VERSION_CURRENT;
-  });
+  // Intel's graphs are announced by this name (zex_graph.h), version 1.0.
+  static const struct {
+    const char* name;
+    uint32_t version;
+  } kExtensions[] = {
+      {ZE_EVENT_QUERY_TIMESTAMPS_EXP_NAME, ZE_EVENT_QUERY_TIMESTAMPS_EXP_VERSION_CURRENT},
+      {"ZE_experimental_record_replay_graph", ZE_MAKE_VERSION(1, 0)},
+  };
+  return enumerate(pCount, props, static_cast<uint32_t>(std::size(kExtensions)),
+                   [](uint32_t i, ze_driver_extension_properties_t& p) {
+                     std::memset(p.name, 0, sizeof p.name);
+                     std::strncpy(p.name, kExtensions[i].name, sizeof p.name - 1);
+                     p.version = kExtensions[i].version;
+                   });
 }
 
 ze_result_t DriverGetExtensionFunctionAddress(ze_driver_handle_t hDriver, const char* name,
@@ -133,6 +142,15 @@ ze_result_t DriverGetExtensionFunctionAddress(ze_driver_handle_t hDriver, const 
       {"zeCommandListHostSynchronize", reinterpret_cast<void*>(&CommandListHostSynchronize)},
       {"zeCommandListImmediateAppendCommandListsExp",
        reinterpret_cast<void*>(&CommandListImmediateAppendCommandListsExp)},
+      {"zeGraphCreateExp", reinterpret_cast<void*>(&zeGraphCreateExp)},
+      {"zeCommandListBeginGraphCaptureExp", reinterpret_cast<void*>(&zeCommandListBeginGraphCaptureExp)},
+      {"zeCommandListBeginCaptureIntoGraphExp",
+       reinterpret_cast<void*>(&zeCommandListBeginCaptureIntoGraphExp)},
+      {"zeCommandListEndGraphCaptureExp", reinterpret_cast<void*>(&zeCommandListEndGraphCaptureExp)},
+      {"zeCommandListInstantiateGraphExp", reinterpret_cast<void*>(&zeCommandListInstantiateGraphExp)},
+      {"zeCommandListAppendGraphExp", reinterpret_cast<void*>(&zeCommandListAppendGraphExp)},
+      {"zeGraphDestroyExp", reinterpret_cast<void*>(&zeGraphDestroyExp)},
+      {"zeExecutableGraphDestroyExp", reinterpret_cast<void*>(&zeExecutableGraphDestroyExp)},
   };
   for (const auto& e : kExtensions) {
     if (std::strcmp(name, e.name) == 0) {

@@ -63,6 +63,8 @@ struct CommandQueue : Tagged<0x5a43514b> {  // "ZCQK"
   std::unique_ptr<Engine> engine;
 };
 
+struct Graph;
+
 struct CommandList : Tagged<0x5a434d4c> {  // "ZCML"
   CommandList(Context* c, Device* d, uint32_t ord, bool imm)
       : context(c), device(d), ordinal(ord), immediate(imm), kmd(engine_class_of(ord)) {}
@@ -76,6 +78,9 @@ struct CommandList : Tagged<0x5a434d4c> {  // "ZCML"
   std::shared_ptr<const Recording> recording;  // snapshot for execution, rebuilt after appends
   KmdContext kmd;                              // immediate lists submit on their own
   std::unique_ptr<Engine> engine;              // immediate lists only
+  // Between zeCommandListBegin...CaptureExp and zeCommandListEndGraphCaptureExp: the graph its
+  // appends are recorded into (they run nothing then).
+  Graph* capture = nullptr;
 
   // What an execution of this (closed) list runs; built once per recording, then shared.
   std::shared_ptr<const Recording> snapshot() {
@@ -87,6 +92,19 @@ struct CommandList : Tagged<0x5a434d4c> {  // "ZCML"
     }
     return recording;
   }
+};
+
+// Intel's record-and-replay graphs (ZE_experimental_record_replay_graph): a graph holds the
+// commands a capture recorded; an executable graph, instantiated from one, is what
+// zeCommandListAppendGraphExp runs, as often as it is appended.
+struct Graph : Tagged<0x5a475246> {  // "ZGRF"
+  Context* context = nullptr;
+  std::vector<Command> commands;
+  uintptr_t recorded_on = 0;  // the list that recorded it (ground truth's cmdlist column)
+};
+
+struct ExecutableGraph : Tagged<0x5a584752> {  // "ZXGR"
+  std::shared_ptr<const Recording> recording;
 };
 
 struct Fence : Tagged<0x5a464e43> {  // "ZFNC"

@@ -1,0 +1,140 @@
+// Tests of the extension functions the simulated driver hands out through
+// zeDriverGetExtensionFunctionAddress, as an application reaches them (through the real loader
+// for everything else): Intel's record-and-replay graphs. Ground truth says what really ran.
+#include <gtest/gtest.h>
+#include <level_zero/ze_api.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "test_ze.h"
+
+using namespace simgpu_test;
+
+namespace {
+
+// compute-runtime's driver_experimental/zex_graph.h.
+using GraphHandle = struct _ze_graph_handle_t*;
+using ExecutableGraphHandle = struct _ze_executable_graph_handle_t*;
+using BeginGraphCaptureFn = ze_result_t (*)(ze_command_list_handle_t, void*);
+using BeginCaptureIntoGraphFn = ze_result_t (*)(ze_command_list_handle_t, GraphHandle, void*);
+using EndGraphCaptureFn = ze_result_t (*)(ze_command_list_handle_t, GraphHandle*, void*);
+using InstantiateGraphFn = ze_result_t (*)(GraphHandle, ExecutableGraphHandle*, void*);
+using AppendGraphFn = ze_result_t (*)(ze_command_list_handle_t, ExecutableGraphHandle, void*,
+                                      ze_event_handle_t, uint32_t, ze_event_handle_t*);
+using GraphDestroyFn = ze_result_t (*)(GraphHandle);
+using ExecutableGraphDestroyFn = ze_result_t (*)(ExecutableGraphHandle);
+
+template <typename Fn>
+Fn Extension(const char* name) {
+  void* fn = nullptr;
+  ZE_CHECK(zeDriverGetExtensionFunctionAddress(session().driver, name, &fn));
+  EXPECT_NE(fn, nullptr) << name;
+  return reinterpret_cast<Fn>(fn);
+}
+
+std::vector<Truth> TruthOnQueue(uint64_t queue, uint64_t since_mono) {
+  const char* path = std::getenv("XTRACE_SIMZE_GROUND_TRUTH");
+  std::vector<Truth> out;
+  if (!path) return out;
+  for (Truth& t : read_ground_truth(path))
+    if (t.queue == queue && t.submit_mono >= since_mono) out.push_back(std::move(t));
+  return out;
+}
+
+// Recorded once, the graph runs nothing; each replay runs its kernels again, in order, as one
+// submission on the replaying list, signalling their events (with timestamps) and its own.
+TEST(Graph, RecordedOnceRunsAtEveryReplay) {
+  const uint64_t since = clock_ns(CLOCK_MONOTONIC);
+  const auto begin = Extension<BeginGraphCaptureFn>("zeCommandListBeginGraphCaptureExp");
+  const auto end = Extension<EndGraphCaptureFn>("zeCommandListEndGraphCaptureExp");
+  const auto instantiate = Extension<InstantiateGraphFn>("zeCommandListInstantiateGraphExp");
+  const auto append = Extension<AppendGraphFn>("zeCommandListAppendGraphExp");
+  const auto destroy = Extension<GraphDestroyFn>("zeGraphDestroyExp");
+  const auto destroy_exec = Extension<ExecutableGraphDestroyFn>("zeExecutableGraphDestroyExp");
+  ze_module_handle_t m = make_module(
+      "XTRACE-SIMGPU-MODULE 1\nkernel 2000000 graph_first_2ms\nkernel 1000000 graph_second_1ms\n");
+  ze_kernel_handle_t first = make_kernel(m, "graph_first_2ms");
+  ze_kernel_handle_t second = make_kernel(m, "graph_second_1ms");
+  ze_command_list_handle_t il = make_immediate(0);
+  ze_event_pool_handle_t pool = make_event_pool(2, true);
+  ze_event_handle_t first_done = make_event(pool, 0), replay_done = make_event(pool, 1);
+
+  ZE_CHECK(begin(il, nullptr));
+  EXPECT_EQ(begin(il, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT) << "already capturing";
+  ZE_CHECK(zeCommandListAppendLaunchKernel(il, first, &kOneGroup, first_done, 0, nullptr));
+  ZE_CHECK(zeCommandListAppendLaunchKernel(il, second, &kOneGroup, nullptr, 0, nullptr));
+  GraphHandle graph = nullptr;
+  ZE_CHECK(end(il, &graph, nullptr));
+  ASSERT_NE(graph, nullptr);
+  // Bookworm's loader has no zeCommandListHostSynchronize: a barrier's event says the list
+  // has run what it was given.
+  ZE_CHECK(zeCommandListAppendBarrier(il, replay_done, 0, nullptr));
+  ZE_CHECK(zeEventHostSynchronize(replay_done, UINT64_MAX));
+  EXPECT_TRUE(TruthOnQueue(handle_value(il), since).empty()) << "recording runs nothing";
+  EXPECT_EQ(zeEventQueryStatus(first_done), ZE_RESULT_NOT_READY);
+
+  ExecutableGraphHandle exec = nullptr;
+  ZE_CHECK(instantiate(graph, &exec, nullptr));
+  ZE_CHECK(destroy(graph));  // the executable graph keeps what it runs
+  constexpr int kReplays = 3;
+  for (int r = 0; r < kReplays; ++r) {
+    ZE_CHECK(zeEventHostReset(replay_done));
+    ZE_CHECK(zeEventHostReset(first_done));
+    ZE_CHECK(append(il, exec, nullptr, replay_done, 0, nullptr));
+    ZE_CHECK(zeEventHostSynchronize(replay_done, UINT64_MAX));
+    EXPECT_EQ(zeEventQueryStatus(first_done), ZE_RESULT_SUCCESS);
+    ze_kernel_timestamp_result_t ts{};
+    ZE_CHECK(zeEventQueryKernelTimestamp(first_done, &ts));
+    EXPECT_GT(ts.global.kernelEnd, ts.global.kernelStart);
+  }
+  const std::vector<Truth> truth = TruthOnQueue(handle_value(il), since);
+  ASSERT_EQ(truth.size(), 2u * kReplays);
+  std::set<uint64_t> submissions;
+  for (size_t i = 0; i < truth.size(); ++i) {
+    EXPECT_EQ(truth[i].name, i % 2 == 0 ? "graph_first_2ms" : "graph_second_1ms");
+    EXPECT_EQ(truth[i].cmdlist, handle_value(il)) << "the list that recorded it";
+    if (i > 0) {
+      EXPECT_GE(truth[i].start_mono, truth[i - 1].end_mono) << "in order";
+    }
+    submissions.insert(truth[i].submission);
+  }
+  EXPECT_EQ(submissions.size(), size_t{kReplays}) << "one submission per replay";
+
+  EXPECT_EQ(append(il, nullptr, nullptr, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+  ZE_CHECK(destroy_exec(exec));
+  ZE_CHECK(zeCommandListDestroy(il));
+}
+
+// A capture into a graph the caller made (zeGraphCreateExp), ended without asking for it back.
+TEST(Graph, CaptureIntoTheCallersGraph) {
+  const uint64_t since = clock_ns(CLOCK_MONOTONIC);
+  using GraphCreateFn = ze_result_t (*)(ze_context_handle_t, GraphHandle*, void*);
+  const auto create = Extension<GraphCreateFn>("zeGraphCreateExp");
+  const auto begin_into = Extension<BeginCaptureIntoGraphFn>("zeCommandListBeginCaptureIntoGraphExp");
+  const auto end = Extension<EndGraphCaptureFn>("zeCommandListEndGraphCaptureExp");
+  const auto instantiate = Extension<InstantiateGraphFn>("zeCommandListInstantiateGraphExp");
+  const auto append = Extension<AppendGraphFn>("zeCommandListAppendGraphExp");
+  ze_module_handle_t m = make_module("XTRACE-SIMGPU-MODULE 1\nkernel 1000000 graph_into_1ms\n");
+  ze_kernel_handle_t k = make_kernel(m, "graph_into_1ms");
+  ze_command_list_handle_t il = make_immediate(0);
+  ze_command_list_handle_t regular = make_list(0);
+  GraphHandle graph = nullptr;
+  ZE_CHECK(create(session().context, &graph, nullptr));
+  EXPECT_EQ(begin_into(regular, graph, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT)
+      << "graphs are recorded from immediate lists";
+  ZE_CHECK(begin_into(il, graph, nullptr));
+  ZE_CHECK(zeCommandListAppendLaunchKernel(il, k, &kOneGroup, nullptr, 0, nullptr));
+  ZE_CHECK(end(il, nullptr, nullptr));
+  ExecutableGraphHandle exec = nullptr;
+  ZE_CHECK(instantiate(graph, &exec, nullptr));
+  ZE_CHECK(append(il, exec, nullptr, nullptr, 0, nullptr));
+  ZE_CHECK(append(il, exec, nullptr, nullptr, 0, nullptr));
+  ZE_CHECK(zeCommandListDestroy(regular));
+  ZE_CHECK(zeCommandListDestroy(il));  // after its engine has run everything
+  EXPECT_EQ(TruthOnQueue(handle_value(il), since).size(), 2u);
+}
+
+}  // namespace
