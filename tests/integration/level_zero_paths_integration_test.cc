@@ -5,9 +5,11 @@
 // container's --rootfs; on the host's loader also under `attach`. The workload,
 // ze_sycl_v2, is shaped like SYCL's v2 adapter: zeInitDrivers, in-order immediate lists,
 // launches with arguments and counter-based events through pointers the driver hands out, a
-// regular list appended with zeCommandListImmediateAppendCommandListsExp,
+// regular list appended with zeCommandListImmediateAppendCommandListsExp, a graph recorded once
+// and replayed every iteration (Intel's graph extension, driver pointers),
 // zeCommandListHostSynchronize. Checked against its launch log: every launch named, on its
-// engine, measured (or bounded), and the calls of each path captured. Needs root; skips with
+// engine, measured (or bounded), each graph kernel at every replay tied to the replaying call,
+// and the calls of each path captured. Needs root; skips with
 // the reason elsewhere, fails under CI.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -48,7 +50,15 @@ const std::string kXtrace = XTRACE_BIN;
 const std::string kWorkload = ZE_SYCL_V2_BIN;
 const std::string kSimze = SIMZE_LIB;
 constexpr int kIterations = 3;
-constexpr size_t kLaunchesPerIteration = 4;  // 3 with arguments, 1 in the appended list
+// 3 with arguments, 1 in the appended list, 2 in the replayed graph
+constexpr size_t kLaunchesPerIteration = 6;
+constexpr size_t kGraphLaunches = 2;
+
+// Kernels appended once and run every iteration: the appended regular list's (gemm) and the
+// graph's (softmax); the launch log lists them at every run.
+bool InRegularList(const std::string& launch) { return launch.find("gemm") != std::string::npos; }
+bool InGraph(const std::string& launch) { return launch.find("softmax") != std::string::npos; }
+bool Replayed(const std::string& launch) { return InRegularList(launch) || InGraph(launch); }
 
 std::string TrixieDir() {
   const char* env = std::getenv("XTRACE_TRIXIE_ROOT");
@@ -150,9 +160,11 @@ class LevelZeroPathsTest : public RootTest {
   }
 
   // Every launch named as the workload logged it; every device operation of the process on
-  // the one immediate list's engine; the launches with events measured, the rest bounded.
-  // `attached`: xtrace attached after the regular list (gemm) was recorded, so its
-  // executions are not seen (what a list recorded before the capture holds is not known).
+  // the one immediate list's engine; the launches with events measured, the rest bounded; the
+  // graph's kernels at every replay, tied to it. `attached`: xtrace attached after the regular
+  // list (gemm) and the graph were recorded, so the list's executions are not seen (what a
+  // list recorded before the capture holds is not known), and each replay of the graph is one
+  // operation that says its contents are unknown.
   void ExpectEveryLaunch(const Run& run, bool attached = false) {
     ASSERT_EQ(run.result.exit_code(), 0) << run.result.out << run.result.err;
     ASSERT_GT(run.pid, 0u) << run.result.out;
@@ -165,12 +177,11 @@ class LevelZeroPathsTest : public RootTest {
                     std::to_string(l.group_count[0]) + "," + std::to_string(l.group_count[1]) +
                     "," + std::to_string(l.group_count[2]));
     }
-    // The appended list's launch is appended once and runs every iteration.
+    // The appended list's and the graph's launches are appended once and run every iteration.
     std::vector<std::string> expected_appends;
     std::set<std::string> seen;
     for (const auto& e : run.expected)
-      if (e.find("gemm") == std::string::npos || (!attached && seen.insert(e).second))
-        expected_appends.push_back(e);
+      if (!Replayed(e) || (!attached && seen.insert(e).second)) expected_appends.push_back(e);
     EXPECT_EQ(Sorted(got), Sorted(expected_appends));
 
     // The immediate list every launch with arguments went to; the appended list's launch
@@ -179,25 +190,62 @@ class LevelZeroPathsTest : public RootTest {
     for (const KernelLaunch& l : run.capture.launches)
       if (l.pid == run.pid && l.launch_kind == XT_LAUNCH_WITH_ARGUMENTS) immediate.insert(l.command_list);
     ASSERT_EQ(immediate.size(), 1u);
+    // The replays: zeCommandListAppendGraphExp calls, by thread and start.
+    std::map<std::pair<uint32_t, uint64_t>, const ApiCall*> replays;
+    for (const ApiCall& c : run.capture.calls)
+      if (c.pid == run.pid && c.fn == XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP && c.result == 0)
+        replays[{c.tid, c.start_ns}] = &c;
+    EXPECT_EQ(replays.size(), size_t{kIterations});
     std::set<uint64_t> queues;
-    size_t ops = 0, measured = 0;
+    std::map<uint64_t, size_t> graph_ops_per_replay;
+    size_t ops = 0, measured = 0, unknown_graphs = 0;
     for (const DeviceOp& op : run.capture.All<DeviceOp>()) {
       if (op.pid != run.pid || op.kind != DeviceOpKind::kKernel) continue;
       ++ops;
       queues.insert(op.queue);
-      if (std::string(run.capture.strings.Get(op.name)).find("gemm") == std::string::npos) {
-        EXPECT_EQ(op.queue, *immediate.begin()) << run.capture.strings.Get(op.name);
+      const std::string name(run.capture.strings.Get(op.name));
+      if (!InRegularList(name)) {
+        EXPECT_EQ(op.queue, *immediate.begin()) << name;
       }
-      EXPECT_NE(std::string(run.capture.strings.Get(op.name)), "") << "an unnamed kernel";
+      EXPECT_NE(name, "") << "an unnamed kernel";
       EXPECT_LE(op.start_ns, op.end_ns);
-      EXPECT_TRUE(op.completion_seen) << run.capture.strings.Get(op.name);
+      EXPECT_TRUE(op.completion_seen) << name;
       measured += op.measured ? 1 : 0;
+      const bool unknown_graph = name.rfind("zeCommandListAppendGraphExp:", 0) == 0 &&
+                                 name.find("contents unknown") != std::string::npos;
+      unknown_graphs += unknown_graph ? 1 : 0;
+      if (InGraph(name) || unknown_graph) {
+        // Submitted by a replay: the operation names the call and the executable graph.
+        auto replay = replays.find({op.submit_tid, op.submit_ns});
+        ASSERT_NE(replay, replays.end()) << name << " is tied to no zeCommandListAppendGraphExp";
+        EXPECT_EQ(op.command_list, replay->second->arg[3]) << "the executable graph replayed";
+        ++graph_ops_per_replay[op.submit_ns];
+      }
     }
-    EXPECT_EQ(ops, run.expected.size() - (attached ? kIterations : 0));
+    const size_t graph_runs = static_cast<size_t>(kIterations) * kGraphLaunches;
+    EXPECT_EQ(ops, attached ? run.expected.size() - kIterations - graph_runs + kIterations
+                            : run.expected.size());
+    EXPECT_EQ(unknown_graphs, attached ? size_t{kIterations} : 0u);
+    EXPECT_EQ(graph_ops_per_replay.size(), size_t{kIterations});
+    for (const auto& [at, n] : graph_ops_per_replay)
+      EXPECT_EQ(n, attached ? 1u : kGraphLaunches) << "the replay at " << at;
     EXPECT_EQ(queues.size(),
               attached || Called(run, XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP) ? 1u : 2u);
-    EXPECT_GE(measured, static_cast<size_t>(kIterations) * 3)
-        << "the launches signalling counter-based timestamp events carry measured times";
+    EXPECT_GE(measured, static_cast<size_t>(kIterations) * (attached ? 3 : 4))
+        << "the launches signalling counter-based timestamp events (the graph's first, at each "
+           "replay, too) carry measured times";
+    if (attached) {
+      EXPECT_NE(run.result.err.find(std::to_string(kIterations) +
+                                    " replays of graphs recorded before the capture began"),
+                std::string::npos)
+          << run.result.err;
+    } else {
+      for (uint16_t fn : {XT_ZE_COMMAND_LIST_BEGIN_GRAPH_CAPTURE_EXP,
+                          XT_ZE_COMMAND_LIST_END_GRAPH_CAPTURE_EXP,
+                          XT_ZE_COMMAND_LIST_INSTANTIATE_GRAPH_EXP, XT_ZE_GRAPH_DESTROY_EXP,
+                          XT_ZE_EXECUTABLE_GRAPH_DESTROY_EXP})
+        EXPECT_TRUE(Called(run, fn)) << "graph call " << fn << " is missing";
+    }
   }
 
   static bool Called(const Run& run, uint16_t fn) {

@@ -3,8 +3,10 @@
 // (zeDriverGetExtensionFunctionAddress: zeCommandListAppendLaunchKernelWithArguments,
 // zexCounterBasedEventCreate2), initialises with zeInitDrivers, submits on in-order immediate
 // command lists, launches with arguments, signals counter-based events with kernel timestamps,
-// batches a regular list with zeCommandListImmediateAppendCommandListsExp and waits with
-// zeCommandListHostSynchronize. Entry points the process's loader lacks (bookworm's 1.8.12
+// batches a regular list with zeCommandListImmediateAppendCommandListsExp, records a graph
+// once at set-up and replays it every iteration (Intel's graph extension, as SYCL graphs use
+// it: zeCommandListBeginGraphCaptureExp ... zeCommandListAppendGraphExp, all driver pointers)
+// and waits with zeCommandListHostSynchronize. Entry points the process's loader lacks (bookworm's 1.8.12
 // has none of the newer ones) are looked up with dlsym and replaced by what an older adapter
 // calls (zeInit, zeEventHostSynchronize, an event-pool event), so it runs on any loader. Its
 // launch log lists every launch as ze_workload's does.
@@ -38,10 +40,14 @@ constexpr const char* kUsage =
     "up with zeDriverGetExtensionFunctionAddress, zeInitDrivers, one in-order immediate\n"
     "command list, launches with arguments (zeCommandListAppendLaunchKernelWithArguments)\n"
     "signalling counter-based events with kernel timestamps (zexCounterBasedEventCreate2),\n"
-    "a regular list appended with zeCommandListImmediateAppendCommandListsExp, and\n"
+    "a regular list appended with zeCommandListImmediateAppendCommandListsExp, a graph\n"
+    "recorded once at set-up (zeCommandListBeginGraphCaptureExp, EndGraphCaptureExp,\n"
+    "InstantiateGraphExp) and replayed every iteration (zeCommandListAppendGraphExp), and\n"
     "zeCommandListHostSynchronize. What the loader lacks is replaced by the older calls.\n"
-    "Each iteration launches 3 kernels with arguments and 1 in the appended regular list.\n"
-    "Prints \"ready <pid>\" after set-up, then \"done launches=N\".\n"
+    "Each iteration launches 3 kernels with arguments, 1 in the appended regular list and the\n"
+    "graph's 2 (the launch log lists the recorded ones at every replay, as it lists the\n"
+    "regular list's at every append).\n"
+    "Prints \"ready <pid>\" after set-up, then \"done launches=N graph_replays=M\".\n"
     "\n"
     "Options:\n"
     "  --iterations N     (default 4, 1..100000)\n"
@@ -87,6 +93,19 @@ using HostSynchronizeFn = ze_result_t (*)(ze_command_list_handle_t, uint64_t);
 using ImmediateAppendFn = ze_result_t (*)(ze_command_list_handle_t, uint32_t,
                                           ze_command_list_handle_t*, ze_event_handle_t, uint32_t,
                                           ze_event_handle_t*);
+// Intel's graphs (compute-runtime's driver_experimental/zex_graph.h).
+using GraphHandle = struct _ze_graph_handle_t*;
+using ExecutableGraphHandle = struct _ze_executable_graph_handle_t*;
+using BeginGraphCaptureFn = ze_result_t (*)(ze_command_list_handle_t, void*);
+using EndGraphCaptureFn = ze_result_t (*)(ze_command_list_handle_t, GraphHandle*, void*);
+using InstantiateGraphFn = ze_result_t (*)(GraphHandle, ExecutableGraphHandle*, void*);
+using AppendGraphFn = ze_result_t (*)(ze_command_list_handle_t, ExecutableGraphHandle, void*,
+                                      ze_event_handle_t, uint32_t, ze_event_handle_t*);
+using GraphDestroyFn = ze_result_t (*)(GraphHandle);
+using ExecutableGraphDestroyFn = ze_result_t (*)(ExecutableGraphHandle);
+
+// The graph's two launches: softmax at two sizes, the first signalling a timestamp event.
+constexpr ze_group_count_t kGraphGroups[] = {{2, 1, 1}, {4, 1, 1}};
 
 template <typename Fn>
 Fn LoaderExport(const char* name) {
@@ -155,6 +174,19 @@ int main(int argc, char** argv) {
                                        : "zeCommandListAppendLaunchKernelWithArguments");
     return 1;
   }
+  // Graphs where the driver has them (SYCL graphs fall back to regular lists otherwise).
+  const auto begin_graph_capture =
+      DriverExtension<BeginGraphCaptureFn>(driver, "zeCommandListBeginGraphCaptureExp");
+  const auto end_graph_capture =
+      DriverExtension<EndGraphCaptureFn>(driver, "zeCommandListEndGraphCaptureExp");
+  const auto instantiate_graph =
+      DriverExtension<InstantiateGraphFn>(driver, "zeCommandListInstantiateGraphExp");
+  const auto append_graph = DriverExtension<AppendGraphFn>(driver, "zeCommandListAppendGraphExp");
+  const auto graph_destroy = DriverExtension<GraphDestroyFn>(driver, "zeGraphDestroyExp");
+  const auto executable_graph_destroy =
+      DriverExtension<ExecutableGraphDestroyFn>(driver, "zeExecutableGraphDestroyExp");
+  const bool graphs = begin_graph_capture && end_graph_capture && instantiate_graph &&
+                      append_graph && graph_destroy && executable_graph_destroy;
   const auto host_synchronize = LoaderExport<HostSynchronizeFn>("zeCommandListHostSynchronize");
   const auto immediate_append =
       LoaderExport<ImmediateAppendFn>("zeCommandListImmediateAppendCommandListsExp");
@@ -184,6 +216,10 @@ int main(int argc, char** argv) {
   ze_kernel_handle_t gemm = nullptr;
   ZE_CHECK(zeKernelCreate(module, &gemm_desc, &gemm));
   ZE_CHECK(zeKernelSetGroupSize(gemm, 8, 8, 1));
+  ze_kernel_desc_t softmax_desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0,
+                                kernel_spec(Kernel::kSoftmax).name.c_str()};
+  ze_kernel_handle_t softmax = nullptr;
+  ZE_CHECK(zeKernelCreate(module, &softmax_desc, &softmax));
 
   // One in-order immediate list on the compute engine (ordinal 0 on the simulated GPU).
   ze_command_queue_desc_t queue_desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0,
@@ -209,6 +245,31 @@ int main(int argc, char** argv) {
                                ZE_EVENT_SCOPE_FLAG_HOST, 0};
     ZE_CHECK(counter_based_create(context, device, &desc, &e));
   }
+  // The graph, recorded once on the immediate list (its launches run nothing then) and
+  // instantiated; its first launch signals a counter-based timestamp event, read after each
+  // replay, and each replay signals one of its own.
+  ExecutableGraphHandle graph = nullptr;
+  ze_event_handle_t graph_event = nullptr, replay_event = nullptr;
+  if (graphs) {
+    for (auto* e : {&graph_event, &replay_event}) {
+      CounterBasedEventDesc desc{kStructureTypeCounterBasedEventDesc, nullptr,
+                                 kCounterBasedImmediate | kCounterBasedHostVisible |
+                                     (e == &graph_event ? kCounterBasedKernelTimestamp : 0),
+                                 ZE_EVENT_SCOPE_FLAG_HOST, 0};
+      ZE_CHECK(counter_based_create(context, device, &desc, e));
+    }
+    ZE_CHECK(begin_graph_capture(immediate, nullptr));
+    for (size_t g = 0; g < std::size(kGraphGroups); ++g) {
+      const GroupSize size{32, 1, 1};
+      void* arguments[] = {nullptr};
+      ZE_CHECK(launch_with_arguments(immediate, softmax, kGraphGroups[g], size, arguments, nullptr,
+                                     g == 0 ? graph_event : nullptr, 0, nullptr));
+    }
+    GraphHandle recorded = nullptr;
+    ZE_CHECK(end_graph_capture(immediate, &recorded, nullptr));
+    ZE_CHECK(instantiate_graph(recorded, &graph, nullptr));
+    ZE_CHECK(graph_destroy(recorded));  // the executable graph keeps what it runs
+  }
   // Without zeCommandListImmediateAppendCommandListsExp the regular list runs on a queue.
   ze_command_queue_handle_t queue = nullptr;
   if (!immediate_append) ZE_CHECK(zeCommandQueueCreate(context, device, &queue_desc, &queue));
@@ -219,7 +280,7 @@ int main(int argc, char** argv) {
     int sig = 0;
     sigwait(&usr1, &sig);
   }
-  uint32_t launches = 0;
+  uint32_t launches = 0, graph_replays = 0;
   for (uint32_t it = 0; it < iterations; ++it) {
     for (size_t k = 0; k < std::size(kLaunched); ++k) {
       const ze_group_count_t groups{16 + it % 4, 1 + static_cast<uint32_t>(k), 1};
@@ -242,6 +303,15 @@ int main(int argc, char** argv) {
     if (log) log->record(kernel_spec(Kernel::kGemm).name, gemm_groups.groupCountX,
                          gemm_groups.groupCountY, gemm_groups.groupCountZ);
     ++launches;
+    if (graph) {
+      ZE_CHECK(append_graph(immediate, graph, nullptr, replay_event, 0, nullptr));
+      for (const ze_group_count_t& g : kGraphGroups) {
+        if (log) log->record(kernel_spec(Kernel::kSoftmax).name, g.groupCountX, g.groupCountY,
+                             g.groupCountZ);
+        ++launches;
+      }
+      ++graph_replays;
+    }
     if (host_synchronize) {
       ZE_CHECK(host_synchronize(immediate, UINT64_MAX));
     } else {
@@ -253,17 +323,28 @@ int main(int argc, char** argv) {
       ze_kernel_timestamp_result_t ts{};
       ZE_CHECK(zeEventQueryKernelTimestamp(e, &ts));
     }
+    if (graph) {
+      ZE_CHECK(zeEventHostSynchronize(replay_event, UINT64_MAX));
+      ze_kernel_timestamp_result_t ts{};
+      ZE_CHECK(zeEventQueryKernelTimestamp(graph_event, &ts));
+    }
     uint64_t host_ts = 0, device_ts = 0;
     ZE_CHECK(zeDeviceGetGlobalTimestamps(device, &host_ts, &device_ts));
   }
   for (ze_event_handle_t e : events) ZE_CHECK(zeEventDestroy(e));
+  if (graph) {
+    ZE_CHECK(executable_graph_destroy(graph));
+    ZE_CHECK(zeEventDestroy(graph_event));
+    ZE_CHECK(zeEventDestroy(replay_event));
+  }
   if (queue) ZE_CHECK(zeCommandQueueDestroy(queue));
   ZE_CHECK(zeCommandListDestroy(regular));
   ZE_CHECK(zeCommandListDestroy(immediate));
   for (ze_kernel_handle_t k : kernels) ZE_CHECK(zeKernelDestroy(k));
   ZE_CHECK(zeKernelDestroy(gemm));
+  ZE_CHECK(zeKernelDestroy(softmax));
   ZE_CHECK(zeModuleDestroy(module));
   ZE_CHECK(zeContextDestroy(context));
-  std::printf("done launches=%u\n", launches);
+  std::printf("done launches=%u graph_replays=%u\n", launches, graph_replays);
   return 0;
 }
