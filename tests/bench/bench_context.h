@@ -33,6 +33,8 @@ struct BenchPaths {
   std::string itt_overhead;   // tests/workloads: ITT begin/end pairs, timed
   std::string itt_collector;  // libxtrace_itt.so
   std::string torch_loop;     // tests/workloads/torch_train_loop.py
+  std::string py_call_loop;   // tests/bench/py_call_loop.py
+  std::string workloads_dir;  // tests/workloads (py_call_loop.py imports ze_python_workload)
   // "ZE_ENABLE_ALT_DRIVERS=<simze>" for children that use Level Zero.
   std::string simze_env() const { return "ZE_ENABLE_ALT_DRIVERS=" + simze; }
 };

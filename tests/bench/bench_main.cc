@@ -27,7 +27,8 @@ speed and memory against a DOM-based baseline. Ratios are measured in the same r
 
   --quick              fewer repetitions and smaller inputs (a smoke run, about a minute)
   --only ID[,ID...]    run only sections whose id contains one of the IDs: overhead,
-                       untargeted, itt, collector, log, convert, report, torch, daemon
+                       untargeted, itt, collector, log, convert, report, torch, daemon,
+                       python
   --repetitions N      timed runs per configuration; the fastest is kept (default 7)
   --rate-seconds S     how long each rate of the zero-drop ladder runs (default 5)
   --sustain S          also hold 1M events/s for S seconds (the target says 60)
@@ -76,7 +77,8 @@ bool Selected(std::string_view id, std::string_view only) {
 int Main(int argc, char** argv) {
   BenchContext ctx;
   ctx.paths = {XTRACE_BIN,       ZE_CALL_LOOP_BIN, ZE_WORKLOAD_BIN, SIMZE_LIB,
-               DOM_BASELINE_BIN, ITT_OVERHEAD_BIN, ITT_COLLECTOR_LIB, TORCH_LOOP_SCRIPT};
+               DOM_BASELINE_BIN, ITT_OVERHEAD_BIN, ITT_COLLECTOR_LIB, TORCH_LOOP_SCRIPT,
+               PY_CALL_LOOP_SCRIPT, WORKLOADS_DIR};
   BenchOptions& o = ctx.options;
   std::string write_log;
   std::string read_log;

@@ -14,6 +14,7 @@ std::vector<std::unique_ptr<BenchSection>> AllBenchSections() {
   sections.push_back(MakeReportSection());
   sections.push_back(MakeTorchAttachSection());
   sections.push_back(MakeDaemonSection());
+  sections.push_back(MakePythonFramesSection());
   return sections;
 }
 

@@ -28,6 +28,7 @@ std::unique_ptr<BenchSection> MakeConvertSection();        // 6: log -> Chrome J
 std::unique_ptr<BenchSection> MakeReportSection();         // 7: log -> report tables
 std::unique_ptr<BenchSection> MakeTorchAttachSection();    // 8: attach to a PyTorch training loop
 std::unique_ptr<BenchSection> MakeDaemonSection();         // 9: daemon start/stop cycles, leaks
+std::unique_ptr<BenchSection> MakePythonFramesSection();   // 10: Python frames per traced call
 
 std::vector<std::unique_ptr<BenchSection>> AllBenchSections();
 

@@ -39,6 +39,8 @@ class CollectorProcess {
   // Resident set now (VmRSS), in bytes; 0 if it cannot be read.
   uint64_t rss_bytes() const;
   Result<CollectorSummary> Stop();
+  // What it said on stderr so far.
+  const std::string& stderr_text() const { return child_.stderr_text(); }
 
  private:
   CollectorProcess(const BenchContext& ctx, const std::vector<std::string>& targets,
