@@ -1,10 +1,13 @@
 /* Python frames of the calling thread, read the way eBPF profilers read a running CPython:
  * the thread's PyThreadState (found in the main interpreter's thread list by its thread id,
  * which is the thread's fs base, then cached per thread), its current frame, and the chain of
- * frames through `previous`, one probe read per frame that yields the code object, the
- * last instruction and the frame's owner (the interpreter's own entry frames are blanked). Names and lines are resolved in user space (userspace/python/), which
- * also checked the layout against the interpreter before setting it (python.h). A call hook
- * in a probe program: xt_py_stack, just before the call's own record. BPF-only. */
+ * frames through `previous`, each yielding its code object, its last instruction and its
+ * owner (the interpreter's own entry frames are skipped and take no slot). Frames are read a
+ * page of the thread's data stack at a time, not one probe read each (see XT_PAGE_SIZE), in a
+ * bpf_loop whose step the verifier checks once. Names and lines are resolved in user space
+ * (userspace/python/), which also checked the layout against the interpreter before setting
+ * it (python.h). A call hook in a probe program: xt_py_stack, just before the call's own
+ * record. BPF-only. */
 #ifndef XTRACE_PYTHON_FRAMES_BPF_H
 #define XTRACE_PYTHON_FRAMES_BPF_H
 
@@ -31,15 +34,27 @@ struct {
 	__type(value, struct xt_py_thread);
 } py_threads SEC(".maps");
 
-/* The record as it is built, and the bytes of the frame being read (too large for the stack;
- * in a map value a field at a variable offset is a bounded access). */
+/* A thread's frames lie in its data stack (CPython 3.11 on: chunks of 16 KiB or more, each
+ * frame just above its caller's), so one read of the page below the innermost frame holds
+ * its callers too, as many as fit (a frame is its 72-byte header plus 8 bytes per local and
+ * stack slot: 130 to 230 bytes for PyTorch's modules). The read never goes below the frame's
+ * own page: memory below a thread's first chunk may be unmapped or not present, and a probe
+ * read that faults costs here more than a dozen that do not. */
+#define XT_PAGE_SIZE 4096ull
+#define XT_PY_WINDOW (XT_PAGE_SIZE + XT_PY_FRAME_READ)
+
+/* The record as it is built, and frames' bytes as read (too large for the stack; in a map
+ * value a field at a variable offset is a bounded access). */
 struct xt_py_scratch {
 	struct xt_py_stack rec;
 	/* Twice the frames ever written, so that a size masked for the verifier stays inside. */
 	struct xt_py_frame frame[2 * XT_PY_MAX_FRAMES];
-	/* XT_PY_FRAME_READ bytes are read; the rest is room for a byte field at an offset masked
-	 * with 127 for the verifier. */
-	__u8 raw[128];
+	/* The window: bytes [window_base, window_base + window_len) of the thread's frames. The
+	 * rest is room for a field at an offset masked with 127 past the last frame's start. */
+	__u8 window[XT_PAGE_SIZE + 128] __attribute__((aligned(8)));
+	/* A frame read alone (one far from the window: the interpreter's entry frame on the C
+	 * stack, a generator's frame); XT_PY_FRAME_READ bytes, the rest room as above. */
+	__u8 single[128] __attribute__((aligned(8)));
 };
 
 struct {
@@ -48,6 +63,19 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xt_py_scratch);
 } py_scratch SEC(".maps");
+
+/* A walk of the frame chain (bpf_loop's context: one step per frame). The layout's offsets
+ * are copied in, so that the step needs no pointer of the caller's. */
+struct xt_py_walk {
+	__u64 frame;       /* the next frame to read; 0 at the end of the chain */
+	__u64 last;        /* the frame read before it (its callee); 0 before the first */
+	__u64 window_base; /* the window's bytes in the target, window_len 0 when empty */
+	__u64 window_len;
+	__u32 code, previous, instr, owner, owner_cstack; /* xt_py_layout's */
+	__u32 max;         /* frames written at most */
+	__u32 n;           /* frames written */
+	__u32 flags;
+};
 
 static __always_inline __u64 xt_py_read_ptr(__u64 addr)
 {
@@ -58,14 +86,87 @@ static __always_inline __u64 xt_py_read_ptr(__u64 addr)
 	return value;
 }
 
-/* The pointer at `offset` (< XT_PY_FRAME_READ - 8, masked so the verifier sees it) in the
- * frame bytes just read. */
-static __always_inline __u64 xt_py_field(const struct xt_py_scratch *buf, __u32 offset)
+/* The pointer at `offset` (< XT_PY_FRAME_READ - 8, a multiple of 8: both checked by user
+ * space, masked so the verifier sees it) in a frame's bytes, which start 8-byte aligned: one
+ * load, where a copy of unknown alignment compiles into eight. */
+static __always_inline __u64 xt_py_field(const __u8 *bytes, __u32 offset)
 {
-	__u64 value;
+	return *(const __u64 *)(bytes + (offset & 56));
+}
 
-	__builtin_memcpy(&value, buf->raw + (offset & 63), sizeof(value));
-	return value;
+/* Whether a frame outside the window is worth a window of its own: the first frame, or one
+ * below its callee or below the window in the same page or the one before (a caller in the
+ * same data-stack chunk). Others (an entry frame on the C stack, a generator's frame on the
+ * heap, a frame in another chunk) are read alone and keep the window for the frames after
+ * them. */
+static __always_inline int xt_py_window_fits(const struct xt_py_walk *w, __u64 frame)
+{
+	return !w->window_len || (frame < w->last && w->last - frame <= XT_PAGE_SIZE) ||
+	       (frame < w->window_base && w->window_base - frame <= XT_PAGE_SIZE);
+}
+
+/* Reads the window that ends with the frame at `frame`, from the start of the frame's page. */
+static __always_inline int xt_py_read_window(struct xt_py_walk *w, struct xt_py_scratch *buf,
+					     __u64 frame)
+{
+	__u64 start = frame & ~(XT_PAGE_SIZE - 1), size = frame + XT_PY_FRAME_READ - start;
+
+	if (size > XT_PY_WINDOW || bpf_probe_read_user(buf->window, size, (const void *)start))
+		return -1;
+	w->window_base = start;
+	w->window_len = size;
+	return 0;
+}
+
+/* One frame of the walk (a bpf_loop callback, verified once whatever the depth): 0 to go on,
+ * 1 at the end of the chain, at the depth limit or at an unreadable frame. */
+static long xt_py_walk_step(__u32 index, void *ctx)
+{
+	struct xt_py_walk *w = ctx;
+	struct xt_py_scratch *buf;
+	const __u8 *bytes;
+	__u64 frame = w->frame, offset;
+	__u32 zero = 0, n = w->n;
+
+	if (!frame)
+		return 1;
+	if (frame & 7) { /* no frame of CPython's: its frames are pointer-aligned */
+		w->flags |= XT_FLAG_ARG_UNREADABLE;
+		return 1;
+	}
+	if (n >= w->max) {
+		w->flags |= XT_FLAG_TRUNCATED;
+		return 1;
+	}
+	buf = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!buf)
+		return 1;
+	offset = frame - w->window_base;
+	if (w->window_len && frame >= w->window_base && offset + XT_PY_FRAME_READ <= w->window_len) {
+		bytes = buf->window + (offset & (XT_PAGE_SIZE - 8));
+	} else if (xt_py_window_fits(w, frame)) {
+		if (xt_py_read_window(w, buf, frame)) {
+			w->flags |= XT_FLAG_ARG_UNREADABLE;
+			return 1;
+		}
+		bytes = buf->window + ((frame - w->window_base) & (XT_PAGE_SIZE - 8));
+	} else {
+		if (bpf_probe_read_user(buf->single, XT_PY_FRAME_READ, (const void *)frame)) {
+			w->flags |= XT_FLAG_ARG_UNREADABLE;
+			return 1;
+		}
+		bytes = buf->single;
+	}
+	w->last = frame;
+	w->frame = xt_py_field(bytes, w->previous);
+	/* The interpreter's own entry frame (3.12 on) holds no code of the user's and takes no
+	 * slot. owner_cstack is 0x100, which no byte equals, where frames have no owner. */
+	if (bytes[w->owner & 127] == w->owner_cstack)
+		return 0;
+	buf->frame[n & (XT_PY_MAX_FRAMES - 1)].code = xt_py_field(bytes, w->code);
+	buf->frame[n & (XT_PY_MAX_FRAMES - 1)].instr = xt_py_field(bytes, w->instr);
+	w->n = n + 1;
+	return 0;
 }
 
 /* The thread state of the thread whose fs base is `fsbase`, or 0. */
@@ -85,9 +186,19 @@ static __always_inline __u64 xt_py_find_tstate(const struct xt_py_layout *l, __u
 	return 0;
 }
 
-/* The calling thread's state: the cached one if it still names this thread, else searched
- * (at most every XT_PY_NONE_RECHECK_NS for a thread that had none). */
-static __always_inline __u64 xt_py_thread_state(const struct xt_py_layout *l, __u64 now)
+/* The pointer at `offset` (< XT_PY_TSTATE_READ - 8, a multiple of 8) in a thread state's
+ * bytes, as xt_py_field. */
+static __always_inline __u64 xt_py_tstate_field(const __u8 *bytes, __u32 offset)
+{
+	return *(const __u64 *)(bytes + (offset & 248));
+}
+
+/* The calling thread's PyThreadState field tstate_frame (its _PyCFrame, or its current frame
+ * in 3.13), from its thread state: the cached one if it still names this thread, else
+ * searched (at most every XT_PY_NONE_RECHECK_NS for a thread that had none). 0 if it has
+ * none. The state's bytes are read once, into the window (free until the walk). */
+static __always_inline __u64 xt_py_thread_frame(const struct xt_py_layout *l,
+						struct xt_py_scratch *buf, __u64 now)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fsbase = task->thread.fsbase;
@@ -98,8 +209,10 @@ static __always_inline __u64 xt_py_thread_state(const struct xt_py_layout *l, __
 		return 0;
 	if (pt->generation == l->generation && pt->fsbase == fsbase && pt->checked_ns) {
 		/* A freed thread state may be reused for another thread: check it names us. */
-		if (pt->tstate && xt_py_read_ptr(pt->tstate + l->tstate_thread_id) == fsbase)
-			return pt->tstate;
+		if (pt->tstate &&
+		    !bpf_probe_read_user(buf->window, XT_PY_TSTATE_READ, (const void *)pt->tstate) &&
+		    xt_py_tstate_field(buf->window, l->tstate_thread_id) == fsbase)
+			return xt_py_tstate_field(buf->window, l->tstate_frame);
 		if (!pt->tstate && now - pt->checked_ns < XT_PY_NONE_RECHECK_NS)
 			return 0;
 	}
@@ -107,7 +220,9 @@ static __always_inline __u64 xt_py_thread_state(const struct xt_py_layout *l, __
 	pt->fsbase = fsbase;
 	pt->generation = l->generation;
 	pt->checked_ns = now;
-	return pt->tstate;
+	if (!pt->tstate)
+		return 0;
+	return xt_py_read_ptr(pt->tstate + l->tstate_frame);
 }
 
 /* Writes the Python frames of the calling thread of process `tgid` (as the collector numbers
@@ -116,54 +231,36 @@ static __always_inline __u64 xt_py_thread_state(const struct xt_py_layout *l, __
 static __always_inline void xt_py_stack(__u32 tgid, __u64 start_ns, __u64 end_ns)
 {
 	const struct xt_py_layout *l = bpf_map_lookup_elem(&python_procs, &tgid);
+	struct xt_py_walk w = {};
 	struct xt_py_scratch *buf;
-	__u64 tstate, frame, differs, keep;
-	__u32 zero = 0, n = 0, max, flags = 0;
-	int i;
+	__u64 frame;
+	__u32 zero = 0, n;
 
 	if (!l)
 		return;
-	tstate = xt_py_thread_state(l, start_ns);
-	if (!tstate)
+	buf = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!buf)
 		return;
-	frame = xt_py_read_ptr(tstate + l->tstate_frame);
+	frame = xt_py_thread_frame(l, buf, start_ns);
 	if (frame && l->cframe_frame != XT_PY_NO_OFFSET)
 		frame = xt_py_read_ptr(frame + l->cframe_frame);
 	if (!frame)
 		return; /* a Python thread outside any Python code */
-	buf = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!buf)
-		return;
-	max = l->max_frames < XT_PY_MAX_FRAMES ? l->max_frames : XT_PY_MAX_FRAMES;
-	for (i = 0; i < XT_PY_MAX_FRAMES; i++) {
-		if (!frame)
-			break;
-		if (n >= max) {
-			flags |= XT_FLAG_TRUNCATED;
-			break;
-		}
-		if (bpf_probe_read_user(buf->raw, XT_PY_FRAME_READ, (const void *)frame)) {
-			flags |= XT_FLAG_ARG_UNREADABLE;
-			break;
-		}
-		/* The interpreter's own entry frame (3.12 on) holds no code of the user's: its code
-		 * is written as 0, which user space skips. Without a branch (a branch per frame
-		 * multiplies the verifier's states past its limit): `differs` is nonzero unless
-		 * the owner byte equals owner_cstack, which user space sets to 0x100 (no byte)
-		 * where frames have no such owner; `keep` is all ones or zero. */
-		differs = (__u64)buf->raw[l->frame_owner & 127] ^ l->owner_cstack;
-		keep = 0 - ((differs | (0 - differs)) >> 63);
-		buf->frame[n & (XT_PY_MAX_FRAMES - 1)].code = xt_py_field(buf, l->frame_code) & keep;
-		buf->frame[n & (XT_PY_MAX_FRAMES - 1)].instr = xt_py_field(buf, l->frame_instr);
-		frame = xt_py_field(buf, l->frame_previous);
-		n++;
-	}
+	w.frame = frame;
+	w.code = l->frame_code;
+	w.previous = l->frame_previous;
+	w.instr = l->frame_instr;
+	w.owner = l->frame_owner;
+	w.owner_cstack = l->owner_cstack;
+	w.max = l->max_frames < XT_PY_MAX_FRAMES ? l->max_frames : XT_PY_MAX_FRAMES;
+	/* Entry frames take no slot, and at most one lies between two frames of code. */
+	bpf_loop(2 * XT_PY_MAX_FRAMES + 1, xt_py_walk_step, &w, 0);
 	/* The mask changes nothing (n <= XT_PY_MAX_FRAMES) but bounds the size for the verifier. */
-	n &= 2 * XT_PY_MAX_FRAMES - 1;
+	n = w.n & (2 * XT_PY_MAX_FRAMES - 1);
 	buf->rec.frames = n;
 	buf->rec.reserved = 0;
 	xt_fill_header(&buf->rec.hdr, XT_REC_PY_STACK,
-		       sizeof(buf->rec) + n * sizeof(struct xt_py_frame), flags, start_ns, end_ns);
+		       sizeof(buf->rec) + n * sizeof(struct xt_py_frame), w.flags, start_ns, end_ns);
 	xt_output(&buf->rec, sizeof(buf->rec) + n * sizeof(struct xt_py_frame));
 }
 

@@ -30,6 +30,12 @@
  * XT_PY_FRAME_READ - 8 bytes or whose owner byte lies past it. */
 #define XT_PY_FRAME_READ 72
 
+/* Bytes read of a thread state at each traced call, from its start: its thread id (checked
+ * to still name the calling thread) and its frame pointer come out of one probe read. User
+ * space refuses a layout whose two fields do not lie within the first XT_PY_TSTATE_READ - 8
+ * bytes (they lie below 160 in CPython 3.11 to 3.13). */
+#define XT_PY_TSTATE_READ 256
+
 /* An offset that does not apply (xt_py_layout.cframe_frame, frame_owner). */
 #define XT_PY_NO_OFFSET 0xffffffffu
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Python frames, checked against what the interpreter itself says: Level Zero calls through
 ctypes on the simulated GPU (set up by ze_python_workload.Gpu, beside this file) from the main
-thread and from a second thread, at several depths (a recursion, a method, a closure). Each
+thread and from a second thread, at several depths (a recursion, a method, a closure, a
+recursion through C that puts the interpreter's entry frames between its frames). Each
 traced call stands alone on its line, wrapped in said(...): right after the call returns,
 said() writes the stack of that line as the interpreter gives it (sys._getframe: the code's
 file and qualified name, the frame's current line; innermost first) to the stack log, one JSON
@@ -66,8 +67,23 @@ def nested(worker, depth):
     return nested(worker, depth - 1)
 
 
+# Levels of through_c: each is two frames of code and, from CPython 3.12 on, one of the
+# interpreter's entry frames (map calls back into Python from C), so the launch at its bottom
+# has 48 frames of code under 24 entry frames: more than the 64 frames a stack keeps if entry
+# frames counted, fewer if they do not.
+THROUGH_C_LEVELS = 24
+
+
+def through_c(worker, depth):
+    if depth == 0:
+        return worker.launch("xt_py_gemm", 3)
+    return list(map(lambda _: through_c(worker, depth - 1), [0]))
+
+
 def step(worker, i):
     worker.launch("xt_py_scale", 8 + i % 4)
+    if i == 3:
+        through_c(worker, THROUGH_C_LEVELS)
     if i % 2:
         nested(worker, i % 5)
     else:

@@ -207,6 +207,9 @@ Status CheckCPythonLayout(const CPythonLayout& l) {
     if (off + 8 > l.code_header_size) return fail("a code object's fields");
   if (l.code_firstlineno + 4 > l.code_header_size || l.code_adaptive < l.code_header_size)
     return fail("a code object's fields");
+  // BPF reads XT_PY_TSTATE_READ bytes of a thread state for these two, masked with 255.
+  for (uint32_t off : {l.tstate_frame, l.tstate_thread_id})
+    if (off + 8 > XT_PY_TSTATE_READ || off > 255 || off % 8 != 0) return fail("a thread state's fields");
   for (uint32_t off : {l.runtime_interp_main, l.interp_threads_head, l.tstate_next,
                        l.tstate_interp, l.tstate_frame, l.tstate_thread_id})
     if (off > kMaxOffset) return fail("a runtime, interpreter or thread field");

@@ -53,6 +53,18 @@ TEST(CPythonLayout, TablesPassTheChecks) {
   EXPECT_EQ(CPythonLayoutFor(3, 12)->frame_owner, 70u);
 }
 
+// BPF reads a thread state's first XT_PY_TSTATE_READ bytes and takes its thread id and frame
+// pointer there with aligned loads: a layout with either elsewhere is refused.
+TEST(CPythonLayout, ThreadStateFieldsOutsideTheBytesBpfReadsAreRefused) {
+  CPythonLayout far = *CPythonLayoutFor(3, 11);
+  far.tstate_thread_id = XT_PY_TSTATE_READ;
+  EXPECT_NE(CheckCPythonLayout(far).message().find("a thread state's fields"), std::string::npos);
+  CPythonLayout unaligned = *CPythonLayoutFor(3, 11);
+  unaligned.tstate_frame = 60;
+  EXPECT_NE(CheckCPythonLayout(unaligned).message().find("a thread state's fields"),
+            std::string::npos);
+}
+
 TEST(CPythonLayout, FromTheDebugOffsetsOfPython313) {
   const std::vector<uint8_t> bytes = TrixieBytes();
   ASSERT_TRUE(HasDebugOffsets(bytes));
