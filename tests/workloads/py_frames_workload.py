@@ -2,7 +2,8 @@
 """Python frames, checked against what the interpreter itself says: Level Zero calls through
 ctypes on the simulated GPU (set up by ze_python_workload.Gpu, beside this file) from the main
 thread and from a second thread, at several depths (a recursion, a method, a closure, a
-recursion through C that puts the interpreter's entry frames between its frames). Each
+recursion through C that puts the interpreter's entry frames between its frames, a
+generator). Each
 traced call stands alone on its line, wrapped in said(...): right after the call returns,
 said() writes the stack of that line as the interpreter gives it (sys._getframe: the code's
 file and qualified name, the frame's current line; innermost first) to the stack log, one JSON
@@ -80,10 +81,19 @@ def through_c(worker, depth):
     return list(map(lambda _: through_c(worker, depth - 1), [0]))
 
 
+def launches_from_a_generator(worker):
+    """A generator's frame lives in the generator object on the heap, not in the thread's
+    data stack: the chain goes from the stack to the heap and back."""
+    yield worker.launch("xt_py_scale", 5)
+
+
 def step(worker, i):
     worker.launch("xt_py_scale", 8 + i % 4)
     if i == 3:
         through_c(worker, THROUGH_C_LEVELS)
+    if i == 4:
+        for _ in launches_from_a_generator(worker):
+            pass
     if i % 2:
         nested(worker, i % 5)
     else:
