@@ -225,6 +225,39 @@ static __always_inline __u64 xt_py_thread_frame(const struct xt_py_layout *l,
 	return xt_py_read_ptr(pt->tstate + l->tstate_frame);
 }
 
+/* The walk where the kernel has no bpf_loop (Linux before 5.17): a probe read per frame in a
+ * loop the verifier unrolls, so without a branch per frame (each would multiply its states
+ * past its limit): the interpreter's entry frames are written with code 0 (user space skips
+ * them) and take a slot each. `differs` is nonzero unless the owner byte equals owner_cstack
+ * (0x100, which no byte equals, where frames have no owner); `keep` is all ones or zero. */
+static __always_inline void xt_py_walk_unrolled(struct xt_py_walk *w, struct xt_py_scratch *buf)
+{
+	__u64 frame = w->frame, differs, keep;
+	__u32 n = 0;
+	int i;
+
+	for (i = 0; i < XT_PY_MAX_FRAMES; i++) {
+		if (!frame)
+			break;
+		if (n >= w->max) {
+			w->flags |= XT_FLAG_TRUNCATED;
+			break;
+		}
+		if ((frame & 7) ||
+		    bpf_probe_read_user(buf->single, XT_PY_FRAME_READ, (const void *)frame)) {
+			w->flags |= XT_FLAG_ARG_UNREADABLE;
+			break;
+		}
+		differs = (__u64)buf->single[w->owner & 127] ^ w->owner_cstack;
+		keep = 0 - ((differs | (0 - differs)) >> 63);
+		buf->frame[n & (XT_PY_MAX_FRAMES - 1)].code = xt_py_field(buf->single, w->code) & keep;
+		buf->frame[n & (XT_PY_MAX_FRAMES - 1)].instr = xt_py_field(buf->single, w->instr);
+		frame = xt_py_field(buf->single, w->previous);
+		n++;
+	}
+	w->n = n;
+}
+
 /* Writes the Python frames of the calling thread of process `tgid` (as the collector numbers
  * it) as an xt_py_stack record stamped [start_ns, end_ns], if the process is a checked
  * Python process and the thread is running Python code. */
@@ -253,8 +286,13 @@ static __always_inline void xt_py_stack(__u32 tgid, __u64 start_ns, __u64 end_ns
 	w.owner = l->frame_owner;
 	w.owner_cstack = l->owner_cstack;
 	w.max = l->max_frames < XT_PY_MAX_FRAMES ? l->max_frames : XT_PY_MAX_FRAMES;
-	/* Entry frames take no slot, and at most one lies between two frames of code. */
-	bpf_loop(2 * XT_PY_MAX_FRAMES + 1, xt_py_walk_step, &w, 0);
+	/* Entry frames take no slot, and at most one lies between two frames of code. The kernel's
+	 * BTF says whether it has bpf_loop; libbpf turns the test into a constant, and the
+	 * verifier never looks at the branch not taken. */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
+		bpf_loop(2 * XT_PY_MAX_FRAMES + 1, xt_py_walk_step, &w, 0);
+	else
+		xt_py_walk_unrolled(&w, buf);
 	/* The mask changes nothing (n <= XT_PY_MAX_FRAMES) but bounds the size for the verifier. */
 	n = w.n & (2 * XT_PY_MAX_FRAMES - 1);
 	buf->rec.frames = n;
