@@ -286,6 +286,23 @@ TEST_F(DeviceTimelineTest, GraphsIntoTheCallersGraphAndGraphsRecordedBeforeTheCa
   EXPECT_EQ(tl_.stats().unknown_graph_replays, 2u) << "a destroyed executable graph is forgotten";
 }
 
+// A host function is work on its list's timeline: submitted by its append, bounded by the host
+// call that saw what followed it done.
+TEST_F(DeviceTimelineTest, HostFunctionsRunOnTheirListsTimeline) {
+  const uint64_t imm = 0x1111;
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 100, {kContext, kDevice, 0, 2, 2, imm}));
+  // command_list, signal_event, num_wait_events, host_function, user_data
+  On(Call(XT_ZE_APPEND_HOST_FUNCTION, 1'000, {imm, 0, 0, 0x401000, 0x7ff0}));
+  On(Call(XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE, 5'000, {imm, ~0ull}));
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].kind, DeviceOpKind::kHostFunction);
+  EXPECT_EQ(strings_.Get(ops[0].name), "zeCommandListAppendHostFunction");
+  EXPECT_EQ(ops[0].queue, imm);
+  EXPECT_EQ(ops[0].submit_ns, 1'000u);
+  EXPECT_LE(ops[0].end_ns, 6'000u);
+}
+
 // zeCommandListHostSynchronize and zeCommandListImmediateAppendCommandListsExp take immediate
 // lists only: a list made before the capture shows what it is by them.
 TEST_F(DeviceTimelineTest, CallsOnImmediateListsOnlyClassifyAListMadeBeforeTheCapture) {

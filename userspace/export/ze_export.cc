@@ -30,6 +30,8 @@ std::string_view OpCategory(DeviceOpKind kind) {
       return "gpu_memcpy";
     case DeviceOpKind::kFill:
       return "gpu_memset";
+    case DeviceOpKind::kHostFunction:
+      return "host_function";
   }
   return "kernel";
 }
@@ -46,6 +48,7 @@ bool MaySubmit(uint16_t fn) {
     case XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP:
     case XT_ZE_APPEND_LAUNCH_MULTIPLE_KERNELS_INDIRECT:
     case XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP:
+    case XT_ZE_APPEND_HOST_FUNCTION:
       return true;
     default:
       return false;
@@ -60,6 +63,8 @@ std::string_view KindName(DeviceOpKind kind) {
       return "copy";
     case DeviceOpKind::kFill:
       return "fill";
+    case DeviceOpKind::kHostFunction:
+      return "host function";
   }
   return "operation";
 }

@@ -277,7 +277,7 @@ struct Event {
       queue @99 :UInt64;            # command queue, or immediate command list
       commandList @100 :UInt64;
       id @101 :UInt64;               # unique in the capture
-      kind @102 :UInt8;              # 0 kernel, 1 copy, 2 fill
+      kind @102 :UInt8;              # 0 kernel, 1 copy, 2 fill, 3 host function
       name @103 :UInt32;             # string id: kernel name or append function
       startOffsetNs @104 :UInt64;
       durationNs @105 :UInt64;

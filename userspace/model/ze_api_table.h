@@ -300,6 +300,15 @@ inline constexpr ZeApiInfo kZeApiTable[] = {
      .symbol = "zeExecutableGraphDestroyExp",
      .args = {Hex("executable_graph", Arg(0))},
      .driver_only = true},
+    // (hCommandList, pHostFunction, pUserData, pNext, hSignalEvent, numWaitEvents,
+    // phWaitEvents): the host runs pHostFunction(pUserData) when the list reaches it
+    // (compute-runtime's zex_cmdlist.h; handed out by the driver).
+    {.fn = XT_ZE_APPEND_HOST_FUNCTION,
+     .symbol = "zeCommandListAppendHostFunction",
+     .args = {Hex("command_list", Arg(0)), Hex("signal_event", Arg(4)),
+              Num("num_wait_events", Arg(5)), Hex("host_function", Arg(1)),
+              Hex("user_data", Arg(2))},
+     .driver_only = true},
 };
 
 static_assert(std::size(kZeApiTable) == XT_ZE_FN_COUNT - 1, "one entry per enum xt_ze_fn value");

@@ -94,7 +94,9 @@ struct DeviceQueue {
 };
 
 // What a device operation is.
-enum class DeviceOpKind : uint8_t { kKernel = 0, kCopy = 1, kFill = 2 };
+// kHostFunction: zeCommandListAppendHostFunction's call, run by the host when the list
+// reaches it, drawn on the list's timeline because the list waits for it.
+enum class DeviceOpKind : uint8_t { kKernel = 0, kCopy = 1, kFill = 2, kHostFunction = 3 };
 
 // What an append recorded: the part of a device operation that every execution of it shares.
 struct AppendedCommand {

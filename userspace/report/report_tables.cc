@@ -23,6 +23,8 @@ const char* KindName(DeviceOpKind kind) {
       return "copy";
     case DeviceOpKind::kFill:
       return "fill";
+    case DeviceOpKind::kHostFunction:
+      return "host function";
     default:
       return "kernel";
   }
