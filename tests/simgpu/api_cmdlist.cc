@@ -44,6 +44,8 @@ ze_result_t resolve_events(ze_event_handle_t hSignal, uint32_t numWaits, ze_even
   return ZE_RESULT_SUCCESS;
 }
 
+}  // namespace
+
 // Records (regular list) or submits (immediate list) one command.
 ze_result_t append(CommandList* list, CommandBody body, ze_event_handle_t hSignal,
                    uint32_t numWaits, ze_event_handle_t* phWaits) {
@@ -75,6 +77,8 @@ ze_result_t append(CommandList* list, CommandBody body, ze_event_handle_t hSigna
   if (list->synchronous) list->engine->wait_idle(UINT64_MAX);
   return ZE_RESULT_SUCCESS;
 }
+
+namespace {
 
 bool is_copy_only(const CommandList& list) { return list.ordinal == kCopyOrdinal; }
 
@@ -433,6 +437,20 @@ ze_result_t CommandListAppendLaunchMultipleKernelsIndirect(
 }
 
 }  // namespace simze::api
+
+// A host function the list runs in order (compute-runtime's zex_cmdlist.h): the simulated
+// engine calls it on its own thread, as Intel's driver calls it from its host-function thread.
+extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendHostFunction(
+    ze_command_list_handle_t hCommandList, void* pHostFunction, void* pUserData, void* pNext,
+    ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+  using namespace simze;
+  CommandList* list = from_handle<CommandList>(hCommandList);
+  if (list == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (pHostFunction == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (pNext != nullptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  return api::append(list, HostFunction{reinterpret_cast<void (*)(void*)>(pHostFunction), pUserData},
+                     hSignalEvent, numWaitEvents, phWaitEvents);
+}
 
 // A launch that carries its group size and arguments (Level Zero 1.14): the simulated kernels
 // read no arguments, and the group size is the kernel's from then on, as zeKernelSetGroupSize

@@ -151,6 +151,7 @@ ze_result_t DriverGetExtensionFunctionAddress(ze_driver_handle_t hDriver, const 
       {"zeCommandListAppendGraphExp", reinterpret_cast<void*>(&zeCommandListAppendGraphExp)},
       {"zeGraphDestroyExp", reinterpret_cast<void*>(&zeGraphDestroyExp)},
       {"zeExecutableGraphDestroyExp", reinterpret_cast<void*>(&zeExecutableGraphDestroyExp)},
+      {"zeCommandListAppendHostFunction", reinterpret_cast<void*>(&zeCommandListAppendHostFunction)},
   };
   for (const auto& e : kExtensions) {
     if (std::strcmp(name, e.name) == 0) {

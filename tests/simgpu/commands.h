@@ -68,9 +68,16 @@ struct QueryKernelTimestamps {
   std::vector<size_t> offsets;  // empty: results packed back to back
 };
 
+// zeCommandListAppendHostFunction: the engine calls function(user_data) when it reaches it,
+// and goes on once it returns.
+struct HostFunction {
+  void (*function)(void*);
+  void* user_data;
+};
+
 using CommandBody = std::variant<LaunchKernel, LaunchMultipleKernels, MemoryCopy, MemoryCopyRegion,
                                  MemoryFill, Barrier, SignalEvent, ResetEvent, WriteGlobalTimestamp,
-                                 QueryKernelTimestamps>;
+                                 QueryKernelTimestamps, HostFunction>;
 
 struct Command {
   CommandBody body;

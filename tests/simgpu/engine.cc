@@ -211,6 +211,10 @@ bool Engine::run_command(const Batch& batch, const Recording& rec, const Command
             body.event->signaled.store(false);
             body.event->has_timestamps = false;
           });
+        } else if constexpr (std::is_same_v<T, HostFunction>) {
+          kind = "host_function";
+          name = "zeCommandListAppendHostFunction";
+          body.function(body.user_data);
         } else if constexpr (std::is_same_v<T, WriteGlobalTimestamp>) {
           *body.dst = clock_.now();  // timestampValidBits = 64: the full counter
         } else if constexpr (std::is_same_v<T, QueryKernelTimestamps>) {

@@ -13,7 +13,7 @@
 namespace simze {
 
 struct GroundTruthRecord {
-  std::string_view kind;  // kernel | copy | copy_region | fill
+  std::string_view kind;  // kernel | copy | copy_region | fill | host_function
   std::string_view name;  // kernel name, or the API function for memory operations
   HostInstant start, end;
   uint64_t start_ticks, end_ticks;  // full 64-bit device ticks

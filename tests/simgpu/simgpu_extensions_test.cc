@@ -1,6 +1,7 @@
 // Tests of the extension functions the simulated driver hands out through
 // zeDriverGetExtensionFunctionAddress, as an application reaches them (through the real loader
-// for everything else): Intel's record-and-replay graphs. Ground truth says what really ran.
+// for everything else): Intel's record-and-replay graphs and host functions. Ground truth says
+// what really ran.
 #include <gtest/gtest.h>
 #include <level_zero/ze_api.h>
 
@@ -106,6 +107,34 @@ TEST(Graph, RecordedOnceRunsAtEveryReplay) {
   EXPECT_EQ(append(il, nullptr, nullptr, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
   ZE_CHECK(destroy_exec(exec));
   ZE_CHECK(zeCommandListDestroy(il));
+}
+
+// A host function runs when the list reaches it, in order between the list's kernels, on the
+// engine's thread; ground truth lists it as host_function.
+void CountRun(void* runs) { ++*static_cast<int*>(runs); }
+
+TEST(HostFunction, RunsInOrderOnItsList) {
+  const uint64_t since = clock_ns(CLOCK_MONOTONIC);
+  using AppendHostFunctionFn = ze_result_t (*)(ze_command_list_handle_t, void*, void*, void*,
+                                               ze_event_handle_t, uint32_t, ze_event_handle_t*);
+  const auto append = Extension<AppendHostFunctionFn>("zeCommandListAppendHostFunction");
+  ze_module_handle_t m = make_module("XTRACE-SIMGPU-MODULE 1\nkernel 1000000 around_1ms\n");
+  ze_kernel_handle_t k = make_kernel(m, "around_1ms");
+  ze_command_list_handle_t il = make_immediate(0);
+  int runs = 0;
+  ZE_CHECK(zeCommandListAppendLaunchKernel(il, k, &kOneGroup, nullptr, 0, nullptr));
+  ZE_CHECK(append(il, reinterpret_cast<void*>(&CountRun), &runs, nullptr, nullptr, 0, nullptr));
+  ZE_CHECK(zeCommandListAppendLaunchKernel(il, k, &kOneGroup, nullptr, 0, nullptr));
+  EXPECT_EQ(append(il, nullptr, &runs, nullptr, nullptr, 0, nullptr),
+            ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+  ZE_CHECK(zeCommandListDestroy(il));  // after its engine has run everything
+  EXPECT_EQ(runs, 1);
+  const std::vector<Truth> truth = TruthOnQueue(handle_value(il), since);
+  ASSERT_EQ(truth.size(), 3u);
+  EXPECT_EQ(truth[0].name, "around_1ms");
+  EXPECT_EQ(truth[1].kind, "host_function");
+  EXPECT_EQ(truth[2].name, "around_1ms");
+  EXPECT_GE(truth[2].start_mono, truth[1].end_mono);
 }
 
 // A capture into a graph the caller made (zeGraphCreateExp), ended without asking for it back.
