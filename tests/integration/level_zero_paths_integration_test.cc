@@ -234,6 +234,24 @@ class LevelZeroPathsTest : public RootTest {
     EXPECT_GE(measured, static_cast<size_t>(kIterations) * (attached ? 3 : 4))
         << "the launches signalling counter-based timestamp events (the graph's first, at each "
            "replay, too) carry measured times";
+    // The host function each iteration appends: work on the list's timeline, submitted by its
+    // append, seen done by the host synchronize after it.
+    std::set<uint64_t> host_function_calls;
+    for (const ApiCall& c : run.capture.calls)
+      if (c.pid == run.pid && c.fn == XT_ZE_APPEND_HOST_FUNCTION && c.result == 0)
+        host_function_calls.insert(c.start_ns);
+    EXPECT_EQ(host_function_calls.size(), size_t{kIterations});
+    size_t host_functions = 0;
+    for (const DeviceOp& op : run.capture.All<DeviceOp>()) {
+      if (op.pid != run.pid || op.kind != DeviceOpKind::kHostFunction) continue;
+      ++host_functions;
+      EXPECT_EQ(op.queue, *immediate.begin());
+      EXPECT_TRUE(op.completion_seen);
+      EXPECT_TRUE(host_function_calls.count(op.submit_ns)) << "tied to its append";
+    }
+    EXPECT_EQ(host_functions, size_t{kIterations});
+    EXPECT_NE(run.result.out.find("host_functions=" + std::to_string(kIterations)),
+              std::string::npos) << run.result.out;
     if (attached) {
       EXPECT_NE(run.result.err.find(std::to_string(kIterations) +
                                     " replays of graphs recorded before the capture began"),

@@ -6,7 +6,8 @@
 // batches a regular list with zeCommandListImmediateAppendCommandListsExp, records a graph
 // once at set-up and replays it every iteration (Intel's graph extension, as SYCL graphs use
 // it: zeCommandListBeginGraphCaptureExp ... zeCommandListAppendGraphExp, all driver pointers)
-// and waits with zeCommandListHostSynchronize. Entry points the process's loader lacks (bookworm's 1.8.12
+// appends a host function (zeCommandListAppendHostFunction, a driver pointer) and waits with
+// zeCommandListHostSynchronize. Entry points the process's loader lacks (bookworm's 1.8.12
 // has none of the newer ones) are looked up with dlsym and replaced by what an older adapter
 // calls (zeInit, zeEventHostSynchronize, an event-pool event), so it runs on any loader. Its
 // launch log lists every launch as ze_workload's does.
@@ -46,7 +47,8 @@ constexpr const char* kUsage =
     "zeCommandListHostSynchronize. What the loader lacks is replaced by the older calls.\n"
     "Each iteration launches 3 kernels with arguments, 1 in the appended regular list and the\n"
     "graph's 2 (the launch log lists the recorded ones at every replay, as it lists the\n"
-    "regular list's at every append).\n"
+    "regular list's at every append), and appends a host function\n"
+    "(zeCommandListAppendHostFunction, a driver pointer) after them.\n"
     "Prints \"ready <pid>\" after set-up, then \"done launches=N graph_replays=M\".\n"
     "\n"
     "Options:\n"
@@ -102,6 +104,12 @@ using InstantiateGraphFn = ze_result_t (*)(GraphHandle, ExecutableGraphHandle*, 
 using AppendGraphFn = ze_result_t (*)(ze_command_list_handle_t, ExecutableGraphHandle, void*,
                                       ze_event_handle_t, uint32_t, ze_event_handle_t*);
 using GraphDestroyFn = ze_result_t (*)(GraphHandle);
+using AppendHostFunctionFn = ze_result_t (*)(ze_command_list_handle_t, void*, void*, void*,
+                                             ze_event_handle_t, uint32_t, ze_event_handle_t*);
+
+// The host function each iteration appends (as SYCL's host tasks on an in-order queue may):
+// it counts its runs, which the workload checks.
+void CountHostFunctionRun(void* runs) { ++*static_cast<uint32_t*>(runs); }
 using ExecutableGraphDestroyFn = ze_result_t (*)(ExecutableGraphHandle);
 
 // The graph's two launches: softmax at two sizes, the first signalling a timestamp event.
@@ -187,6 +195,8 @@ int main(int argc, char** argv) {
       DriverExtension<ExecutableGraphDestroyFn>(driver, "zeExecutableGraphDestroyExp");
   const bool graphs = begin_graph_capture && end_graph_capture && instantiate_graph &&
                       append_graph && graph_destroy && executable_graph_destroy;
+  const auto append_host_function =
+      DriverExtension<AppendHostFunctionFn>(driver, "zeCommandListAppendHostFunction");
   const auto host_synchronize = LoaderExport<HostSynchronizeFn>("zeCommandListHostSynchronize");
   const auto immediate_append =
       LoaderExport<ImmediateAppendFn>("zeCommandListImmediateAppendCommandListsExp");
@@ -280,7 +290,7 @@ int main(int argc, char** argv) {
     int sig = 0;
     sigwait(&usr1, &sig);
   }
-  uint32_t launches = 0, graph_replays = 0;
+  uint32_t launches = 0, graph_replays = 0, host_function_runs = 0;
   for (uint32_t it = 0; it < iterations; ++it) {
     for (size_t k = 0; k < std::size(kLaunched); ++k) {
       const ze_group_count_t groups{16 + it % 4, 1 + static_cast<uint32_t>(k), 1};
@@ -312,6 +322,9 @@ int main(int argc, char** argv) {
       }
       ++graph_replays;
     }
+    if (append_host_function)
+      ZE_CHECK(append_host_function(immediate, reinterpret_cast<void*>(&CountHostFunctionRun),
+                                    &host_function_runs, nullptr, nullptr, 0, nullptr));
     if (host_synchronize) {
       ZE_CHECK(host_synchronize(immediate, UINT64_MAX));
     } else {
@@ -345,6 +358,7 @@ int main(int argc, char** argv) {
   ZE_CHECK(zeKernelDestroy(softmax));
   ZE_CHECK(zeModuleDestroy(module));
   ZE_CHECK(zeContextDestroy(context));
-  std::printf("done launches=%u graph_replays=%u\n", launches, graph_replays);
+  std::printf("done launches=%u graph_replays=%u host_functions=%u\n", launches, graph_replays,
+              host_function_runs);
   return 0;
 }
