@@ -283,8 +283,19 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTheHostsLoader) {
       << "zexCounterBasedEventCreate2, called through the driver's pointer, is missing";
   EXPECT_TRUE(Called(run, XT_ZE_INIT));
   EXPECT_FALSE(Called(run, XT_ZE_INIT_DRIVERS));
-  EXPECT_EQ(Count(run.result.err, "does not export"), 1u) << run.result.err;
+  // Said once when attaching, once more in the closing summary, and kept in the log's summary
+  // for `xtrace report`.
+  EXPECT_EQ(Count(run.result.err, "does not export"), 2u) << run.result.err;
+  const size_t summary = run.result.err.find("xtrace: captured ");
+  ASSERT_NE(summary, std::string::npos) << run.result.err;
+  EXPECT_NE(run.result.err.find("does not export", summary), std::string::npos) << run.result.err;
   EXPECT_NE(run.result.err.find("zeCommandListHostSynchronize"), std::string::npos) << run.result.err;
+  const RunResult report = RunCommand({kXtrace, "report", Path("run.capnp")}, {}, 60s);
+  EXPECT_EQ(report.exit_code(), 0) << report.err;
+  EXPECT_EQ(Count(report.err, "does not export"), 1u) << report.err;
+  EXPECT_NE(report.err.find("xtrace report: warning: " + Path("run.capnp") + ": "),
+            std::string::npos)
+      << report.err;
 }
 
 // Attached after the workload looked up the driver's pointers and made its kernels, events

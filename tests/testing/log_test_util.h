@@ -77,6 +77,7 @@ inline LogSummary SampleSummary() {
                       .records_by_source = {{"Level Zero", 1200}, {"ITT", 30}},
                       .dropped = 5},
                      {.pid = 4243, .comm = "", .records_by_source = {}, .dropped = 2}};
+  s.notes = {"/usr/lib/libze_loader.so.1 does not export zeInitDrivers (an older Level Zero loader)"};
   return s;
 }
 

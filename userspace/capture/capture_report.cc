@@ -111,6 +111,7 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
   }
   else
     s << " No events dropped.";
+  for (const std::string& note : f.notes) s << " " << note << ".";
   if (r.malformed)
     s << " " << r.malformed << " malformed records skipped (first: " << f.first_malformed << ").";
   if (r.command_exit_status) {

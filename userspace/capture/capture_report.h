@@ -62,6 +62,7 @@ struct SummaryFacts {
   std::string queries_text;          // QuerySummary
   std::string kernels_text;          // report::TopKernels::Format: the top kernels, or ""
   std::vector<std::pair<std::string, uint64_t>> dropped_by_source;  // ("DRM", 3), ... if any
+  std::vector<std::string> notes;  // what the sources could not trace (LogSummary::notes)
 };
 
 // The paragraph printed when the capture ends (also CaptureReport::summary_text).

@@ -62,6 +62,11 @@ TEST(CaptureReport, SummarySaysWhatWasCapturedAndWhatWasLost) {
   EXPECT_TRUE(Contains(SummaryText(r, f),
                        "5 events dropped (Level Zero 3, DRM 2); raise --buffer-size (now 8.0 MiB)."));
   f.dropped_by_source.clear();
+  f.notes = {"/lib/libze_loader.so.1 does not export zeInitDrivers (an older Level Zero loader)"};
+  EXPECT_TRUE(Contains(SummaryText(r, f),
+                       " /lib/libze_loader.so.1 does not export zeInitDrivers (an older Level Zero "
+                       "loader)."));
+  f.notes.clear();
   EXPECT_TRUE(Contains(text, "The command exited with status 3."));
   EXPECT_TRUE(Contains(text, " ITT: 7 tasks."));
   EXPECT_TRUE(Contains(text, "\n  pid 10 (trainer): ITT 7, dropped 1"));

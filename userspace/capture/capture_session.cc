@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -155,6 +156,8 @@ class Session {
   std::unique_ptr<DeviceClockSampler> clocks_;
   uint64_t malformed_ = 0;
   std::string first_malformed_;
+  // What the sources said once about what they cannot trace (SourceContext::note).
+  std::vector<std::string> notes_;
   std::optional<int> child_status_;
   std::vector<uint32_t> detach_requests_;  // pids whose __itt_detach was just seen
   RecordCallback on_record_;
@@ -469,7 +472,10 @@ Status Session::Prepare() {
   }
 
   const auto say = [this](const std::string& l) { Say(l); };
-  auto sources = LoadProbeSources(SourceContext{*maps_, opt_, say, &python_});
+  const auto note = [this](const std::string& n) {
+    if (std::find(notes_.begin(), notes_.end(), n) == notes_.end()) notes_.push_back(n);
+  };
+  auto sources = LoadProbeSources(SourceContext{*maps_, opt_, say, &python_, note});
   if (!sources.ok()) return sources.status();
   // Given processes alone: their own uprobes. A scope that discovers processes: uprobes per
   // library file unless asked otherwise (see docs/design-notes.md, "Probes per library file").
@@ -577,6 +583,7 @@ LogSummary Session::FileSummary(uint64_t dropped_total,
   summary.processes = static_cast<uint32_t>(sink_->file_tally().records.size());
   summary.process_stats = PerProcess(sink_->file_tally(), sink_->FileDropsByPid(drops));
   summary.dropped_by_source = sink_->FileDroppedBySource();
+  summary.notes = notes_;
   return summary;
 }
 
@@ -768,6 +775,7 @@ Result<CaptureReport> Session::Run() {
   }
   if (tap_) facts.kernels_text = tap_->Summary();
   facts.dropped_by_source = DroppedBySource(drop_windows_.total());
+  facts.notes = notes_;
   report.summary_text = SummaryText(report, facts);
   if (!opt_.quiet) std::fprintf(stderr, "%s\n", report.summary_text.c_str());
   Publish();

@@ -46,6 +46,9 @@ struct SourceContext {
   const CaptureOptions& options;
   std::function<void(const std::string&)> say;  // one progress line on stderr (unless quiet)
   PythonInterpreters* python = nullptr;  // where Python interpreters found are registered
+  // A fact about what the capture cannot trace, said once: the capture's closing summary and
+  // each log's summary repeat it (a sentence without its final period).
+  std::function<void(const std::string&)> note = {};
 };
 
 class ProbeSource {

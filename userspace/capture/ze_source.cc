@@ -221,10 +221,13 @@ bool ZeSource::NamesAttachment(const MappedLibrary& lib) const { return IsLoader
 
 void ZeSource::SayMissing(const MappedLibrary& lib, const std::string& missing) {
   if (missing.empty() || !IsLoader(lib)) return;
-  if (said_missing_.emplace(std::tuple{lib.dev_major, lib.dev_minor, lib.inode}, true).second)
-    ctx_.say(lib.path + " does not export " + missing +
-             " (an older Level Zero loader): calls to them cannot go through it, and are not "
-             "traced there");
+  if (!said_missing_.emplace(std::tuple{lib.dev_major, lib.dev_minor, lib.inode}, true).second)
+    return;
+  const std::string text = lib.path + " does not export " + missing +
+                           " (an older Level Zero loader): calls to them cannot go through it, "
+                           "and are not traced there";
+  ctx_.say(text);
+  if (ctx_.note) ctx_.note(text);
 }
 
 std::vector<MappedLibrary> ZeSource::LibrariesBeforeExec(uint32_t) {

@@ -349,6 +349,8 @@ void EncodeSummary(const LogSummary& summary, log_schema::Summary::Builder out) 
     dropped[i].setSource(summary.dropped_by_source[i].first);
     dropped[i].setRecords(summary.dropped_by_source[i].second);
   }
+  auto notes = out.initNotes(static_cast<unsigned>(summary.notes.size()));
+  for (unsigned i = 0; i < notes.size(); ++i) notes.set(i, summary.notes[i]);
 }
 
 LogSummary DecodeSummary(log_schema::Summary::Reader in) {
@@ -368,6 +370,7 @@ LogSummary DecodeSummary(log_schema::Summary::Reader in) {
   }
   for (auto c : in.getDroppedBySource())
     summary.dropped_by_source.emplace_back(ToString(c.getSource()), c.getRecords());
+  for (auto note : in.getNotes()) summary.notes.push_back(ToString(note));
   return summary;
 }
 

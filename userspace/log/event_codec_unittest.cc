@@ -165,6 +165,8 @@ TEST(EventCodec, HeaderAndSummaryRoundTrip) {
     EXPECT_EQ(sback.process_stats[i].records_by_source, summary.process_stats[i].records_by_source);
     EXPECT_EQ(sback.process_stats[i].dropped, summary.process_stats[i].dropped);
   }
+  ASSERT_FALSE(summary.notes.empty());
+  EXPECT_EQ(sback.notes, summary.notes);
 }
 
 }  // namespace

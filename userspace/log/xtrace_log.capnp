@@ -517,6 +517,9 @@ struct Summary {
   # Per process that produced events or lost some: what each probe source recorded.
   droppedBySource @5 :List(SourceCount);
   # `dropped` by probe source ("Level Zero", "ITT", "DRM", "other"), those with drops only.
+  notes @6 :List(Text);
+  # What the capture said once about what it could not trace, as its own summary says it
+  # (e.g. "<loader> does not export <entry points> ..."), so that `xtrace report` says it too.
 }
 
 # One process's share of a capture, for the summary.

@@ -42,6 +42,9 @@ struct LogSummary {
   uint32_t processes = 0;
   std::vector<ProcessCaptureStats> process_stats;  // processes with records or drops
   std::vector<std::pair<std::string, uint64_t>> dropped_by_source;  // ("DRM", 12), ... if any
+  // What the capture said once about what it could not trace (e.g. the entry points a Level
+  // Zero loader lacks), each a sentence without its final period.
+  std::vector<std::string> notes;
 };
 
 }  // namespace xtrace

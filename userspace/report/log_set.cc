@@ -42,6 +42,7 @@ Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const L
   log.aggregator->NameUnrankedTotals(log.rank);
   log.events = reader->events_read();
   log.complete = reader->complete();
+  if (log.complete) log.notes = reader->summary()->notes;
   if (!reader->damage().ok()) log.damage = reader->damage().message();
   return log;
 }

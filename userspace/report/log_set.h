@@ -34,6 +34,7 @@ struct LogAggregate {
   uint64_t start_ns = 0;     // CLOCK_MONOTONIC at the capture's start
   uint64_t events = 0;
   bool complete = false;     // the log has its summary
+  std::vector<std::string> notes;  // what its capture could not trace (its summary's notes)
   std::string damage;        // with salvage: what stopped reading
   std::unique_ptr<ReportAggregator> aggregator;
 };

@@ -54,6 +54,7 @@ Result<ReadLogs> ReadAll(const std::vector<std::string>& paths, const ReportOpti
       out.warnings.push_back(d.path + " has no summary: the capture did not finish cleanly; reported the " +
                              std::to_string(d.events) + " events it holds");
     }
+    for (const std::string& note : log->notes) out.warnings.push_back(d.path + ": " + note);
     out.logs.push_back(std::move(d));
   }
   return out;
