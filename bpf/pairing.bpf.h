@@ -17,11 +17,6 @@ static __always_inline struct xt_call_slot *xt_take_slot(struct xt_thread_state 
 		xt_count(XT_CNT_INFLIGHT_FULL);
 		return NULL;
 	}
-	/* A call inside a call held for a query is xtrace's own (zeDeviceGetProperties, asked
-	 * in the held thread): neither recorded nor allowed to take the held call's slot. */
-	if (st->call.start_ns && st->call.held)
-		return NULL;
-	st->call.held = 0;
 	st->call.fn = fn;
 	st->call.flags = flags;
 	st->call.start_ns = bpf_ktime_get_ns();
@@ -67,9 +62,6 @@ static __always_inline struct xt_call_slot *xt_exit(__u32 fn)
 
 	if (st && st->call.start_ns && st->call.fn == fn)
 		return &st->call;
-	/* The return of a call xtrace made in a thread it held (xt_take_slot): not an orphan. */
-	if (st && st->call.start_ns && st->call.held)
-		return NULL;
 	if (xt_traced())
 		xt_count(XT_CNT_ORPHAN_RETURN);
 	return NULL;

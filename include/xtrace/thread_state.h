@@ -26,9 +26,7 @@ struct xt_call_slot {
 	__u32 flags;    /* enum xt_record_flags, from the entry's reads */
 	__u64 arg[XT_ZE_CALL_ARGS];
 	__u32 group_count[3]; /* launches only: the group counts, read at entry */
-	__u32 held;     /* the thread is held at this call's entry to be asked about objects made
-			 * before the attach (query.bpf.h): the calls xtrace makes in it are not
-			 * the process's, and probes pass them by */
+	__u32 pad;
 };
 
 enum xt_traced_answer {
@@ -47,8 +45,7 @@ struct xt_thread_state {
 	union xt_comm reported; /* all zero until the first report */
 	__u64 filter_epoch[2];  /* filter_epoch when `traced` was decided */
 	__u32 traced;           /* enum xt_traced_answer; XT_TRACED_UNKNOWN: decide afresh */
-	__u32 query;            /* its process's query_pids kinds (hold.h), 0 if not there:
-				 * decided with `traced` */
+	__u32 query;            /* its process is in query_pids (hold.h): decided with `traced` */
 	struct xt_call_slot call;
 };
 

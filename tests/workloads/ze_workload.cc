@@ -82,12 +82,6 @@ Options:
   --module FILE        create the module from FILE (IL_SPIRV if it starts with the SPIR-V
                        magic number, NATIVE otherwise) instead of the embedded simulated-GPU
                        module; kernels are still created by the names of --list-kernels
-  --queue-index N      create each thread's queue and immediate list at index N of the
-                       compute group (default 0, 0..3: the simulated GPU has four engines)
-  --record-once        record the regular list once, before "ready" (with i = 0), and only
-                       execute it in every iteration, as a runtime replaying a graph does: a
-                       tracer attached after "ready" never sees what it holds (its launches
-                       are not in the launch log, nor counted in "launches=")
   --recreate-kernels   destroy and re-create every kernel at the start of each round, as a
                        runtime that compiles a new graph does (a tracer attached between
                        rounds then sees the kernels' creation and can name them)
@@ -127,8 +121,6 @@ struct Options {
   std::optional<double> duration_s;
   std::uint64_t sleep_us = 0;
   bool recreate_kernels = false;
-  std::uint32_t queue_index = 0;
-  bool record_once = false;
   std::string launch_log;
   std::string module_path;
   bool list_kernels = false;
@@ -164,10 +156,6 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--module") {
       o.module_path = option_value(argc, argv, i);
       if (o.module_path.empty()) usage_error("--module: empty file name");
-    } else if (arg == "--queue-index") {
-      o.queue_index = static_cast<std::uint32_t>(parse_count(arg, option_value(argc, argv, i), 0, 3));
-    } else if (arg == "--record-once") {
-      o.record_once = true;
     } else if (arg == "--recreate-kernels") {
       o.recreate_kernels = true;
     } else if (arg == "--list-kernels") {
@@ -211,8 +199,7 @@ bool is_spirv(const std::vector<char>& bytes) {
 // context and one module shared by every thread.
 class Gpu {
  public:
-  explicit Gpu(const Options& options)
-      : queue_index_(options.queue_index), record_once_(options.record_once) {
+  explicit Gpu(const Options& options) {
     ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
     pick_device();
     ze_context_desc_t context_desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
@@ -225,8 +212,6 @@ class Gpu {
   ze_device_handle_t device() const { return device_; }
   ze_module_handle_t module() const { return module_.get(); }
   std::uint32_t compute_ordinal() const { return compute_ordinal_; }
-  std::uint32_t queue_index() const { return queue_index_; }
-  bool record_once() const { return record_once_; }
   const ze_device_properties_t& properties() const { return properties_; }
 
   // A (host, device) clock pair, as runtimes sample to map kernel timestamps to host time.
@@ -329,8 +314,6 @@ class Gpu {
   ze_device_handle_t device_ = nullptr;
   ze_device_properties_t properties_{};
   std::uint32_t compute_ordinal_ = 0;
-  std::uint32_t queue_index_ = 0;
-  bool record_once_ = false;
   ZeContext context_;
   ZeModule module_;
 };
@@ -363,7 +346,7 @@ class Worker {
     ze_command_queue_desc_t queue_desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
                                        nullptr,
                                        gpu_.compute_ordinal(),
-                                       gpu_.queue_index(),
+                                       0,
                                        0,
                                        ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
                                        ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
@@ -395,10 +378,6 @@ class Worker {
     auto* in = static_cast<float*>(host_in_.get());
     for (std::size_t i = 0; i < kBufferBytes / sizeof(float); ++i)
       in[i] = static_cast<float>(i % 97) * 0.5f;
-    if (gpu_.record_once()) {
-      record_regular(0, /*counted=*/false);
-      launches_ = 0;
-    }
   }
 
   // Runs one round; returns the number of kernels launched. Launches of counted rounds go
@@ -454,45 +433,13 @@ class Worker {
   // The fixed per-iteration plan documented in kHelp: 3 launches on the regular list,
   // 2 on the immediate list.
   void run_iteration(std::uint32_t i, bool counted) {
-    void* b = b_.get();
-    void* c = c_.get();
-
-    // Regular command list, re-recorded every iteration (as SYCL does for new submissions)
-    // unless recorded once, and executed on this thread's queue with a fence.
-    ze_command_list_handle_t list = regular_.get();
-    if (!gpu_.record_once()) record_regular(i, counted);
-    ZE_CHECK(zeCommandQueueExecuteCommandLists(queue_.get(), 1, &list, fence_.get()));
-    ZE_CHECK(zeFenceHostSynchronize(fence_.get(), kSyncTimeoutNs));
-    ZE_CHECK(zeFenceReset(fence_.get()));
-
-    // Immediate command list, ordered by events (as PyTorch's XPU backend submits).
-    ze_command_list_handle_t imm = immediate_.get();
-    set_arg(Kernel::kSyclLambda, 0, c);
-    launch(imm, Kernel::kSyclLambda, {64, 1, 1}, event(kLambdaDone), nullptr, counted);
-    set_arg(Kernel::kReduce, 0, c);
-    set_arg(Kernel::kReduce, 1, b);
-    launch(imm, Kernel::kReduce, {32, 1 + i % 2, 1}, event(kReduceDone), event(kLambdaDone),
-           counted);
-    ze_event_handle_t reduce_done = event(kReduceDone);
-    ZE_CHECK(zeCommandListAppendMemoryCopy(imm, shared_out_.get(), b, kBufferBytes,
-                                           event(kCopyDone), 1, &reduce_done));
-    ZE_CHECK(zeEventHostSynchronize(event(kCopyDone), kSyncTimeoutNs));
-
-    // Every kernel event is complete now: read its timestamps, then recycle the events.
-    for (EventSlot slot : {kGemmDone, kLambdaDone, kReduceDone}) {
-      ze_kernel_timestamp_result_t ts{};
-      ZE_CHECK(zeEventQueryKernelTimestamp(event(slot), &ts));
-      stats_.add(kernel_ticks(ts.global.kernelStart, ts.global.kernelEnd));
-    }
-    for (const ZeEvent& e : events_) ZE_CHECK(zeEventHostReset(e.get()));
-  }
-
-  // The regular list's three launches, for iteration `i`, closed.
-  void record_regular(std::uint32_t i, bool counted) {
     void* a = a_.get();
     void* b = b_.get();
     void* c = c_.get();
     const std::uint32_t n = kBufferBytes / sizeof(float);
+
+    // Regular command list, re-recorded every iteration (as SYCL does for new submissions)
+    // and executed on this thread's queue with a fence.
     ze_command_list_handle_t list = regular_.get();
     ZE_CHECK(zeCommandListReset(list));
     const float one = 1.0f;
@@ -517,6 +464,30 @@ class Worker {
     set_arg(Kernel::kSoftmax, 1, c);
     launch(list, Kernel::kSoftmax, {128, 1, 1}, nullptr, nullptr, counted);
     ZE_CHECK(zeCommandListClose(list));
+    ZE_CHECK(zeCommandQueueExecuteCommandLists(queue_.get(), 1, &list, fence_.get()));
+    ZE_CHECK(zeFenceHostSynchronize(fence_.get(), kSyncTimeoutNs));
+    ZE_CHECK(zeFenceReset(fence_.get()));
+
+    // Immediate command list, ordered by events (as PyTorch's XPU backend submits).
+    ze_command_list_handle_t imm = immediate_.get();
+    set_arg(Kernel::kSyclLambda, 0, c);
+    launch(imm, Kernel::kSyclLambda, {64, 1, 1}, event(kLambdaDone), nullptr, counted);
+    set_arg(Kernel::kReduce, 0, c);
+    set_arg(Kernel::kReduce, 1, b);
+    launch(imm, Kernel::kReduce, {32, 1 + i % 2, 1}, event(kReduceDone), event(kLambdaDone),
+           counted);
+    ze_event_handle_t reduce_done = event(kReduceDone);
+    ZE_CHECK(zeCommandListAppendMemoryCopy(imm, shared_out_.get(), b, kBufferBytes,
+                                           event(kCopyDone), 1, &reduce_done));
+    ZE_CHECK(zeEventHostSynchronize(event(kCopyDone), kSyncTimeoutNs));
+
+    // Every kernel event is complete now: read its timestamps, then recycle the events.
+    for (EventSlot slot : {kGemmDone, kLambdaDone, kReduceDone}) {
+      ze_kernel_timestamp_result_t ts{};
+      ZE_CHECK(zeEventQueryKernelTimestamp(event(slot), &ts));
+      stats_.add(kernel_ticks(ts.global.kernelStart, ts.global.kernelEnd));
+    }
+    for (const ZeEvent& e : events_) ZE_CHECK(zeEventHostReset(e.get()));
   }
 
   // Kernel timestamps may have fewer than 64 valid bits and wrap between start and end.
@@ -637,9 +608,7 @@ void print_line(const std::string& line) {
 }
 
 int run(const Options& options) {
-  // A list recorded once launches nothing in a round: only the immediate list's two do.
-  const std::uint64_t per_round = options.threads * options.iterations *
-                                  (options.record_once ? kLaunchesPerIteration - 3 : kLaunchesPerIteration);
+  const std::uint64_t per_round = options.threads * options.iterations * kLaunchesPerIteration;
 
   std::unique_ptr<LaunchLog> log;
   if (!options.launch_log.empty()) log = std::make_unique<LaunchLog>(options.launch_log);

@@ -67,15 +67,6 @@ class DeviceTimeline::CallHandler {
 
   void operator()(const ZeCall<XT_ZE_COMMAND_QUEUE_CREATE>& c) {
     const PidHandle queue{c.pid(), c.Get<"command_queue">()};
-    if (c.call().learned) {
-      // Made before the attach: its engine, asked of the process. Level Zero cannot say a
-      // queue's device; the lists it executes say it (Execute).
-      QueueState& q = tl_.queues_[queue];
-      q.device = kUnknownDevice;
-      q.ordinal = c.Get<"ordinal">();
-      q.index = c.Get<"index">();
-      return;
-    }
     tl_.DropEngine(queue, By(c));
     tl_.queues_[queue] = {tl_.devices_.IndexOf(c.pid(), c.Get<"device">()), c.Get<"ordinal">(),
                           c.Get<"index">(), c.Get<"mode">() == kModeSynchronous};
@@ -158,14 +149,12 @@ class DeviceTimeline::CallHandler {
   }
 
   void operator()(const ZeCall<XT_ZE_COMMAND_LIST_CREATE>& c) {
-    if (c.call().learned) return LearnList(c, /*immediate=*/false);
     ListState list = NewList(c);
     list.immediate = false;
     tl_.lists_[{c.pid(), c.Get<"command_list">()}] = std::move(list);
   }
 
   void operator()(const ZeCall<XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE>& c) {
-    if (c.call().learned) return LearnList(c, /*immediate=*/true);
     ListState list = NewList(c);
     list.immediate = true;
     list.index = c.Get<"index">();
@@ -182,10 +171,10 @@ class DeviceTimeline::CallHandler {
     // immediate list waits for its work first. What an unclassified list held is dropped:
     // nothing says whether it ran.
     const PidHandle list{c.pid(), c.Get<"command_list">()};
-    ListState& state = tl_.lists_[list];
-    if (state.unclassified()) tl_.stats_.unclassified_dropped += state.commands.size();
-    state.commands.clear();
-    state.recorded_in_capture = true;
+    if (auto it = tl_.lists_.find(list); it != tl_.lists_.end()) {
+      if (it->second.unclassified()) tl_.stats_.unclassified_dropped += it->second.commands.size();
+      it->second.commands.clear();
+    }
     tl_.CompleteThrough(list, UINT64_MAX, By(c));
   }
 
@@ -207,9 +196,8 @@ class DeviceTimeline::CallHandler {
 
   void operator()(const ZeCall<XT_ZE_EVENT_CREATE>& c) {
     const uint64_t event = c.Get<"event">();
-    // A learned event (made before the attach) keeps what it signals: only its pool is news.
-    if (!c.call().learned) tl_.ReleaseSignal(c.pid(), event);
-    EventState e = c.call().learned ? tl_.events_[{c.pid(), event}] : EventState{};
+    tl_.ReleaseSignal(c.pid(), event);
+    EventState e;
     if (auto pool = tl_.pools_.find({c.pid(), c.Get<"event_pool">()}); pool != tl_.pools_.end())
       e.timestamps = (pool->second & kPoolKernelTimestampFlag) ? 1 : 0;
     tl_.events_[{c.pid(), event}] = e;
@@ -273,21 +261,6 @@ class DeviceTimeline::CallHandler {
     list.created_in_capture = true;
     list.ordinal = c.template Get<"ordinal">();
     return list;
-  }
-
-  // A list made before the attach, as the process's loader described it: its device and
-  // engine, and its kind, which classifies it (appends it held wait no longer). What was
-  // recorded in it before the attach stays unknown.
-  template <uint16_t Fn>
-  void LearnList(const ZeCall<Fn>& c, bool immediate) {
-    const PidHandle handle{c.pid(), c.template Get<"command_list">()};
-    ListState& list = tl_.lists_[handle];
-    list.device = tl_.devices_.IndexOf(c.pid(), c.template Get<"device">());
-    list.ordinal = c.template Get<"ordinal">();
-    if constexpr (ZeCall<Fn>::template Has<"index">) list.index = c.template Get<"index">();
-    if (!list.unclassified()) return;
-    if (immediate) tl_.ClassifyImmediate(handle);
-    else list.regular_seen = true;
   }
 
   // A counter-based event: no pool, its own flags say whether it holds kernel timestamps.

@@ -169,14 +169,6 @@ void ZeTraceExporter::Write(const ApiCall& e) {
   AddResult(e.result);
   if (e.args_unreadable) args_.push_back(TraceArg::Bool("args_unreadable", true));
   if (e.truncated) args_.push_back(TraceArg::Bool("truncated", true));
-  if (e.learned) {
-    // Not a call of the process's: the time xtrace held this thread to ask about an object
-    // made before the attach. Drawn where it happened, as what it stands for.
-    args_.push_back(TraceArg::Bool("learned", true));
-    out_.Complete(scratch_.emplace_back("xtrace: made before the attach, learned as " + std::string(name)),
-                  "xtrace", e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns), args_);
-    return;
-  }
   out_.Complete(name, kRuntimeCategory, e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns),
                 args_);
 }
