@@ -266,6 +266,21 @@ class LevelZeroPathsTest : public RootTest {
     }
   }
 
+  // ExpectEveryLaunch on trixie's loader 1.20, seen by xtrace at `root` + its path (the tree's
+  // directory under chroot; "" where the process's own root is the tree): that loader was
+  // probed, and the entry points bookworm's lacks were captured through it.
+  void ExpectEveryLaunchOnTrixiesLoader(const Run& run, const std::string& root) {
+    ExpectEveryLaunch(run);
+    EXPECT_NE(run.result.err.find("attached to pid " + std::to_string(run.pid) + " (" + root +
+                                  "/usr/lib/x86_64-linux-gnu/libze_loader.so.1.20"),
+              std::string::npos)
+        << run.result.err;
+    for (uint16_t fn : {XT_ZE_INIT_DRIVERS, XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE,
+                        XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
+                        XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2})
+      EXPECT_TRUE(Called(run, fn)) << "call " << fn << " is missing";
+  }
+
   static bool Called(const Run& run, uint16_t fn) {
     for (const ApiCall& c : run.capture.calls)
       if (c.pid == run.pid && c.fn == fn && c.result == 0) return true;
@@ -334,15 +349,7 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderChroot) {
   const Run run = Record({"/usr/sbin/chroot", root, "/usr/bin/env",
                           "ZE_ENABLE_ALT_DRIVERS=" + inside + "/libxtrace_simze.so"},
                          inside + "/ze_sycl_v2", inside + "/launches.tsv", dir + "/launches.tsv");
-  ExpectEveryLaunch(run);
-  EXPECT_NE(run.result.err.find("attached to pid " + std::to_string(run.pid) + " (" + root +
-                                "/usr/lib/x86_64-linux-gnu/libze_loader.so.1.20"),
-            std::string::npos)
-      << run.result.err;
-  for (uint16_t fn : {XT_ZE_INIT_DRIVERS, XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE,
-                      XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
-                      XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2})
-    EXPECT_TRUE(Called(run, fn)) << "call " << fn << " is missing";
+  ExpectEveryLaunchOnTrixiesLoader(run, root);
 }
 
 // Trixie's loader in a podman container whose root is the trixie tree (--rootfs, over an
@@ -385,15 +392,7 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderInAPodmanContainer) {
     if (l.launch_kind == XT_LAUNCH_WITH_ARGUMENTS) launching.insert(l.pid);
   ASSERT_EQ(launching.size(), 1u) << run.result.err;
   run.pid = *launching.begin();
-  ExpectEveryLaunch(run);
-  EXPECT_NE(run.result.err.find("attached to pid " + std::to_string(run.pid) + " (" +
-                                "/usr/lib/x86_64-linux-gnu/libze_loader.so.1.20"),
-            std::string::npos)
-      << run.result.err;
-  for (uint16_t fn : {XT_ZE_INIT_DRIVERS, XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE,
-                      XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
-                      XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2})
-    EXPECT_TRUE(Called(run, fn)) << "call " << fn << " is missing";
+  ExpectEveryLaunchOnTrixiesLoader(run, "");
 }
 
 // Trixie's loader under Charliecloud (Debian's charliecloud-runtime), as an HPC user runs a
@@ -432,15 +431,7 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderCharliecloud) {
   }
   const Run run = Record(ch_run, "/mnt/ze_sycl_v2", "/mnt/launches.tsv", dir + "/launches.tsv",
                          {"USER=nobody"});
-  ExpectEveryLaunch(run);
-  EXPECT_NE(run.result.err.find("attached to pid " + std::to_string(run.pid) + " (" +
-                                "/usr/lib/x86_64-linux-gnu/libze_loader.so.1.20"),
-            std::string::npos)
-      << run.result.err;
-  for (uint16_t fn : {XT_ZE_INIT_DRIVERS, XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE,
-                      XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
-                      XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2})
-    EXPECT_TRUE(Called(run, fn)) << "call " << fn << " is missing";
+  ExpectEveryLaunchOnTrixiesLoader(run, "");
 }
 
 }  // namespace
