@@ -203,22 +203,28 @@ TEST_F(TargetFaultTest, CallsStillRunningWhenTheCaptureStopsAreShownUnfinished) 
 
 TEST_F(TargetFaultTest, FiveHundredChildrenThatExecAreAllSeenAndLeaveNothingBehind) {
   // Two storms of 250 children each, every one exec'ing a program that makes 16 DRM ioctls;
-  // between them the capture's descriptors and links are counted, and once more after.
+  // between them the capture's descriptors and links are counted, and once more after. The
+  // script waits for a line on its stdin before each next step: counted against a timed sleep,
+  // the last count could meet the capture already closing its links at the script's end.
   const std::string out = Path("storm.capnp");
   const std::string storm = "for i in $(seq 250); do " + kDrmIoctls + " >/dev/null & done; wait";
-  const std::string script = "sleep 1; echo calm; sleep 1; " + storm + "; echo storm 1; sleep 1.5; " +
-                             storm + "; echo storm 2; sleep 1.5";
+  const std::string script = "sleep 1; echo calm; read go; " + storm + "; echo storm 1; read go; " +
+                             storm + "; echo storm 2; read go";
   const auto started = std::chrono::steady_clock::now();
-  Subprocess xtrace({kXtrace, "record", "--drm-only", "-o", out, "--", "/bin/sh", "-c", script});
+  Subprocess xtrace({kXtrace, "record", "--drm-only", "-o", out, "--", "/bin/sh", "-c", script},
+                    {}, /*pipe_stdin=*/true);
   const auto xtrace_pid = static_cast<uint32_t>(xtrace.pid());
   ASSERT_TRUE(xtrace.WaitStdout("calm", 30s)) << xtrace.stderr_text();
   const size_t fds_calm = SettledFdCount(xtrace_pid), links_calm = BpfLinks(xtrace_pid);
+  ASSERT_TRUE(xtrace.Send("go"));
   ASSERT_TRUE(xtrace.WaitStdout("storm 1", 60s)) << xtrace.stderr_text();
   std::this_thread::sleep_for(1s);  // its last exits are read
   const size_t fds_1 = SettledFdCount(xtrace_pid), links_1 = BpfLinks(xtrace_pid);
+  ASSERT_TRUE(xtrace.Send("go"));
   ASSERT_TRUE(xtrace.WaitStdout("storm 2", 60s)) << xtrace.stderr_text();
   std::this_thread::sleep_for(1s);
   const size_t fds_2 = SettledFdCount(xtrace_pid), links_2 = BpfLinks(xtrace_pid);
+  ASSERT_TRUE(xtrace.Send("go"));
   auto status = xtrace.Wait(60s);
   ASSERT_TRUE(status.has_value());
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
