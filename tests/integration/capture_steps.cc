@@ -28,6 +28,23 @@ bool WaitAttached(Subprocess& xtrace, const std::vector<uint32_t>& pids,
   }
 }
 
+Result<std::string> AttachRunToDoneAndStop(Subprocess& target, uint32_t pid,
+                                           const std::vector<std::string>& xtrace_argv,
+                                           std::chrono::milliseconds done_timeout) {
+  Subprocess xtrace(xtrace_argv);
+  if (!xtrace.WaitStderr("attached to pid " + std::to_string(pid), 60s))
+    return Status::Error("xtrace did not attach to pid " + std::to_string(pid) + ":\n" +
+                         xtrace.stderr_text());
+  if (!target.Send("go")) return Status::Error("the target's stdin is closed");
+  if (!target.WaitStdout("done", done_timeout))
+    return Status::Error("the target did not print 'done':\n" + target.stderr_text());
+  std::this_thread::sleep_for(1s);  // the capture reads the last records while the target lingers
+  if (!StopCapture(xtrace))
+    return Status::Error("xtrace did not stop with status 0 on SIGINT:\n" + xtrace.stderr_text());
+  if (!target.Wait(30s)) return Status::Error("the target did not exit after lingering");
+  return xtrace.stderr_text();
+}
+
 std::string LoaderPathOf(uint32_t pid) {
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
   for (std::string line; std::getline(maps, line);) {

@@ -21,6 +21,15 @@ bool WaitAttached(Subprocess& xtrace, const std::vector<uint32_t>& pids,
 // Ends a capture with SIGINT; true if it exited with status 0.
 bool StopCapture(Subprocess& xtrace);
 
+// One attach of a capture to a target that is waiting to start: `xtrace_argv` (an attach of
+// `pid`) runs until it says it attached, the target is sent "go" on its stdin, and once the
+// target printed "done" (within `done_timeout`) and lingered a second for the capture to read
+// its last records, the capture is stopped with SIGINT and the target's exit is awaited.
+// Returns xtrace's stderr, or an error naming the step that failed and what was said.
+Result<std::string> AttachRunToDoneAndStop(Subprocess& target, uint32_t pid,
+                                           const std::vector<std::string>& xtrace_argv,
+                                           std::chrono::milliseconds done_timeout);
+
 // Ends workloads that wait for signals: SIGTERM, then their exit.
 void EndWorkloads(std::initializer_list<Subprocess*> workloads);
 

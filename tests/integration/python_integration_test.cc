@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "log/log_reader.h"
+#include "capture_steps.h"
 #include "root_fixture.h"
 #include "subprocess.h"
 #include "xtrace/records.h"
@@ -29,6 +30,7 @@ namespace xtrace {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::AttachRunToDoneAndStop;
 using testing::PidFromReadyLine;
 using testing::RootTest;
 using testing::RunCommand;
@@ -221,19 +223,11 @@ TEST_F(PythonIntegrationTest, AttachPlacesEveryCallUnderTheLineThatMadeIt) {
   const uint32_t pid = PidFromReadyLine(target.WaitStdout("ready", 60s));
   ASSERT_GT(pid, 0u) << target.stderr_text();
   const std::string out = Path("attach.capnp");
-  Subprocess xtrace(
-      {kXtrace, "attach", "--python-frames", "--pid", std::to_string(pid), "-o", out});
-  ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(pid), 60s))
-      << xtrace.stderr_text();
-  ASSERT_TRUE(target.Send("go"));
-  ASSERT_TRUE(target.WaitStdout("done", 60s)) << target.stderr_text();
-  std::this_thread::sleep_for(1s);  // the capture reads the last records while the target lingers
-  xtrace.Signal(SIGINT);
-  auto status = xtrace.Wait(60s);
-  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
-  ASSERT_TRUE(target.Wait(30s).has_value());
-  EXPECT_EQ(xtrace.stderr_text().find("no Python frames"), std::string::npos)
-      << xtrace.stderr_text();
+  auto said = AttachRunToDoneAndStop(
+      target, pid, {kXtrace, "attach", "--python-frames", "--pid", std::to_string(pid), "-o", out},
+      60s);
+  ASSERT_TRUE(said.ok()) << said.status().message();
+  EXPECT_EQ(said->find("no Python frames"), std::string::npos) << *said;
   ExpectEveryCallPlaced(ReadCapture(out));
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "log/log_reader.h"
+#include "capture_steps.h"
 #include "root_fixture.h"
 #include "subprocess.h"
 #include "xtrace/records.h"
@@ -33,6 +34,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using testing::AttachRunToDoneAndStop;
 using testing::PidFromReadyLine;
 using testing::RootTest;
 using testing::RunCommand;
@@ -248,18 +250,12 @@ TEST_P(PythonVersionsTest, AttachGivesTheInterpretersOwnStacks) {
   const uint32_t pid = PidFromReadyLine(target.WaitStdout("ready", 60s));
   ASSERT_GT(pid, 0u) << target.stderr_text();
   const std::string out = Path("attach.capnp");
-  Subprocess xtrace({kXtrace, "attach", "--python-frames", "--verbose", "--pid",
-                     std::to_string(pid), "-o", out});
-  ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(pid), 60s))
-      << xtrace.stderr_text();
-  ASSERT_TRUE(target.Send("go"));
-  ASSERT_TRUE(target.WaitStdout("done", 90s)) << target.stderr_text();
-  std::this_thread::sleep_for(1s);  // the capture reads the last records while the target lingers
-  xtrace.Signal(SIGINT);
-  auto status = xtrace.Wait(60s);
-  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
-  ASSERT_TRUE(target.Wait(30s).has_value());
-  ExpectTheInterpretersOwnStacks(out, xtrace.stderr_text());
+  auto said = AttachRunToDoneAndStop(
+      target, pid,
+      {kXtrace, "attach", "--python-frames", "--verbose", "--pid", std::to_string(pid), "-o", out},
+      90s);
+  ASSERT_TRUE(said.ok()) << said.status().message();
+  ExpectTheInterpretersOwnStacks(out, *said);
 }
 
 // The check against PyTorch's own profiler: tests/workloads/torch_profiler_check.py in the
@@ -397,17 +393,11 @@ TEST_F(PythonTorchProfilerTest, InnermostModelFramesOfOneDnnTasksAreTheProfilers
   const uint32_t pid = PidFromReadyLine(target.WaitStdout("ready", 120s));
   ASSERT_GT(pid, 0u) << target.stderr_text();
   const std::string out = Path("attach.capnp");
-  Subprocess xtrace({kXtrace, "attach", "--python-frames", "--pid", std::to_string(pid), "-o", out});
-  ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(pid), 60s))
-      << xtrace.stderr_text();
-  ASSERT_TRUE(target.Send("go"));
-  ASSERT_TRUE(target.WaitStdout("done", 120s)) << target.stderr_text();
-  std::this_thread::sleep_for(1s);
-  xtrace.Signal(SIGINT);
-  auto status = xtrace.Wait(60s);
-  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
-  target.Wait(30s);
-  EXPECT_EQ(xtrace.stderr_text().find("no Python frames"), std::string::npos) << xtrace.stderr_text();
+  auto said = AttachRunToDoneAndStop(
+      target, pid, {kXtrace, "attach", "--python-frames", "--pid", std::to_string(pid), "-o", out},
+      120s);
+  ASSERT_TRUE(said.ok()) << said.status().message();
+  EXPECT_EQ(said->find("no Python frames"), std::string::npos) << *said;
 
   std::vector<Frame> traced;
   {
@@ -433,7 +423,7 @@ TEST_F(PythonTorchProfilerTest, InnermostModelFramesOfOneDnnTasksAreTheProfilers
     }
     std::sort(tasks.begin(), tasks.end());
     ASSERT_FALSE(tasks.empty()) << "no oneDNN tasks (domain dnnl::primitive::execute) of pid " << pid << "\n"
-                                << xtrace.stderr_text();
+                                << *said;
     for (const auto& [start, tid, name] : tasks) {
       auto it = stacks.find({pid, tid, start});
       ASSERT_NE(it, stacks.end()) << "no Python frames for oneDNN task " << name;
