@@ -15,7 +15,7 @@ namespace {
 
 constexpr double kEventsPerSecondTarget = 2e6;          // to Chrome JSON
 constexpr double kPerfettoEventsPerSecondTarget = 3e6;  // to Perfetto protobuf
-// Reading a log (LogReader::Next to the end), what every command that takes one pays first.
+// Reading a log (LogReader::NextEvent to the end), what every command that takes one pays first.
 constexpr double kReadEventsPerSecondTarget = 10e6;
 // The Perfetto protobuf trace may be at most this fraction of the JSON's bytes.
 constexpr double kProtobufBytesTarget = 1.0 / 3.0;

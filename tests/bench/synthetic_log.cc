@@ -139,9 +139,8 @@ Result<LogReadRun> TimeLogRead(const std::string& path) {
   auto reader = LogReader::Open(path);
   if (!reader.ok()) return reader.status();
   LogReadRun run;
-  Event event;
   while (true) {
-    Result<bool> more = reader->Next(&event);
+    Result<const Event*> more = reader->NextEvent();
     if (!more.ok()) return more.status();
     if (!*more) break;
     ++run.events;

@@ -17,7 +17,7 @@ namespace xtrace::bench {
 // measured), on one engine per thread: the shape `xtrace report` reads.
 Status WriteSyntheticLaunchLog(const std::string& path, uint64_t events, bool device_ops = false);
 
-// Reading a log in this process, as every command that takes one does (LogReader::Next to the
+// Reading a log in this process, as every command that takes one does (LogReader::NextEvent to the
 // end): how many events and how much CPU time of this thread it took.
 struct LogReadRun {
   uint64_t events = 0;

@@ -384,16 +384,16 @@ Status ConvertMerged(MergedLogReader& logs, TraceWriter& out, const ConvertOptio
     inputs.back()->converter.StartCorrelationIdsAt((uint64_t{i} << 32) + 1);
   }
   stats->hosts = placement->hosts;
-  Event event;
   size_t source = 0;
   uint64_t events = 0;
   while (true) {
-    Result<bool> next = logs.Next(&event, &source);
+    Result<const Event*> next = logs.NextEvent(&source);
     if (!next.ok()) {
       stats->damage = next.status().message();
       return next.status();
     }
     if (!*next) break;
+    const Event& event = **next;
     InputLog& input = *inputs[source];
     if (input.filter.Selected(event)) std::visit(input.converter, event);
     if (options.progress && ++events % kProgressEveryEvents == 0) {
@@ -415,15 +415,14 @@ Status ConvertWhole(LogReader& reader, TraceWriter& out, const ConvertOptions& o
   if (reader.file_size()) out.Describe(DescribeLog(reader.path(), options.salvage));
   DeviceLaneWriter drawable(out);
   EventConverter converter(reader.strings(), drawable);
-  Event event;
   while (true) {
-    Result<bool> next = reader.Next(&event);
+    Result<const Event*> next = reader.NextEvent();
     if (!next.ok()) {
       stats->damage = next.status().message();
       return next.status();
     }
     if (!*next) break;
-    std::visit(converter, event);
+    std::visit(converter, **next);
     if (options.progress && reader.events_read() % kProgressEveryEvents == 0) {
       options.progress(reader.bytes_read(), reader.file_size());
     }

@@ -20,14 +20,16 @@ std::optional<uint64_t> EventStartNs(const Event& event) {
 MergedLogReader::MergedLogReader(std::vector<Source> sources)
     : heap_(Later{&sources_}) {
   sources_.reserve(sources.size());
-  for (Source& s : sources) sources_.push_back(Slot{std::move(s), Event{}, 0, false});
+  for (Source& s : sources) sources_.push_back(Slot{std::move(s), nullptr, 0, false});
 }
 
 Result<bool> MergedLogReader::Advance(size_t i) {
   Slot& slot = sources_[i];
-  Result<bool> next = slot.source.reader.Next(&slot.next);
-  if (!next.ok() || !*next) return next;
-  if (std::optional<uint64_t> start = EventStartNs(slot.next)) {
+  Result<const Event*> next = slot.source.reader.NextEvent();
+  if (!next.ok()) return next.status();
+  slot.next = *next;
+  if (!slot.next) return false;
+  if (std::optional<uint64_t> start = EventStartNs(*slot.next)) {
     slot.key = *start + static_cast<uint64_t>(slot.source.offset_ns);
   } else if (!slot.primed) {
     slot.key = 0;  // identities before the first timed event: first of all
@@ -36,7 +38,7 @@ Result<bool> MergedLogReader::Advance(size_t i) {
   return true;
 }
 
-Result<bool> MergedLogReader::Next(Event* out, size_t* source) {
+Result<const Event*> MergedLogReader::NextEvent(size_t* source) {
   if (!started_) {
     started_ = true;
     for (size_t i = 0; i < sources_.size(); ++i) {
@@ -45,14 +47,26 @@ Result<bool> MergedLogReader::Next(Event* out, size_t* source) {
       if (*more) heap_.push(i);
     }
   }
-  if (heap_.empty()) return false;
+  if (returned_) {
+    const size_t i = *returned_;
+    returned_.reset();
+    Result<bool> more = Advance(i);
+    if (!more.ok()) return more.status();
+    if (*more) heap_.push(i);
+  }
+  if (heap_.empty()) return static_cast<const Event*>(nullptr);
   const size_t i = heap_.top();
   heap_.pop();
-  *out = sources_[i].next;
   *source = i;
-  Result<bool> more = Advance(i);
-  if (!more.ok()) return more.status();
-  if (*more) heap_.push(i);
+  returned_ = i;
+  return sources_[i].next;
+}
+
+Result<bool> MergedLogReader::Next(Event* out, size_t* source) {
+  Result<const Event*> next = NextEvent(source);
+  if (!next.ok()) return next.status();
+  if (!*next) return false;
+  *out = **next;
   return true;
 }
 

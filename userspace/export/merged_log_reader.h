@@ -32,6 +32,9 @@ class MergedLogReader {
   // The next event in merged order and the index of the log it came from; Ok(false) when
   // every log is done. Errors are the readers' (they name the file).
   Result<bool> Next(Event* out, size_t* source);
+  // The same without the copy: the event lies in its reader's batch and stays valid until the
+  // next call; null when every log is done.
+  Result<const Event*> NextEvent(size_t* source);
 
   // Sets log i's offset (before the first Next: the logs' headers decide it).
   void SetOffset(size_t i, int64_t offset_ns) { sources_[i].source.offset_ns = offset_ns; }
@@ -45,7 +48,7 @@ class MergedLogReader {
  private:
   struct Slot {
     Source source;
-    Event next;
+    const Event* next = nullptr;  // in the reader's batch
     uint64_t key = 0;  // the common clock's time `next` is merged by
     bool primed = false;
   };
@@ -63,6 +66,9 @@ class MergedLogReader {
   std::vector<Slot> sources_;
   std::priority_queue<size_t, std::vector<size_t>, Later> heap_;
   bool started_ = false;
+  // The log whose event the last call returned: advanced at the next call, so the event
+  // stays where it is until then.
+  std::optional<size_t> returned_;
 };
 
 }  // namespace xtrace

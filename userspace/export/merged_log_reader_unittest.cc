@@ -87,6 +87,41 @@ TEST(MergedLogReaderTest, OrdersByTheCommonClockAndKeepsEachLogsOwnOrder) {
   EXPECT_EQ(merged.total_size().value_or(0), merged.bytes_read());
 }
 
+// NextEvent: the event stays where its reader holds it until the next call, which only then
+// reads on in that log; the order, the sources and the bytes read are Next's.
+TEST(MergedLogReaderTest, NextEventKeepsTheEventUntilTheNextCall) {
+  ScratchDir dir;
+  auto open = [&](const std::string& name, uint32_t pid, std::vector<uint64_t> starts) {
+    auto reader = LogReader::Open(WriteLog(dir, name, pid, starts));
+    EXPECT_TRUE(reader.ok());
+    return std::move(*reader);
+  };
+  std::vector<MergedLogReader::Source> a, b;
+  a.push_back({open("a.capnp", 1, {100, 300, 500, 700}), 0});
+  a.push_back({open("b.capnp", 2, {200, 250, 600}), 0});
+  MergedLogReader copying(std::move(a));
+  const std::vector<std::string> expected = ReadAll(copying);
+
+  b.push_back({open("a2.capnp", 1, {100, 300, 500, 700}), 0});
+  b.push_back({open("b2.capnp", 2, {200, 250, 600}), 0});
+  MergedLogReader merged(std::move(b));
+  std::vector<std::string> got;
+  size_t source = 0;
+  while (true) {
+    Result<const Event*> next = merged.NextEvent(&source);
+    ASSERT_TRUE(next.ok()) << next.status().message();
+    if (!*next) break;
+    const Event* event = *next;
+    if (const auto* p = std::get_if<ProcessInfo>(event)) {
+      got.push_back("log" + std::to_string(source) + " process " + std::to_string(p->pid));
+    } else if (const auto* l = std::get_if<KernelLaunch>(event)) {
+      got.push_back("log" + std::to_string(source) + " " + std::to_string(l->start_ns));
+    }
+  }
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(merged.total_size().value_or(0), merged.bytes_read());
+}
+
 TEST(MergedLogReaderTest, EventStartNsCoversTimedKinds) {
   EXPECT_EQ(EventStartNs(Event{IttMarker{.ts_ns = 9}}), std::optional<uint64_t>(9));
   EXPECT_EQ(EventStartNs(Event{MemoryUsage{.time_ns = 8}}), std::optional<uint64_t>(8));

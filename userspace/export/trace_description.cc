@@ -33,11 +33,10 @@ TraceDescription DescribeLog(const std::string& path, bool salvage) {
       path, LogReaderOptions{.salvage = salvage,
                              .window = LogReaderOptions::Window{.from_ns = UINT64_MAX, .to_ns = 0}});
   if (!reader.ok()) return builder.Build();
-  Event event;
   while (true) {
-    Result<bool> next = reader->Next(&event);
+    Result<const Event*> next = reader->NextEvent();
     if (!next.ok() || !*next) break;
-    builder.Add(event, reader->strings());
+    builder.Add(**next, reader->strings());
   }
   return builder.Build();
 }

@@ -61,7 +61,11 @@ struct LogReader::Impl {
   Status damage;
   Status error;  // sticky: without salvage, damage fails every later Next
   bool done = false;
-  std::vector<Event> batch;  // the current batch, decoded and validated
+  // The current batch, decoded and validated: its first batch_size events. The vector only
+  // grows: each event is decoded over the one in its slot before, which is usually of the
+  // same kind, so no slot is constructed (some 200 bytes zeroed) per event.
+  std::vector<Event> batch;
+  size_t batch_size = 0;
   std::vector<uint64_t> handles;  // the current batch's handle table (Batch.handles)
   size_t next = 0;
   uint64_t batches_read = 0;
@@ -151,7 +155,7 @@ Status LogReader::Impl::LoadNext() {
         case log_schema::LogFrame::BATCH: {
           if (Status st = LoadBatch(root.getBatch(), Where()); !st.ok()) return st;
           ++batches_read;
-          if (!batch.empty()) return Status::Ok();
+          if (batch_size != 0) return Status::Ok();
           continue;
         }
       }
@@ -183,22 +187,21 @@ Status LogReader::Impl::LoadBatch(log_schema::Batch::Reader batch_reader,
   handles.clear();
   for (uint64_t h : handle_list) handles.push_back(h);
   const auto events = batch_reader.getEvents();
-  batch.clear();
-  batch.reserve(events.size());
+  batch_size = 0;
+  if (batch.size() < events.size()) batch.resize(events.size());
   for (unsigned i = 0; i < events.size(); ++i) {
     const auto in = events[i];
     if (outside && log_codec::IsWindowedKind(in.which())) continue;
     // Decoded in place: an Event is some 200 bytes, and a copy of each would cost as much
     // as the decoding.
-    Event& event = batch.emplace_back();
+    Event& event = batch[batch_size];
     const log_codec::DecodeResult decoded = log_codec::DecodeEvent(in, base_ns, handles, &event);
     if (decoded == log_codec::DecodeResult::kUnknownKind) {
-      batch.pop_back();
       ++unknown_events;
       continue;
     }
     if (decoded == log_codec::DecodeResult::kBadHandleRef) {
-      batch.clear();
+      batch_size = 0;
       return Status::Error(where + ": corrupt handle ref in event " + std::to_string(i) +
                            " (the batch has " + std::to_string(handles.size()) + " handles)");
     }
@@ -207,11 +210,12 @@ Status LogReader::Impl::LoadBatch(log_schema::Batch::Reader batch_reader,
       if (id >= strings.size()) bad = id;
     });
     if (bad != kEmptyString) {
-      batch.clear();
+      batch_size = 0;
       return Status::Error(where + ": corrupt string id " + std::to_string(bad) + " in event " +
                            std::to_string(i) + " (the table has " + std::to_string(strings.size()) +
                            " strings)");
     }
+    ++batch_size;
   }
   next = 0;
   return Status::Ok();
@@ -230,26 +234,33 @@ Result<LogReader> LogReader::Open(const std::string& path, Options options) {
   return LogReader(std::move(impl));
 }
 
-Result<bool> LogReader::Next(Event* out) {
+Result<const Event*> LogReader::NextEvent() {
   Impl& r = *impl_;
   if (!r.error.ok()) return r.error;
-  while (r.next == r.batch.size()) {
-    if (r.done) return false;
-    r.batch.clear();
+  while (r.next == r.batch_size) {
+    if (r.done) return static_cast<const Event*>(nullptr);
+    r.batch_size = 0;
     r.next = 0;
     if (Status st = r.LoadNext(); !st.ok()) {
       r.done = true;
-      r.batch.clear();
+      r.batch_size = 0;
       if (r.options.salvage) {
         r.damage = st;
-        return false;
+        return static_cast<const Event*>(nullptr);
       }
       r.error = st;
       return st;
     }
   }
-  *out = r.batch[r.next++];
   ++r.events_read;
+  return &r.batch[r.next++];
+}
+
+Result<bool> LogReader::Next(Event* out) {
+  Result<const Event*> next = NextEvent();
+  if (!next.ok()) return next.status();
+  if (!*next) return false;
+  *out = **next;
   return true;
 }
 

@@ -54,6 +54,10 @@ class LogReader {
   // Without salvage, damage is an error (and so is every later call).
   Result<bool> Next(Event* out);
 
+  // Next without the copy: the event itself, valid until the next call of NextEvent or Next
+  // (it lies in the batch the reader holds); null at the end, as Next's false.
+  Result<const Event*> NextEvent();
+
   // Every string the events returned so far refer to (ids are those in the events).
   const StringTable& strings() const;
 

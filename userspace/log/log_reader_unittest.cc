@@ -504,6 +504,80 @@ TEST(LogReaderTest, ProgressCountsBytes) {
   EXPECT_EQ(reader->events_read(), static_cast<uint64_t>(3 * kEventsPerBatch));
 }
 
+// NextEvent hands out the events in the reader's own batch, each decoded over the slot's
+// previous event: kinds change from slot to slot between batches (a Python stack where a
+// launch was, with fewer frames than the stack before it), and each event still reads as
+// written, the same as Next's copies.
+TEST(LogReaderTest, NextEventReadsEachEventOverTheSlotBefore) {
+  ScratchDir dir;
+  const std::string path = dir.File("mixed.capnp");
+  std::vector<Event> written;
+  {
+    auto writer = LogWriter::Create(path, SampleHeader(), {.events_per_batch = 5});
+    ASSERT_TRUE(writer.ok());
+    StringTable& s = (*writer)->strings();
+    const StringId name = s.Intern("gemm"), file = s.Intern("model.py"), fn = s.Intern("forward");
+    auto stack = [&](uint64_t i, int frames) {
+      PythonStack st{.pid = 7, .tid = 8, .start_ns = 1000 + i, .end_ns = 2000 + i, .frames = {},
+                     .truncated = frames > 2};
+      for (int f = 0; f < frames; ++f)
+        st.frames.push_back({.file = file, .function = fn, .line = static_cast<uint32_t>(10 + f)});
+      return st;
+    };
+    // Batches of five, the kinds rotating so that every slot sees several kinds.
+    for (uint64_t i = 0; i < 40; ++i) {
+      Event e;
+      switch (i % 7) {
+        case 0: e = ProcessInfo{.pid = static_cast<uint32_t>(100 + i)}; break;
+        case 1: e = stack(i, static_cast<int>(4 - i % 4)); break;
+        case 2: e = ThreadInfo{.pid = 7, .tid = static_cast<uint32_t>(i), .name = name}; break;
+        default: e = test_util::RealisticLaunch(i, name, 1); break;
+      }
+      written.push_back(e);
+      (*writer)->Append(e);
+    }
+    ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
+  }
+  auto reader = LogReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  size_t n = 0;
+  while (true) {
+    Result<const Event*> next = reader->NextEvent();
+    ASSERT_TRUE(next.ok()) << next.status().message();
+    if (!*next) break;
+    ASSERT_LT(n, written.size());
+    const Event& read = **next;
+    if (const auto* st = std::get_if<PythonStack>(&written[n])) {
+      const auto* got = std::get_if<PythonStack>(&read);
+      ASSERT_NE(got, nullptr) << "event " << n;
+      EXPECT_EQ(got->frames, st->frames) << "event " << n;
+      EXPECT_EQ(got->truncated, st->truncated) << "event " << n;
+      EXPECT_EQ(got->start_ns, st->start_ns) << "event " << n;
+    } else {
+      test_util::ExpectSameEvent(written[n], read);
+    }
+    ++n;
+  }
+  EXPECT_EQ(n, written.size());
+  EXPECT_EQ(reader->events_read(), written.size());
+  EXPECT_TRUE(reader->complete());
+
+  // Next copies the same events.
+  auto copying = LogReader::Open(path);
+  ASSERT_TRUE(copying.ok());
+  const ReadOutcome outcome = ReadToEnd(*copying);
+  ASSERT_TRUE(outcome.status.ok());
+  ASSERT_EQ(outcome.events.size(), written.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (std::holds_alternative<PythonStack>(written[i])) {
+      EXPECT_EQ(std::get<PythonStack>(outcome.events[i]).frames,
+                std::get<PythonStack>(written[i]).frames);
+    } else {
+      test_util::ExpectSameEvent(written[i], outcome.events[i]);
+    }
+  }
+}
+
 // With a window, batches whose spans all lie outside it come back without their spans but
 // with their identities; batches reaching into it come back whole; old logs (no endNs) whole.
 TEST(LogReaderTest, WindowSkipsTheSpansOfBatchesOutsideIt) {

@@ -25,11 +25,11 @@ Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const L
   // of the events decides it only for GroupBy kRank: the rank is read from the events as they
   // stream and the aggregator relabelled at the end.
   log.aggregator = std::make_unique<ReportAggregator>(aggregate, aggregate.by == GroupBy::kHost ? log.host : log.rank);
-  Event event;
   while (true) {
-    Result<bool> next = reader->Next(&event);
+    Result<const Event*> next = reader->NextEvent();
     if (!next.ok()) return next.status();
     if (!*next) break;
+    const Event& event = **next;
     if (const auto* process = std::get_if<ProcessInfo>(&event); process && !log.rank_recorded &&
                                                                 process->rank >= 0) {
       log.rank = "rank " + std::to_string(process->rank);
