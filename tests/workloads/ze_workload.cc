@@ -89,7 +89,9 @@ Options:
                        xt_never_launched, is created by every thread but never launched)
   --end HOW            how the process ends after its last round (default exit): exit
                        (returns from main, destroying what it created), kill (SIGKILLs
-                       itself, nothing destroyed), exec (replaces itself with /bin/true)
+                       itself, nothing destroyed), exec (replaces itself with /bin/true),
+                       threads (its launching threads end first, then the process lives
+                       300 ms more before it exits)
   --verbose            describe the device, clocks and kernel timestamps on stderr
   --help               this text
 
@@ -162,8 +164,8 @@ Options parse_options(int argc, char** argv) {
       o.list_kernels = true;
     } else if (arg == "--end") {
       o.end = option_value(argc, argv, i);
-      if (o.end != "exit" && o.end != "kill" && o.end != "exec")
-        usage_error("--end: unknown way to end \"" + o.end + "\" (exit, kill, exec)");
+      if (o.end != "exit" && o.end != "kill" && o.end != "exec" && o.end != "threads")
+        usage_error("--end: unknown way to end \"" + o.end + "\" (exit, kill, exec, threads)");
     } else if (arg == "--verbose") {
       o.verbose = true;
     } else {
@@ -614,7 +616,7 @@ int run(const Options& options) {
   if (!options.launch_log.empty()) log = std::make_unique<LaunchLog>(options.launch_log);
 
   Gpu gpu(options);
-  Crew crew(gpu, options, log.get());
+  std::optional<Crew> crew(std::in_place, gpu, options, log.get());
   if (options.verbose)
     std::fprintf(stderr, "%s: %llu launch(es) per round (threads %llu x iterations %llu x %llu)\n",
                  program_name(), static_cast<unsigned long long>(per_round),
@@ -625,7 +627,7 @@ int run(const Options& options) {
   std::uint64_t rounds = 0, total = 0;
   auto round = [&](bool counted) {
     gpu.global_timestamps();  // runtimes resample the clock pair around work
-    std::uint64_t n = crew.run_round(counted);
+    std::uint64_t n = crew->run_round(counted);
     if (n != per_round) {
       std::fprintf(stderr, "%s: internal error: round launched %llu kernels, expected %llu\n",
                    program_name(), static_cast<unsigned long long>(n),
@@ -634,7 +636,7 @@ int run(const Options& options) {
     }
     auto [host, dev] = gpu.global_timestamps();
     if (options.verbose) {
-      TimestampStats s = crew.stats();
+      TimestampStats s = crew->stats();
       std::fprintf(stderr,
                    "%s: %s round done: %llu kernel timestamps, %llu..%llu ticks; clocks host=%llu "
                    "device=%llu\n",
@@ -682,6 +684,10 @@ int run(const Options& options) {
     ::execl("/bin/true", "true", static_cast<char*>(nullptr));
     std::fprintf(stderr, "ze_workload: exec /bin/true: %s\n", std::strerror(errno));
     return 1;
+  }
+  if (options.end == "threads") {
+    crew.reset();  // joins the launching threads
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
   return 0;
 }
