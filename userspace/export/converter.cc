@@ -80,6 +80,8 @@ class EventConverter {
       args_.push_back(TraceArg::String("rank", rank));
     }
     out_.ProcessName(e.pid, name, args_);
+    // Ranks listed in rank order (the GPUs' own tracks sort after every rank).
+    if (e.rank >= 0) out_.ProcessSortIndex(e.pid, e.rank);
     std::string& was = process_comms_[e.pid];
     if (e.exec_ns && !was.empty() && was != comm) {
       args_.insert(args_.begin(), TraceArg::String("was", was));

@@ -536,6 +536,13 @@ TEST(ConverterTest, LogsOfTwoMachinesShareOneTimelineWithPidsApart) {
   EXPECT_EQ(processes[1]["args"]["name"], "python3 (rank 1) [gpu-node-8] (pid 4242)");
   EXPECT_EQ(processes[1]["args"]["rank"], "1");
   EXPECT_EQ(processes[1]["args"]["host"], "gpu-node-8");
+  // Ranks in rank order, whatever their pids.
+  const auto order = Find(trace, "M", "process_sort_index");
+  ASSERT_EQ(order.size(), 2u);
+  EXPECT_EQ(order[0]["pid"], kPid);
+  EXPECT_EQ(order[0]["args"]["sort_index"], 0);
+  EXPECT_EQ(order[1]["pid"], (1u << 22) | kPid);
+  EXPECT_EQ(order[1]["args"]["sort_index"], 1);
   EXPECT_TRUE(Contains(trace["otherData"]["clock_alignment"], "gpu-node-8 (boot another-boot): moved by 5000000000 ns"));
   EXPECT_EQ(trace["otherData"]["hosts"], "2");
 }
