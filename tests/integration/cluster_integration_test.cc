@@ -14,8 +14,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <ctime>
+#include <map>
 #include <memory>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -317,6 +320,10 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
   std::this_thread::sleep_for(1s);  // mid-run: the ranks have been stepping for a while
 
   const std::string out = home + "/trace";
+  timespec asked{};
+  ::clock_gettime(CLOCK_REALTIME, &asked);
+  const uint64_t asked_ns = static_cast<uint64_t>(asked.tv_sec) * 1'000'000'000ull +
+                            static_cast<uint64_t>(asked.tv_nsec);
   const RunResult traced = RunCommand(
       As(kUser, {kXtrace, "slurm", jid, "--duration", "3s", "--start-in", "2s", "-o", out,
                  "--socket", dir_ + "/run/%n.sock"}),
@@ -327,6 +334,11 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
   EXPECT_NE(traced.err.find("xtrace slurm: xt1: xtrace: captured"), std::string::npos) << traced.err;
   EXPECT_NE(traced.err.find("xtrace slurm: xt2: xtrace: captured"), std::string::npos) << traced.err;
   EXPECT_NE(traced.err.find("2 log(s) from 2 node(s) in " + out), std::string::npos) << traced.err;
+  for (const char* node : {"xt1", "xt2"})
+    EXPECT_TRUE(std::regex_search(traced.err, std::regex(std::string("xtrace slurm: ") + node +
+                                                         ": capturing job " + jid +
+                                                         " \\(started [0-9]+ ms after the common start")))
+        << traced.err;
 
   // Each node's log: written as the user, both ranks of its node and no other.
   std::set<uint32_t> pids;
@@ -340,6 +352,9 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
     const LogContents c = ReadLogContents(files[0]);
     ASSERT_TRUE(c.readable) << c.error;
     EXPECT_TRUE(c.complete);
+    // No node starts before the common start (2 s after the command was run), however early
+    // its step reached it.
+    EXPECT_GE(c.header.start_clock.realtime_ns, asked_ns + 2'000'000'000ull) << node;
     size_t ranks_here = 0;
     for (const auto& [pid, launches] : c.launches) {
       if (launches.size() < 50) continue;
@@ -370,13 +385,24 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
   std::ifstream timeline_file(dir_ + "/job.json");
   const json timeline = json::parse(timeline_file, nullptr, false);
   ASSERT_FALSE(timeline.is_discarded());
-  std::set<std::string> rank_names;
-  for (const json& e : timeline["traceEvents"])
-    if (e.value("ph", "") == "M" && e.value("name", "") == "process_name") {
-      const std::string name = e["args"].value("name", "");
-      if (name.find("rank ") != std::string::npos) rank_names.insert(name);
-    }
-  EXPECT_GE(rank_names.size(), 4u) << ::testing::PrintToString(rank_names);
+  // Every rank a process, listed in rank order, with its own launches.
+  std::map<int, uint64_t> pid_of_rank;
+  std::map<uint64_t, int64_t> sort_index;
+  std::map<uint64_t, size_t> launches_of;
+  for (const json& e : timeline["traceEvents"]) {
+    const std::string ph = e.value("ph", ""), name = e.value("name", "");
+    if (ph == "M" && name == "process_name" && e["args"].contains("rank"))
+      pid_of_rank[std::stoi(e["args"]["rank"].get<std::string>())] = e["pid"].get<uint64_t>();
+    if (ph == "M" && name == "process_sort_index")
+      sort_index[e["pid"].get<uint64_t>()] = e["args"]["sort_index"].get<int64_t>();
+    if (ph == "X" && name == "step_forward" && e.value("cat", "") == "xpu_runtime")
+      ++launches_of[e["pid"].get<uint64_t>()];  // a launch on the host, named by its kernel
+  }
+  ASSERT_EQ(pid_of_rank.size(), 4u) << ::testing::PrintToString(pid_of_rank);
+  for (const auto& [rank, pid] : pid_of_rank) {
+    EXPECT_EQ(sort_index[pid], rank) << "rank " << rank << " (pid " << pid << ")";
+    EXPECT_GE(launches_of[pid], 50u) << "rank " << rank << " (pid " << pid << ")";
+  }
   EXPECT_EQ(timeline.value("distributedInfo", json::object()).value("ranks", json::array()),
             json::array({0, 1, 2, 3}));
 

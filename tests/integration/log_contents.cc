@@ -21,6 +21,7 @@ LogContents ReadLogContents(const std::string& path) {
     c.error = reader.status().message();
     return c;
   }
+  c.header = reader->header();
   Event e;
   for (;;) {
     auto more = reader->Next(&e);

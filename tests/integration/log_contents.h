@@ -30,6 +30,7 @@ struct LogContents {
   bool readable = false;
   std::string error;  // why not, when !readable
   bool complete = false;
+  LogHeader header;  // where and when the capture started
   std::map<uint32_t, std::vector<std::string>> launches;          // pid -> "<tid>\t<name>\t<x>,<y>,<z>"
   std::map<uint32_t, std::vector<std::string>> launches_no_tid;   // pid -> "<name>\t<x>,<y>,<z>"
   std::map<uint32_t, ProcessIdentity> processes;                  // pid -> its last ProcessInfo

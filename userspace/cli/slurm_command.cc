@@ -141,9 +141,13 @@ int RunNodeStep(const SlurmCommandLine& l) {
     std::fprintf(stderr, "xtrace slurm: %s: %s\n", node.c_str(), started.status().message().c_str());
     return 1;
   }
-  const uint64_t late_ms = (RealtimeNs() - std::max(now, l.start_at_realtime_ns)) / 1'000'000;
-  std::fprintf(stderr, "xtrace slurm: %s: capturing job %s (started %llu ms after the common start)\n",
-               node.c_str(), l.job.c_str(), static_cast<unsigned long long>(late_ms));
+  // From the common start, also when this step reached the node after it: how far apart the
+  // nodes' windows are is what a user reading the merged timeline needs to know.
+  const uint64_t at = RealtimeNs();
+  const uint64_t late_ms = (at - std::min(at, l.start_at_realtime_ns)) / 1'000'000;
+  std::fprintf(stderr, "xtrace slurm: %s: capturing job %s (started %llu ms after the common start%s)\n",
+               node.c_str(), l.job.c_str(), static_cast<unsigned long long>(late_ms),
+               now > l.start_at_realtime_ns ? "; this node's step arrived after it" : "");
   auto ended = WaitForCaptureEnd(socket, l.duration_ns + 120'000'000'000ull);
   if (!ended.ok()) {
     std::fprintf(stderr, "xtrace slurm: %s: %s\n", node.c_str(), ended.status().message().c_str());
