@@ -4,6 +4,11 @@
 #define XTRACE_HOLD_BPF_H
 
 #include "maps.bpf.h"
+#include "output.bpf.h"
+
+#define XT_SIGCONT 18 /* asm-generic/signal.h: the same on x86-64 */
+#define XT_SIGSTOP 19
+#define XT_EEXIST 17
 
 /* Notes the current process's parent in hold_parents as it is held (maps.bpf.h says why). */
 static __always_inline void xt_note_hold_parent(__u64 now)
@@ -20,6 +25,44 @@ static __always_inline void xt_note_hold_parent(__u64 now)
 	if (old && old->state == XT_PARENT_STOPPED && old->child != entry.child)
 		return;
 	bpf_map_update_elem(&hold_parents, &parent, &entry, BPF_ANY);
+}
+
+/* Holds the current process (`tgid`, thread `tid`) for `reason` if the capture asks for it:
+ * its entry in `held` first, then the stop, which takes effect as the thread returns to user
+ * space. XT_FLAG_HELD when held. The record that says so must be written after the stop is
+ * sent: a capture that read it sooner could continue the process before it was stopped. */
+static __always_inline __u32 xt_hold(const struct xt_capture_config *cfg, __u32 tgid, __u32 tid,
+				     __u32 reason, __u64 now)
+{
+	struct xt_hold hold = { .since_ns = now, .tid = tid, .reason = reason };
+	long err;
+
+	if (!(cfg->hold & reason) || !tgid)
+		return 0;
+	err = bpf_map_update_elem(&held, &tgid, &hold, BPF_NOEXIST);
+	if (err) {
+		/* Held already (the capture has not continued it yet): that hold covers this too. */
+		if (err != -XT_EEXIST)
+			xt_count(XT_CNT_HOLD_MISSED);
+		return 0;
+	}
+	xt_note_hold_parent(now);
+	if (bpf_send_signal_thread(XT_SIGSTOP)) {
+		bpf_map_delete_elem(&held, &tgid);
+		xt_count(XT_CNT_HOLD_MISSED);
+		return 0;
+	}
+	return XT_FLAG_HELD;
+}
+
+/* The record announcing a hold was lost (a full ring): nobody would continue the process but
+ * the guardian's bound, so it is not held after all. The stop is still pending (the thread has
+ * not left the kernel) and SIGCONT discards it. */
+static __always_inline void xt_unhold(__u32 tgid)
+{
+	if (bpf_map_delete_elem(&held, &tgid) == 0)
+		bpf_send_signal_thread(XT_SIGCONT);
+	xt_count(XT_CNT_HOLD_MISSED);
 }
 
 #endif /* XTRACE_HOLD_BPF_H */

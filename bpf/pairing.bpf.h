@@ -17,6 +17,10 @@ static __always_inline struct xt_call_slot *xt_take_slot(struct xt_thread_state 
 		xt_count(XT_CNT_INFLIGHT_FULL);
 		return NULL;
 	}
+	/* The same call entered again before its return: the loader's stub has jumped into the
+	 * driver's function, probed too (the function a dispatch table or an extension pointer
+	 * reaches). The inner entry takes the slot and its return records the call once. */
+	st->call.nested = st->call.start_ns && st->call.fn == fn;
 	st->call.fn = fn;
 	st->call.flags = flags;
 	st->call.start_ns = bpf_ktime_get_ns();
@@ -62,6 +66,11 @@ static __always_inline struct xt_call_slot *xt_exit(__u32 fn)
 
 	if (st && st->call.start_ns && st->call.fn == fn)
 		return &st->call;
+	/* The outer return of a call entered twice: the inner one has recorded it. */
+	if (st && !st->call.start_ns && st->call.nested && st->call.fn == fn) {
+		st->call.nested = 0;
+		return NULL;
+	}
 	if (xt_traced())
 		xt_count(XT_CNT_ORPHAN_RETURN);
 	return NULL;

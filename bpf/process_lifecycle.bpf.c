@@ -13,12 +13,9 @@
 #include "hold.bpf.h"
 #include "scope.bpf.h"
 
-#define XT_SIGCONT 18 /* asm-generic/signal.h: the same on x86-64 */
-#define XT_SIGSTOP 19
 #define XT_SIGTSTP 20
 #define XT_SIGTTIN 21
 #define XT_SIGTTOU 22
-#define XT_EEXIST 17
 #define XT_SI_USER 0   /* kill(2) */
 #define XT_SI_TKILL -6 /* tkill(2), tgkill(2) */
 #define XT_TRACE_SIGNAL_DELIVERED 0 /* include/trace/events/signal.h */
@@ -67,46 +64,6 @@ static __always_inline void xt_select(__u32 tgid)
 		xt_count(XT_CNT_TRACED_FULL);
 	else
 		xt_filter_changed(); /* e.g. an exec that now matches --comm: its thread asks again */
-}
-
-/* Holds the current process (`tgid`, thread `tid`) for `reason` if the capture asks for it:
- * its entry in `held` first, then the stop, which takes effect as the thread returns to user
- * space. XT_FLAG_HELD when held. The record that says so must be written after the stop is
- * sent: a capture that read it sooner could continue the process before it was stopped. */
-/* Parents that mirror their child's stops: hold_parents and xt_note_hold_parent, in
- * maps.bpf.h (query holds note them too). */
-static __always_inline __u32 xt_hold(const struct xt_capture_config *cfg, __u32 tgid, __u32 tid,
-				     __u32 reason, __u64 now)
-{
-	struct xt_hold hold = { .since_ns = now, .tid = tid, .reason = reason };
-	long err;
-
-	if (!(cfg->hold & reason) || !tgid)
-		return 0;
-	err = bpf_map_update_elem(&held, &tgid, &hold, BPF_NOEXIST);
-	if (err) {
-		/* Held already (the capture has not continued it yet): that hold covers this too. */
-		if (err != -XT_EEXIST)
-			xt_count(XT_CNT_HOLD_MISSED);
-		return 0;
-	}
-	xt_note_hold_parent(now);
-	if (bpf_send_signal_thread(XT_SIGSTOP)) {
-		bpf_map_delete_elem(&held, &tgid);
-		xt_count(XT_CNT_HOLD_MISSED);
-		return 0;
-	}
-	return XT_FLAG_HELD;
-}
-
-/* The record announcing a hold was lost (a full ring): nobody would continue the process but
- * the guardian's bound, so it is not held after all. The stop is still pending (the thread has
- * not left the kernel) and SIGCONT discards it. */
-static __always_inline void xt_unhold(__u32 tgid)
-{
-	if (bpf_map_delete_elem(&held, &tgid) == 0)
-		bpf_send_signal_thread(XT_SIGCONT);
-	xt_count(XT_CNT_HOLD_MISSED);
 }
 
 /* The process's pid in its own (innermost) pid namespace. */

@@ -5,6 +5,7 @@
 #include "pairing.bpf.h"
 #include "query.bpf.h"
 #include "python_frames.bpf.h"
+#include "scope.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -210,6 +211,26 @@ static __always_inline void ze_read(__u32 spec, const struct xt_call_slot *st, _
 		*flags |= XT_FLAG_ARG_UNREADABLE;
 }
 
+/* After zeInit or zeInitDrivers the loader's dispatch tables hold the driver's functions, and
+ * an application can take them (zeGet*ProcAddrTable) and call them without passing the
+ * loader's exports: the capture is asked to look at the process again (a process-maps record)
+ * and probe where those tables point (capture/ze_source.cc). Where the capture holds processes
+ * at library loads (record), the process is held until it has, so that no call through a table
+ * can come first. */
+static __always_inline void ze_rescan_after_init(__u64 now)
+{
+	const struct xt_capture_config *cfg = xt_config();
+	struct xt_record_header rec = {};
+	__u32 pid = 0, tgid = 0;
+
+	if (!cfg || !xt_current_ids(cfg, &pid, &tgid))
+		return;
+	xt_fill_header_of(&rec, XT_REC_PROCESS_MAPS, sizeof(rec), 0, now, now, tgid, pid);
+	rec.flags |= xt_hold(cfg, tgid, pid, XT_HOLD_LIBRARY, now);
+	if (xt_output_waking(&rec, sizeof(rec), BPF_RB_FORCE_WAKEUP) && (rec.flags & XT_FLAG_HELD))
+		xt_unhold(tgid);
+}
+
 SEC("uretprobe")
 int BPF_KRETPROBE(ze_call_return, long ret)
 {
@@ -235,6 +256,8 @@ int BPF_KRETPROBE(ze_call_return, long ret)
 	if (fn == XT_ZE_KERNEL_DESTROY && rec.result == 0)
 		xt_query_note_destroyed(st, rec.arg[0]);
 	xt_forget(st);
+	if ((fn == XT_ZE_INIT || fn == XT_ZE_INIT_DRIVERS) && rec.result == 0)
+		ze_rescan_after_init(now);
 	return 0;
 }
 

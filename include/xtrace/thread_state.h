@@ -26,7 +26,9 @@ struct xt_call_slot {
 	__u32 flags;    /* enum xt_record_flags, from the entry's reads */
 	__u64 arg[XT_ZE_CALL_ARGS];
 	__u32 group_count[3]; /* launches only: the group counts, read at entry */
-	__u32 pad;
+	__u32 nested;   /* this call's entry was probed twice (a loader stub jumps into a probed
+			 * driver function): the outer return finds the slot taken back, and is
+			 * no orphan (bpf/pairing.bpf.h) */
 };
 
 enum xt_traced_answer {

@@ -9,7 +9,10 @@
 // and replayed every iteration (Intel's graph extension, driver pointers),
 // zeCommandListHostSynchronize. Checked against its launch log: every launch named, on its
 // engine, measured (or bounded), each graph kernel at every replay tied to the replaying call,
-// and the calls of each path captured. Needs root; skips with
+// and the calls of each path captured. The second workload, ze_sycl_legacy, is shaped like SYCL's legacy
+// adapter (cooperative launches, lists filled per submission and executed on a queue, batches
+// appended with zeCommandListImmediateAppendCommandListsExp), and with --through-tables makes
+// every call through the function tables it took from the loader. Needs root; skips with
 // the reason elsewhere, fails under CI.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -48,11 +51,14 @@ using testing::Subprocess;
 
 const std::string kXtrace = XTRACE_BIN;
 const std::string kWorkload = ZE_SYCL_V2_BIN;
+const std::string kLegacy = ZE_SYCL_LEGACY_BIN;
 const std::string kSimze = SIMZE_LIB;
 constexpr int kIterations = 3;
 // 3 with arguments, 1 in the appended list, 2 in the replayed graph
 constexpr size_t kLaunchesPerIteration = 6;
 constexpr size_t kGraphLaunches = 2;
+// ze_sycl_legacy: 2 on the queue, 1 on the immediate list, 1 in the batched list
+constexpr size_t kLegacyLaunchesPerIteration = 4;
 
 // Kernels appended once and run every iteration: the appended regular list's (gemm) and the
 // graph's (softmax); the launch log lists them at every run.
@@ -102,7 +108,8 @@ class LevelZeroPathsTest : public RootTest {
   };
   Run Record(const std::vector<std::string>& prefix, const std::string& workload,
              const std::string& log, const std::string& host_log,
-             const std::vector<std::string>& env = {}) {
+             const std::vector<std::string>& env = {},
+             const std::vector<std::string>& options = {}) {
     Run run;
     const std::string out = Path("run.capnp");
     std::vector<std::string> argv = {kXtrace, "record", "-o", out, "--"};
@@ -110,6 +117,7 @@ class LevelZeroPathsTest : public RootTest {
     for (const std::string& a : {workload, std::string("--iterations"), std::to_string(kIterations),
                                  std::string("--launch-log"), log})
       argv.push_back(a);
+    argv.insert(argv.end(), options.begin(), options.end());
     std::vector<std::string> full_env = env;
     full_env.push_back("ZE_ENABLE_ALT_DRIVERS=" + kSimze);
     run.result = RunCommand(argv, full_env, 120s);
@@ -126,13 +134,15 @@ class LevelZeroPathsTest : public RootTest {
   // `workload`, `log` and `host_log` as for Record; result.out is the workload's output,
   // result.err xtrace's.
   Run Attach(const std::vector<std::string>& prefix, const std::string& workload,
-             const std::string& log, const std::string& host_log) {
+             const std::string& log, const std::string& host_log,
+             const std::vector<std::string>& options = {}) {
     Run run;
     const std::string out = Path("run.capnp");
     std::vector<std::string> argv = prefix;
     for (const std::string& a : {workload, std::string("--wait-for-signal"), std::string("--iterations"),
                                  std::to_string(kIterations), std::string("--launch-log"), log})
       argv.push_back(a);
+    argv.insert(argv.end(), options.begin(), options.end());
     Subprocess target(argv, {"ZE_ENABLE_ALT_DRIVERS=" + kSimze});
     const auto ready = target.WaitStdout("ready ", 60s);
     run.pid = ready ? PidFromReadyLine(*ready) : 0;
@@ -279,6 +289,76 @@ class LevelZeroPathsTest : public RootTest {
                         XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
                         XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2})
       EXPECT_TRUE(Called(run, fn)) << "call " << fn << " is missing";
+  }
+
+  // ze_sycl_legacy's run: every launch named once (cooperative and plain as launched), each
+  // kernel on its engine (the queue's list's two on the queue, the cooperative one on the
+  // immediate list, the batched list's on the immediate list where
+  // zeCommandListImmediateAppendCommandListsExp exists, else on the queue), measured from the
+  // pooled timestamp events, seen complete, and tied to the call that submitted it and the
+  // one that saw it done (the trace's flows).
+  void ExpectEveryLegacyLaunch(const Run& run, bool immediate_append) {
+    ASSERT_EQ(run.result.exit_code(), 0) << run.result.out << run.result.err;
+    ASSERT_GT(run.pid, 0u) << run.result.out;
+    ASSERT_EQ(run.expected.size(), kIterations * kLegacyLaunchesPerIteration);
+    EXPECT_NE(run.result.out.find(std::string("immediate_append=") + (immediate_append ? "yes" : "no")),
+              std::string::npos) << run.result.out;
+    std::vector<std::string> got;
+    size_t cooperative = 0;
+    std::set<std::pair<uint32_t, uint64_t>> submitters;  // (tid, start) of launches and calls
+    std::map<std::string, std::set<uint64_t>> lists_of;  // kernel name -> lists launched on
+    for (const KernelLaunch& l : run.capture.launches) {
+      if (l.pid != run.pid) continue;
+      const std::string name(run.capture.strings.Get(l.kernel_name));
+      EXPECT_TRUE(l.name_known) << name;
+      got.push_back(name + "\t" + std::to_string(l.group_count[0]) + "," +
+                    std::to_string(l.group_count[1]) + "," + std::to_string(l.group_count[2]));
+      cooperative += l.launch_kind == XT_LAUNCH_COOPERATIVE ? 1 : 0;
+      submitters.insert({l.tid, l.start_ns});
+      lists_of[name].insert(l.command_list);
+    }
+    EXPECT_EQ(Sorted(got), Sorted(run.expected)) << "each launch once, named";
+    EXPECT_EQ(cooperative, size_t{kIterations} * 2);
+    for (const ApiCall& c : run.capture.calls)
+      if (c.pid == run.pid) submitters.insert({c.tid, c.start_ns});
+    // The immediate list: the one the cooperative sycl lambda is launched on.
+    std::string lambda, gemm;
+    for (const auto& [name, lists] : lists_of) {
+      if (name.find("gemm") != std::string::npos) gemm = name;
+      if (name.rfind("_ZTS", 0) == 0) lambda = name;  // the mangled SYCL kernel lambda
+    }
+    ASSERT_FALSE(lambda.empty());
+    ASSERT_EQ(lists_of[lambda].size(), 1u);
+    const uint64_t immediate = *lists_of[lambda].begin();
+    std::map<std::string, std::set<uint64_t>> queues_of;
+    size_t ops = 0, measured = 0;
+    for (const DeviceOp& op : run.capture.All<DeviceOp>()) {
+      if (op.pid != run.pid || op.kind != DeviceOpKind::kKernel) continue;
+      ++ops;
+      const std::string name(run.capture.strings.Get(op.name));
+      queues_of[name].insert(op.queue);
+      measured += op.measured ? 1 : 0;
+      EXPECT_TRUE(op.completion_seen) << name;
+      EXPECT_LE(op.start_ns, op.end_ns) << name;
+      EXPECT_TRUE(submitters.count({op.submit_tid, op.submit_ns}))
+          << name << " is tied to no call that submitted it";
+      EXPECT_NE(op.sync_ns, 0u) << name << " is tied to no call that saw it done";
+    }
+    EXPECT_EQ(ops, run.expected.size());
+    EXPECT_EQ(measured, ops) << "every launch signals a timestamp event the process reads";
+    EXPECT_EQ(queues_of.size(), kLegacyLaunchesPerIteration);
+    std::set<uint64_t> queue;  // the command queue: where the other two kernels ran
+    for (const auto& [name, queues] : queues_of) {
+      EXPECT_EQ(queues.size(), 1u) << name << " ran on one engine";
+      if (name == lambda) {
+        EXPECT_EQ(*queues.begin(), immediate);
+      } else if (name != gemm) {
+        queue.insert(*queues.begin());
+      }
+    }
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_NE(*queue.begin(), immediate);
+    EXPECT_EQ(*queues_of[gemm].begin(), immediate_append ? immediate : *queue.begin());
   }
 
   static bool Called(const Run& run, uint16_t fn) {
@@ -432,6 +512,111 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderCharliecloud) {
   const Run run = Record(ch_run, "/mnt/ze_sycl_v2", "/mnt/launches.tsv", dir + "/launches.tsv",
                          {"USER=nobody"});
   ExpectEveryLaunchOnTrixiesLoader(run, "");
+}
+
+// The legacy adapter's shape on bookworm's loader, through its exports: cooperative launches,
+// lists filled per submission and executed on a queue, its batch executed on the queue
+// (1.8.12 has no zeCommandListImmediateAppendCommandListsExp).
+TEST_F(LevelZeroPathsTest, SyclLegacyShapeOnTheHostsLoader) {
+  const std::string log = Path("launches.tsv");
+  const Run run = Record({}, kLegacy, log, log);
+  ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
+}
+
+// The same, every call after zeInit made through the tables the loader hands out
+// (zeGet*ProcAddrTable): with one driver they are the simulated driver's own functions, which
+// it does not export, so no probe by name reaches them; xtrace probes where the loader's
+// dispatch points, once zeInit has filled it (record holds the process there), and each call
+// is recorded once although loader and driver are both probed.
+TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesOnTheHostsLoader) {
+  const std::string log = Path("launches.tsv");
+  const Run run = Record({}, kLegacy, log, log, {}, {"--through-tables"});
+  EXPECT_NE(run.result.out.find("tables=yes"), std::string::npos) << run.result.out;
+  ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
+  for (uint16_t fn : {XT_ZE_COMMAND_LIST_RESET, XT_ZE_COMMAND_LIST_CLOSE,
+                      XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS, XT_ZE_FENCE_HOST_SYNCHRONIZE,
+                      XT_ZE_EVENT_HOST_SYNCHRONIZE, XT_ZE_EVENT_QUERY_KERNEL_TIMESTAMP,
+                      XT_ZE_DEVICE_GET_GLOBAL_TIMESTAMPS})
+    EXPECT_TRUE(Called(run, fn)) << "call " << fn << " through a table is missing";
+}
+
+// Attached after the workload took the tables and made its kernels, lists, events and queue:
+// the functions the tables point to are found in the process's memory at the attach.
+TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedAfterItsLookupsOnTheHostsLoader) {
+  const std::string log = Path("launches.tsv");
+  const Run run = Attach({}, kLegacy, log, log, {"--through-tables"});
+  ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
+  EXPECT_NE(run.result.err.find("4 objects made before the attach were queried in the process"),
+            std::string::npos)
+      << run.result.err;
+}
+
+// Trixie's loader under chroot, through its tables: zeCommandListImmediateAppendCommandListsExp
+// from zeGetCommandListExpProcAddrTable, the batch on the immediate list.
+TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesOnTrixiesLoaderUnderChroot) {
+  const std::string root = TrixieRoot();
+  if (root.empty()) {
+    if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << TrixieDir() << ": " << WhyNoTrixie();
+    GTEST_SKIP() << "no Debian trixie tree in " << TrixieDir() << " (XTRACE_TRIXIE_ROOT): "
+                 << WhyNoTrixie();
+  }
+  std::string dir = root + "/tmp/xtrace-zepaths-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  struct Remove {
+    std::string d;
+    ~Remove() { fs::remove_all(d); }
+  } remove{dir};
+  const std::string inside = dir.substr(root.size());
+  fs::copy_file(kLegacy, dir + "/ze_sycl_legacy");
+  fs::copy_file(kSimze, dir + "/libxtrace_simze.so");
+  const Run run = Record({"/usr/sbin/chroot", root, "/usr/bin/env",
+                          "ZE_ENABLE_ALT_DRIVERS=" + inside + "/libxtrace_simze.so"},
+                         inside + "/ze_sycl_legacy", inside + "/launches.tsv",
+                         dir + "/launches.tsv", {}, {"--through-tables"});
+  ExpectEveryLegacyLaunch(run, /*immediate_append=*/true);
+  EXPECT_TRUE(Called(run, XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP));
+}
+
+// Trixie's loader in a podman container (sharing the host's pid namespace, so that the
+// workload's pid is the one to attach to), attached after the workload took the tables and
+// made its objects: the tables' functions are found through the container's loader, and the
+// kernels made before are named by asking the process.
+TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedAfterItsLookupsOnTrixiesLoader) {
+  const std::string root = TrixieRoot();
+  if (root.empty()) {
+    if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << TrixieDir() << ": " << WhyNoTrixie();
+    GTEST_SKIP() << "no Debian trixie tree in " << TrixieDir() << " (XTRACE_TRIXIE_ROOT): "
+                 << WhyNoTrixie();
+  }
+  if (access("/usr/bin/podman", X_OK) != 0 ||
+      (access("/usr/sbin/runc", X_OK) != 0 && access("/usr/bin/runc", X_OK) != 0)) {
+    if (std::getenv("CI")) FAIL() << "podman and runc are missing; scripts/install-deps.sh installs them";
+    GTEST_SKIP() << "podman and runc are not installed (scripts/install-deps.sh installs them)";
+  }
+  const std::string dir = Path("xt");
+  ASSERT_TRUE(fs::create_directory(dir));
+  fs::copy_file(kLegacy, dir + "/ze_sycl_legacy");
+  fs::copy_file(kSimze, dir + "/libxtrace_simze.so");
+  { std::ofstream(Path("containers.conf")) << "[containers]\ndefault_ulimits = []\n"; }
+  setenv("CONTAINERS_CONF", Path("containers.conf").c_str(), 1);
+  const std::string name = "xtrace-zepaths-" + std::to_string(getpid());
+  struct RemoveContainer {
+    std::string name;
+    ~RemoveContainer() {
+      (void)RunCommand({"/usr/bin/podman", "rm", "-f", "-t", "0", name}, {});
+      unsetenv("CONTAINERS_CONF");
+    }
+  } remove{name};
+  const Run run = Attach({"/usr/bin/podman", "--runtime", "runc", "run", "--rm",
+                          "--cgroup-manager=cgroupfs", "--network=none", "--pid=host", "--name",
+                          name, "-v", dir + ":/xt", "-e",
+                          "ZE_ENABLE_ALT_DRIVERS=/xt/libxtrace_simze.so", "--rootfs", root + ":O"},
+                         "/xt/ze_sycl_legacy", "/xt/launches.tsv", dir + "/launches.tsv",
+                         {"--through-tables"});
+  ExpectEveryLegacyLaunch(run, /*immediate_append=*/true);
+  EXPECT_NE(run.result.err.find("4 objects made before the attach were queried in the process"),
+            std::string::npos)
+      << run.result.err;
 }
 
 }  // namespace

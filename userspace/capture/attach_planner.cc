@@ -157,6 +157,8 @@ std::optional<AttachPlanner::Attached> AttachPlanner::ScanOnce(uint32_t pid, boo
       if (out.via.empty()) out.via = again->via;
     }
   }
+  if (again_if_hooked)
+    for (const auto& source : sources_) source->ProcessScanned(pid, PerProcess(*source));
   return out;
 }
 

@@ -22,5 +22,13 @@ Result<BpfLink> AttachUprobe(bpf_program* prog, int pid, const std::string& path
   return BpfLink(link);
 }
 
+Result<BpfLink> AttachUprobeAt(bpf_program* prog, int pid, const std::string& path,
+                               uint64_t file_offset, bool retprobe, uint64_t cookie) {
+  LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = retprobe);
+  bpf_link* link = bpf_program__attach_uprobe_opts(prog, pid, path.c_str(), file_offset, &opts);
+  if (!link) return Status::Error("offset " + std::to_string(file_offset) + ": " + BpfErrorText(errno));
+  return BpfLink(link);
+}
+
 }  // namespace xtrace
 

@@ -30,5 +30,9 @@ Result<BpfLink> AttachUprobe(bpf_program* prog, int pid, const std::string& path
                              const std::string& symbol, bool retprobe, uint64_t cookie = 0,
                              uint64_t offset = 0);
 
+// The same at a file offset of `path` (a function the file need not name).
+Result<BpfLink> AttachUprobeAt(bpf_program* prog, int pid, const std::string& path,
+                               uint64_t file_offset, bool retprobe, uint64_t cookie);
+
 }  // namespace xtrace
 

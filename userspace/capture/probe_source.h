@@ -111,6 +111,16 @@ class ProbeSource {
   // that start later are traced from their first call (e.g. "libze_loader.so.1"); empty if none.
   virtual std::string_view host_soname() const { return {}; }
 
+  // The capture has just looked at `pid`'s memory map (a scan: at attach, after an exec or a
+  // library load, or when a probe asked, e.g. after zeInit) and attached what was new; a
+  // source may probe what only the process's memory says (pointers it holds) now, for `pid`
+  // alone if `per_process`, else for every process that maps the file. Its links are its own
+  // (counted in link_count()). A held process is continued after this returns.
+  virtual void ProcessScanned(uint32_t pid, bool per_process) {
+    (void)pid;
+    (void)per_process;
+  }
+
   // The process is gone (or detached): forget what was kept about it.
   virtual void OnProcessExit(uint32_t pid) { (void)pid; }
 

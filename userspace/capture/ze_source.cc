@@ -6,6 +6,8 @@
 #include <bpf/libbpf.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +16,9 @@
 #include <set>
 #include <string_view>
 
+#include "base/read_file.h"
 #include "capture/capture_options.h"
+#include "capture/dispatch_targets.h"
 #include "capture/elf_function_offsets.h"
 #include "capture/probe_site.h"
 #include "capture/uprobe_multi.h"
@@ -34,6 +38,8 @@ constexpr std::string_view kLayerPrefixes[] = {"libze_tracing_layer.so", "libze_
 constexpr const char* kLoaderSoname = "libze_loader.so.1";
 // Bytes of a function read to recognise a dispatch stub (they are 24-30 bytes to the `je`).
 constexpr size_t kStubBytes = 48;
+// Bytes of a stub followed to its dispatch target (trixie's loader's reach their `je` at 42).
+constexpr size_t kDispatchStubBytes = 64;
 
 // One probed entry point: its symbol, the programs on its entry and return, and the cookie
 // they read. (The skeleton's program table is an anonymous struct, hence accessors.)
@@ -347,6 +353,166 @@ size_t ZeSource::AttachEach(int pid, const MappedLibrary& lib, std::string* firs
   }
   SayMissing(lib, missing);
   return attached;
+}
+
+const std::vector<ZeSource::LoaderStub>& ZeSource::StubsOf(uint32_t pid, const FileKey& key,
+                                                           const MappedLibrary& lib) {
+  auto it = loader_stubs_.find(key);
+  if (it != loader_stubs_.end()) return it->second;
+  std::vector<LoaderStub>& stubs = loader_stubs_[key];
+  UniqueFd held = OpenMappedFile(pid, lib);
+  if (!held.valid()) {
+    loader_stubs_.erase(key);  // gone: ask again when another process maps it
+    static const std::vector<LoaderStub> kNone;
+    return kNone;
+  }
+  const std::string path = "/proc/self/fd/" + std::to_string(held.get());
+  std::vector<std::string_view> symbols;
+  for (const ProbeSpec& spec : Probes())
+    if (spec.in_loader) symbols.push_back(spec.symbol);
+  auto offsets = FindFunctionOffsets(path, symbols);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!offsets.ok() || !fd.valid()) return stubs;
+  const std::vector<ProbeSpec>& probes = Probes();
+  for (size_t i = 0; i < probes.size(); ++i) {
+    if (!probes[i].in_loader) continue;
+    auto at = offsets->find(probes[i].symbol);
+    if (at == offsets->end()) continue;
+    LoaderStub stub{i, at->second, std::vector<uint8_t>(kDispatchStubBytes)};
+    const ssize_t n = ::pread(fd.get(), stub.code.data(), stub.code.size(),
+                              static_cast<off_t>(stub.file_offset));
+    if (n <= 0) continue;
+    stub.code.resize(static_cast<size_t>(n));
+    stubs.push_back(std::move(stub));
+  }
+  return stubs;
+}
+
+void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
+  const auto text = ReadWholeFile("/proc/" + std::to_string(pid) + "/maps");
+  if (!text) return;
+  const std::vector<MappedSegment> segments = ParseMappedSegments(*text);
+  const ReadWord read = ProcessMemoryReader(pid);
+  // Per file the targets are in: a segment of it (to open it by) and offset -> spec.
+  std::map<FileKey, std::pair<const MappedSegment*, std::map<uint64_t, size_t>>> targets;
+  std::set<FileKey> loaders;
+  for (const MappedSegment& s : segments) {
+    if (!s.executable || !BaseName(s.path).starts_with(kLoaderPrefix)) continue;
+    const FileKey key{s.dev_major, s.dev_minor, s.inode};
+    if (!loaders.insert(key).second) continue;
+    MappedLibrary lib;
+    lib.path = s.path;
+    lib.map_range = s.range;
+    lib.inode = s.inode;
+    lib.dev_major = s.dev_major;
+    lib.dev_minor = s.dev_minor;
+    for (const LoaderStub& stub : StubsOf(pid, key, lib)) {
+      // Where the stub is in the process: the executable mapping of this file that holds it.
+      const MappedSegment* in = nullptr;
+      for (const MappedSegment& m : segments)
+        if (m.executable && m.inode == s.inode && m.dev_major == s.dev_major &&
+            m.dev_minor == s.dev_minor && stub.file_offset >= m.file_offset &&
+            stub.file_offset < m.file_offset + (m.end - m.start))
+          in = &m;
+      if (!in) continue;
+      const auto target =
+          FollowDispatchStub(stub.code, in->start + (stub.file_offset - in->file_offset), read);
+      if (!target) continue;  // not initialised yet, or nothing there
+      const MappedSegment* to = SegmentAt(segments, *target);
+      if (!to) continue;
+      auto& file = targets[FileKey{to->dev_major, to->dev_minor, to->inode}];
+      file.first = to;
+      file.second.emplace(*target - to->start + to->file_offset, stub.spec);
+    }
+  }
+  for (const auto& [key, file] : targets) {
+    MappedLibrary lib;
+    lib.path = file.first->path;
+    lib.map_range = file.first->range;
+    lib.inode = file.first->inode;
+    lib.dev_major = file.first->dev_major;
+    lib.dev_minor = file.first->dev_minor;
+    ProbeDispatchTargets(pid, per_process, lib, file.second);
+  }
+}
+
+void ZeSource::ProbeDispatchTargets(uint32_t pid, bool per_process, const MappedLibrary& mapped,
+                                    const std::map<uint64_t, size_t>& targets) {
+  UniqueFd held = OpenMappedFile(pid, mapped);
+  struct stat st {};
+  if (!held.valid() || fstat(held.get(), &st) != 0) return;  // gone
+  MappedLibrary lib = mapped;
+  lib.host_path = "/proc/self/fd/" + std::to_string(held.get());
+  const int scope = per_process ? static_cast<int>(pid) : -1;
+  DispatchProbes& probed = dispatch_[{major(st.st_dev), minor(st.st_dev), st.st_ino, scope}];
+  // Functions this file has probed by name already (a driver's extension functions): the
+  // same function twice would be recorded once, but trap twice.
+  std::set<uint64_t> by_name;
+  if (ProbesLibrary(lib)) {
+    if (auto sites = FindProbeSites(lib.host_path); sites.ok())
+      for (const ProbeSpec& spec : Probes())
+        if (ProbedIn(spec, lib))
+          if (auto it = sites->find(spec.symbol); it != sites->end())
+            by_name.insert(it->second.file_offset);
+  }
+  const std::vector<ProbeSpec>& probes = Probes();
+  struct Group {
+    std::vector<uint64_t> offsets, cookies;
+  };
+  std::map<std::pair<bpf_program*, bool>, Group> groups;
+  std::vector<uint64_t> added;
+  for (const auto& [offset, spec_index] : targets) {
+    if (probed.offsets.count(offset) || by_name.count(offset)) continue;
+    const ProbeSpec& spec = probes[spec_index];
+    added.push_back(offset);
+    for (bool ret : {false, true}) {
+      Group& g = groups[{ret ? spec.ret(skel_.get()) : spec.entry(skel_.get()), ret}];
+      g.offsets.push_back(offset);
+      g.cookies.push_back(spec.cookie);
+    }
+  }
+  if (added.empty()) return;
+  std::string error;
+  for (auto& [key, g] : groups) {
+    if (multi_) {
+      auto link = AttachUprobeMulti(key.first, scope < 0 ? 0 : scope, lib.host_path, g.offsets,
+                                    g.cookies, key.second);
+      if (link.ok()) probed.links.emplace_back(std::move(*link));
+      else if (error.empty()) error = link.status().message();
+      continue;
+    }
+    for (size_t i = 0; i < g.offsets.size(); ++i) {
+      auto link = AttachUprobeAt(key.first, scope, lib.host_path, g.offsets[i], key.second,
+                                 g.cookies[i]);
+      if (link.ok()) probed.links.emplace_back(std::move(*link));
+      else if (error.empty()) error = link.status().message();
+    }
+  }
+  // Tried once: a probe that failed is not tried again at every scan.
+  probed.offsets.insert(added.begin(), added.end());
+  if (!error.empty())
+    ctx_.say(Who(scope) + ": " + lib.path + ": cannot probe the functions the loader dispatches to (" +
+             error + "); calls through tables taken with zeGet*ProcAddrTable are not all traced");
+  else if (ctx_.options.verbose)
+    ctx_.say(Who(scope) + ": " + lib.path + ": " + std::to_string(added.size()) +
+             " functions the loader dispatches to probed where they are (calls through the "
+             "driver's tables)");
+}
+
+void ZeSource::DropDispatchProbes(uint32_t pid) {
+  for (auto it = dispatch_.begin(); it != dispatch_.end();)
+    it = std::get<3>(it->first) == int64_t{pid} ? dispatch_.erase(it) : std::next(it);
+}
+
+void ZeSource::OnProcessExit(uint32_t pid) { DropDispatchProbes(pid); }
+
+// A new image maps new files; the next scan probes what its loader points to.
+void ZeSource::OnProcessExec(uint32_t pid, uint64_t) { DropDispatchProbes(pid); }
+
+size_t ZeSource::link_count() const {
+  size_t n = 0;
+  for (const auto& [key, probed] : dispatch_) n += probed.links.size();
+  return n;
 }
 
 Result<std::optional<uint32_t>> ZeSource::ProbeSiteOf(const std::string& path,

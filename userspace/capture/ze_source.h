@@ -1,12 +1,15 @@
-// The Level Zero source: uprobes on the loader's (libze_loader.so*) API entry points, and on
+// The Level Zero source: uprobes on the loader's (libze_loader.so*) API entry points, on
 // the functions a driver hands out by pointer (zeDriverGetExtensionFunctionAddress), found by
-// name in the driver file; attached by the capture per file (or per process and file for
-// explicit targets).
+// name in the driver file, attached by the capture per file (or per process and file for
+// explicit targets); and on the functions the loader's dispatch tables point to (the driver's
+// own, which an application that takes the tables with zeGet*ProcAddrTable calls directly),
+// found in the process's memory whenever the capture scans it, attached and held here.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -32,7 +35,11 @@ class ZeSource final : public ProbeSource {
   Result<std::vector<ProbeLink>> AttachToLibrary(const MappedLibrary& lib, int pid) override;
   std::vector<MappedLibrary> LibrariesBeforeExec(uint32_t pid) override;
   std::string_view host_soname() const override;
-  size_t link_count() const override { return 0; }  // the capture holds them
+  void ProcessScanned(uint32_t pid, bool per_process) override;
+  void OnProcessExit(uint32_t pid) override;
+  void OnProcessExec(uint32_t pid, uint64_t exec_ns) override;
+  // The dispatch targets' links; the capture holds those of AttachToLibrary.
+  size_t link_count() const override;
 
   // Where this source probes `symbol` in the loader file at `path`: bytes into the function
   // (0: its entry; see probe_site.h), or nullopt if it does not probe that function. For the
@@ -58,10 +65,34 @@ class ZeSource final : public ProbeSource {
   // Says once per loader file which entry points it does not export.
   void SayMissing(const MappedLibrary& lib, const std::string& missing);
 
+  // A loader file's probed exports: each one's spec (an index into the probe list), file
+  // offset and first bytes, read once per file.
+  struct LoaderStub {
+    size_t spec = 0;
+    uint64_t file_offset = 0;
+    std::vector<uint8_t> code;
+  };
+  // (device major, minor, inode) of a file as the process's maps name it.
+  using FileKey = std::tuple<uint32_t, uint32_t, uint64_t>;
+  const std::vector<LoaderStub>& StubsOf(uint32_t pid, const FileKey& key, const MappedLibrary& lib);
+  // Probes at `targets` (file offset -> spec) of the file `lib` maps in `pid` those not probed
+  // yet, for `pid` alone or (scope -1) every process.
+  void ProbeDispatchTargets(uint32_t pid, bool per_process, const MappedLibrary& lib,
+                            const std::map<uint64_t, size_t>& targets);
+  void DropDispatchProbes(uint32_t pid);
+
   SourceContext ctx_;
   bool multi_ = false;
   std::map<std::tuple<uint32_t, uint32_t, uint64_t>, bool> said_missing_;  // (dev, inode)
   std::unique_ptr<::ze_probes, SkeletonDeleter> skel_;
+  std::map<FileKey, std::vector<LoaderStub>> loader_stubs_;
+  // Dispatch targets probed, per file (device and inode as opened) and scope (pid, or -1 for
+  // every process): their offsets and links. Declared after skel_: destroyed before it.
+  struct DispatchProbes {
+    std::set<uint64_t> offsets;
+    std::vector<ProbeLink> links;
+  };
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t, int64_t>, DispatchProbes> dispatch_;
 };
 
 }  // namespace xtrace

@@ -1,0 +1,351 @@
+// A Level Zero client shaped like SYCL's legacy Level Zero adapter (Unified Runtime's
+// "level_zero" adapter, before v2): zeInit, event pools with kernel timestamps, regular
+// command lists filled per submission (reset, appended, closed) and executed on a command
+// queue with a fence, cooperative launches (zeCommandListAppendLaunchCooperativeKernel), an
+// in-order immediate command list, and a batch of regular lists appended to it with
+// zeCommandListImmediateAppendCommandListsExp where the loader has it (as the adapter runs
+// command buffers), else executed on the queue. With --through-tables every call after
+// zeInit goes through the function tables taken from the loader (zeGet*ProcAddrTable: with
+// one driver, the driver's own functions), never through the loader's exports.
+#include <dlfcn.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <level_zero/ze_api.h>
+#include <level_zero/ze_ddi.h>
+
+#include "kernel_catalog.h"
+#include "launch_log.h"
+#include "workload_cli.h"
+#include "ze_result.h"
+
+namespace {
+
+using namespace xtrace::workloads;
+
+constexpr const char* kUsage =
+    "usage: ze_sycl_legacy [--iterations N] [--launch-log FILE] [--wait-for-signal]\n"
+    "                      [--through-tables]\n"
+    "\n"
+    "Drives Level Zero like SYCL's legacy Level Zero adapter (Unified Runtime's level_zero\n"
+    "adapter, before v2): zeInit, event pools with kernel timestamps, a regular command list\n"
+    "filled every iteration (reset, appended, closed) and executed on a command queue with a\n"
+    "fence, cooperative launches (zeCommandListAppendLaunchCooperativeKernel), an in-order\n"
+    "immediate command list, and a regular list batched onto it with\n"
+    "zeCommandListImmediateAppendCommandListsExp where the loader has it (else executed on the\n"
+    "queue). Each iteration launches 4 kernels: a cooperative and a plain one in the queue's\n"
+    "list, a cooperative one on the immediate list and a plain one in the batched list; each\n"
+    "signals a timestamp event, read after the waits.\n"
+    "Prints \"ready <pid>\" after set-up, then \"done launches=N\".\n"
+    "\n"
+    "Options:\n"
+    "  --iterations N     (default 4, 1..100000)\n"
+    "  --launch-log FILE  append one line per launch: <tid>\\t<kernel>\\t<x>,<y>,<z>\n"
+    "  --wait-for-signal  after \"ready <pid>\" (every table taken, every object created),\n"
+    "                     wait for SIGUSR1 before launching: a tracer attaches meanwhile\n"
+    "  --through-tables   take the function tables from the loader after zeInit\n"
+    "                     (zeGetCommandListProcAddrTable, zeGetKernelProcAddrTable, ...) and\n"
+    "                     make every later call through them, as a runtime that dispatches\n"
+    "                     itself does: with one driver they are the driver's own functions\n"
+    "\n"
+    "Examples:\n"
+    "  ZE_ENABLE_ALT_DRIVERS=$PWD/build/lib/libxtrace_simze.so build/bin/ze_sycl_legacy\n"
+    "  build/bin/ze_sycl_legacy --through-tables --wait-for-signal &\n"
+    "      # then: xtrace attach --pid $!; kill -USR1 $!\n";
+
+constexpr uint32_t kQueueFlagInOrder = 2;  // ZE_COMMAND_QUEUE_FLAG_IN_ORDER (1.5)
+
+// zeCommandListImmediateAppendCommandListsExp (Level Zero 1.9; bookworm's headers end at 1.4),
+// and the table it is in: zeGetCommandListExpProcAddrTable's starts pfnCreateCloneExp,
+// pfnImmediateAppendCommandListsExp.
+using ImmediateAppendFn = ze_result_t (*)(ze_command_list_handle_t, uint32_t,
+                                          ze_command_list_handle_t*, ze_event_handle_t, uint32_t,
+                                          ze_event_handle_t*);
+using GetTableFn = ze_result_t (*)(ze_api_version_t, void*);
+
+// A table as a newer loader fills it: it copies its own, larger, table over the caller's, so
+// the caller's storage is made larger than any version's.
+template <typename Table>
+struct TableStorage {
+  alignas(8) unsigned char bytes[4096] = {};
+  Table& get() { return *reinterpret_cast<Table*>(bytes); }
+};
+
+// Every function the workload calls after zeInit: the loader's exports, or the tables.
+struct Api {
+  decltype(&zeDriverGet) DriverGet;
+  decltype(&zeDeviceGet) DeviceGet;
+  decltype(&zeDeviceGetGlobalTimestamps) DeviceGetGlobalTimestamps;
+  decltype(&zeContextCreate) ContextCreate;
+  decltype(&zeContextDestroy) ContextDestroy;
+  decltype(&zeModuleCreate) ModuleCreate;
+  decltype(&zeModuleDestroy) ModuleDestroy;
+  decltype(&zeKernelCreate) KernelCreate;
+  decltype(&zeKernelDestroy) KernelDestroy;
+  decltype(&zeKernelSetGroupSize) KernelSetGroupSize;
+  decltype(&zeCommandQueueCreate) CommandQueueCreate;
+  decltype(&zeCommandQueueDestroy) CommandQueueDestroy;
+  decltype(&zeCommandQueueExecuteCommandLists) CommandQueueExecuteCommandLists;
+  decltype(&zeCommandListCreate) CommandListCreate;
+  decltype(&zeCommandListCreateImmediate) CommandListCreateImmediate;
+  decltype(&zeCommandListDestroy) CommandListDestroy;
+  decltype(&zeCommandListClose) CommandListClose;
+  decltype(&zeCommandListReset) CommandListReset;
+  decltype(&zeCommandListAppendLaunchKernel) CommandListAppendLaunchKernel;
+  decltype(&zeCommandListAppendLaunchCooperativeKernel) CommandListAppendLaunchCooperativeKernel;
+  decltype(&zeEventPoolCreate) EventPoolCreate;
+  decltype(&zeEventPoolDestroy) EventPoolDestroy;
+  decltype(&zeEventCreate) EventCreate;
+  decltype(&zeEventDestroy) EventDestroy;
+  decltype(&zeEventHostSynchronize) EventHostSynchronize;
+  decltype(&zeEventHostReset) EventHostReset;
+  decltype(&zeEventQueryKernelTimestamp) EventQueryKernelTimestamp;
+  decltype(&zeFenceCreate) FenceCreate;
+  decltype(&zeFenceDestroy) FenceDestroy;
+  decltype(&zeFenceHostSynchronize) FenceHostSynchronize;
+  decltype(&zeFenceReset) FenceReset;
+  ImmediateAppendFn ImmediateAppendCommandListsExp = nullptr;
+};
+
+Api LoaderExports() {
+  Api a{zeDriverGet, zeDeviceGet, zeDeviceGetGlobalTimestamps, zeContextCreate, zeContextDestroy,
+        zeModuleCreate, zeModuleDestroy, zeKernelCreate, zeKernelDestroy, zeKernelSetGroupSize,
+        zeCommandQueueCreate, zeCommandQueueDestroy, zeCommandQueueExecuteCommandLists,
+        zeCommandListCreate, zeCommandListCreateImmediate, zeCommandListDestroy,
+        zeCommandListClose, zeCommandListReset, zeCommandListAppendLaunchKernel,
+        zeCommandListAppendLaunchCooperativeKernel, zeEventPoolCreate, zeEventPoolDestroy,
+        zeEventCreate, zeEventDestroy, zeEventHostSynchronize, zeEventHostReset,
+        zeEventQueryKernelTimestamp, zeFenceCreate, zeFenceDestroy, zeFenceHostSynchronize,
+        zeFenceReset};
+  a.ImmediateAppendCommandListsExp = reinterpret_cast<ImmediateAppendFn>(
+      dlsym(RTLD_DEFAULT, "zeCommandListImmediateAppendCommandListsExp"));
+  return a;
+}
+
+// The version to ask the loader's tables for: a runtime passes that of the headers it was built
+// against, which match its loader; built against older headers, this one asks for the newest
+// version the loader takes (trixie's 1.20.6 takes only its own, 1.12; bookworm's any up to 1.8).
+ze_api_version_t TableVersion() {
+  TableStorage<ze_driver_dditable_t> probe;
+  for (uint32_t minor = 40; minor > ZE_MINOR_VERSION(ZE_API_VERSION_CURRENT); --minor) {
+    const auto v = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, minor));
+    if (zeGetDriverProcAddrTable(v, &probe.get()) == ZE_RESULT_SUCCESS) return v;
+  }
+  return ZE_API_VERSION_CURRENT;
+}
+
+// The tables the loader hands out after zeInit.
+Api LoaderTables() {
+  const ze_api_version_t v = TableVersion();
+  TableStorage<ze_driver_dditable_t> driver;
+  TableStorage<ze_device_dditable_t> device;
+  TableStorage<ze_context_dditable_t> context;
+  TableStorage<ze_module_dditable_t> module;
+  TableStorage<ze_kernel_dditable_t> kernel;
+  TableStorage<ze_command_queue_dditable_t> queue;
+  TableStorage<ze_command_list_dditable_t> list;
+  TableStorage<ze_event_pool_dditable_t> pool;
+  TableStorage<ze_event_dditable_t> event;
+  TableStorage<ze_fence_dditable_t> fence;
+  ZE_CHECK(zeGetDriverProcAddrTable(v, &driver.get()));
+  ZE_CHECK(zeGetDeviceProcAddrTable(v, &device.get()));
+  ZE_CHECK(zeGetContextProcAddrTable(v, &context.get()));
+  ZE_CHECK(zeGetModuleProcAddrTable(v, &module.get()));
+  ZE_CHECK(zeGetKernelProcAddrTable(v, &kernel.get()));
+  ZE_CHECK(zeGetCommandQueueProcAddrTable(v, &queue.get()));
+  ZE_CHECK(zeGetCommandListProcAddrTable(v, &list.get()));
+  ZE_CHECK(zeGetEventPoolProcAddrTable(v, &pool.get()));
+  ZE_CHECK(zeGetEventProcAddrTable(v, &event.get()));
+  ZE_CHECK(zeGetFenceProcAddrTable(v, &fence.get()));
+  Api a{driver.get().pfnGet, device.get().pfnGet, device.get().pfnGetGlobalTimestamps,
+        context.get().pfnCreate, context.get().pfnDestroy, module.get().pfnCreate,
+        module.get().pfnDestroy, kernel.get().pfnCreate, kernel.get().pfnDestroy,
+        kernel.get().pfnSetGroupSize, queue.get().pfnCreate, queue.get().pfnDestroy,
+        queue.get().pfnExecuteCommandLists, list.get().pfnCreate, list.get().pfnCreateImmediate,
+        list.get().pfnDestroy, list.get().pfnClose, list.get().pfnReset,
+        list.get().pfnAppendLaunchKernel, list.get().pfnAppendLaunchCooperativeKernel,
+        pool.get().pfnCreate, pool.get().pfnDestroy, event.get().pfnCreate,
+        event.get().pfnDestroy, event.get().pfnHostSynchronize, event.get().pfnHostReset,
+        event.get().pfnQueryKernelTimestamp, fence.get().pfnCreate, fence.get().pfnDestroy,
+        fence.get().pfnHostSynchronize, fence.get().pfnReset};
+  // Level Zero 1.9's table, where the loader has it.
+  auto get = reinterpret_cast<GetTableFn>(dlsym(RTLD_DEFAULT, "zeGetCommandListExpProcAddrTable"));
+  if (get && v >= ZE_MAKE_VERSION(1, 9)) {
+    TableStorage<void*> exp;
+    if (get(v, exp.bytes) == ZE_RESULT_SUCCESS) {
+      void* fn = nullptr;
+      std::memcpy(&fn, exp.bytes + sizeof(void*), sizeof(fn));
+      a.ImmediateAppendCommandListsExp = reinterpret_cast<ImmediateAppendFn>(fn);
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  set_program_name("ze_sycl_legacy");
+  uint32_t iterations = 4;
+  std::string log_path;
+  bool wait_for_signal = false, through_tables = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--iterations") {
+      iterations = static_cast<uint32_t>(
+          parse_count("--iterations", option_value(argc, argv, i), 1, 100000));
+    } else if (a == "--launch-log") {
+      log_path = option_value(argc, argv, i);
+    } else if (a == "--wait-for-signal") {
+      wait_for_signal = true;
+    } else if (a == "--through-tables") {
+      through_tables = true;
+    } else {
+      usage_error("unknown option " + a);
+    }
+  }
+  std::unique_ptr<LaunchLog> log;
+  if (!log_path.empty()) log = std::make_unique<LaunchLog>(log_path);
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  if (wait_for_signal) sigprocmask(SIG_BLOCK, &usr1, nullptr);
+
+  ZE_CHECK(zeInit(0));
+  const Api ze = through_tables ? LoaderTables() : LoaderExports();
+
+  ze_driver_handle_t driver = nullptr;
+  uint32_t count = 1;
+  ZE_CHECK(ze.DriverGet(&count, &driver));
+  ze_device_handle_t device = nullptr;
+  count = 1;
+  ZE_CHECK(ze.DeviceGet(driver, &count, &device));
+  ze_context_desc_t context_desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+  ze_context_handle_t context = nullptr;
+  ZE_CHECK(ze.ContextCreate(driver, &context_desc, &context));
+  const std::string text = simulated_module_text();
+  ze_module_desc_t module_desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_NATIVE,
+                               text.size(), reinterpret_cast<const uint8_t*>(text.data()), "",
+                               nullptr};
+  ze_module_handle_t module = nullptr;
+  ZE_CHECK(ze.ModuleCreate(context, device, &module_desc, &module, nullptr));
+  // Launched: a cooperative and a plain one on the queue, a cooperative one on the immediate
+  // list, a plain one in the batch.
+  const Kernel kLaunched[] = {Kernel::kReduce, Kernel::kScale, Kernel::kSyclLambda, Kernel::kGemm};
+  const bool kCooperative[] = {true, false, true, false};
+  std::vector<ze_kernel_handle_t> kernels;
+  for (Kernel k : kLaunched) {
+    ze_kernel_desc_t desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, kernel_spec(k).name.c_str()};
+    ze_kernel_handle_t h = nullptr;
+    ZE_CHECK(ze.KernelCreate(module, &desc, &h));
+    ZE_CHECK(ze.KernelSetGroupSize(h, 32, 1, 1));
+    kernels.push_back(h);
+  }
+
+  ze_command_queue_desc_t queue_desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
+                                     ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+                                     ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  ze_command_queue_handle_t queue = nullptr;
+  ZE_CHECK(ze.CommandQueueCreate(context, device, &queue_desc, &queue));
+  ze_fence_desc_t fence_desc{ZE_STRUCTURE_TYPE_FENCE_DESC, nullptr, 0};
+  ze_fence_handle_t fence = nullptr;
+  ZE_CHECK(ze.FenceCreate(queue, &fence_desc, &fence));
+  ze_command_queue_desc_t immediate_desc = queue_desc;
+  immediate_desc.flags = kQueueFlagInOrder;
+  immediate_desc.index = 1;
+  ze_command_list_handle_t immediate = nullptr;
+  ZE_CHECK(ze.CommandListCreateImmediate(context, device, &immediate_desc, &immediate));
+  // The adapter's cached regular lists: one for the queue, one for the batch.
+  ze_command_list_desc_t list_desc{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
+  ze_command_list_handle_t queued = nullptr, batched = nullptr;
+  ZE_CHECK(ze.CommandListCreate(context, device, &list_desc, &queued));
+  ZE_CHECK(ze.CommandListCreate(context, device, &list_desc, &batched));
+  // One timestamp event per launch, from a pool, as the adapter's event cache hands them out.
+  ze_event_pool_desc_t pool_desc{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr,
+                                 ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP,
+                                 static_cast<uint32_t>(std::size(kLaunched))};
+  ze_event_pool_handle_t pool = nullptr;
+  ZE_CHECK(ze.EventPoolCreate(context, &pool_desc, 1, &device, &pool));
+  std::vector<ze_event_handle_t> events(std::size(kLaunched));
+  for (uint32_t i = 0; i < events.size(); ++i) {
+    ze_event_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, i, ZE_EVENT_SCOPE_FLAG_HOST,
+                         ZE_EVENT_SCOPE_FLAG_HOST};
+    ZE_CHECK(ze.EventCreate(pool, &desc, &events[i]));
+  }
+
+  std::printf("ready %d\n", static_cast<int>(getpid()));
+  std::fflush(stdout);
+  if (wait_for_signal) {
+    int sig = 0;
+    sigwait(&usr1, &sig);
+  }
+  uint32_t launches = 0;
+  auto launch = [&](ze_command_list_handle_t list, size_t k, uint32_t it,
+                    ze_event_handle_t wait) {
+    const ze_group_count_t groups{8 + it % 4, 1 + static_cast<uint32_t>(k), 1};
+    uint32_t waits = wait ? 1 : 0;
+    ze_event_handle_t* wait_list = wait ? &wait : nullptr;
+    if (kCooperative[k])
+      ZE_CHECK(ze.CommandListAppendLaunchCooperativeKernel(list, kernels[k], &groups, events[k],
+                                                           waits, wait_list));
+    else
+      ZE_CHECK(ze.CommandListAppendLaunchKernel(list, kernels[k], &groups, events[k], waits,
+                                                wait_list));
+    if (log) log->record(kernel_spec(kLaunched[k]).name, groups.groupCountX, groups.groupCountY,
+                         groups.groupCountZ);
+    ++launches;
+  };
+  for (uint32_t it = 0; it < iterations; ++it) {
+    // The queue's list, filled afresh and executed with a fence.
+    ZE_CHECK(ze.CommandListReset(queued));
+    launch(queued, 0, it, nullptr);
+    launch(queued, 1, it, events[0]);
+    ZE_CHECK(ze.CommandListClose(queued));
+    ZE_CHECK(ze.CommandQueueExecuteCommandLists(queue, 1, &queued, fence));
+    // A cooperative launch on the immediate list.
+    launch(immediate, 2, it, nullptr);
+    // The batch: a regular list appended to the immediate list, or executed on the queue.
+    ZE_CHECK(ze.CommandListReset(batched));
+    launch(batched, 3, it, nullptr);
+    ZE_CHECK(ze.CommandListClose(batched));
+    ZE_CHECK(ze.FenceHostSynchronize(fence, UINT64_MAX));
+    ZE_CHECK(ze.FenceReset(fence));
+    if (ze.ImmediateAppendCommandListsExp) {
+      ZE_CHECK(ze.ImmediateAppendCommandListsExp(immediate, 1, &batched, nullptr, 0, nullptr));
+    } else {
+      ZE_CHECK(ze.CommandQueueExecuteCommandLists(queue, 1, &batched, fence));
+      ZE_CHECK(ze.FenceHostSynchronize(fence, UINT64_MAX));
+      ZE_CHECK(ze.FenceReset(fence));
+    }
+    for (ze_event_handle_t e : events) ZE_CHECK(ze.EventHostSynchronize(e, UINT64_MAX));
+    for (ze_event_handle_t e : events) {
+      ze_kernel_timestamp_result_t ts{};
+      ZE_CHECK(ze.EventQueryKernelTimestamp(e, &ts));
+    }
+    for (ze_event_handle_t e : events) ZE_CHECK(ze.EventHostReset(e));
+    uint64_t host_ts = 0, device_ts = 0;
+    ZE_CHECK(ze.DeviceGetGlobalTimestamps(device, &host_ts, &device_ts));
+  }
+  for (ze_event_handle_t e : events) ZE_CHECK(ze.EventDestroy(e));
+  ZE_CHECK(ze.EventPoolDestroy(pool));
+  ZE_CHECK(ze.CommandListDestroy(batched));
+  ZE_CHECK(ze.CommandListDestroy(queued));
+  ZE_CHECK(ze.CommandListDestroy(immediate));
+  ZE_CHECK(ze.FenceDestroy(fence));
+  ZE_CHECK(ze.CommandQueueDestroy(queue));
+  for (ze_kernel_handle_t k : kernels) ZE_CHECK(ze.KernelDestroy(k));
+  ZE_CHECK(ze.ModuleDestroy(module));
+  ZE_CHECK(ze.ContextDestroy(context));
+  std::printf("done launches=%u immediate_append=%s tables=%s\n", launches,
+              ze.ImmediateAppendCommandListsExp ? "yes" : "no", through_tables ? "yes" : "no");
+  return 0;
+}
