@@ -186,7 +186,8 @@ enum xt_ze_fn {
 	XT_ZE_GRAPH_DESTROY_EXP = 62,
 	XT_ZE_EXECUTABLE_GRAPH_DESTROY_EXP = 63,
 	XT_ZE_APPEND_HOST_FUNCTION = 64, /* a driver pointer too */
-	XT_ZE_FN_COUNT = 65, /* one past the last; the cookie's fn field holds up to 255 */
+	XT_ZE_EX_APPEND_HOST_FUNCTION = 65, /* Intel's older name of the same, a driver pointer */
+	XT_ZE_FN_COUNT = 66, /* one past the last; the cookie's fn field holds up to 255 */
 };
 
 /* What a generic probe copies is described by its uprobe's BPF cookie, so one entry and one

@@ -9,7 +9,8 @@
 // and replayed every iteration (Intel's graph extension, driver pointers),
 // zeCommandListHostSynchronize. Checked against its launch log: every launch named, on its
 // engine, measured (or bounded), each graph kernel at every replay tied to the replaying call,
-// and the calls of each path captured. The second workload, ze_sycl_legacy, is shaped like SYCL's legacy
+// and the calls of each path captured; with --older-names, the other names of host functions
+// and counter-based events. The second workload, ze_sycl_legacy, is shaped like SYCL's legacy
 // adapter (cooperative launches, lists filled per submission and executed on a queue, batches
 // appended with zeCommandListImmediateAppendCommandListsExp), and with --through-tables makes
 // every call through the function tables it took from the loader. Needs root; skips with
@@ -175,7 +176,8 @@ class LevelZeroPathsTest : public RootTest {
   // list (gemm) and the graph were recorded, so the list's executions are not seen (what a
   // list recorded before the capture holds is not known), and each replay of the graph is one
   // operation that says its contents are unknown.
-  void ExpectEveryLaunch(const Run& run, bool attached = false) {
+  void ExpectEveryLaunch(const Run& run, bool attached = false,
+                         uint16_t host_function_fn = XT_ZE_APPEND_HOST_FUNCTION) {
     ASSERT_EQ(run.result.exit_code(), 0) << run.result.out << run.result.err;
     ASSERT_GT(run.pid, 0u) << run.result.out;
     ASSERT_EQ(run.expected.size(), kIterations * kLaunchesPerIteration);
@@ -248,7 +250,7 @@ class LevelZeroPathsTest : public RootTest {
     // append, seen done by the host synchronize after it.
     std::set<uint64_t> host_function_calls;
     for (const ApiCall& c : run.capture.calls)
-      if (c.pid == run.pid && c.fn == XT_ZE_APPEND_HOST_FUNCTION && c.result == 0)
+      if (c.pid == run.pid && c.fn == host_function_fn && c.result == 0)
         host_function_calls.insert(c.start_ns);
     EXPECT_EQ(host_function_calls.size(), size_t{kIterations});
     size_t host_functions = 0;
@@ -512,6 +514,18 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderCharliecloud) {
   const Run run = Record(ch_run, "/mnt/ze_sycl_v2", "/mnt/launches.tsv", dir + "/launches.tsv",
                          {"USER=nobody"});
   ExpectEveryLaunchOnTrixiesLoader(run, "");
+}
+
+// The other names of two calls: host functions appended by Intel's older
+// zexCommandListAppendHostFunction, events made by core zeEventCounterBasedCreate (no loader
+// here exports it: the driver's pointer), each captured as its counterpart is.
+TEST_F(LevelZeroPathsTest, SyclV2ShapeByTheOlderNamesOnTheHostsLoader) {
+  const std::string log = Path("launches.tsv");
+  const Run run = Record({}, kWorkload, log, log, {}, {"--older-names"});
+  ExpectEveryLaunch(run, /*attached=*/false, XT_ZE_EX_APPEND_HOST_FUNCTION);
+  EXPECT_TRUE(Called(run, XT_ZE_EVENT_COUNTER_BASED_CREATE));
+  EXPECT_FALSE(Called(run, XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2));
+  EXPECT_FALSE(Called(run, XT_ZE_APPEND_HOST_FUNCTION));
 }
 
 // The legacy adapter's shape on bookworm's loader, through its exports: cooperative launches,

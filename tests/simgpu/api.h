@@ -317,4 +317,13 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeExecutableGraphDestroyExp(ze_executable_gr
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendHostFunction(
     ze_command_list_handle_t hCommandList, void* pHostFunction, void* pUserData, void* pNext,
     ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
+// The same by Intel's older name (compute-runtime's driver_experimental/zex_cmdlist.h).
+ZE_DLLEXPORT ze_result_t ZE_APICALL zexCommandListAppendHostFunction(
+    ze_command_list_handle_t hCommandList, void* pHostFunction, void* pUserData, void* pNext,
+    ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
+// Core counter-based event creation (Level Zero 1.14): exported, as Intel's driver exports
+// its core functions, and handed out to processes whose loader is older.
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeEventCounterBasedCreate(
+    ze_context_handle_t hContext, ze_device_handle_t hDevice,
+    const simze::api::CounterBasedEventDesc* desc, ze_event_handle_t* phEvent);
 }

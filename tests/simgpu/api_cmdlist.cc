@@ -440,9 +440,12 @@ ze_result_t CommandListAppendLaunchMultipleKernelsIndirect(
 
 // A host function the list runs in order (compute-runtime's zex_cmdlist.h): the simulated
 // engine calls it on its own thread, as Intel's driver calls it from its host-function thread.
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendHostFunction(
-    ze_command_list_handle_t hCommandList, void* pHostFunction, void* pUserData, void* pNext,
-    ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+namespace {
+
+// Both names' body: each export calls it, not the other export (whose probe would fire too).
+ze_result_t AppendHostFunction(ze_command_list_handle_t hCommandList, void* pHostFunction,
+                               void* pUserData, void* pNext, ze_event_handle_t hSignalEvent,
+                               uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
   using namespace simze;
   CommandList* list = from_handle<CommandList>(hCommandList);
   if (list == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -450,6 +453,22 @@ extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendHostFunction(
   if (pNext != nullptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   return api::append(list, HostFunction{reinterpret_cast<void (*)(void*)>(pHostFunction), pUserData},
                      hSignalEvent, numWaitEvents, phWaitEvents);
+}
+
+}  // namespace
+
+extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendHostFunction(
+    ze_command_list_handle_t hCommandList, void* pHostFunction, void* pUserData, void* pNext,
+    ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+  return AppendHostFunction(hCommandList, pHostFunction, pUserData, pNext, hSignalEvent,
+                            numWaitEvents, phWaitEvents);
+}
+
+extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zexCommandListAppendHostFunction(
+    ze_command_list_handle_t hCommandList, void* pHostFunction, void* pUserData, void* pNext,
+    ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+  return AppendHostFunction(hCommandList, pHostFunction, pUserData, pNext, hSignalEvent,
+                            numWaitEvents, phWaitEvents);
 }
 
 // A launch that carries its group size and arguments (Level Zero 1.14): the simulated kernels

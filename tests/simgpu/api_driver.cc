@@ -152,6 +152,9 @@ ze_result_t DriverGetExtensionFunctionAddress(ze_driver_handle_t hDriver, const 
       {"zeGraphDestroyExp", reinterpret_cast<void*>(&zeGraphDestroyExp)},
       {"zeExecutableGraphDestroyExp", reinterpret_cast<void*>(&zeExecutableGraphDestroyExp)},
       {"zeCommandListAppendHostFunction", reinterpret_cast<void*>(&zeCommandListAppendHostFunction)},
+      {"zexCommandListAppendHostFunction",
+       reinterpret_cast<void*>(&zexCommandListAppendHostFunction)},
+      {"zeEventCounterBasedCreate", reinterpret_cast<void*>(&zeEventCounterBasedCreate)},
   };
   for (const auto& e : kExtensions) {
     if (std::strcmp(name, e.name) == 0) {

@@ -198,3 +198,9 @@ extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zexCounterBasedEventCreate2(
     const simze::api::CounterBasedEventDesc* desc, ze_event_handle_t* phEvent) {
   return simze::api::EventCounterBasedCreate(hContext, hDevice, desc, phEvent);
 }
+
+extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeEventCounterBasedCreate(
+    ze_context_handle_t hContext, ze_device_handle_t hDevice,
+    const simze::api::CounterBasedEventDesc* desc, ze_event_handle_t* phEvent) {
+  return simze::api::EventCounterBasedCreate(hContext, hDevice, desc, phEvent);
+}

@@ -137,6 +137,39 @@ TEST(HostFunction, RunsInOrderOnItsList) {
   EXPECT_GE(truth[2].start_mono, truth[1].end_mono);
 }
 
+// The other names Intel's driver hands out: zexCommandListAppendHostFunction (the older name
+// of the host-function append) and core zeEventCounterBasedCreate (for loaders older than
+// 1.14), each its own function, as the driver's are.
+TEST(OtherNames, HostFunctionAndCounterBasedEvent) {
+  using AppendHostFunctionFn = ze_result_t (*)(ze_command_list_handle_t, void*, void*, void*,
+                                               ze_event_handle_t, uint32_t, ze_event_handle_t*);
+  struct CounterBasedEventDesc {
+    ze_structure_type_t stype;
+    const void* pNext;
+    uint32_t flags;
+    ze_event_scope_flags_t signal;
+    ze_event_scope_flags_t wait;
+  };
+  using CounterBasedCreateFn = ze_result_t (*)(ze_context_handle_t, ze_device_handle_t,
+                                               const CounterBasedEventDesc*, ze_event_handle_t*);
+  const auto append = Extension<AppendHostFunctionFn>("zexCommandListAppendHostFunction");
+  const auto create = Extension<CounterBasedCreateFn>("zeEventCounterBasedCreate");
+  ASSERT_NE(append, Extension<AppendHostFunctionFn>("zeCommandListAppendHostFunction"))
+      << "one name's probe would see the other's calls";
+  ze_command_list_handle_t il = make_immediate(0);
+  // IMMEDIATE | HOST_VISIBLE, signalled by the host function's append.
+  const CounterBasedEventDesc desc{static_cast<ze_structure_type_t>(0x0003001c), nullptr, 1 | 4,
+                                   ZE_EVENT_SCOPE_FLAG_HOST, 0};
+  ze_event_handle_t done = nullptr;
+  ZE_CHECK(create(session().context, session().device(), &desc, &done));
+  int runs = 0;
+  ZE_CHECK(append(il, reinterpret_cast<void*>(&CountRun), &runs, nullptr, done, 0, nullptr));
+  ZE_CHECK(zeEventHostSynchronize(done, UINT64_MAX));
+  EXPECT_EQ(runs, 1);
+  ZE_CHECK(zeEventDestroy(done));
+  ZE_CHECK(zeCommandListDestroy(il));
+}
+
 // A capture into a graph the caller made (zeGraphCreateExp), ended without asking for it back.
 TEST(Graph, CaptureIntoTheCallersGraph) {
   const uint64_t since = clock_ns(CLOCK_MONOTONIC);

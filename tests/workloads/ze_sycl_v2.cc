@@ -35,7 +35,7 @@ namespace {
 using namespace xtrace::workloads;
 
 constexpr const char* kUsage =
-    "usage: ze_sycl_v2 [--iterations N] [--launch-log FILE] [--wait-for-signal]\n"
+    "usage: ze_sycl_v2 [--iterations N] [--launch-log FILE] [--wait-for-signal] [--older-names]\n"
     "\n"
     "Drives Level Zero like SYCL's v2 adapter (Unified Runtime): extension functions looked\n"
     "up with zeDriverGetExtensionFunctionAddress, zeInitDrivers, one in-order immediate\n"
@@ -56,6 +56,10 @@ constexpr const char* kUsage =
     "  --launch-log FILE  append one line per launch: <tid>\\t<kernel>\\t<x>,<y>,<z>\n"
     "  --wait-for-signal  after \"ready <pid>\" (every lookup made, every object created),\n"
     "                     wait for SIGUSR1 before launching: a tracer attaches meanwhile\n"
+    "  --older-names      the other names of two calls: host functions by Intel's older\n"
+    "                     zexCommandListAppendHostFunction, events by the core\n"
+    "                     zeEventCounterBasedCreate (the loader's export where it has one,\n"
+    "                     else the driver's pointer), as other drivers and adapters call them\n"
     "\n"
     "Example:\n"
     "  ZE_ENABLE_ALT_DRIVERS=$PWD/build/lib/libxtrace_simze.so build/bin/ze_sycl_v2 --iterations 2\n"
@@ -133,7 +137,7 @@ int main(int argc, char** argv) {
   set_program_name("ze_sycl_v2");
   uint32_t iterations = 4;
   std::string log_path;
-  bool wait_for_signal = false;
+  bool wait_for_signal = false, older_names = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -146,6 +150,8 @@ int main(int argc, char** argv) {
       log_path = option_value(argc, argv, i);
     } else if (a == "--wait-for-signal") {
       wait_for_signal = true;
+    } else if (a == "--older-names") {
+      older_names = true;
     } else {
       usage_error("unknown option " + a);
     }
@@ -174,11 +180,15 @@ int main(int argc, char** argv) {
   }
   const auto launch_with_arguments =
       DriverExtension<LaunchWithArgumentsFn>(driver, "zeCommandListAppendLaunchKernelWithArguments");
-  const auto counter_based_create =
-      DriverExtension<CounterBasedEventCreateFn>(driver, "zexCounterBasedEventCreate2");
+  const char* const counter_based_name =
+      older_names ? "zeEventCounterBasedCreate" : "zexCounterBasedEventCreate2";
+  auto counter_based_create =
+      older_names ? LoaderExport<CounterBasedEventCreateFn>(counter_based_name) : nullptr;
+  if (!counter_based_create)
+    counter_based_create = DriverExtension<CounterBasedEventCreateFn>(driver, counter_based_name);
   if (!launch_with_arguments || !counter_based_create) {
     std::fprintf(stderr, "%s: the driver hands out no %s\n", program_name(),
-                 launch_with_arguments ? "zexCounterBasedEventCreate2"
+                 launch_with_arguments ? counter_based_name
                                        : "zeCommandListAppendLaunchKernelWithArguments");
     return 1;
   }
@@ -195,8 +205,8 @@ int main(int argc, char** argv) {
       DriverExtension<ExecutableGraphDestroyFn>(driver, "zeExecutableGraphDestroyExp");
   const bool graphs = begin_graph_capture && end_graph_capture && instantiate_graph &&
                       append_graph && graph_destroy && executable_graph_destroy;
-  const auto append_host_function =
-      DriverExtension<AppendHostFunctionFn>(driver, "zeCommandListAppendHostFunction");
+  const auto append_host_function = DriverExtension<AppendHostFunctionFn>(
+      driver, older_names ? "zexCommandListAppendHostFunction" : "zeCommandListAppendHostFunction");
   const auto host_synchronize = LoaderExport<HostSynchronizeFn>("zeCommandListHostSynchronize");
   const auto immediate_append =
       LoaderExport<ImmediateAppendFn>("zeCommandListImmediateAppendCommandListsExp");

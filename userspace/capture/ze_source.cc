@@ -106,7 +106,7 @@ const std::vector<ProbeSpec>& Probes() {
     for (const ZeApiInfo& api : ZeApiTable())
       v.push_back({api.symbol, CallEntry, api.dedicated_return ? ExecuteReturn : CallReturn,
                    ZeProbeCookie(api), RegistersRead(api), RegistersRead(api), !api.driver_only,
-                   api.driver_only});
+                   api.driver_only || api.also_in_driver});
     return v;
   }();
   return probes;

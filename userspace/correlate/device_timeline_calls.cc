@@ -307,7 +307,7 @@ class DeviceTimeline::CallHandler {
       } else if constexpr (Fn == XT_ZE_APPEND_MEMORY_FILL) {
         command.kind = DeviceOpKind::kFill;
         command.bytes = c.template Get<"size">();
-      } else if constexpr (Fn == XT_ZE_APPEND_HOST_FUNCTION) {
+      } else if constexpr (Fn == XT_ZE_APPEND_HOST_FUNCTION || Fn == XT_ZE_EX_APPEND_HOST_FUNCTION) {
         // The host runs it when the list reaches it, and the list waits for it: work on the
         // list's timeline like any other, bounded by its submission and the host seeing it done.
         command.kind = DeviceOpKind::kHostFunction;

@@ -303,6 +303,20 @@ TEST_F(DeviceTimelineTest, HostFunctionsRunOnTheirListsTimeline) {
   EXPECT_LE(ops[0].end_ns, 6'000u);
 }
 
+// Intel's older name of the same call is the same work, named as called.
+TEST_F(DeviceTimelineTest, HostFunctionsByTheOlderNameToo) {
+  const uint64_t imm = 0x1111;
+  On(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 100, {kContext, kDevice, 0, 2, 2, imm}));
+  On(Call(XT_ZE_EX_APPEND_HOST_FUNCTION, 1'000, {imm, 0, 0, 0x401000, 0x7ff0}));
+  On(Call(XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE, 5'000, {imm, ~0ull}));
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].kind, DeviceOpKind::kHostFunction);
+  EXPECT_EQ(strings_.Get(ops[0].name), "zexCommandListAppendHostFunction");
+  EXPECT_EQ(ops[0].queue, imm);
+  EXPECT_EQ(ops[0].submit_ns, 1'000u);
+}
+
 // zeCommandListHostSynchronize and zeCommandListImmediateAppendCommandListsExp take immediate
 // lists only: a list made before the capture shows what it is by them.
 TEST_F(DeviceTimelineTest, CallsOnImmediateListsOnlyClassifyAListMadeBeforeTheCapture) {

@@ -49,6 +49,7 @@ bool MaySubmit(uint16_t fn) {
     case XT_ZE_APPEND_LAUNCH_MULTIPLE_KERNELS_INDIRECT:
     case XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP:
     case XT_ZE_APPEND_HOST_FUNCTION:
+    case XT_ZE_EX_APPEND_HOST_FUNCTION:
       return true;
     default:
       return false;

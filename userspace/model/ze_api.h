@@ -58,6 +58,10 @@ struct ZeApiInfo {
   // Intel's extension, exported by no loader: an application calls it through the pointer
   // zeDriverGetExtensionFunctionAddress hands out, so it is probed in the driver file.
   bool driver_only = false;
+  // Newer than the loaders in use: exported by the loaders that have it, and handed out by
+  // the driver (zeDriverGetExtensionFunctionAddress) to processes whose loader lacks it, so
+  // it is probed in both files (a call through both is recorded once).
+  bool also_in_driver = false;
 };
 
 // Every function recorded as an ApiCall, in enum xt_ze_fn order.

@@ -243,7 +243,8 @@ inline constexpr ZeApiInfo kZeApiTable[] = {
      // ze_event_counter_based_desc_t: flags, signal, wait.
      .reads = {In(2, 12, kDescBody), Out(3, 8)},
      .args = {Hex("context", Arg(0)), Hex("device", Arg(1)), Hex("flags", D32(0)),
-              Hex("signal_scope", D32(1)), Hex("wait_scope", D32(2)), Hex("event", D64(4))}},
+              Hex("signal_scope", D32(1)), Hex("wait_scope", D32(2)), Hex("event", D64(4))},
+     .also_in_driver = true},
     {.fn = XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2,
      .symbol = "zexCounterBasedEventCreate2",
      // zex_counter_based_event_desc_t: the same layout and flag bits as the core one.
@@ -305,6 +306,14 @@ inline constexpr ZeApiInfo kZeApiTable[] = {
     // (compute-runtime's zex_cmdlist.h; handed out by the driver).
     {.fn = XT_ZE_APPEND_HOST_FUNCTION,
      .symbol = "zeCommandListAppendHostFunction",
+     .args = {Hex("command_list", Arg(0)), Hex("signal_event", Arg(4)),
+              Num("num_wait_events", Arg(5)), Hex("host_function", Arg(1)),
+              Hex("user_data", Arg(2))},
+     .driver_only = true},
+    // The same, by the name Intel's driver hands it out under too (compute-runtime's
+    // driver_experimental/zex_cmdlist.h; older drivers have this name only).
+    {.fn = XT_ZE_EX_APPEND_HOST_FUNCTION,
+     .symbol = "zexCommandListAppendHostFunction",
      .args = {Hex("command_list", Arg(0)), Hex("signal_event", Arg(4)),
               Num("num_wait_events", Arg(5)), Hex("host_function", Arg(1)),
               Hex("user_data", Arg(2))},

@@ -39,9 +39,12 @@ TEST(ZeApi, ArgumentConventionsHold) {
     const bool in_append_range =
         (api.fn >= XT_ZE_APPEND_MEMORY_COPY && api.fn <= XT_ZE_APPEND_QUERY_KERNEL_TIMESTAMPS) ||
         api.fn == XT_ZE_APPEND_LAUNCH_MULTIPLE_KERNELS_INDIRECT ||
-        api.fn == XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP || api.fn == XT_ZE_APPEND_HOST_FUNCTION;
-    EXPECT_EQ(symbol.find("zeCommandListAppend") == 0, in_append_range) << symbol;
-    if (symbol.find("zeCommandListAppend") == 0) {
+        api.fn == XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP || api.fn == XT_ZE_APPEND_HOST_FUNCTION ||
+        api.fn == XT_ZE_EX_APPEND_HOST_FUNCTION;
+    const bool append = symbol.find("zeCommandListAppend") == 0 ||
+                        symbol.find("zexCommandListAppend") == 0;
+    EXPECT_EQ(append, in_append_range) << symbol;
+    if (append) {
       ASSERT_NE(api.args[0].name, nullptr) << symbol;
       EXPECT_STREQ(api.args[0].name, "command_list") << symbol;
       if (api.args[1].name) {

@@ -48,7 +48,8 @@ inline constexpr int kZeArgSlot = [] {
 
 // zeCommandListAppend*: every append, recognised by its symbol.
 constexpr bool IsZeAppend(uint16_t fn) {
-  return std::string_view(ZeApiEntry(fn).symbol).starts_with("zeCommandListAppend");
+  const std::string_view symbol = ZeApiEntry(fn).symbol;
+  return symbol.starts_with("zeCommandListAppend") || symbol.starts_with("zexCommandListAppend");
 }
 
 template <uint16_t Fn>
