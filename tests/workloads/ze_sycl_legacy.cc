@@ -32,7 +32,7 @@ using namespace xtrace::workloads;
 
 constexpr const char* kUsage =
     "usage: ze_sycl_legacy [--iterations N] [--launch-log FILE] [--wait-for-signal]\n"
-    "                      [--through-tables]\n"
+    "                      [--through-tables] [--wait-after-lookups]\n"
     "\n"
     "Drives Level Zero like SYCL's legacy Level Zero adapter (Unified Runtime's level_zero\n"
     "adapter, before v2): zeInit, event pools with kernel timestamps, a regular command list\n"
@@ -50,6 +50,9 @@ constexpr const char* kUsage =
     "  --launch-log FILE  append one line per launch: <tid>\\t<kernel>\\t<x>,<y>,<z>\n"
     "  --wait-for-signal  after \"ready <pid>\" (every table taken, every object created),\n"
     "                     wait for SIGUSR1 before launching: a tracer attaches meanwhile\n"
+    "  --wait-after-lookups  wait for SIGUSR1 (after \"ready <pid>\") as soon as the tables\n"
+    "                     are taken, before any object is made (with --wait-for-signal too,\n"
+    "                     only here)\n"
     "  --through-tables   take the function tables from the loader after zeInit\n"
     "                     (zeGetCommandListProcAddrTable, zeGetKernelProcAddrTable, ...) and\n"
     "                     make every later call through them, as a runtime that dispatches\n"
@@ -194,7 +197,7 @@ int main(int argc, char** argv) {
   set_program_name("ze_sycl_legacy");
   uint32_t iterations = 4;
   std::string log_path;
-  bool wait_for_signal = false, through_tables = false;
+  bool wait_for_signal = false, wait_after_lookups = false, through_tables = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -207,6 +210,8 @@ int main(int argc, char** argv) {
       log_path = option_value(argc, argv, i);
     } else if (a == "--wait-for-signal") {
       wait_for_signal = true;
+    } else if (a == "--wait-after-lookups") {
+      wait_after_lookups = true;
     } else if (a == "--through-tables") {
       through_tables = true;
     } else {
@@ -218,10 +223,17 @@ int main(int argc, char** argv) {
   sigset_t usr1;
   sigemptyset(&usr1);
   sigaddset(&usr1, SIGUSR1);
-  if (wait_for_signal) sigprocmask(SIG_BLOCK, &usr1, nullptr);
+  if (wait_for_signal || wait_after_lookups) sigprocmask(SIG_BLOCK, &usr1, nullptr);
+  auto ready_and_wait = [&] {
+    std::printf("ready %d\n", static_cast<int>(getpid()));
+    std::fflush(stdout);
+    int sig = 0;
+    sigwait(&usr1, &sig);
+  };
 
   ZE_CHECK(zeInit(0));
   const Api ze = through_tables ? LoaderTables() : LoaderExports();
+  if (wait_after_lookups) ready_and_wait();
 
   ze_driver_handle_t driver = nullptr;
   uint32_t count = 1;
@@ -282,11 +294,11 @@ int main(int argc, char** argv) {
     ZE_CHECK(ze.EventCreate(pool, &desc, &events[i]));
   }
 
-  std::printf("ready %d\n", static_cast<int>(getpid()));
-  std::fflush(stdout);
-  if (wait_for_signal) {
-    int sig = 0;
-    sigwait(&usr1, &sig);
+  if (wait_for_signal && !wait_after_lookups) {
+    ready_and_wait();
+  } else if (!wait_after_lookups) {
+    std::printf("ready %d\n", static_cast<int>(getpid()));
+    std::fflush(stdout);
   }
   uint32_t launches = 0;
   auto launch = [&](ze_command_list_handle_t list, size_t k, uint32_t it,
