@@ -516,6 +516,51 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderCharliecloud) {
   ExpectEveryLaunchOnTrixiesLoader(run, "");
 }
 
+// Attached while the workload's graph was being recorded (its capture begun, none of its
+// launches appended): the launches appended after the attach run nothing then, and each
+// replay runs them, named, after one operation standing for what was recorded before.
+TEST_F(LevelZeroPathsTest, SyclV2ShapeAttachedInTheMiddleOfAGraphCaptureOnTheHostsLoader) {
+  const std::string log = Path("launches.tsv");
+  const Run run = Attach({}, kWorkload, log, log, {"--wait-in-graph-capture"});
+  ASSERT_EQ(run.result.exit_code(), 0) << run.result.out << run.result.err;
+  ASSERT_GT(run.pid, 0u);
+  ASSERT_EQ(run.expected.size(), kIterations * kLaunchesPerIteration);
+  std::map<std::pair<uint32_t, uint64_t>, const ApiCall*> replays;
+  for (const ApiCall& c : run.capture.calls)
+    if (c.pid == run.pid && c.fn == XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP && c.result == 0)
+      replays[{c.tid, c.start_ns}] = &c;
+  ASSERT_EQ(replays.size(), size_t{kIterations});
+  // The graph's launches were appended after the attach: seen once each, named.
+  size_t graph_launches = 0;
+  for (const KernelLaunch& l : run.capture.launches)
+    if (l.pid == run.pid && InGraph(std::string(run.capture.strings.Get(l.kernel_name)))) {
+      EXPECT_TRUE(l.name_known);
+      ++graph_launches;
+    }
+  EXPECT_EQ(graph_launches, kGraphLaunches);
+  std::map<uint64_t, size_t> graph_kernels, before;  // per replay
+  for (const DeviceOp& op : run.capture.All<DeviceOp>()) {
+    if (op.pid != run.pid || op.kind != DeviceOpKind::kKernel) continue;
+    const std::string name(run.capture.strings.Get(op.name));
+    const bool stands_for_before = name == "zeCommandListAppendGraphExp: commands recorded "
+                                           "before the capture began (unknown)";
+    if (!InGraph(name) && !stands_for_before) continue;
+    auto replay = replays.find({op.submit_tid, op.submit_ns});
+    ASSERT_NE(replay, replays.end()) << name << " ran outside a replay";
+    EXPECT_EQ(op.command_list, replay->second->arg[3]) << "the executable graph replayed";
+    EXPECT_TRUE(op.completion_seen) << name;
+    ++(stands_for_before ? before : graph_kernels)[op.submit_ns];
+  }
+  EXPECT_EQ(graph_kernels.size(), size_t{kIterations});
+  for (const auto& [at, n] : graph_kernels) EXPECT_EQ(n, kGraphLaunches) << "the replay at " << at;
+  EXPECT_EQ(before.size(), size_t{kIterations});
+  for (const auto& [at, n] : before) EXPECT_EQ(n, 1u) << "the replay at " << at;
+  EXPECT_NE(run.result.err.find(std::to_string(kIterations) +
+                                " replays of graphs whose recording began before the capture"),
+            std::string::npos)
+      << run.result.err;
+}
+
 // The other names of two calls: host functions appended by Intel's older
 // zexCommandListAppendHostFunction, events made by core zeEventCounterBasedCreate (no loader
 // here exports it: the driver's pointer), each captured as its counterpart is.

@@ -36,6 +36,7 @@ using namespace xtrace::workloads;
 
 constexpr const char* kUsage =
     "usage: ze_sycl_v2 [--iterations N] [--launch-log FILE] [--wait-for-signal] [--older-names]\n"
+    "                  [--wait-in-graph-capture]\n"
     "\n"
     "Drives Level Zero like SYCL's v2 adapter (Unified Runtime): extension functions looked\n"
     "up with zeDriverGetExtensionFunctionAddress, zeInitDrivers, one in-order immediate\n"
@@ -56,6 +57,9 @@ constexpr const char* kUsage =
     "  --launch-log FILE  append one line per launch: <tid>\\t<kernel>\\t<x>,<y>,<z>\n"
     "  --wait-for-signal  after \"ready <pid>\" (every lookup made, every object created),\n"
     "                     wait for SIGUSR1 before launching: a tracer attaches meanwhile\n"
+    "  --wait-in-graph-capture  say \"ready <pid>\" and wait for SIGUSR1 once the graph's\n"
+    "                     capture has begun, before its launches are appended (a tracer\n"
+    "                     attaches in the middle of the recording)\n"
     "  --older-names      the other names of two calls: host functions by Intel's older\n"
     "                     zexCommandListAppendHostFunction, events by the core\n"
     "                     zeEventCounterBasedCreate (the loader's export where it has one,\n"
@@ -137,7 +141,7 @@ int main(int argc, char** argv) {
   set_program_name("ze_sycl_v2");
   uint32_t iterations = 4;
   std::string log_path;
-  bool wait_for_signal = false, older_names = false;
+  bool wait_for_signal = false, older_names = false, wait_in_graph_capture = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -150,6 +154,8 @@ int main(int argc, char** argv) {
       log_path = option_value(argc, argv, i);
     } else if (a == "--wait-for-signal") {
       wait_for_signal = true;
+    } else if (a == "--wait-in-graph-capture") {
+      wait_in_graph_capture = true;
     } else if (a == "--older-names") {
       older_names = true;
     } else {
@@ -162,7 +168,13 @@ int main(int argc, char** argv) {
   sigset_t usr1;
   sigemptyset(&usr1);
   sigaddset(&usr1, SIGUSR1);
-  if (wait_for_signal) sigprocmask(SIG_BLOCK, &usr1, nullptr);
+  if (wait_for_signal || wait_in_graph_capture) sigprocmask(SIG_BLOCK, &usr1, nullptr);
+  auto ready_and_wait = [&] {
+    std::printf("ready %d\n", static_cast<int>(getpid()));
+    std::fflush(stdout);
+    int sig = 0;
+    sigwait(&usr1, &sig);
+  };
 
   // Initialisation: zeInitDrivers where the loader has it, as the adapter prefers.
   ze_driver_handle_t driver = nullptr;
@@ -279,6 +291,7 @@ int main(int argc, char** argv) {
       ZE_CHECK(counter_based_create(context, device, &desc, e));
     }
     ZE_CHECK(begin_graph_capture(immediate, nullptr));
+    if (wait_in_graph_capture) ready_and_wait();
     for (size_t g = 0; g < std::size(kGraphGroups); ++g) {
       const GroupSize size{32, 1, 1};
       void* arguments[] = {nullptr};
@@ -294,11 +307,13 @@ int main(int argc, char** argv) {
   ze_command_queue_handle_t queue = nullptr;
   if (!immediate_append) ZE_CHECK(zeCommandQueueCreate(context, device, &queue_desc, &queue));
 
-  std::printf("ready %d\n", static_cast<int>(getpid()));
-  std::fflush(stdout);
-  if (wait_for_signal) {
-    int sig = 0;
-    sigwait(&usr1, &sig);
+  if (!wait_in_graph_capture || !graphs) {
+    if (wait_for_signal || wait_in_graph_capture) {
+      ready_and_wait();
+    } else {
+      std::printf("ready %d\n", static_cast<int>(getpid()));
+      std::fflush(stdout);
+    }
   }
   uint32_t launches = 0, graph_replays = 0, host_function_runs = 0;
   for (uint32_t it = 0; it < iterations; ++it) {

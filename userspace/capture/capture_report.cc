@@ -95,6 +95,11 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
       << (ts.unknown_graph_replays == 1 ? " replay" : " replays")
       << " of graphs recorded before the capture began ran commands xtrace never saw: each is "
          "one operation named \"" << kUnknownGraphName << "\", its contents unknown.";
+  if (ts.partly_known_graph_replays)
+    s << " " << ts.partly_known_graph_replays
+      << (ts.partly_known_graph_replays == 1 ? " replay" : " replays")
+      << " of graphs whose recording began before the capture ran the commands recorded since, "
+         "after one operation named \"" << kPartlyKnownGraphName << "\" for those before.";
   if (ts.timestamps_rejected)
     s << " " << ts.timestamps_rejected
       << " kernel timestamps disagreed with the host's bounds and were not used.";

@@ -103,13 +103,44 @@ void DeviceTimeline::Append(uint32_t pid, uint64_t list_handle, const Template& 
   CountObjects();
 }
 
+void DeviceTimeline::EndCaptureBegunBefore(uint32_t pid, uint64_t list_handle, uint64_t graph) {
+  ListState& list = lists_[{pid, list_handle}];
+  std::vector<Template> appended;
+  // Every append seen on the list came after the capture began, so none ran. A list still
+  // unclassified holds them all; one that showed itself immediate meanwhile has submitted them
+  // already, and they stay drawn as run (its graph then says only what it cannot know).
+  if (list.unclassified()) {
+    appended.swap(list.commands);
+    for (const Template& t : appended) {
+      auto s = unclassified_signals_.find({pid, t.command.signal_event});
+      if (s != unclassified_signals_.end() && s->second == list_handle) unclassified_signals_.erase(s);
+    }
+  }
+  if (!graph) return;  // captured into a graph of the caller's made before: not known
+  GraphState& g = graphs_[{pid, graph}];
+  g.begun_before_capture = true;
+  g.commands.insert(g.commands.end(), appended.begin(), appended.end());
+  CountObjects();
+}
+
 void DeviceTimeline::AppendGraph(const ApiCall& call, uint64_t list_handle,
                                  uint64_t executable_graph, uint64_t signal_event) {
   auto graph = executables_.find({call.pid, executable_graph});
   std::vector<Template> replay;
   uint64_t execution = 0;
   if (graph != executables_.end()) {
-    replay = graph->second.commands;
+    if (graph->second.begun_before_capture) {
+      // What its capture recorded before xtrace's began: one operation says so, first.
+      ++stats_.partly_known_graph_replays;
+      Template unknown;
+      unknown.command.kind = DeviceOpKind::kKernel;
+      unknown.command.name = strings_.Intern(kPartlyKnownGraphName);
+      unknown.command.append_tid = call.tid;
+      unknown.command.append_ns = call.start_ns;
+      unknown.append_end_ns = call.end_ns;
+      replay.push_back(unknown);
+    }
+    replay.insert(replay.end(), graph->second.commands.begin(), graph->second.commands.end());
     execution = ++graph->second.replays;
   } else {
     // Recorded (or instantiated) before the capture: what it runs is not known. One operation

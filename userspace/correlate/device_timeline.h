@@ -38,6 +38,10 @@ struct TimelineStats {
   // Replays (zeCommandListAppendGraphExp) of executable graphs whose recording xtrace did not
   // see (made before the capture began): each is one operation named kUnknownGraphName.
   uint64_t unknown_graph_replays = 0;
+  // Replays of graphs whose capture began before xtrace's and ended under its eyes: the
+  // commands appended since run as recorded, after one operation named kPartlyKnownGraphName
+  // for those appended before.
+  uint64_t partly_known_graph_replays = 0;
   uint64_t live_objects = 0;         // command lists, queues, events, pools, fences held now
   uint64_t peak_live_objects = 0;
   uint64_t pending_ops = 0;          // operations submitted and not yet emitted
@@ -50,6 +54,10 @@ struct TimelineStats {
 // The name of the one operation that stands for a replay of a graph recorded before the capture.
 inline constexpr const char* kUnknownGraphName =
     "zeCommandListAppendGraphExp: graph recorded before the capture (contents unknown)";
+// The operation that stands for what a graph whose capture began before xtrace's recorded
+// before then, at each of its replays.
+inline constexpr const char* kPartlyKnownGraphName =
+    "zeCommandListAppendGraphExp: commands recorded before the capture began (unknown)";
 
 class DeviceTimeline {
  public:
@@ -111,6 +119,10 @@ class DeviceTimeline {
   };
 
   void Append(uint32_t pid, uint64_t list, const Template& t);
+  // zeCommandListEndGraphCaptureExp on a list whose capture began before xtrace's: what was
+  // appended to it since (held while the list was unclassified) ran nothing, and goes into
+  // `graph` (0: unknown) after the part xtrace never saw.
+  void EndCaptureBegunBefore(uint32_t pid, uint64_t list, uint64_t graph);
   // zeCommandQueueExecuteCommandLists: the lists in its own record if there is one, else the
   // first list (the one the ApiCall carries).
   void Execute(const ApiCall& call, uint64_t queue, uint64_t fence, uint64_t first_list,

@@ -104,7 +104,10 @@ class DeviceTimeline::CallHandler {
 
   void operator()(const ZeCall<XT_ZE_COMMAND_LIST_END_GRAPH_CAPTURE_EXP>& c) {
     auto it = tl_.lists_.find({c.pid(), c.Get<"command_list">()});
-    if (it == tl_.lists_.end() || !it->second.capturing) return;  // begun before the capture
+    if (it == tl_.lists_.end() || !it->second.capturing) {
+      tl_.EndCaptureBegunBefore(c.pid(), c.Get<"command_list">(), c.Get<"graph">());
+      return;
+    }
     ListState& list = it->second;
     // Into the caller's graph, else the one the call made (phGraph may be null for the first).
     const uint64_t graph = list.capture_into ? list.capture_into : c.Get<"graph">();
@@ -121,7 +124,8 @@ class DeviceTimeline::CallHandler {
     // A graph recorded before the capture leaves its executable graph unknown (no entry).
     auto graph = tl_.graphs_.find({c.pid(), c.Get<"graph">()});
     if (graph == tl_.graphs_.end()) return;
-    tl_.executables_[{c.pid(), c.Get<"executable_graph">()}] = {graph->second.commands, 0};
+    tl_.executables_[{c.pid(), c.Get<"executable_graph">()}] = {
+        graph->second.commands, 0, graph->second.begun_before_capture};
   }
 
   void operator()(const ZeCall<XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP>& c) {

@@ -38,6 +38,9 @@ struct DeviceTimeline::ListState {
 struct DeviceTimeline::GraphState {
   std::vector<Template> commands;
   uint64_t replays = 0;  // executable graphs: zeCommandListAppendGraphExp calls so far
+  // Its capture began before xtrace's did: it also runs, before `commands`, what was appended
+  // until then, which xtrace never saw.
+  bool begun_before_capture = false;
 };
 
 struct DeviceTimeline::QueueState {

@@ -286,6 +286,43 @@ TEST_F(DeviceTimelineTest, GraphsIntoTheCallersGraphAndGraphsRecordedBeforeTheCa
   EXPECT_EQ(tl_.stats().unknown_graph_replays, 2u) << "a destroyed executable graph is forgotten";
 }
 
+// A graph capture begun before the capture (on a list made before it), ended after: what was
+// appended since ran nothing then; each replay runs it, after one operation that stands for
+// what was recorded before.
+TEST_F(DeviceTimelineTest, AGraphCaptureBegunBeforeTheCaptureRunsItsLaterAppendsAtEachReplay) {
+  const uint64_t old_list = 0x1114, graph = 0x6100, exec = 0x7100;
+  const StringId scale = strings_.Intern("scale");
+  tl_.OnLaunch(Launch(old_list, 1'000, 0, scale));
+  On(Call(XT_ZE_APPEND_MEMORY_COPY, 2'000, {old_list, 0, 0, 0xd57, 0x5c, 4096}));
+  On(Call(XT_ZE_COMMAND_LIST_END_GRAPH_CAPTURE_EXP, 3'000, {old_list, 0, 0, 0, 0, graph}));
+  On(Call(XT_ZE_COMMAND_LIST_INSTANTIATE_GRAPH_EXP, 4'000, {graph, 0, 0, 0, 0, exec}));
+  On(Call(XT_ZE_GRAPH_DESTROY_EXP, 4'500, {graph}));
+  // The list shows it is immediate: nothing it held was run by its appends.
+  On(Call(XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE, 5'000, {old_list, ~0ull}));
+  EXPECT_TRUE(sink_.All<DeviceOp>().empty()) << "appends made while capturing run nothing";
+  for (uint64_t at : {100'000u, 200'000u}) {
+    On(Call(XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP, at, {old_list, 0, 0, exec}));
+    On(Call(XT_ZE_COMMAND_LIST_HOST_SYNCHRONIZE, at + 50'000, {old_list, ~0ull}));
+  }
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 6u);
+  for (size_t replay = 0; replay < 2; ++replay) {
+    const uint64_t at = 100'000u * (replay + 1);
+    EXPECT_EQ(strings_.Get(ops[3 * replay].name), kPartlyKnownGraphName);
+    EXPECT_EQ(ops[3 * replay + 1].name, scale);
+    EXPECT_EQ(ops[3 * replay + 2].kind, DeviceOpKind::kCopy);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(ops[3 * replay + i].queue, old_list);
+      EXPECT_EQ(ops[3 * replay + i].command_list, exec);
+      EXPECT_EQ(ops[3 * replay + i].execution, replay + 1);
+      EXPECT_EQ(ops[3 * replay + i].submit_ns, at) << "submitted by its replay";
+      EXPECT_TRUE(ops[3 * replay + i].completion_seen);
+    }
+  }
+  EXPECT_EQ(tl_.stats().partly_known_graph_replays, 2u);
+  EXPECT_EQ(tl_.stats().unknown_graph_replays, 0u);
+}
+
 // A host function is work on its list's timeline: submitted by its append, bounded by the host
 // call that saw what followed it done.
 TEST_F(DeviceTimelineTest, HostFunctionsRunOnTheirListsTimeline) {
