@@ -57,6 +57,9 @@ Subprocess::Subprocess(const std::vector<std::string>& argv,
 
 Subprocess::~Subprocess() {
   if (!reaped_ && pid_ > 0) {
+    // Its whole group: a test that failed half-way must not leave what the child started
+    // (an mpirun's ranks, a shell's jobs) running into the next test.
+    kill(-pid_, SIGKILL);
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
   }
