@@ -108,9 +108,10 @@ TEST_F(OutputFaultTest, DiskFullStopsTheCaptureKeepsItsBatchesAndRecordStillWait
   const std::string disk = SmallDisk("512k");
   ASSERT_FALSE(disk.empty());
   const std::string out = disk + "/run.capnp", launch_log = Path("launches.tsv");
-  const auto started = std::chrono::steady_clock::now();
-  // Several seconds of launches: far more than 512 KiB of log.
-  Subprocess xtrace({kXtrace, "record", "-o", out, "--", kWorkload, "--duration", "4",
+  // Launches until the test ends them: far more than 512 KiB of log. The command runs on
+  // whatever time the capture takes to stop (seconds, on a loaded machine), so record is
+  // still its parent, waiting, when the capture has ended.
+  Subprocess xtrace({kXtrace, "record", "-o", out, "--", kWorkload, "--duration", "120",
                      "--threads", "2", "--iterations", "20", "--launch-log", launch_log},
                     {kSimDriver});
   const uint32_t pid = PidFromReadyLine(xtrace.WaitStdout("ready", 30s));
@@ -133,10 +134,11 @@ TEST_F(OutputFaultTest, DiskFullStopsTheCaptureKeepsItsBatchesAndRecordStillWait
   ASSERT_TRUE(breakpoints.ok()) << breakpoints.status().message();
   EXPECT_EQ(*breakpoints, 0u);
 
+  // record returns only when its command does, with its status.
+  EXPECT_FALSE(xtrace.Wait(500ms).has_value()) << "record returned before its command";
+  ASSERT_EQ(kill(static_cast<pid_t>(pid), SIGTERM), 0);  // the workload's own way to stop
   auto status = xtrace.Wait(60s);
   ASSERT_TRUE(status.has_value());
-  // record returned only when its command did, with its status.
-  EXPECT_GE(std::chrono::steady_clock::now() - started, 4s);
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
   EXPECT_NE(xtrace.stdout_text().find("exit rounds="), std::string::npos) << xtrace.stdout_text();
 
@@ -148,13 +150,20 @@ TEST_F(OutputFaultTest, RecordExitsWithItsCommandsStatusHoweverTheCaptureEnds) {
   auto failing = RunCommand({kXtrace, "record", "-q", "-o", Path("f.capnp"), "--", "/bin/sh",
                              "-c", "exit 3"});
   EXPECT_EQ(failing.exit_code(), 3) << failing.err;
-  // --duration ends the capture, not the command: record waits for it.
-  const auto started = std::chrono::steady_clock::now();
-  auto timed = RunCommand({kXtrace, "record", "--duration", "200ms", "-o", Path("d.capnp"), "--",
-                           "/bin/sh", "-c", "sleep 1.5; exit 5"});
-  EXPECT_EQ(timed.exit_code(), 5) << timed.err;
-  EXPECT_GE(std::chrono::steady_clock::now() - started, 1500ms);
-  EXPECT_NE(timed.err.find("waiting for /bin/sh"), std::string::npos) << timed.err;
+  // --duration ends the capture, not the command: record waits for it (the command exits
+  // only once the test has seen record say so).
+  Subprocess timed({kXtrace, "record", "--duration", "200ms", "-o", Path("d.capnp"), "--",
+                    "/bin/sh", "-c", "read line; exit 5"},
+                   {}, /*pipe_stdin=*/true);
+  ASSERT_TRUE(timed.WaitStderr("waiting for /bin/sh", 60s)) << timed.stderr_text();
+  std::this_thread::sleep_for(300ms);
+  siginfo_t info{};  // looked at, not reaped
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(timed.pid()), &info, WEXITED | WNOHANG | WNOWAIT), 0);
+  EXPECT_EQ(info.si_pid, 0) << "record returned before its command";
+  ASSERT_TRUE(timed.Send("exit"));
+  const auto timed_status = timed.Wait(30s);
+  ASSERT_TRUE(timed_status.has_value());
+  EXPECT_TRUE(WIFEXITED(*timed_status) && WEXITSTATUS(*timed_status) == 5) << timed.stderr_text();
   // SIGTERM sent to xtrace alone ends the capture and is passed on to the command.
   Subprocess xtrace({kXtrace, "record", "-o", Path("t.capnp"), "--", "/bin/sleep", "30"});
   ASSERT_TRUE(xtrace.WaitStderr("pid", 30s)) << xtrace.stderr_text();
