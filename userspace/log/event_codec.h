@@ -59,6 +59,26 @@ enum class DecodeResult {
 DecodeResult DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns,
                          std::span<const uint64_t> handles, Event* out);
 
+// Header.batchIndexAt's stored form: 7 bits a byte, each byte's high bit set, so that the word
+// packs to the same length whatever the offset and can be written over in place. Offsets up
+// to 2^56 - 1.
+inline constexpr uint64_t kMaxBatchIndexAt = (uint64_t{1} << 56) - 1;
+constexpr uint64_t EncodeBatchIndexAt(uint64_t offset) {
+  uint64_t stored = 0;
+  for (int i = 0; i < 8; ++i) stored |= (0x80 | ((offset >> (7 * i)) & 0x7f)) << (8 * i);
+  return stored;
+}
+// The offset, or 0 (no index) for a value not in that form (0: logs before the field).
+constexpr uint64_t DecodeBatchIndexAt(uint64_t stored) {
+  uint64_t offset = 0;
+  for (int i = 0; i < 8; ++i) {
+    const uint64_t byte = (stored >> (8 * i)) & 0xff;
+    if ((byte & 0x80) == 0) return 0;
+    offset |= (byte & 0x7f) << (7 * i);
+  }
+  return offset;
+}
+
 void EncodeHeader(const LogHeader& header, log_schema::Header::Builder out);
 LogHeader DecodeHeader(log_schema::Header::Reader in);
 

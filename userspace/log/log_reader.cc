@@ -37,6 +37,10 @@ struct LogReader::Impl {
       : path(std::move(path_in)), options(options_in), input(std::move(input_in)) {}
 
   Status ReadHeader();
+  // Reads the batch index (Header.batchIndexAt) into `runs`, and comes back to where the
+  // reader was. An index that is not there or does not hold together is ignored: the log is
+  // then read by its heads, as logs written before the index. Errors: read or seek failures.
+  Status LoadIndex();
   // Reads frames until one yields events, the summary has been read, or the file ends.
   Status LoadNext();
   Status LoadBatch(log_schema::Batch::Reader batch_reader, const std::string& where);
@@ -73,6 +77,16 @@ struct LogReader::Impl {
   bool after_head = false;    // the last frame was the head of the one being read
   uint64_t batches_skipped = 0;
   uint64_t events_read = 0;
+  // The batch index: read at the first frame wanted through a window.
+  uint64_t index_at = 0;  // Header.batchIndexAt, 0: none
+  bool index_tried = false;
+  struct Run {
+    uint64_t offset = 0, bytes = 0, base_ns = 0, end_ns = 0;
+    uint32_t batches = 0;
+  };
+  std::vector<Run> runs;
+  size_t next_run = 0;
+  uint64_t runs_skipped = 0;
   uint64_t unknown_events = 0;
 };
 
@@ -92,6 +106,7 @@ Status LogReader::Impl::ReadHeader() {
                            ": not an xtrace log (its first message is not an xtrace header)");
     }
     header = log_codec::DecodeHeader(root.getHeader());
+    index_at = log_codec::DecodeBatchIndexAt(root.getHeader().getBatchIndexAt());
   } catch (const kj::Exception& e) {
     return Status::Error(path + ": not an xtrace log (" + KjMessage(e) + ")");
   }
@@ -109,6 +124,43 @@ Status LogReader::Impl::ReadHeader() {
   return Status::Ok();
 }
 
+Status LogReader::Impl::LoadIndex() {
+  index_tried = true;
+  const uint64_t resume = input.offset();
+  const std::optional<uint64_t> size = input.file_size();
+  if (index_at == 0 || !size || index_at <= resume || index_at >= *size) return Status::Ok();
+  if (Status st = input.Seek(index_at); !st.ok()) return st.WithContext(path);
+  std::vector<Run> loaded;
+  bool whole = false;
+  if (Result<bool> frame = input.ReadFrame(); frame.ok() && *frame) {
+    try {
+      capnp::SegmentArrayMessageReader message(input.segments(), LimitsFor(input.frame_words()));
+      const auto root = message.getRoot<log_schema::LogFrame>();
+      if (root.which() == log_schema::LogFrame::BATCH_INDEX) {
+        whole = true;
+        uint64_t end = resume;  // runs lie in order between the header and the index
+        for (const auto run : root.getBatchIndex().getSpanRuns()) {
+          const Run r{.offset = run.getOffset(), .bytes = run.getBytes(),
+                      .base_ns = run.getBaseNs(), .end_ns = run.getEndNs(),
+                      .batches = run.getBatches()};
+          if (r.offset < end || r.bytes == 0 || r.bytes > index_at - r.offset || r.end_ns == 0) {
+            whole = false;
+            break;
+          }
+          end = r.offset + r.bytes;
+          loaded.push_back(r);
+        }
+      }
+    } catch (const kj::Exception&) {
+      whole = false;
+    }
+  }
+  if (input.read_failed()) return Status::Error(path + ": reading the batch index failed");
+  if (Status st = input.Seek(resume); !st.ok()) return st.WithContext(path);
+  if (whole) runs = std::move(loaded);
+  return Status::Ok();
+}
+
 Status LogReader::Impl::LoadNext() {
   while (true) {
     if (summary) {
@@ -121,6 +173,25 @@ Status LogReader::Impl::LoadNext() {
       }
       return Status::Error(path + ": unexpected data after the summary (at byte " +
                            std::to_string(at) + ")");
+    }
+    if (options.window && !after_head) {
+      // Runs of span batches that miss the window: one seek each, their heads unread.
+      if (!index_tried) {
+        if (Status st = LoadIndex(); !st.ok()) return st;
+      }
+      const uint64_t at = input.offset();
+      while (next_run < runs.size() && runs[next_run].offset < at) ++next_run;
+      if (next_run < runs.size() && runs[next_run].offset == at) {
+        const Run& run = runs[next_run++];
+        if (Outside(run.base_ns, run.end_ns)) {
+          batch_offset = at;
+          if (Status st = input.Skip(run.bytes); !st.ok()) return st.WithContext(Where());
+          batches_read += run.batches;
+          batches_skipped += run.batches;
+          ++runs_skipped;
+          continue;
+        }
+      }
     }
     Result<bool> frame = input.ReadFrame();
     if (!after_head) batch_offset = input.frame_offset();
@@ -139,6 +210,8 @@ Status LogReader::Impl::LoadNext() {
         case log_schema::LogFrame::SUMMARY:
           summary = log_codec::DecodeSummary(root.getSummary());
           continue;
+        case log_schema::LogFrame::BATCH_INDEX:
+          continue;  // read ahead where a window wants it
         case log_schema::LogFrame::SPAN_BATCH: {
           // The next frame is a batch of spans only, without strings: outside the window
           // nothing in it is wanted, and it is stepped over unread.
@@ -272,6 +345,7 @@ const Status& LogReader::damage() const { return impl_->damage; }
 const std::string& LogReader::path() const { return impl_->path; }
 uint64_t LogReader::batches_read() const { return impl_->batches_read; }
 uint64_t LogReader::batches_skipped() const { return impl_->batches_skipped; }
+uint64_t LogReader::runs_skipped() const { return impl_->runs_skipped; }
 uint64_t LogReader::events_read() const { return impl_->events_read; }
 uint64_t LogReader::unknown_events() const { return impl_->unknown_events; }
 uint64_t LogReader::bytes_read() const { return impl_->input.offset(); }

@@ -23,7 +23,9 @@ struct LogReaderOptions {
   // wanted: a batch whose spans all lie outside (Batch.baseNs/endNs) is read without
   // decoding them, and only its other events (identities, counters, clock readings) are
   // returned. Spans of the batches that reach into the window all come back, inside or not:
-  // this is a fast path, not a filter. Logs without Batch.endNs are read whole.
+  // this is a fast path, not a filter. Logs without Batch.endNs are read whole. A log that
+  // ended cleanly has an index of its span batches (LogFrame.batchIndex): runs of them that
+  // miss the window are stepped over without reading even their heads.
   struct Window {
     uint64_t from_ns = 0;
     uint64_t to_ns = UINT64_MAX;
@@ -73,6 +75,7 @@ class LogReader {
   const std::string& path() const;
   uint64_t batches_read() const;
   uint64_t batches_skipped() const;           // of those, read without their spans (window)
+  uint64_t runs_skipped() const;              // runs of span batches stepped over by the index
   uint64_t events_read() const;               // events returned by Next
   uint64_t unknown_events() const;            // events of kinds newer than this build, skipped
   uint64_t bytes_read() const;                // file bytes consumed so far (for progress)

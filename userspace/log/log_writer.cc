@@ -55,14 +55,100 @@ Result<std::unique_ptr<LogWriter>> LogWriter::Create(const std::string& path,
 Status LogWriter::WriteHeader(const LogHeader& header) {
   LogHeader stamped = header;
   stamped.format_version = kLogFormatVersion;
+  runs_.clear();
+  index_given_up_ = false;
+  index_at_slot_ = 0;
   try {
-    capnp::MallocMessageBuilder message;
-    log_codec::EncodeHeader(stamped, message.initRoot<log_schema::LogFrame>().initHeader());
-    kj::Array<kj::byte> frame = PackFrame(message, 512);
+    auto pack = [&](uint64_t index_at) {
+      capnp::MallocMessageBuilder message;
+      auto out = message.initRoot<log_schema::LogFrame>().initHeader();
+      log_codec::EncodeHeader(stamped, out);
+      if (options_.batch_index) out.setBatchIndexAt(log_codec::EncodeBatchIndexAt(index_at));
+      return PackFrame(message, 512);
+    };
+    kj::Array<kj::byte> frame = pack(0);
+    if (options_.batch_index) {
+      // Where the placeholder's bytes lie in the packed frame: the header packed with the
+      // largest offset instead differs from it in exactly those 8 bytes (no byte of either is
+      // zero, so the word packs as a tag and its 8 bytes either way, and so do its neighbours).
+      kj::Array<kj::byte> other = pack(log_codec::kMaxBatchIndexAt);
+      if (other.size() == frame.size()) {
+        size_t first = frame.size(), last = 0, differ = 0;
+        for (size_t i = 0; i < frame.size(); ++i) {
+          if (frame[i] == other[i]) continue;
+          first = std::min(first, i);
+          last = i;
+          ++differ;
+        }
+        if (differ == 8 && last - first == 7) index_at_slot_ = bytes_written_ + first;
+      }
+    }
     return WriteFrame(frame.begin(), frame.size());
   } catch (const kj::Exception& e) {
     return Status::Error(path_ + ": encoding the header: " + e.getDescription().cStr());
   }
+}
+
+void LogWriter::NoteSpanBatch(uint64_t at, uint64_t bytes, uint64_t base_ns, uint64_t end_ns,
+                              uint64_t events) {
+  if (index_given_up_ || index_at_slot_ == 0) return;
+  if (!runs_.empty()) {
+    SpanRun& run = runs_.back();
+    if (run.offset + run.bytes == at && run.bytes + bytes <= kMaxRunBytes) {
+      run.bytes += bytes;
+      run.base_ns = std::min(run.base_ns, base_ns);
+      run.end_ns = std::max(run.end_ns, end_ns);
+      run.events += events;
+      ++run.batches;
+      return;
+    }
+  }
+  if (runs_.size() >= kMaxIndexRuns) {
+    index_given_up_ = true;
+    runs_ = {};
+    return;
+  }
+  runs_.push_back({.offset = at, .bytes = bytes, .base_ns = base_ns, .end_ns = end_ns,
+                   .events = events, .batches = 1});
+}
+
+Result<uint64_t> LogWriter::WriteIndex() {
+  if (index_at_slot_ == 0 || index_given_up_ || runs_.empty()) return uint64_t{0};
+  // Only a regular file can be written over, and read other than front to back.
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode)) return uint64_t{0};
+  const uint64_t at = bytes_written_;
+  if (at > log_codec::kMaxBatchIndexAt) return uint64_t{0};
+  try {
+    capnp::MallocMessageBuilder message(16 + runs_.size() * 6);
+    auto list = message.initRoot<log_schema::LogFrame>().initBatchIndex().initSpanRuns(
+        static_cast<unsigned>(runs_.size()));
+    for (unsigned i = 0; i < list.size(); ++i) {
+      const SpanRun& run = runs_[i];
+      auto out = list[i];
+      out.setOffset(run.offset);
+      out.setBytes(run.bytes);
+      out.setBaseNs(run.base_ns);
+      out.setEndNs(run.end_ns);
+      out.setBatches(run.batches);
+      out.setEvents(run.events);
+    }
+    kj::Array<kj::byte> frame = PackFrame(message, 64 + runs_.size() * 24);
+    if (Status s = WriteFrame(frame.begin(), frame.size()); !s.ok()) return s;
+  } catch (const kj::Exception& e) {
+    return Status::Error(path_ + ": encoding the batch index: " + e.getDescription().cStr());
+  }
+  return at;
+}
+
+void LogWriter::PointHeaderToIndex(uint64_t index_at) {
+  if (index_at == 0) return;
+  const uint64_t stored = log_codec::EncodeBatchIndexAt(index_at);
+  uint8_t bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(stored >> (8 * i));
+  // Best effort: a log whose header still holds the placeholder reads as one without an
+  // index (every event is still there; windows read the heads).
+  (void)::pwrite(fd_.get(), bytes, sizeof(bytes), static_cast<off_t>(index_at_slot_));
 }
 
 Status LogWriter::ContinueInNewFile(const LogSummary& summary, const std::string& path,
@@ -115,6 +201,11 @@ Status LogWriter::Finish(const LogSummary& summary) {
     return st;
   }
   finished_ = true;
+  Result<uint64_t> index_at = WriteIndex();
+  if (!index_at.ok()) {
+    error_ = index_at.status();
+    return error_;
+  }
   try {
     capnp::MallocMessageBuilder message;
     log_codec::EncodeSummary(summary, message.initRoot<log_schema::LogFrame>().initSummary());
@@ -123,6 +214,9 @@ Status LogWriter::Finish(const LogSummary& summary) {
   } catch (const kj::Exception& e) {
     error_ = Status::Error(path_ + ": encoding the summary: " + e.getDescription().cStr());
   }
+  // Only a log that ends with its summary points to its index: a reader that finds the
+  // pointer finds the index whole.
+  if (error_.ok()) PointHeaderToIndex(*index_at);
   if (error_.ok() && fd_.Close() != 0) {
     error_ = Status::Error("closing " + path_ + ": " + ErrnoText(errno));
   }
@@ -133,6 +227,8 @@ Status LogWriter::WriteBatch() {
   const StringId new_strings = strings_.size() - strings_written_;
   if (pending_.empty() && new_strings == 0) return Status::Ok();
   kj::Array<kj::byte> frame;
+  bool span_batch = false;  // written with its head: goes into the index
+  uint64_t span_base_ns = 0, span_end_ns = 0;
   try {
     size_t string_bytes = 0;
     for (StringId id = strings_written_; id < strings_.size(); ++id) {
@@ -180,12 +276,17 @@ Status LogWriter::WriteBatch() {
       std::memcpy(both.begin(), head_frame.begin(), head_frame.size());
       std::memcpy(both.begin() + head_frame.size(), frame.begin(), frame.size());
       frame = std::move(both);
+      span_batch = true;
+      span_base_ns = base_ns;
+      span_end_ns = end_ns;
     }
   } catch (const kj::Exception& e) {
     return Fail(Status::Error(path_ + ": encoding batch " + std::to_string(batches_written_ + 1) +
                               ": " + e.getDescription().cStr()));
   }
+  const uint64_t at = bytes_written_;
   if (Status st = WriteFrame(frame.begin(), frame.size()); !st.ok()) return st;
+  if (span_batch) NoteSpanBatch(at, frame.size(), span_base_ns, span_end_ns, pending_.size());
   ++batches_written_;
   events_written_ += pending_.size();
   strings_written_ = strings_.size();

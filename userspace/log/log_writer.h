@@ -22,6 +22,9 @@ struct LogWriterOptions {
   // a little better; smaller ones lose less on a crash. (How long events may stay pending is
   // the caller's call: it calls Flush on its own timer.)
   size_t events_per_batch = 4096;
+  // Write the batch index (LogFrame.batchIndex) at a clean finish, for windowed readers.
+  // Off only to make logs as builds before it wrote them (tests).
+  bool batch_index = true;
 };
 
 class LogWriter {
@@ -53,6 +56,8 @@ class LogWriter {
   Status Flush();
 
   // Flushes, writes the summary and closes the file. Later calls return the first result.
+  // A finish on a regular file writes the batch index first and then points the header to it
+  // (Header.batchIndexAt, written over in place).
   Status Finish(const LogSummary& summary);
 
   // Rotation: finishes the current file with `summary` and goes on in `path` (created or
@@ -66,12 +71,30 @@ class LogWriter {
   uint64_t bytes_written() const { return bytes_written_; }    // bytes in complete frames
   uint64_t events_written() const { return events_written_; }  // events in written batches
   uint64_t batches_written() const { return batches_written_; }
+  // Runs of span batches the index holds so far (0 once it was given up: see kMaxIndexRuns).
+  size_t index_runs() const { return runs_.size(); }
+
+  // A run of span batches grows to at most this many bytes: a window reads at most about
+  // this much of a run it only touches, and the index has an entry per MiB of spans.
+  static constexpr uint64_t kMaxRunBytes = 1 << 20;
+  // The index is given up (and its memory freed) past this many runs, about 10 MB: a capture
+  // whose span batches are this scattered (a new thread or string in every batch, for hours)
+  // gets no index, and windows read it by its heads, as logs of builds before the index.
+  static constexpr size_t kMaxIndexRuns = 1 << 18;
 
  private:
   LogWriter(std::string path, UniqueFd fd, Options options);
   Status WriteHeader(const LogHeader& header);
 
   Status WriteBatch();
+  // A batch of spans and its head, `bytes` long, were written at `at`: into the index.
+  void NoteSpanBatch(uint64_t at, uint64_t bytes, uint64_t base_ns, uint64_t end_ns,
+                     uint64_t events);
+  // Writes the index frame (before the summary) and returns where it begins; 0 when there is
+  // none to write.
+  Result<uint64_t> WriteIndex();
+  // Writes `index_at` over the header's placeholder (after the summary).
+  void PointHeaderToIndex(uint64_t index_at);
   Status WriteFrame(const void* data, size_t size);
   Status CheckFileUntouched() const;
   Status Fail(Status status);
@@ -87,6 +110,16 @@ class LogWriter {
   uint64_t bytes_written_ = 0;
   uint64_t events_written_ = 0;
   uint64_t batches_written_ = 0;
+
+  struct SpanRun {
+    uint64_t offset = 0, bytes = 0, base_ns = 0, end_ns = 0, events = 0;
+    uint32_t batches = 0;
+  };
+  std::vector<SpanRun> runs_;
+  bool index_given_up_ = false;
+  // Where in the file the header's batchIndexAt word lies (its packed bytes); 0: not found,
+  // no index for this file.
+  uint64_t index_at_slot_ = 0;
 };
 
 }  // namespace xtrace

@@ -17,8 +17,10 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "log/event_codec.h"
 #include "log/log_reader.h"
 #include "log/xtrace_log.capnp.h"
 #include "log_test_util.h"
@@ -54,6 +56,12 @@ struct FrameInfo {
   size_t events = 0;  // a batch's, or what a span batch head says
   uint64_t base_ns = 0, end_ns = 0;
   uint64_t packed_bytes = 0;  // a span batch head's
+  uint64_t batch_index_at = 0;  // a header's, decoded (0: none)
+  struct Run {
+    uint64_t offset, bytes, base_ns, end_ns, events;
+    uint32_t batches;
+  };
+  std::vector<Run> runs;  // a batch index's
 };
 
 std::vector<FrameInfo> DecodeFrames(const std::string& path) {
@@ -73,6 +81,15 @@ std::vector<FrameInfo> DecodeFrames(const std::string& path) {
       info.events = root.getBatch().getEvents().size();
       info.base_ns = root.getBatch().getBaseNs();
       info.end_ns = root.getBatch().getEndNs();
+    }
+    if (root.isHeader()) {
+      info.batch_index_at = log_codec::DecodeBatchIndexAt(root.getHeader().getBatchIndexAt());
+    }
+    if (root.isBatchIndex()) {
+      for (auto r : root.getBatchIndex().getSpanRuns()) {
+        info.runs.push_back({r.getOffset(), r.getBytes(), r.getBaseNs(), r.getEndNs(),
+                             r.getEvents(), r.getBatches()});
+      }
     }
     if (root.isSpanBatch()) {
       info.events = root.getSpanBatch().getEvents();
@@ -244,6 +261,114 @@ TEST(LogWriterTest, FileIsHeaderBatchesSummaryAsStockCapnpReaderSeesIt) {
   EXPECT_EQ(frames[4].kind, log_schema::LogFrame::SUMMARY);
 }
 
+// The batch index: consecutive span batches make one run, up to kMaxRunBytes; whatever lies
+// between (a batch with strings or identities) parts runs. Only a clean finish writes it, and
+// the header then points to it; a log cut short, or written without it, has the header's
+// placeholder (decoding to 0), as logs of builds before the index.
+TEST(LogWriterTest, AFinishedLogIndexesItsRunsOfSpanBatches) {
+  ScratchDir dir;
+  using F = log_schema::LogFrame;
+  auto write = [&](const std::string& name, bool finish, bool index) {
+    const std::string path = dir.File(name);
+    auto writer =
+        LogWriter::Create(path, SampleHeader(), {.events_per_batch = 500, .batch_index = index});
+    EXPECT_TRUE(writer.ok());
+    const StringId kernel = (*writer)->strings().Intern("gemm");
+    // 40 batches' worth of launches (some 15 KB a batch, well under kMaxRunBytes in all: the
+    // size bound is the next test's), a thread's name ahead of launch 10000.
+    for (uint64_t i = 0; i < 40 * 500; ++i) {
+      if (i == 20 * 500) (*writer)->Append(ThreadInfo{.pid = 1, .tid = 2, .name = kernel});
+      (*writer)->Append(RealisticLaunch(i, kernel, 1));
+    }
+    if (finish) {
+      EXPECT_TRUE((*writer)->Finish(SampleSummary()).ok());
+    } else {
+      EXPECT_TRUE((*writer)->Flush().ok());
+    }
+    return path;
+  };
+  {
+    const std::vector<FrameInfo> frames = DecodeFrames(write("indexed.capnp", true, true));
+    ASSERT_GE(frames.size(), 3u);
+    const FrameInfo& index = frames[frames.size() - 2];
+    ASSERT_EQ(index.kind, F::BATCH_INDEX);
+    EXPECT_EQ(frames.back().kind, F::SUMMARY);
+    EXPECT_EQ(frames[0].batch_index_at, index.offset);
+    // Every head lies in exactly one run, at the place the run says; runs are in order.
+    std::vector<const FrameInfo*> heads;
+    for (const FrameInfo& f : frames)
+      if (f.kind == F::SPAN_BATCH) heads.push_back(&f);
+    ASSERT_FALSE(heads.empty());
+    size_t h = 0;
+    uint64_t events = 0, batches = 0;
+    for (size_t r = 0; r < index.runs.size(); ++r) {
+      const auto& run = index.runs[r];
+      if (r > 0) {
+        EXPECT_GE(run.offset, index.runs[r - 1].offset + index.runs[r - 1].bytes);
+      }
+      EXPECT_LE(run.bytes, LogWriter::kMaxRunBytes);
+      ASSERT_LT(h, heads.size());
+      EXPECT_EQ(heads[h]->offset, run.offset) << "run " << r;
+      uint64_t base = UINT64_MAX, end = 0;
+      uint32_t in_run = 0;
+      while (h < heads.size() && heads[h]->offset < run.offset + run.bytes) {
+        base = std::min(base, heads[h]->base_ns);
+        end = std::max(end, heads[h]->end_ns);
+        events += heads[h]->events;
+        ++in_run;
+        ++h;
+      }
+      EXPECT_EQ(in_run, run.batches) << "run " << r;
+      EXPECT_EQ(run.base_ns, base) << "run " << r;
+      EXPECT_EQ(run.end_ns, end) << "run " << r;
+      batches += run.batches;
+    }
+    EXPECT_EQ(h, heads.size()) << "every span batch is in a run";
+    EXPECT_EQ(batches, heads.size());
+    uint64_t run_events = 0;
+    for (const auto& run : index.runs) run_events += run.events;
+    EXPECT_EQ(run_events, events);
+    // 41 batches (20001 events): batch 1 brings the string, batch 21 the thread's name;
+    // neither has a head, and the second parts the runs.
+    EXPECT_EQ(heads.size(), 39u);
+    EXPECT_EQ(index.runs.size(), 2u);
+  }
+  for (const auto& [name, finish, index] :
+       {std::tuple{"cut.capnp", false, true}, std::tuple{"unindexed.capnp", true, false}}) {
+    const std::vector<FrameInfo> frames = DecodeFrames(write(name, finish, index));
+    EXPECT_EQ(frames[0].batch_index_at, 0u) << name;
+    for (const FrameInfo& f : frames) EXPECT_NE(f.kind, F::BATCH_INDEX) << name;
+  }
+}
+
+// Runs stop growing at kMaxRunBytes, so that a window touching one reads at most about that
+// much of it.
+TEST(LogWriterTest, IndexRunsAreBoundedInBytes) {
+  ScratchDir dir;
+  const std::string path = dir.File("long.capnp");
+  {
+    auto writer = LogWriter::Create(path, SampleHeader(), {.events_per_batch = 4096});
+    ASSERT_TRUE(writer.ok());
+    const StringId kernel = (*writer)->strings().Intern("gemm");
+    for (uint64_t i = 0; i < 400'000; ++i) (*writer)->Append(RealisticLaunch(i, kernel, 1));
+    ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
+  }
+  const std::vector<FrameInfo> frames = DecodeFrames(path);
+  const FrameInfo& index = frames[frames.size() - 2];
+  ASSERT_EQ(index.kind, log_schema::LogFrame::BATCH_INDEX);
+  ASSERT_GE(index.runs.size(), 3u) << "the log is several MiB";
+  uint64_t batches = 0;
+  for (size_t r = 0; r < index.runs.size(); ++r) {
+    EXPECT_LE(index.runs[r].bytes, LogWriter::kMaxRunBytes);
+    // Contiguous: only the size bound parts them.
+    if (r > 0) {
+      EXPECT_EQ(index.runs[r].offset, index.runs[r - 1].offset + index.runs[r - 1].bytes);
+    }
+    batches += index.runs[r].batches;
+  }
+  EXPECT_EQ(batches, 400'000u / 4096);  // every full batch but the first, which brings "gemm"
+}
+
 // A batch of spans only that brings no strings is preceded by its length and bounds, so a
 // windowed reader can step over it; one with strings, or with other kinds, is not.
 TEST(LogWriterTest, SpansOnlyBatchesWithoutStringsArePrecededByTheirLengthAndBounds) {
@@ -261,7 +386,8 @@ TEST(LogWriterTest, SpansOnlyBatchesWithoutStringsArePrecededByTheirLengthAndBou
   }
   using F = log_schema::LogFrame;
   const std::vector<FrameInfo> frames = DecodeFrames(path);
-  ASSERT_EQ(frames.size(), 6u);  // header, batch (with "gemm"), head + batch, batch, summary
+  // header, batch (with "gemm"), head + batch, batch, batch index, summary
+  ASSERT_EQ(frames.size(), 7u);
   EXPECT_EQ(frames[0].kind, F::HEADER);
   EXPECT_EQ(frames[1].kind, F::BATCH);
   EXPECT_EQ(frames[1].strings.size(), 1u);
@@ -277,7 +403,17 @@ TEST(LogWriterTest, SpansOnlyBatchesWithoutStringsArePrecededByTheirLengthAndBou
   for (int i = 3; i < 6; ++i) end_ns = std::max(end_ns, RealisticLaunch(i, 0, 1).end_ns);
   EXPECT_EQ(frames[2].end_ns, end_ns);
   EXPECT_EQ(frames[4].kind, F::BATCH);  // a thread's name among the launches: no head
-  EXPECT_EQ(frames[5].kind, F::SUMMARY);
+  // The index lists the one span batch (with its head), and the header points to it.
+  ASSERT_EQ(frames[5].kind, F::BATCH_INDEX);
+  ASSERT_EQ(frames[5].runs.size(), 1u);
+  EXPECT_EQ(frames[5].runs[0].offset, frames[2].offset);
+  EXPECT_EQ(frames[5].runs[0].bytes, frames[4].offset - frames[2].offset);
+  EXPECT_EQ(frames[5].runs[0].base_ns, frames[3].base_ns);
+  EXPECT_EQ(frames[5].runs[0].end_ns, frames[3].end_ns);
+  EXPECT_EQ(frames[5].runs[0].batches, 1u);
+  EXPECT_EQ(frames[5].runs[0].events, 3u);
+  EXPECT_EQ(frames[0].batch_index_at, frames[5].offset);
+  EXPECT_EQ(frames[6].kind, F::SUMMARY);
 
   // The head changes nothing for a reader without a window: every event, in order.
   auto reader = LogReader::Open(path);

@@ -367,6 +367,21 @@ Status PackedFrameInput::Skip(uint64_t bytes) {
   return Status::Ok();
 }
 
+Status PackedFrameInput::Seek(uint64_t offset) {
+  if (!read_error_.ok()) return read_error_;
+  if (offset >= file_pos_ && offset - file_pos_ <= end_) {
+    pos_ = static_cast<size_t>(offset - file_pos_);
+    return Status::Ok();
+  }
+  if (::lseek(fd_.get(), static_cast<off_t>(offset), SEEK_SET) < 0) {
+    read_error_ = Status::Error(std::string("seek error: ") + std::strerror(errno));
+    return read_error_;
+  }
+  file_pos_ = offset;
+  pos_ = end_ = 0;
+  return Status::Ok();
+}
+
 Result<bool> PackedFrameInput::ReadFrame() {
   words_size_ = 0;
   segments_.clear();

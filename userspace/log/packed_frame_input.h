@@ -42,6 +42,11 @@ class PackedFrameInput {
   // An error (without the path) when the file ends first, or a read or seek fails.
   Status Skip(uint64_t bytes);
 
+  // Goes to byte `offset` of the file (a regular file: a frame boundary the caller knows, such
+  // as the batch index's); the next ReadFrame starts there. An error (without the path) when
+  // the seek fails.
+  Status Seek(uint64_t offset);
+
   kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments() const {
     return kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>(segments_.data(), segments_.size());
   }

@@ -17,6 +17,8 @@ $Cxx.namespace("xtrace::log_schema");
 #   batch*            events in capture order, each batch written with one write(2), so a
 #                     capture killed at any moment leaves every batch before it readable;
 #                     a batch of spans only may be preceded by its spanBatch (same write)
+#   batchIndex        where the runs of span batches lie (Header.batchIndexAt points to it),
+#                     only when the capture ended cleanly
 #   summary           last, only when the capture ended cleanly
 # Inspect with:
 #   capnp decode --packed userspace/log/xtrace_log.capnp LogFrame < run.capnp
@@ -38,7 +40,30 @@ struct LogFrame {
     batch @1 :Batch;
     summary @2 :Summary;
     spanBatch @3 :SpanBatch;
+    batchIndex @4 :BatchIndex;
   }
+}
+
+# Where the batches of spans lie, so that a reader looking at a time window finds what it must
+# read without reading the rest, the spanBatch heads included. Written once, at a clean finish,
+# just before the summary; Header.batchIndexAt says where. Readers that do not know this frame
+# skip it (an unknown LogFrame kind), so it needs no format version.
+struct BatchIndex {
+  spanRuns @0 :List(SpanRun);
+  # In file order. Everything between two runs (batches with strings or with events other than
+  # spans) is read by every reader, as it is wanted whatever the window.
+}
+
+# Consecutive batches of spans only, each with its spanBatch head: a windowed reader whose
+# window misses [baseNs, endNs] steps over the run with one seek; one that reaches into it
+# reads its heads as usual.
+struct SpanRun {
+  offset @0 :UInt64;   # where its first spanBatch head begins in the file
+  bytes @1 :UInt64;    # its length in the file, heads and batches
+  baseNs @2 :UInt64;   # the earliest baseNs of its batches
+  endNs @3 :UInt64;    # the latest endNs of its batches
+  batches @4 :UInt32;
+  events @5 :UInt64;
 }
 
 # Written just before a batch whose events are all spans and instants (the kinds Batch.endNs
@@ -73,6 +98,11 @@ struct Header {
   bootId @5 :Text;             # /proc/sys/kernel/random/boot_id: CLOCK_MONOTONIC is per boot
   commandLine @6 :Text;        # xtrace's own command line
   startClock @7 :ClockAnchor;  # taken when the capture started
+  batchIndexAt @8 :UInt64 = 0;
+  # Where the LogFrame.batchIndex frame begins, written over the header in place when the
+  # capture ends cleanly. So that the packed header keeps its length, the value is stored 7 bits
+  # a byte with each byte's high bit set (no byte is zero): byte i holds bits 7i..7i+6. All
+  # bytes 0x80 (0 stored) or 0 (logs before this field): no index; read the log as before.
 }
 
 # A group of events plus the strings they introduced. Batches are self-contained apart from
