@@ -79,18 +79,21 @@ std::optional<uint64_t> RecentHostActivity::EndOfCall(uint32_t pid, uint32_t tid
 }
 
 void EngineIdle::Add(const DeviceOp& op, const RecentHostActivity* activity) {
-  window_.emplace(op.start_ns, Op{op.start_ns, std::max(op.end_ns, op.start_ns), op.submit_ns,
-                                  op.sync_ns, op.pid, op.submit_tid, op.measured, op.sync_ns != 0});
+  const Op added{op.start_ns, std::max(op.end_ns, op.start_ns), op.submit_ns, op.sync_ns,
+                 op.pid, op.submit_tid, op.measured, op.sync_ns != 0};
+  // After every operation that starts no later: the first place from the back.
+  auto at = window_.end();
+  while (at != window_.begin() && std::prev(at)->start_ns > added.start_ns) --at;
+  window_.insert(at, added);
   if (window_.size() > kReorderWindow) {
-    auto first = window_.begin();
-    const Op b = first->second;
-    window_.erase(first);
+    const Op b = window_.front();
+    window_.pop_front();
     Process(b, activity);
   }
 }
 
 void EngineIdle::Finish(const RecentHostActivity* activity) {
-  for (const auto& [start, op] : window_) Process(op, activity);
+  for (const Op& op : window_) Process(op, activity);
   window_.clear();
 }
 

@@ -124,11 +124,32 @@ ReportAggregator::ThreadState& ReportAggregator::Thread(uint32_t pid, uint32_t t
   return *slot;
 }
 
+void ReportAggregator::ForgetRows() {
+  device_op_rows_.clear();
+  kernel_totals_.clear();
+  host_call_rows_.clear();
+  rank_totals_of_pid_.clear();
+}
+
+ReportAggregator::RankTotals& ReportAggregator::RankTotalsOf(uint32_t pid) {
+  RankTotals*& totals = rank_totals_of_pid_[pid];
+  if (!totals) totals = &rank_totals_[RankOf(pid)];
+  return *totals;
+}
+
 void ReportAggregator::AddHostCall(uint32_t pid, uint32_t tid, std::string_view name,
                                    uint64_t start_ns, uint64_t end_ns, int32_t result) {
   SectionStats& section = Section(pid, tid, kHostSide);
-  auto it = section.host_calls.find(name);
-  if (it == section.host_calls.end()) it = section.host_calls.emplace(std::string(name), HostCallRow{}).first;
+  const RowKey key{&section, reinterpret_cast<uintptr_t>(name.data())};
+  auto cached = host_call_rows_.find(key);
+  auto it = cached != host_call_rows_.end() && cached->second->first == name
+                ? cached->second
+                : section.host_calls.end();
+  if (it == section.host_calls.end()) {
+    it = section.host_calls.find(name);
+    if (it == section.host_calls.end()) it = section.host_calls.emplace(std::string(name), HostCallRow{}).first;
+    host_call_rows_[key] = it;
+  }
   HostCallRow& row = it->second;
   row.time.Add(end_ns > start_ns ? end_ns - start_ns : 0);
   if (result != 0) {
@@ -152,7 +173,7 @@ void ReportAggregator::AddRange(const IttTask& task, const StringTable& strings)
   if (added) row.label = key.first + "/" + key.second;
   const uint64_t duration = task.end_ns > task.start_ns ? task.end_ns - task.start_ns : 0;
   row.total.Add(duration);
-  rank_totals_[RankOf(task.pid)].range_ns[row.label] += duration;
+  RankTotalsOf(task.pid).range_ns[row.label] += duration;
   ThreadState& thread = Thread(task.pid, task.tid);
   uint64_t children_ns = 0;
   if (task.kind == IttTaskKind::kTask) {
@@ -179,14 +200,23 @@ void ReportAggregator::AddRange(const IttTask& task, const StringTable& strings)
 void ReportAggregator::AddDeviceOp(const DeviceOp& op, const StringTable& strings) {
   SectionStats& section = Section(op.pid, op.append_tid, op.device);
   const std::string_view name = strings.Get(op.name);
-  auto it = section.device_ops.find(name);
-  if (it == section.device_ops.end()) it = section.device_ops.emplace(std::string(name), DeviceOpRow{}).first;
-  DeviceOpRow& row = it->second;
+  DeviceOpRow*& cached = device_op_rows_[RowKey{&section, op.name}];
+  if (!cached) {
+    auto it = section.device_ops.find(name);
+    if (it == section.device_ops.end()) it = section.device_ops.emplace(std::string(name), DeviceOpRow{}).first;
+    cached = &it->second;
+  }
+  DeviceOpRow& row = *cached;
   row.kind = op.kind;
   const uint64_t duration = op.end_ns > op.start_ns ? op.end_ns - op.start_ns : 0;
   if (op.measured) {
     row.measured.Add(duration);
-    if (op.kind == DeviceOpKind::kKernel) rank_totals_[RankOf(op.pid)].kernel_ns[std::string(name)] += duration;
+    if (op.kind == DeviceOpKind::kKernel) {
+      RankTotals& totals = RankTotalsOf(op.pid);
+      uint64_t*& total = kernel_totals_[RowKey{&totals, op.name}];
+      if (!total) total = &totals.kernel_ns[std::string(name)];
+      *total += duration;
+    }
     row.measured_bytes += op.bytes;
     if (op.append_ns && op.submit_ns >= op.append_ns) row.append_to_submit.Add(op.submit_ns - op.append_ns);
     if (op.submit_ns && op.start_ns >= op.submit_ns) row.submit_to_start.Add(op.start_ns - op.submit_ns);
@@ -256,7 +286,10 @@ void ReportAggregator::Add(const Event& event, const StringTable& strings) {
     engine_identities_[{queue->pid, queue->handle}] = EngineIdentity::Of(*queue);
   } else if (const auto* process = std::get_if<ProcessInfo>(&event)) {
     process_names_[process->pid] = std::string(strings.Get(process->comm));
-    if (process->rank >= 0) process_ranks_[process->pid] = "rank " + std::to_string(process->rank);
+    if (process->rank >= 0) {
+      process_ranks_[process->pid] = "rank " + std::to_string(process->rank);
+      rank_totals_of_pid_.erase(process->pid);  // its events count under its rank from now on
+    }
   }
 }
 
@@ -267,6 +300,7 @@ const std::string& ReportAggregator::RankOf(uint32_t pid) const {
 }
 
 void ReportAggregator::NameUnrankedTotals(const std::string& label) {
+  ForgetRows();
   auto it = rank_totals_.find("");
   if (it == rank_totals_.end()) return;
   RankTotals unranked = std::move(it->second);
@@ -277,6 +311,7 @@ void ReportAggregator::NameUnrankedTotals(const std::string& label) {
 }
 
 void ReportAggregator::RenameSections(const std::string& key) {
+  ForgetRows();
   SectionStats merged;
   for (const auto& [old_key, section] : sections_) merged.Merge(section);
   sections_.clear();

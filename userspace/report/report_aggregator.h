@@ -88,6 +88,32 @@ class ReportAggregator {
   std::map<uint32_t, std::vector<uint32_t>> queue_group_flags_;
   std::unordered_map<uint64_t, std::unique_ptr<ThreadState>> threads_;
   RecentHostActivity activity_;
+
+  // Rows found by what names them in the log, so that the maps keyed by name (compared by
+  // text; kernel names run to a thousand characters) are searched once per name, not once per
+  // event. Keys: (the section or totals the row is in, the name's string id or the address of
+  // its text). Map nodes do not move, so the pointers hold until RenameSections or
+  // NameUnrankedTotals move rows: both clear these.
+  struct RowKey {
+    const void* where;
+    uint64_t name;
+    bool operator==(const RowKey&) const = default;
+  };
+  struct RowKeyHash {
+    size_t operator()(const RowKey& k) const {
+      return std::hash<uint64_t>{}(reinterpret_cast<uintptr_t>(k.where) * 0x9e3779b97f4a7c15ull ^ k.name);
+    }
+  };
+  std::unordered_map<RowKey, DeviceOpRow*, RowKeyHash> device_op_rows_;
+  std::unordered_map<RowKey, uint64_t*, RowKeyHash> kernel_totals_;
+  // Host calls by the address of their name's text (a static name, the usual case), checked
+  // against the row's name: a name of a passing string may share an address with another.
+  std::unordered_map<RowKey, std::map<std::string, HostCallRow, std::less<>>::iterator, RowKeyHash>
+      host_call_rows_;
+  // Each pid's rank totals (cleared when a process says its rank).
+  std::unordered_map<uint32_t, RankTotals*> rank_totals_of_pid_;
+  RankTotals& RankTotalsOf(uint32_t pid);
+  void ForgetRows();
 };
 
 }  // namespace xtrace::report

@@ -106,6 +106,41 @@ TEST(ReportAggregatorTest, UnfinishedCallsHaveARowOfTheirOwn) {
   EXPECT_EQ(unfinished.failed, 0u);
 }
 
+// Rows are found by the name's id or text address once and remembered: names made for one
+// event only (an unfinished call's) that may reuse one address still get their own rows, and a
+// process that says its rank partway counts its kernels under it from then on.
+TEST(ReportAggregatorTest, RememberedRowsFollowTheNamesAndTheRanks) {
+  StringTable strings;
+  const StringId sync = strings.Intern("zeEventHostSynchronize");
+  const StringId wait = strings.Intern("zeFenceHostSynchronize");
+  const StringId gemm = strings.Intern("gemm");
+  const StringId copy = strings.Intern("copy");
+  ReportAggregator a({}, "");
+  for (int i = 0; i < 6; ++i) {
+    UnfinishedCall u;
+    u.pid = 10;
+    u.tid = 2;
+    u.start_ns = kT0 + 100 * i;
+    u.end_ns = u.start_ns + 10 + i;
+    u.function = i % 2 ? wait : sync;
+    a.Add(u, strings);
+  }
+  a.Add(Op(gemm, 1000, 1100, true), strings);
+  a.Add(Op(copy, 1200, 1250, true), strings);
+  a.Add(ProcessInfo{.pid = 10, .rank = 3}, strings);
+  a.Add(Op(gemm, 2000, 2300, true), strings);
+  a.Add(Op(gemm, 2400, 2500, true), strings);
+  a.Finish();
+  const SectionStats& s = Only(a);
+  EXPECT_EQ(s.host_calls.at("zeEventHostSynchronize (unfinished)").time.total_ns, 10u + 12u + 14u);
+  EXPECT_EQ(s.host_calls.at("zeFenceHostSynchronize (unfinished)").time.total_ns, 11u + 13u + 15u);
+  EXPECT_EQ(s.device_ops.at("gemm").measured.count, 3u);
+  EXPECT_EQ(s.device_ops.at("copy").measured.total_ns, 50u);
+  EXPECT_EQ(a.rank_totals().at("").kernel_ns.at("gemm"), 100u);
+  EXPECT_EQ(a.rank_totals().at("rank 3").kernel_ns.at("gemm"), 400u);
+  EXPECT_EQ(a.rank_totals().at("").kernel_ns.count("copy"), 1u);
+}
+
 TEST(ReportAggregatorTest, DeviceOperationsKeepEstimatedTimeApartAndMeasureSubmission) {
   StringTable strings;
   const StringId gemm = strings.Intern("gemm");
