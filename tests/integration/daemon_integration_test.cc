@@ -20,6 +20,7 @@
 #include <functional>
 #include <filesystem>
 #include <random>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <thread>
@@ -413,6 +414,71 @@ TEST_F(DaemonTest, AUserCapturesTheirOwnProcessesAndNobodyElses) {
   auto listed = CtlAs(kUser, kUser, "", socket_, {"list"});
   EXPECT_NE(listed.out.find(std::filesystem::path(files[0]).filename().string()), std::string::npos)
       << listed.out;
+}
+
+// A process of the user's, captured, that execs another user's set-user-ID program becomes
+// that user's process: the capture lets go of it at the exec (BPF sees the new credentials
+// there), so nothing it does afterwards is recorded. Beside it, the same program without the
+// set-user-ID bit, exec'd the same way, is captured.
+TEST_F(DaemonTest, AProcessThatExecsAnotherUsersSetUidProgramLeavesTheCapture) {
+  constexpr uid_t kUser = 65534;   // nobody
+  constexpr uid_t kOther = 65533;  // the set-user-ID program's owner
+  StartDaemon({"--allow-users"});
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  const std::string home = dir_ + "/home";
+  ASSERT_EQ(::mkdir(home.c_str(), 0755), 0);
+  ASSERT_EQ(::chown(home.c_str(), kUser, kUser), 0);
+  const std::string out = home + "/trace";
+  // Two copies of the workload: one the user may run as itself, one that runs as kOther.
+  const std::string plain = PrivateWorkload(), setuid = dir_ + "/setuid-workload";
+  ASSERT_EQ(::chmod(plain.c_str(), 0755), 0);
+  std::filesystem::copy_file(plain, setuid);
+  ASSERT_EQ(::chown(setuid.c_str(), kOther, kOther), 0);
+  ASSERT_EQ(::chmod(setuid.c_str(), 04755), 0);  // after chown, which clears the bit
+
+  // Each a shell of the user's, captured by pid before it execs the workload on "go".
+  const auto shell_then = [&](const std::string& program) {
+    return std::make_unique<Subprocess>(
+        std::vector<std::string>{"/usr/bin/setpriv", "--reuid=" + std::to_string(kUser),
+                                 "--regid=" + std::to_string(kUser), "--clear-groups", "/bin/sh",
+                                 "-c", "echo shell $$; read go; exec " + program +
+                                           " --duration 60 --sleep-us 20000"},
+        std::vector<std::string>{kSimDriver}, /*pipe_stdin=*/true);
+  };
+  auto mine = shell_then(plain), turned = shell_then(setuid);
+  const uint32_t mine_pid = PidFromReadyLine(mine->WaitStdout("shell", 30s));
+  const uint32_t turned_pid = PidFromReadyLine(turned->WaitStdout("shell", 30s));
+  ASSERT_GT(mine_pid, 0u);
+  ASSERT_GT(turned_pid, 0u);
+  auto started = CtlAs(kUser, kUser, "", socket_,
+                       {"start", "--pid", std::to_string(mine_pid), "--pid",
+                        std::to_string(turned_pid), "-o", out});
+  ASSERT_EQ(started.exit_code(), 0) << started.err;
+  ASSERT_TRUE(mine->Send("go"));
+  ASSERT_TRUE(turned->Send("go"));
+  // Both run the workload now, and launch: the set-user-ID one as kOther.
+  ASSERT_TRUE(mine->WaitStdout("round 3", 60s)) << mine->stderr_text();
+  ASSERT_TRUE(turned->WaitStdout("round 3", 60s)) << turned->stderr_text();
+  std::ifstream status_file("/proc/" + std::to_string(turned_pid) + "/status");
+  std::string line, uids;
+  while (std::getline(status_file, line))
+    if (line.rfind("Uid:", 0) == 0) uids = line;
+  EXPECT_NE(uids.find(std::to_string(kOther)), std::string::npos) << uids;
+  const std::regex traced("pid " + std::to_string(mine_pid) + " \\(.*Level Zero [0-9]+");
+  const std::string status =
+      StatusUntil([&](const std::string& s) { return std::regex_search(s, traced); });
+  EXPECT_TRUE(std::regex_search(status, traced)) << status;
+  auto stopped = CtlAs(kUser, kUser, "", socket_, {"stop"});
+  ASSERT_EQ(stopped.exit_code(), 0) << stopped.err;
+
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(out)) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  const LogContents c = ReadLogContents(files[0]);
+  ASSERT_TRUE(c.readable) << c.error;
+  EXPECT_GT(c.launches.count(mine_pid) ? c.launches.at(mine_pid).size() : 0, 0u);
+  EXPECT_EQ(c.launches.count(turned_pid), 0u);
+  EXPECT_EQ(c.api_calls.count(turned_pid), 0u);
 }
 
 TEST_F(DaemonTest, KillingATargetMidCaptureLeavesTheDaemonRunningAndTheLogValid) {
