@@ -89,26 +89,45 @@ uint64_t RoundForDisplay(double v) {
   return static_cast<uint64_t>(v + 0.5);
 }
 
+// Arguments are appended in place: a TraceArg made by its factory and then pushed is built
+// on the stack field by field and copied in wide loads, a store-forwarding stall per argument
+// that showed at a dozen arguments a device operation.
+void AddInt(std::vector<TraceArg>& args, std::string_view key, int64_t v) {
+  args.emplace_back(key, TraceArg::Kind::kInt, v, uint64_t{0}, std::string_view());
+}
+void AddUint(std::vector<TraceArg>& args, std::string_view key, uint64_t v) {
+  args.emplace_back(key, TraceArg::Kind::kUint, int64_t{0}, v, std::string_view());
+}
+void AddHex(std::vector<TraceArg>& args, std::string_view key, uint64_t v) {
+  args.emplace_back(key, TraceArg::Kind::kHex, int64_t{0}, v, std::string_view());
+}
+void AddString(std::vector<TraceArg>& args, std::string_view key, std::string_view v) {
+  args.emplace_back(key, TraceArg::Kind::kString, int64_t{0}, uint64_t{0}, v);
+}
+void AddBool(std::vector<TraceArg>& args, std::string_view key, bool v) {
+  args.emplace_back(key, TraceArg::Kind::kBool, int64_t{v}, uint64_t{0}, std::string_view());
+}
+
 }  // namespace
 
 void ZeTraceExporter::AddResult(int32_t result) {
   if (result == 0) return;
-  args_.push_back(TraceArg::Int("result", result));
+  AddInt(args_, "result", result);
   const std::string_view name = ZeResultName(result);
-  if (!name.empty()) args_.push_back(TraceArg::String("result_name", name));
+  if (!name.empty()) AddString(args_, "result_name", name);
 }
 
 void ZeTraceExporter::Write(const KernelCreate& e) {
   args_.clear();
-  args_.push_back(TraceArg::String("kernel_name", strings_.Get(e.name)));
-  args_.push_back(TraceArg::Hex("module", e.module));
-  args_.push_back(TraceArg::Hex("kernel", e.kernel));
+  AddString(args_, "kernel_name", strings_.Get(e.name));
+  AddHex(args_, "module", e.module);
+  AddHex(args_, "kernel", e.kernel);
   AddResult(e.result);
-  if (e.name_truncated) args_.push_back(TraceArg::Bool("name_truncated", true));
+  if (e.name_truncated) AddBool(args_, "name_truncated", true);
   if (e.learned) {
     // Not a call of the process's: the time xtrace held this thread to ask for the name of a
     // kernel made before the attach. Drawn where it happened, under its own name.
-    args_.push_back(TraceArg::Bool("learned", true));
+    AddBool(args_, "learned", true);
     out_.Complete("xtrace: kernel made before the attach, named by zeKernelGetName", "xtrace",
                   e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns), args_);
     return;
@@ -120,22 +139,22 @@ void ZeTraceExporter::Write(const KernelCreate& e) {
 void ZeTraceExporter::Write(const KernelLaunch& e) {
   args_.clear();
   scratch_.clear();
-  args_.push_back(TraceArg::Uint("correlation", correlation_.NoteCall(e.pid, e.tid, e.start_ns)));
+  AddUint(args_, "correlation", correlation_.NoteCall(e.pid, e.tid, e.start_ns));
   if (e.group_count_unreadable) {
-    args_.push_back(TraceArg::String("group_count", "unreadable"));
+    AddString(args_, "group_count", "unreadable");
   } else {
-    args_.push_back(TraceArg::Uint("group_count_x", e.group_count[0]));
-    args_.push_back(TraceArg::Uint("group_count_y", e.group_count[1]));
-    args_.push_back(TraceArg::Uint("group_count_z", e.group_count[2]));
+    AddUint(args_, "group_count_x", e.group_count[0]);
+    AddUint(args_, "group_count_y", e.group_count[1]);
+    AddUint(args_, "group_count_z", e.group_count[2]);
   }
-  args_.push_back(TraceArg::Hex("kernel", e.kernel));
-  args_.push_back(TraceArg::Hex("command_list", e.command_list));
-  if (e.signal_event != 0) args_.push_back(TraceArg::Hex("signal_event", e.signal_event));
-  args_.push_back(TraceArg::Uint("num_wait_events", e.num_wait_events));
+  AddHex(args_, "kernel", e.kernel);
+  AddHex(args_, "command_list", e.command_list);
+  if (e.signal_event != 0) AddHex(args_, "signal_event", e.signal_event);
+  AddUint(args_, "num_wait_events", e.num_wait_events);
   AddResult(e.result);
-  if (!e.name_known) args_.push_back(TraceArg::Bool("name_known", false));
-  if (e.launch_kind == 1) args_.push_back(TraceArg::String("launch", "cooperative"));
-  if (e.launch_kind == 2) args_.push_back(TraceArg::String("launch", "indirect"));
+  if (!e.name_known) AddBool(args_, "name_known", false);
+  if (e.launch_kind == 1) AddString(args_, "launch", "cooperative");
+  if (e.launch_kind == 2) AddString(args_, "launch", "indirect");
   const uint64_t dur = Duration(e.start_ns, e.end_ns);
   const std::string_view name = strings_.Get(e.kernel_name);
   if (name.empty()) {
@@ -151,7 +170,7 @@ void ZeTraceExporter::Write(const ApiCall& e) {
   args_.clear();
   scratch_.clear();
   if (MaySubmit(e.fn))
-    args_.push_back(TraceArg::Uint("correlation", correlation_.NoteCall(e.pid, e.tid, e.start_ns)));
+    AddUint(args_, "correlation", correlation_.NoteCall(e.pid, e.tid, e.start_ns));
   const ZeApiInfo* api = FindZeApi(e.fn);
   std::string_view name;
   if (api) {
@@ -159,17 +178,21 @@ void ZeTraceExporter::Write(const ApiCall& e) {
     for (int i = 0; i < kApiCallArgs; ++i) {
       const ZeArgInfo& arg = api->args[i];
       if (!arg.name) continue;
-      args_.push_back(arg.hex ? TraceArg::Hex(arg.name, e.arg[i]) : TraceArg::Uint(arg.name, e.arg[i]));
+      if (arg.hex) {
+        AddHex(args_, arg.name, e.arg[i]);
+      } else {
+        AddUint(args_, arg.name, e.arg[i]);
+      }
     }
   } else {
     // Written by a newer xtrace: keep the call visible with what it carries.
     name = scratch_.emplace_back("ze function " + std::to_string(e.fn));
     for (int i = 0; i < kApiCallArgs; ++i)
-      args_.push_back(TraceArg::Hex(scratch_.emplace_back("arg" + std::to_string(i)), e.arg[i]));
+      AddHex(args_, scratch_.emplace_back("arg" + std::to_string(i)), e.arg[i]);
   }
   AddResult(e.result);
-  if (e.args_unreadable) args_.push_back(TraceArg::Bool("args_unreadable", true));
-  if (e.truncated) args_.push_back(TraceArg::Bool("truncated", true));
+  if (e.args_unreadable) AddBool(args_, "args_unreadable", true);
+  if (e.truncated) AddBool(args_, "truncated", true);
   out_.Complete(name, kRuntimeCategory, e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns),
                 args_);
 }
@@ -187,7 +210,7 @@ void ZeTraceExporter::Write(const UnfinishedCall& e) {
           (abbrev ? "SIG" + std::string(abbrev) : "signal " + std::to_string(e.signal)) +
           " inside the call";
   }
-  args_.push_back(TraceArg::String("unfinished", how));
+  AddString(args_, "unfinished", how);
   out_.Complete(scratch_.emplace_back(std::string(function.empty() ? "call" : function) + " (unfinished)"),
                 kRuntimeCategory, e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns), args_);
 }
@@ -226,34 +249,34 @@ void ZeTraceExporter::Write(const DeviceOp& e) {
   // 0: the submitting call is not in the trace (or no longer remembered, launch_correlation.h).
   const uint64_t correlation =
       e.submit_tid ? correlation_.Find(e.pid, e.submit_tid, e.submit_ns) : 0;
-  args_.push_back(TraceArg::Uint("correlation", correlation));
-  args_.push_back(TraceArg::Int("device", e.device == kUnknownDevice ? -1 : int64_t{e.device}));
+  AddUint(args_, "correlation", correlation);
+  AddInt(args_, "device", e.device == kUnknownDevice ? -1 : int64_t{e.device});
   // The engine's track number (from 1): Kineto's stream, what analyzers tell device work by.
-  args_.push_back(TraceArg::Uint("stream", e.track));
-  args_.push_back(TraceArg::Uint("id", e.id));
-  args_.push_back(TraceArg::String("timing", e.measured ? "measured" : "estimated"));
-  args_.push_back(TraceArg::String("kind", KindName(e.kind)));
-  args_.push_back(TraceArg::Uint("pid", e.pid));
-  args_.push_back(TraceArg::Hex("command_list", e.command_list));
-  if (e.execution) args_.push_back(TraceArg::Uint("execution", e.execution));
+  AddUint(args_, "stream", e.track);
+  AddUint(args_, "id", e.id);
+  AddString(args_, "timing", e.measured ? "measured" : "estimated");
+  AddString(args_, "kind", KindName(e.kind));
+  AddUint(args_, "pid", e.pid);
+  AddHex(args_, "command_list", e.command_list);
+  if (e.execution) AddUint(args_, "execution", e.execution);
   if (e.kind == DeviceOpKind::kKernel) {
-    args_.push_back(TraceArg::Hex("kernel", e.kernel));
-    args_.push_back(TraceArg::Uint("group_count_x", e.group_count[0]));
-    args_.push_back(TraceArg::Uint("group_count_y", e.group_count[1]));
-    args_.push_back(TraceArg::Uint("group_count_z", e.group_count[2]));
+    AddHex(args_, "kernel", e.kernel);
+    AddUint(args_, "group_count_x", e.group_count[0]);
+    AddUint(args_, "group_count_y", e.group_count[1]);
+    AddUint(args_, "group_count_z", e.group_count[2]);
   } else {
-    args_.push_back(TraceArg::Uint("bytes", e.bytes));
+    AddUint(args_, "bytes", e.bytes);
   }
-  if (e.signal_event) args_.push_back(TraceArg::Hex("signal_event", e.signal_event));
+  if (e.signal_event) AddHex(args_, "signal_event", e.signal_event);
   if (e.measured) {
-    args_.push_back(TraceArg::Uint("start_ticks", e.start_ticks));
-    args_.push_back(TraceArg::Uint("end_ticks", e.end_ticks));
+    AddUint(args_, "start_ticks", e.start_ticks);
+    AddUint(args_, "end_ticks", e.end_ticks);
   }
-  if (!e.completion_seen) args_.push_back(TraceArg::String("completion", "not seen by the host"));
+  if (!e.completion_seen) AddString(args_, "completion", "not seen by the host");
   // The Python line that appended it (Nsight's CallFrom): its innermost frame in user code.
   if (python_ && e.append_tid) {
     const std::string_view line = python_->UserFrameOfCall(e.pid, e.append_tid, e.append_ns);
-    if (!line.empty()) args_.push_back(TraceArg::String("python", line));
+    if (!line.empty()) AddString(args_, "python", line);
   }
   const uint32_t pid = DevicePid(e.device);
   out_.Complete(strings_.Get(e.name), OpCategory(e.kind), pid, e.track, e.start_ns,
@@ -298,11 +321,11 @@ void ZeTraceExporter::Write(const ClockSample&) {}
 void ZeTraceExporter::Write(const ClockFit& e) {
   NameDevice(e.device, {});
   args_.clear();
-  args_.push_back(TraceArg::Uint("samples", e.samples));
-  args_.push_back(TraceArg::Uint("residual_rms_ns", RoundForDisplay(e.residual_rms_ns)));
-  args_.push_back(TraceArg::Uint("residual_max_ns", RoundForDisplay(e.residual_max_ns)));
-  args_.push_back(TraceArg::Uint("fitted_hz", RoundForDisplay(e.hz)));
-  args_.push_back(TraceArg::Uint("nominal_hz", e.nominal_hz));
+  AddUint(args_, "samples", e.samples);
+  AddUint(args_, "residual_rms_ns", RoundForDisplay(e.residual_rms_ns));
+  AddUint(args_, "residual_max_ns", RoundForDisplay(e.residual_max_ns));
+  AddUint(args_, "fitted_hz", RoundForDisplay(e.hz));
+  AddUint(args_, "nominal_hz", e.nominal_hz);
   out_.Instant("clock fit", "clock", DevicePid(e.device), 0, e.time_ns,
                TraceWriter::InstantScope::kProcess, args_);
 }
