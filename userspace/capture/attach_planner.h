@@ -68,7 +68,10 @@ class AttachPlanner {
   // `pid` replaced its image at `exec_ns`: every source forgets what it kept about its memory.
   void ProcessExeced(uint32_t pid, uint64_t exec_ns);
   // Destroys the links of shared files nobody has used for `grace_ns`.
-  void ExpireIdle(uint64_t now_ns, uint64_t grace_ns) { attachments_.ExpireIdle(now_ns, grace_ns); }
+  void ExpireIdle(uint64_t now_ns, uint64_t grace_ns) {
+    attachments_.ExpireIdle(now_ns, grace_ns);
+    for (const auto& source : sources_) source->ExpireIdle(now_ns, grace_ns);
+  }
 
   // "Level Zero (libze_loader.so*) or ..." — what a target must load to be traced.
   std::string WaitsFor() const;

@@ -121,6 +121,13 @@ class ProbeSource {
     (void)per_process;
   }
 
+  // Links of the source's own for every process (see ProcessScanned) that no traced process has
+  // used since `now_ns - grace_ns` (CLOCK_MONOTONIC) go, as the capture's library links do.
+  virtual void ExpireIdle(uint64_t now_ns, uint64_t grace_ns) {
+    (void)now_ns;
+    (void)grace_ns;
+  }
+
   // The process is gone (or detached): forget what was kept about it.
   virtual void OnProcessExit(uint32_t pid) { (void)pid; }
 

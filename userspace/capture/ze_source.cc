@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <ctime>
 #include <map>
 #include <set>
 #include <string_view>
@@ -445,6 +446,7 @@ void ZeSource::ProbeDispatchTargets(uint32_t pid, bool per_process, const Mapped
   lib.host_path = "/proc/self/fd/" + std::to_string(held.get());
   const int scope = per_process ? static_cast<int>(pid) : -1;
   DispatchProbes& probed = dispatch_[{major(st.st_dev), minor(st.st_dev), st.st_ino, scope}];
+  probed.users.insert(pid);
   // Functions this file has probed by name already (a driver's extension functions): the
   // same function twice would be recorded once, but trap twice.
   std::set<uint64_t> by_name;
@@ -499,18 +501,43 @@ void ZeSource::ProbeDispatchTargets(uint32_t pid, bool per_process, const Mapped
              "driver's tables)");
 }
 
-void ZeSource::DropDispatchProbes(uint32_t pid) {
-  for (auto it = dispatch_.begin(); it != dispatch_.end();)
-    it = std::get<3>(it->first) == int64_t{pid} ? dispatch_.erase(it) : std::next(it);
+void ZeSource::ReleaseDispatchProbes(uint32_t pid) {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const uint64_t now = uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+  for (auto it = dispatch_.begin(); it != dispatch_.end();) {
+    auto next = std::next(it);
+    DispatchProbes& probed = it->second;
+    if (probed.users.erase(pid) && probed.users.empty()) {
+      if (std::get<3>(it->first) >= 0) {  // per process: its links go now
+        reaper_.Destroy(std::move(probed.links));
+        dispatch_.erase(it);
+      } else {
+        probed.idle_since_ns = now;
+      }
+    }
+    it = next;
+  }
 }
 
-void ZeSource::OnProcessExit(uint32_t pid) { DropDispatchProbes(pid); }
+void ZeSource::ExpireIdle(uint64_t now_ns, uint64_t grace_ns) {
+  for (auto it = dispatch_.begin(); it != dispatch_.end();) {
+    auto next = std::next(it);
+    if (it->second.users.empty() && now_ns - it->second.idle_since_ns >= grace_ns) {
+      reaper_.Destroy(std::move(it->second.links));
+      dispatch_.erase(it);
+    }
+    it = next;
+  }
+}
+
+void ZeSource::OnProcessExit(uint32_t pid) { ReleaseDispatchProbes(pid); }
 
 // A new image maps new files; the next scan probes what its loader points to.
-void ZeSource::OnProcessExec(uint32_t pid, uint64_t) { DropDispatchProbes(pid); }
+void ZeSource::OnProcessExec(uint32_t pid, uint64_t) { ReleaseDispatchProbes(pid); }
 
 size_t ZeSource::link_count() const {
-  size_t n = 0;
+  size_t n = reaper_.pending();
   for (const auto& [key, probed] : dispatch_) n += probed.links.size();
   return n;
 }

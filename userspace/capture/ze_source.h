@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "capture/bpf_link.h"
+#include "capture/link_reaper.h"
 #include "capture/probe_source.h"
 
 struct ze_probes;  // generated skeleton (build/bpf/ze_probes.skel.h)
@@ -36,6 +37,7 @@ class ZeSource final : public ProbeSource {
   std::vector<MappedLibrary> LibrariesBeforeExec(uint32_t pid) override;
   std::string_view host_soname() const override;
   void ProcessScanned(uint32_t pid, bool per_process) override;
+  void ExpireIdle(uint64_t now_ns, uint64_t grace_ns) override;
   void OnProcessExit(uint32_t pid) override;
   void OnProcessExec(uint32_t pid, uint64_t exec_ns) override;
   // The dispatch targets' links; the capture holds those of AttachToLibrary.
@@ -79,7 +81,9 @@ class ZeSource final : public ProbeSource {
   // yet, for `pid` alone or (scope -1) every process.
   void ProbeDispatchTargets(uint32_t pid, bool per_process, const MappedLibrary& lib,
                             const std::map<uint64_t, size_t>& targets);
-  void DropDispatchProbes(uint32_t pid);
+  // `pid` no longer uses its dispatch probes: its own go, shared ones it was the last user of
+  // wait for ExpireIdle.
+  void ReleaseDispatchProbes(uint32_t pid);
 
   SourceContext ctx_;
   bool multi_ = false;
@@ -91,8 +95,13 @@ class ZeSource final : public ProbeSource {
   struct DispatchProbes {
     std::set<uint64_t> offsets;
     std::vector<ProbeLink> links;
+    std::set<uint32_t> users;    // processes whose scans found targets in this file
+    uint64_t idle_since_ns = 0;  // when the last of them went (users empty)
   };
   std::map<std::tuple<uint32_t, uint32_t, uint64_t, int64_t>, DispatchProbes> dispatch_;
+  // Detaching waits for every CPU to leave the probes: done off the capture loop. Declared
+  // last: it destroys what is still queued before the programs go.
+  LinkReaper reaper_;
 };
 
 }  // namespace xtrace
