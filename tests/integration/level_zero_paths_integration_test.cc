@@ -136,7 +136,8 @@ class LevelZeroPathsTest : public RootTest {
   // result.err xtrace's.
   Run Attach(const std::vector<std::string>& prefix, const std::string& workload,
              const std::string& log, const std::string& host_log,
-             const std::vector<std::string>& options = {}) {
+             const std::vector<std::string>& options = {},
+             const std::vector<std::string>& xtrace_options = {}) {
     Run run;
     const std::string out = Path("run.capnp");
     std::vector<std::string> argv = prefix;
@@ -151,8 +152,10 @@ class LevelZeroPathsTest : public RootTest {
       ADD_FAILURE() << "the workload never said ready: " << target.stderr_text();
       return run;
     }
-    Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(run.pid), "-o", out},
-                      {"ZE_ENABLE_ALT_DRIVERS=" + kSimze});
+    std::vector<std::string> xtrace_argv = {kXtrace, "attach", "--pid", std::to_string(run.pid),
+                                            "-o", out};
+    xtrace_argv.insert(xtrace_argv.end(), xtrace_options.begin(), xtrace_options.end());
+    Subprocess xtrace(xtrace_argv, {"ZE_ENABLE_ALT_DRIVERS=" + kSimze});
     EXPECT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(run.pid), 60s))
         << xtrace.stderr_text();
     kill(static_cast<pid_t>(run.pid), SIGUSR1);  // the workload itself (chroot execs it)
@@ -518,10 +521,12 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderCharliecloud) {
 
 // Attached while the workload's graph was being recorded (its capture begun, none of its
 // launches appended): the launches appended after the attach run nothing then, and each
-// replay runs them, named, after one operation standing for what was recorded before.
+// replay runs them, named, after one operation standing for what was recorded before. (The
+// graph's kernel is made after the attach, and the process is not asked about the others:
+// this test is about the graph.)
 TEST_F(LevelZeroPathsTest, SyclV2ShapeAttachedInTheMiddleOfAGraphCaptureOnTheHostsLoader) {
   const std::string log = Path("launches.tsv");
-  const Run run = Attach({}, kWorkload, log, log, {"--wait-in-graph-capture"});
+  const Run run = Attach({}, kWorkload, log, log, {"--wait-in-graph-capture"}, {"--no-query"});
   ASSERT_EQ(run.result.exit_code(), 0) << run.result.out << run.result.err;
   ASSERT_GT(run.pid, 0u);
   ASSERT_EQ(run.expected.size(), kIterations * kLaunchesPerIteration);
@@ -599,15 +604,13 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesOnTheHostsLoader) {
     EXPECT_TRUE(Called(run, fn)) << "call " << fn << " through a table is missing";
 }
 
-// Attached after the workload took the tables and made its kernels, lists, events and queue:
-// the functions the tables point to are found in the process's memory at the attach.
+// Attached once the workload has taken the tables: the functions they point to are found in
+// the process's memory at the attach. (It makes its objects after the attach: asking a process
+// about objects made before is the SYCL v2 shape's attach test's concern.)
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedAfterItsLookupsOnTheHostsLoader) {
   const std::string log = Path("launches.tsv");
-  const Run run = Attach({}, kLegacy, log, log, {"--through-tables"});
+  const Run run = Attach({}, kLegacy, log, log, {"--through-tables", "--wait-after-lookups"});
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
-  EXPECT_NE(run.result.err.find("4 objects made before the attach were queried in the process"),
-            std::string::npos)
-      << run.result.err;
 }
 
 // Trixie's loader under chroot, through its tables: zeCommandListImmediateAppendCommandListsExp

@@ -59,7 +59,8 @@ constexpr const char* kUsage =
     "                     wait for SIGUSR1 before launching: a tracer attaches meanwhile\n"
     "  --wait-in-graph-capture  say \"ready <pid>\" and wait for SIGUSR1 once the graph's\n"
     "                     capture has begun, before its launches are appended (a tracer\n"
-    "                     attaches in the middle of the recording)\n"
+    "                     attaches in the middle of the recording); the graph's kernel is\n"
+    "                     made after the wait\n"
     "  --older-names      the other names of two calls: host functions by Intel's older\n"
     "                     zexCommandListAppendHostFunction, events by the core\n"
     "                     zeEventCounterBasedCreate (the loader's export where it has one,\n"
@@ -251,7 +252,7 @@ int main(int argc, char** argv) {
   ze_kernel_desc_t softmax_desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0,
                                 kernel_spec(Kernel::kSoftmax).name.c_str()};
   ze_kernel_handle_t softmax = nullptr;
-  ZE_CHECK(zeKernelCreate(module, &softmax_desc, &softmax));
+  if (!wait_in_graph_capture) ZE_CHECK(zeKernelCreate(module, &softmax_desc, &softmax));
 
   // One in-order immediate list on the compute engine (ordinal 0 on the simulated GPU).
   ze_command_queue_desc_t queue_desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0,
@@ -291,7 +292,10 @@ int main(int argc, char** argv) {
       ZE_CHECK(counter_based_create(context, device, &desc, e));
     }
     ZE_CHECK(begin_graph_capture(immediate, nullptr));
-    if (wait_in_graph_capture) ready_and_wait();
+    if (wait_in_graph_capture) {
+      ready_and_wait();
+      ZE_CHECK(zeKernelCreate(module, &softmax_desc, &softmax));
+    }
     for (size_t g = 0; g < std::size(kGraphGroups); ++g) {
       const GroupSize size{32, 1, 1};
       void* arguments[] = {nullptr};
@@ -380,7 +384,7 @@ int main(int argc, char** argv) {
   ZE_CHECK(zeCommandListDestroy(immediate));
   for (ze_kernel_handle_t k : kernels) ZE_CHECK(zeKernelDestroy(k));
   ZE_CHECK(zeKernelDestroy(gemm));
-  ZE_CHECK(zeKernelDestroy(softmax));
+  if (softmax) ZE_CHECK(zeKernelDestroy(softmax));
   ZE_CHECK(zeModuleDestroy(module));
   ZE_CHECK(zeContextDestroy(context));
   std::printf("done launches=%u graph_replays=%u host_functions=%u\n", launches, graph_replays,
