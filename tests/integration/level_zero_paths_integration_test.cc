@@ -110,10 +110,13 @@ class LevelZeroPathsTest : public RootTest {
   Run Record(const std::vector<std::string>& prefix, const std::string& workload,
              const std::string& log, const std::string& host_log,
              const std::vector<std::string>& env = {},
-             const std::vector<std::string>& options = {}) {
+             const std::vector<std::string>& options = {},
+             const std::vector<std::string>& xtrace_options = {}) {
     Run run;
     const std::string out = Path("run.capnp");
-    std::vector<std::string> argv = {kXtrace, "record", "-o", out, "--"};
+    std::vector<std::string> argv = {kXtrace, "record", "-o", out};
+    argv.insert(argv.end(), xtrace_options.begin(), xtrace_options.end());
+    argv.push_back("--");
     argv.insert(argv.end(), prefix.begin(), prefix.end());
     for (const std::string& a : {workload, std::string("--iterations"), std::to_string(kIterations),
                                  std::string("--launch-log"), log})
@@ -594,7 +597,7 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeOnTheHostsLoader) {
 // is recorded once although loader and driver are both probed.
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesOnTheHostsLoader) {
   const std::string log = Path("launches.tsv");
-  const Run run = Record({}, kLegacy, log, log, {}, {"--through-tables"});
+  const Run run = Record({}, kLegacy, log, log, {}, {"--through-tables"}, {"--driver-tables"});
   EXPECT_NE(run.result.out.find("tables=yes"), std::string::npos) << run.result.out;
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
   for (uint16_t fn : {XT_ZE_COMMAND_LIST_RESET, XT_ZE_COMMAND_LIST_CLOSE,
@@ -609,7 +612,8 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesOnTheHostsLoader) {
 // about objects made before is the SYCL v2 shape's attach test's concern.)
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedAfterItsLookupsOnTheHostsLoader) {
   const std::string log = Path("launches.tsv");
-  const Run run = Attach({}, kLegacy, log, log, {"--through-tables", "--wait-after-lookups"});
+  const Run run = Attach({}, kLegacy, log, log, {"--through-tables", "--wait-after-lookups"},
+                         {"--driver-tables"});
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
 }
 
@@ -634,7 +638,7 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesOnTrixiesLoaderUnderCh
   const Run run = Record({"/usr/sbin/chroot", root, "/usr/bin/env",
                           "ZE_ENABLE_ALT_DRIVERS=" + inside + "/libxtrace_simze.so"},
                          inside + "/ze_sycl_legacy", inside + "/launches.tsv",
-                         dir + "/launches.tsv", {}, {"--through-tables"});
+                         dir + "/launches.tsv", {}, {"--through-tables"}, {"--driver-tables"});
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/true);
   EXPECT_TRUE(Called(run, XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP));
 }
@@ -674,7 +678,7 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedAfterItsLookup
                           name, "-v", dir + ":/xt", "-e",
                           "ZE_ENABLE_ALT_DRIVERS=/xt/libxtrace_simze.so", "--rootfs", root + ":O"},
                          "/xt/ze_sycl_legacy", "/xt/launches.tsv", dir + "/launches.tsv",
-                         {"--through-tables", "--wait-after-lookups"});
+                         {"--through-tables", "--wait-after-lookups"}, {"--driver-tables"});
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/true);
 }
 

@@ -390,6 +390,7 @@ const std::vector<ZeSource::LoaderStub>& ZeSource::StubsOf(uint32_t pid, const F
 }
 
 void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
+  if (!ctx_.options.driver_tables) return;
   const auto text = ReadWholeFile("/proc/" + std::to_string(pid) + "/maps");
   if (!text) return;
   const std::vector<MappedSegment> segments = ParseMappedSegments(*text);

@@ -141,6 +141,12 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "xtrace calls the process's own zeKernelGetName (through ptrace, everything restored), "
        "so that the launch is named. With --no-query such launches are \"kernel@0x<handle>\"",
        [&o](Flag, Value) { return o.query = false, Status::Ok(); }},
+      {0, "--driver-tables", "", "CAPTURE",
+       "also capture calls an application makes through the driver's own function tables "
+       "(zeGetKernelProcAddrTable, ...), which pass no loader export: the driver functions "
+       "the loader's exports lead to are probed too. Every call through an export then traps "
+       "twice, and a trap at a driver function's entry can cost several microseconds more",
+       SetTrue(o.driver_tables)},
       {0, "--hold-max", "MS", "CAPTURE",
        "the longest a process is held, in milliseconds (default 500): past it, it goes on "
        "whether or not its probes are in place",

@@ -48,7 +48,7 @@ std::string RequestFields(const CaptureOptions& o) {
       << "; verbose " << o.verbose << "; hold " << o.hold << "; hold_max " << o.hold_max_ns
       << "; query " << o.query << "; user " << o.user << "; slurm_job " << o.slurm_job
       << "; python_frames " << (o.python_frames ? (*o.python_frames ? "yes" : "no") : "default")
-      << "; slurm_node " << o.slurm_node;
+      << "; slurm_node " << o.slurm_node << "; driver_tables " << o.driver_tables;
   return out.str();
 }
 

@@ -41,6 +41,7 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
   out.setPythonFrames(!r.python_frames ? Python::DEFAULT
                                        : *r.python_frames ? Python::YES : Python::NO);
   out.setSlurmNode(r.slurm_node);
+  out.setDriverTables(r.driver_tables);
 }
 
 CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
@@ -70,6 +71,7 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   r.user = ToString(in.getUser());
   r.slurm_job = ToString(in.getSlurmJob());
   r.query = !in.getNoQuery();
+  r.driver_tables = in.getDriverTables();
   using Python = control_schema::CaptureRequest::PythonFrames;
   if (in.getPythonFrames() == Python::YES) r.python_frames = true;
   if (in.getPythonFrames() == Python::NO) r.python_frames = false;

@@ -33,6 +33,7 @@ struct CaptureRequest {
   noQuery @20 :Bool;         # never ask a process about objects made before the attach
   pythonFrames @21 :PythonFrames;  # --python-frames, --no-python-frames
   slurmNode @22 :Text;       # ... started by slurmd as this node (several slurmd on one host)
+  driverTables @23 :Bool;    # also probe the driver functions the loader's exports lead to
 
   enum PythonFrames {
     default @0;    # off
