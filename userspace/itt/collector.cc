@@ -37,15 +37,34 @@
 namespace xtrace::itt {
 namespace {
 
+// True while a capture probes the site in this process. The site's first instruction is the
+// 5-byte NOP it was built with (0f 1f 44 00 00) until a uprobe is installed in this process's
+// copy of the page: then its first byte is a breakpoint (cc), or the call into the kernel's
+// trampoline (e8) once the kernel optimized it. Reading that byte costs a load from a line
+// the call would have fetched anyway; not making the call saves the call and its return on
+// every ITT call of a process nobody traces.
+inline bool ProbeSiteProbed() {
+  return *reinterpret_cast<const volatile uint8_t*>(&xtrace_itt_probe) != 0x0f;
+}
+
 // Hands one ITT call to whoever records it: the fast path's ring while xtrace is attached
-// through it, otherwise the probe site (a NOP unless a capture probes it).
-inline void Report(uint64_t op, const void* domain, const void* name, uint64_t d1 = 0,
-                   uint64_t d2 = 0, uint64_t extra = 0, bool has_extra = false,
-                   const char* text = nullptr) {
+// through it, otherwise the probe site while a capture probes it. Out of line, so that the
+// check every call makes (below) needs no stack frame.
+[[gnu::noinline]] void Deliver(uint64_t op, const void* domain, const void* name, uint64_t d1,
+                               uint64_t d2, uint64_t extra, bool has_extra, const char* text) {
   if (FastPathAttached() &&
       Append(FastEvent{static_cast<uint32_t>(op), domain, name, d1, d2, extra, has_extra, text}))
     return;
-  xtrace_itt_probe(op, domain, text ? text : name, d1, d2, extra);
+  if (ProbeSiteProbed()) xtrace_itt_probe(op, domain, text ? text : name, d1, d2, extra);
+}
+
+// Every ITT call: two loads and two branches while nobody traces the process.
+inline void Report(uint64_t op, const void* domain, const void* name, uint64_t d1 = 0,
+                   uint64_t d2 = 0, uint64_t extra = 0, bool has_extra = false,
+                   const char* text = nullptr) {
+  if (!FastPathAttached() && !ProbeSiteProbed()) [[likely]]
+    return;
+  Deliver(op, domain, name, d1, d2, extra, has_extra, text);
 }
 
 // The ITT entry points this collector implements. Signatures are ITT's (ittnotify.h).
