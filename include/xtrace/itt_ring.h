@@ -93,6 +93,39 @@ struct xt_itt_ring {
 #define XT_ITT_CONTROL_RING_COUNT_OFFSET 80
 #define XT_ITT_CONTROL_RINGS_OFFSET 88
 
+/* The collector's ITT domains, exported as XT_ITT_DOMAINS_SYMBOL, so that a domain costs its
+ * clients nothing while nobody traces the process. Every ITT client checks a domain's
+ * `flags` before it calls the collector (a domain whose flags are 0 is skipped inline), so
+ * the collector keeps its domains' flags at 0 while the process is not traced: it creates a
+ * domain switched off unless a capture traces the process then, and a call that reaches it
+ * untraced switches its domain off. A capture that attaches walks this list (newest first,
+ * through each domain's `next`) and sets the flags of each domain to 1; it does so again
+ * every few hundred ms, which also covers a domain switched off by a call that raced the
+ * attach. In a process that opted out (XTRACE_ITT_FAST_PATH=0, `always_on` below), domains
+ * stay on and nothing is written. */
+#define XT_ITT_DOMAINS_SYMBOL "xtrace_itt_domains"
+#define XT_ITT_DOMAINS_MAGIC 0x31534e4d4f445458ull /* "XTDOMNS1" little-endian */
+#define XT_ITT_DOMAIN_FLAGS_OFFSET 0 /* __itt_domain.flags (int) */
+#define XT_ITT_DOMAIN_NEXT_OFFSET 40 /* __itt_domain.next */
+#define XT_ITT_DOMAIN_SIZE 48
+
+/* Clients' own domains the collector adopted (below) */
+#define XT_ITT_MAX_ADOPTED 64
+
+struct xt_itt_domains {
+	__u64 magic;     /* XT_ITT_DOMAINS_MAGIC */
+	__u64 self;      /* this block's own address in the process */
+	__u64 head;      /* the newest __itt_domain*, published after it is complete; 0: none */
+	__u64 count;     /* domains in the list */
+	__u32 always_on; /* nonzero: the process opted out, its domains are never switched off */
+	__u32 adopted_count; /* entries of adopted[] in use (at most XT_ITT_MAX_ADOPTED) */
+	/* Domains a client made itself: a client's static part makes its own domain when
+	 * __itt_domain_create is its first ITT call, before it has loaded the collector
+	 * (oneDNN does). The collector adopts them from the client's domain list when the client
+	 * initialises, and treats them as its own. */
+	__u64 adopted[XT_ITT_MAX_ADOPTED];
+};
+
 /* Value of the `itt_rings` map (bpf/maps.bpf.h), keyed by the process's id as the capture
  * numbers it: xtrace adds a process as its fast path attaches; BPF adds up its rings'
  * counters as its threads exit and as it execs (the last look at a process's memory that

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdint>
+
 #include "itt_client.h"
 #include "xtrace/itt_ring.h"
 
@@ -18,6 +20,18 @@ inline xt_itt_control* LoadCollectorControl() {
   void* lib = dlopen(XTRACE_ITT_COLLECTOR, RTLD_NOW | RTLD_NOLOAD);
   EXPECT_NE(lib, nullptr);
   return lib ? static_cast<xt_itt_control*>(dlsym(lib, XT_ITT_CONTROL_SYMBOL)) : nullptr;
+}
+
+// What a capture does right after it attaches: switches on every domain the collector made
+// (xtrace/itt_ring.h), walking its exported list here in the process's own memory.
+inline void SwitchOnCollectorDomains() {
+  void* lib = dlopen(XTRACE_ITT_COLLECTOR, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr);
+  auto* list = static_cast<xt_itt_domains*>(dlsym(lib, XT_ITT_DOMAINS_SYMBOL));
+  ASSERT_NE(list, nullptr);
+  for (uintptr_t at = list->head; at != 0;
+       at = *reinterpret_cast<const uintptr_t*>(at + XT_ITT_DOMAIN_NEXT_OFFSET))
+    *reinterpret_cast<volatile int*>(at + XT_ITT_DOMAIN_FLAGS_OFFSET) = 1;
 }
 
 }  // namespace xtrace::testing

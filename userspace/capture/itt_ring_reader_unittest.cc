@@ -30,6 +30,13 @@ IttRingReader::Clock Clock(uint64_t lease = uint64_t{1} << 40) {
   return {XT_ITT_CLOCK_TSC, TscClock::ReadTsc(), lease};
 }
 
+// Attaches as a capture does: the fast path, then the collector's domains switched on.
+Result<std::unique_ptr<IttRingReader>> AttachAsCapture(uint64_t address, IttRingReader::Clock clock) {
+  auto reader = IttRingReader::Attach(kSelf, address, clock);
+  if (reader.ok()) testing::SwitchOnCollectorDomains();
+  return reader;
+}
+
 std::vector<IttRingRecord> DrainAll(IttRingReader& reader, IttDrainStats* stats = nullptr) {
   std::vector<IttRingRecord> out;
   const IttDrainStats s = reader.Drain(TscClock::ReadTsc(), [&](const IttRingRecord& r) {
@@ -47,12 +54,12 @@ TEST(IttRingReader, AttachesDrainsCommitsAndDetaches) {
   const auto address = reinterpret_cast<uintptr_t>(c);
   itt::Domain* d = itt::DomainCreate("xt.reader");
   itt::TaskEnd(d);  // before the attach: the probe site, no ring
-  auto reader = IttRingReader::Attach(kSelf, address, Clock());
+  auto reader = AttachAsCapture(address, Clock());
   ASSERT_TRUE(reader.ok()) << reader.status().message();
   EXPECT_EQ(c->generation, (*reader)->generation());
   EXPECT_NE(c->generation, 0u);
   // A second capture is turned away while this one's heartbeat is fresh.
-  auto second = IttRingReader::Attach(kSelf, address, Clock());
+  auto second = AttachAsCapture(address, Clock());
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find("another capture"), std::string::npos);
 
@@ -83,7 +90,7 @@ TEST(IttRingReader, TotalsCountEveryRecordWrittenAndEveryDrop) {
   xt_itt_control* c = LoadedControl();
   ASSERT_NE(c, nullptr);
   itt::Domain* d = itt::DomainCreate("xt.reader.totals");
-  auto reader = IttRingReader::Attach(kSelf, reinterpret_cast<uintptr_t>(c), Clock());
+  auto reader = AttachAsCapture(reinterpret_cast<uintptr_t>(c), Clock());
   ASSERT_TRUE(reader.ok()) << reader.status().message();
   const IttRingTotals base = (*reader)->at_attach();
   auto now = (*reader)->ReadTotals();
@@ -121,12 +128,12 @@ TEST(IttRingReader, RecordsOfAnEarlierCaptureAreSkipped) {
   ASSERT_NE(c, nullptr);
   itt::Domain* d = itt::DomainCreate("xt.reader.earlier");
   {
-    auto first = IttRingReader::Attach(kSelf, reinterpret_cast<uintptr_t>(c), Clock());
+    auto first = AttachAsCapture(reinterpret_cast<uintptr_t>(c), Clock());
     ASSERT_TRUE(first.ok());
     itt::TaskEnd(d);  // never drained; its capture "dies" (detaches without reading)
     (*first)->Detach();
   }
-  auto reader = IttRingReader::Attach(kSelf, reinterpret_cast<uintptr_t>(c), Clock());
+  auto reader = AttachAsCapture(reinterpret_cast<uintptr_t>(c), Clock());
   ASSERT_TRUE(reader.ok()) << reader.status().message();
   EXPECT_TRUE(DrainAll(**reader).empty());
   (*reader)->Detach();
@@ -136,7 +143,7 @@ TEST(IttRingReader, ALapseIsReportedAndAnOptOutRefused) {
   xt_itt_control* c = LoadedControl();
   ASSERT_NE(c, nullptr);
   itt::Domain* d = itt::DomainCreate("xt.reader.lapse");
-  auto reader = IttRingReader::Attach(kSelf, reinterpret_cast<uintptr_t>(c), Clock(1000));
+  auto reader = AttachAsCapture(reinterpret_cast<uintptr_t>(c), Clock(1000));
   ASSERT_TRUE(reader.ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(1));
   itt::TaskEnd(d);  // the heartbeat is older than the lease: the collector lets go
@@ -144,7 +151,7 @@ TEST(IttRingReader, ALapseIsReportedAndAnOptOutRefused) {
   DrainAll(**reader, &stats);
   EXPECT_TRUE(stats.lapsed);
   c->refused = 1;
-  auto refused = IttRingReader::Attach(kSelf, reinterpret_cast<uintptr_t>(c), Clock());
+  auto refused = AttachAsCapture(reinterpret_cast<uintptr_t>(c), Clock());
   c->refused = 0;
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("opted out"), std::string::npos);
@@ -154,7 +161,7 @@ TEST(IttRingReader, GarbageInARingIsCountedAndSkipped) {
   xt_itt_control* c = LoadedControl();
   ASSERT_NE(c, nullptr);
   itt::Domain* d = itt::DomainCreate("xt.reader.garbage");
-  auto reader = IttRingReader::Attach(kSelf, reinterpret_cast<uintptr_t>(c), Clock());
+  auto reader = AttachAsCapture(reinterpret_cast<uintptr_t>(c), Clock());
   ASSERT_TRUE(reader.ok());
   std::thread([&] {
     itt::TaskEnd(d);

@@ -12,7 +12,9 @@
 
 #include "capture/capture_options.h"
 #include "capture/elf_symbols.h"
+#include "capture/itt_domains.h"
 #include "capture/library_resolver.h"
+#include "capture/tsc_clock.h"
 #include "python/python_frames.h"
 #include "itt_probes.skel.h"
 
@@ -121,8 +123,45 @@ Result<std::vector<ProbeLink>> IttSource::AttachCollector(uint32_t pid, const Ma
   std::vector<ProbeLink> links;
   links.push_back(std::move(*link));
   proc.collector = true;
+  proc.collector_lib = lib;
   ctx_.say("attached to pid " + std::to_string(pid) + " (ITT collector " + lib.path + ")");
+  // Probed first, then switched on: a domain the walk misses is one made after the probe
+  // went in, which the collector switches on itself (xtrace/itt_ring.h).
+  SwitchOnDomains(pid, proc, TscClock::MonotonicNs());
   return links;
+}
+
+void IttSource::SwitchOnDomains(uint32_t pid, Process& proc, uint64_t now_ns) {
+  if (!proc.collector || !proc.collector_lib || proc.domains_settled) return;
+  proc.domains_checked_ns = now_ns;
+  if (!proc.domains_symbol) {
+    static constexpr std::array<std::string_view, 1> kList = {XT_ITT_DOMAINS_SYMBOL};
+    auto values = ElfExportValues(proc.collector_lib->host_path, kList);
+    if (!values.ok() || !(*values)[0]) {
+      proc.domains_settled = true;  // an older collector, whose domains are always on
+      return;
+    }
+    proc.domains_symbol = *(*values)[0];
+  }
+  if (!proc.domains_address) {
+    const auto base = LoadBase(pid, *proc.collector_lib);
+    if (!base) return;  // `record`'s command, before its exec maps the collector
+    proc.domains_address = *base + *proc.domains_symbol;
+  }
+  auto switched = SwitchOnIttDomains(RemoteMemory(pid), proc.domains_address);
+  if (!switched.ok()) {
+    proc.domains_settled = true;
+    ctx_.say("pid " + std::to_string(pid) + ": its ITT domains could not be switched on (" +
+             switched.status().message() +
+             "): ITT calls on domains it made before the attach are not traced");
+    return;
+  }
+  if (switched->always_on) proc.domains_settled = true;
+}
+
+void IttSource::ExpireIdle(uint64_t now_ns, uint64_t /*grace_ns*/) {
+  for (auto& [pid, proc] : processes_)
+    if (now_ns - proc.domains_checked_ns >= kDomainsCheckNs) SwitchOnDomains(pid, proc, now_ns);
 }
 
 const IttSource::TorchExports& IttSource::PytorchExportsOf(const MappedLibrary& lib) {
@@ -237,6 +276,8 @@ Result<std::vector<ProbeLink>> IttSource::AttachToLibrary(const MappedLibrary& l
 
 void IttSource::OnProcessExec(uint32_t pid, uint64_t exec_ns) {
   if (fast_path_) fast_path_->ReleaseImage(pid, exec_ns);
+  // The new image maps its collector (if any) elsewhere.
+  if (auto it = processes_.find(pid); it != processes_.end()) it->second.domains_address = 0;
 }
 
 void IttSource::OnProcessExit(uint32_t pid) {

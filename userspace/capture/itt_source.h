@@ -42,6 +42,9 @@ class IttSource final : public ProbeSource {
   std::vector<MappedLibrary> LibrariesBeforeExec(uint32_t pid) override;
   void OnProcessExit(uint32_t pid) override;
   void OnProcessExec(uint32_t pid, uint64_t exec_ns) override;
+  // Called on every turn of the capture loop: switches the collectors' ITT domains on again
+  // where due (itt_domains.h).
+  void ExpireIdle(uint64_t now_ns, uint64_t grace_ns) override;
   size_t link_count() const override { return 0; }  // the capture holds them
 
  private:
@@ -55,7 +58,16 @@ class IttSource final : public ProbeSource {
     bool collector = false;   // the collector's site is probed
     bool fast_path_tried = false;
     std::optional<bool> collector_in_environment;
+    // Its collector's domain list (itt_domains.h): the file, the symbol's value in it, and
+    // the list's address once the file is mapped in this image.
+    std::optional<MappedLibrary> collector_lib;
+    std::optional<uint64_t> domains_symbol;
+    uint64_t domains_address = 0;
+    uint64_t domains_checked_ns = 0;
+    bool domains_settled = false;  // nothing (more) to switch: an older collector, an opt-out, an error said
   };
+  // How often a traced collector's domains are switched on again.
+  static constexpr uint64_t kDomainsCheckNs = 500'000'000;
 
   explicit IttSource(const SourceContext& ctx) : ctx_(ctx) {}
   Result<std::vector<ProbeLink>> AttachCollector(uint32_t pid, const MappedLibrary& lib);
@@ -65,6 +77,8 @@ class IttSource final : public ProbeSource {
   // True when PyTorch's ITT calls in `pid` go through xtrace's collector (so probing
   // libtorch as well would record every range twice).
   bool CollectorExpected(uint32_t pid, Process& proc);
+  // Switches on the domains of `pid`'s collector that are off (itt_domains.h).
+  void SwitchOnDomains(uint32_t pid, Process& proc, uint64_t now_ns);
   // Drops BPF's memory of which handle texts `pid` already sent (the pid may be reused).
   void ForgetHandles(uint32_t pid);
 

@@ -3,7 +3,8 @@
 // (oneDNN primitives, TBB algorithms, PyTorch ranges, its own labels) here. Each call is
 // appended to its thread's ring when a capture attached through the fast path (fast_path.h),
 // and otherwise handed to the probe site, where a capture's uprobe records it; with no
-// capture attached a begin/end pair costs a few ns more than running without a collector.
+// capture attached its domains are switched off, so clients skip their calls as they do
+// without a collector (xtrace/itt_ring.h says how a capture switches them on).
 //
 // How clients load it (the ITT "static part" compiled into each client library): on its
 // first ITT call the client reads INTEL_LIBITTNOTIFY64 once, dlopens the library it names,
@@ -58,18 +59,44 @@ inline bool ProbeSiteProbed() {
   if (ProbeSiteProbed()) xtrace_itt_probe(op, domain, text ? text : name, d1, d2, extra);
 }
 
-// Every ITT call: two loads and two branches while nobody traces the process.
+inline bool Traced() { return FastPathAttached() || ProbeSiteProbed(); }
+
+// A call on `domain` while nobody traces the process: its clients stop calling for it (they
+// check its flags first) until a capture switches it on again (xtrace/itt_ring.h). A domain
+// already off is not written, so clients that call without checking share its line.
+// A domain xtrace could not find again (neither the collector's nor adopted) stays on.
+[[gnu::noinline]] void SwitchOff(const void* domain) {
+  auto* d = const_cast<Domain*>(static_cast<const Domain*>(domain));
+  if (d->flags && !xtrace_itt_domains.always_on && HandleRegistry::Switchable(d)) d->flags = 0;
+}
+
+// Every ITT call: two loads and two branches while nobody traces the process, which happens
+// once per domain after a capture ends (SwitchOff), or on every call of a client that
+// ignores its domain's flags.
 inline void Report(uint64_t op, const void* domain, const void* name, uint64_t d1 = 0,
                    uint64_t d2 = 0, uint64_t extra = 0, bool has_extra = false,
                    const char* text = nullptr) {
-  if (!FastPathAttached() && !ProbeSiteProbed()) [[likely]]
+  if (!Traced()) [[likely]] {
+    if (domain) SwitchOff(domain);
     return;
+  }
   Deliver(op, domain, name, d1, d2, extra, has_extra, text);
 }
 
 // The ITT entry points this collector implements. Signatures are ITT's (ittnotify.h).
 
-Domain* DomainCreate(const char* name) { return Handles().DomainNamed(name); }
+// A domain made (or asked for again) while a capture traces the process is switched on here;
+// otherwise the capture switches it on when it walks the list. The fence orders the domain's
+// publication (a store) before the check (loads): either this check sees the capture's
+// probe or fast path, or the capture's walk, which comes after those, sees the domain.
+Domain* DomainCreate(const char* name) {
+  Domain* d = Handles().DomainNamed(name);
+  if (d && !d->flags) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (Traced()) d->flags = 1;
+  }
+  return d;
+}
 
 StringHandle* StringHandleCreate(const char* name) { return Handles().StringNamed(name); }
 
@@ -172,4 +199,12 @@ extern "C" __attribute__((visibility("default"))) void __itt_api_init(xtrace::it
     void* implementation = xtrace::itt::ImplementationOf(api->name);
     *api->func_ptr = implementation ? implementation : api->null_func;
   }
+  // Domains the client made before it loaded the collector: off unless traced now (the same
+  // order as DomainCreate's: published, fence, then the check).
+  const auto [first, end] = xtrace::itt::Handles().AdoptClientDomains(global);
+  if (first == end) return;
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  if (!xtrace::itt::Traced()) return;
+  for (uint32_t i = first; i < end; ++i)
+    reinterpret_cast<xtrace::itt::Domain*>(xtrace_itt_domains.adopted[i])->flags = 1;
 }

@@ -1,6 +1,7 @@
 // Tests for libxtrace_itt.so, loaded for real through INTEL_LIBITTNOTIFY64 by a minimal ITT
 // client (tests/workloads/itt_client): which API entries it fills, its handles, and the
 // bytes of its probe site (the layout the kernel's uprobe optimization needs).
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <gtest/gtest.h>
@@ -14,7 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include "capture/itt_domains.h"
 #include "itt_client.h"
+#include "xtrace/itt_ring.h"
 #include "xtrace/records.h"
 
 namespace xtrace {
@@ -48,7 +51,7 @@ TEST(IttCollector, FillsWhatItImplementsAndGivesEveryOtherEntryItsNullFunction) 
   EXPECT_NE(itt::api.counter_create, nullptr);
 }
 
-TEST(IttCollector, HandlesAreEnabledSharedByNameAndKeepTheirText) {
+TEST(IttCollector, HandlesAreSharedByNameAndKeepTheirText) {
   LoadCollector();
   itt::Domain* a = itt::DomainCreate("xt.unit");
   itt::Domain* b = itt::DomainCreate("xt.unit");
@@ -56,7 +59,6 @@ TEST(IttCollector, HandlesAreEnabledSharedByNameAndKeepTheirText) {
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
-  EXPECT_EQ(a->flags, 1);  // clients skip every call on a domain whose flags are 0
   EXPECT_STREQ(a->nameA, "xt.unit");
   itt::StringHandle* s = itt::StringHandleCreate("xt.name");
   EXPECT_EQ(s, itt::StringHandleCreate("xt.name"));
@@ -70,6 +72,116 @@ TEST(IttCollector, HandlesAreEnabledSharedByNameAndKeepTheirText) {
   itt::Id id = itt::MakeId(&id, 1);
   itt::FrameBegin(a, &id);
   itt::FrameEnd(a, nullptr);
+}
+
+// Untraced, a domain is off, so its clients skip their calls inline; it is in the exported
+// list a capture walks to switch it on (done here with the capture's own code, on this
+// process); a call that reaches the collector untraced switches its domain off again; a
+// domain made while the process is traced (here: the fast path's generation set, as an
+// attached capture sets it) is made on.
+TEST(IttCollector, DomainsAreOffUntilACaptureSwitchesThemOnAndOffAgainOnceUntraced) {
+  LoadCollector();
+  void* lib = dlopen(kCollector, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto* list = static_cast<xt_itt_domains*>(dlsym(lib, XT_ITT_DOMAINS_SYMBOL));
+  auto* control = static_cast<xt_itt_control*>(dlsym(lib, XT_ITT_CONTROL_SYMBOL));
+  ASSERT_NE(list, nullptr);
+  ASSERT_NE(control, nullptr);
+  EXPECT_EQ(list->magic, XT_ITT_DOMAINS_MAGIC);
+  EXPECT_EQ(list->self, reinterpret_cast<uintptr_t>(list));
+  EXPECT_EQ(list->always_on, 0u);
+  // A capture elsewhere on the machine (`--system`) may probe this very process: then it is
+  // traced, and its domains are rightly made on.
+  const auto* site = static_cast<const volatile unsigned char*>(dlsym(lib, XT_ITT_PROBE_SYMBOL));
+  ASSERT_NE(site, nullptr);
+  const auto probed = [site] { return *site != 0x0f; };
+  if (probed()) GTEST_SKIP() << "a capture on this machine probes this process's collector";
+  // Untraced (tests run before this one in the same process may have left a generation).
+  const uint64_t generation = __atomic_exchange_n(&control->generation, 0, __ATOMIC_SEQ_CST);
+
+  itt::Domain* d = itt::DomainCreate("xt.flags.untraced");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->flags, 0);  // clients skip every call on a domain whose flags are 0
+  ASSERT_EQ(list->head, reinterpret_cast<uintptr_t>(d));
+  const uint64_t count = list->count;
+  EXPECT_GE(count, 1u);
+
+  auto switched = SwitchOnIttDomains(RemoteMemory(static_cast<uint32_t>(getpid())),
+                                     reinterpret_cast<uintptr_t>(list));
+  ASSERT_TRUE(switched.ok()) << switched.status().message();
+  EXPECT_TRUE(switched->ready);
+  EXPECT_EQ(switched->domains, count);
+  EXPECT_GE(switched->switched_on, 1u);
+  EXPECT_EQ(d->flags, 1);
+
+  itt::StringHandle* s = itt::StringHandleCreate("xt.flags.task");
+  itt::TaskBegin(d, s);  // reaches the collector (flags 1), which finds nobody tracing
+  if (probed()) GTEST_SKIP() << "a capture on this machine started probing this process";
+  EXPECT_EQ(d->flags, 0);
+
+  __atomic_store_n(&control->generation, 1, __ATOMIC_SEQ_CST);
+  itt::Domain* traced = itt::DomainCreate("xt.flags.traced");
+  __atomic_store_n(&control->generation, generation, __ATOMIC_SEQ_CST);
+  ASSERT_NE(traced, nullptr);
+  EXPECT_EQ(traced->flags, 1);
+  EXPECT_EQ(list->head, reinterpret_cast<uintptr_t>(traced));
+  EXPECT_EQ(list->count, count + 1);
+  dlclose(lib);
+}
+
+// A client whose first ITT call is __itt_domain_create makes that domain itself, before it
+// loads the collector (oneDNN does): the collector adopts such domains when the client
+// initialises, switched off and listed for a capture, and switches them off again as its own.
+TEST(IttCollector, DomainsAClientMadeBeforeLoadingItAreAdoptedLikeItsOwn) {
+  LoadCollector();
+  void* lib = dlopen(kCollector, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto* list = static_cast<xt_itt_domains*>(dlsym(lib, XT_ITT_DOMAINS_SYMBOL));
+  auto* control = static_cast<xt_itt_control*>(dlsym(lib, XT_ITT_CONTROL_SYMBOL));
+  auto init = reinterpret_cast<void (*)(xtrace::itt::Global*, int)>(dlsym(lib, "__itt_api_init"));
+  const auto* site = static_cast<const volatile unsigned char*>(dlsym(lib, XT_ITT_PROBE_SYMBOL));
+  ASSERT_TRUE(list && control && init && site);
+  if (*site != 0x0f) GTEST_SKIP() << "a capture on this machine probes this process's collector";
+  const uint64_t generation = __atomic_exchange_n(&control->generation, 0, __ATOMIC_SEQ_CST);
+
+  // The client's own list, as its static part keeps it: made on, linked through `next`.
+  itt::Domain first{}, second{};
+  first.flags = 1;
+  second.flags = 1;
+  first.nameA = "xt.early.first";
+  second.nameA = "xt.early.second";
+  first.next = &second;
+  xtrace::itt::ApiInfo no_entries[] = {{nullptr, nullptr, nullptr, nullptr, 0}};
+  xtrace::itt::Global global{};
+  global.api_list_ptr = no_entries;
+  global.domain_list = &first;
+  const uint32_t before = list->adopted_count;
+  init(&global, 0);
+  ASSERT_EQ(list->adopted_count, before + 2);
+  EXPECT_EQ(list->adopted[before], reinterpret_cast<uintptr_t>(&first));
+  EXPECT_EQ(list->adopted[before + 1], reinterpret_cast<uintptr_t>(&second));
+  EXPECT_EQ(first.flags, 0);
+  EXPECT_EQ(second.flags, 0);
+  init(&global, 0);  // a client initialising twice (libtbb does): nothing adopted twice
+  EXPECT_EQ(list->adopted_count, before + 2);
+
+  auto switched = SwitchOnIttDomains(RemoteMemory(static_cast<uint32_t>(getpid())),
+                                     reinterpret_cast<uintptr_t>(list));
+  ASSERT_TRUE(switched.ok()) << switched.status().message();
+  EXPECT_EQ(first.flags, 1);
+  EXPECT_EQ(second.flags, 1);
+  itt::TaskEnd(&first);  // reaches the collector, which finds nobody tracing
+  if (*site != 0x0f) GTEST_SKIP() << "a capture on this machine started probing this process";
+  EXPECT_EQ(first.flags, 0);
+  EXPECT_EQ(second.flags, 1);
+
+  // A domain the collector never adopted (made by a client it never initialised) stays on.
+  itt::Domain stranger{};
+  stranger.flags = 1;
+  itt::TaskEnd(&stranger);
+  EXPECT_EQ(stranger.flags, 1);
+  __atomic_store_n(&control->generation, generation, __ATOMIC_SEQ_CST);
+  dlclose(lib);
 }
 
 TEST(IttCollector, ConcurrentCreationYieldsOneHandlePerName) {

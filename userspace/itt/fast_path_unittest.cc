@@ -39,6 +39,7 @@ class InProcessXtrace {
     c_->lease = uint64_t{1} << 40;
     c_->heartbeat = __rdtsc();
     __atomic_store_n(&c_->generation, 7, __ATOMIC_RELEASE);
+    testing::SwitchOnCollectorDomains();
   }
   ~InProcessXtrace() { __atomic_store_n(&c_->generation, 0, __ATOMIC_RELEASE); }
 

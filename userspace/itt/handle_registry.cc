@@ -4,8 +4,19 @@
 #include <cstdlib>
 #include <cstring>
 
+__attribute__((visibility("protected"))) xt_itt_domains xtrace_itt_domains = {};
+
 namespace xtrace::itt {
 namespace {
+
+// Before any client can create a domain: what xtrace checks, and whether domains stay on.
+__attribute__((constructor)) void InitDomainList() {
+  const char* opt = std::getenv("XTRACE_ITT_FAST_PATH");
+  xtrace_itt_domains.always_on = opt && std::strcmp(opt, "0") == 0;
+  xtrace_itt_domains.self = reinterpret_cast<uintptr_t>(&xtrace_itt_domains);
+  __atomic_store_n(&xtrace_itt_domains.magic, static_cast<__u64>(XT_ITT_DOMAINS_MAGIC),
+                   __ATOMIC_RELEASE);
+}
 
 // FNV-1a: short names, no need for more.
 uint64_t HashOf(const char* name) {
@@ -89,14 +100,45 @@ Domain* HandleRegistry::DomainNamed(const char* name) {
     std::free(copy);
     return nullptr;
   }
-  domain->flags = 1;  // enabled: clients skip every call on a domain whose flags are 0
+  // Clients skip every call on a domain whose flags are 0: off until a capture switches it on.
+  domain->flags = xtrace_itt_domains.always_on ? 1 : 0;
   domain->nameA = copy;
+  domain->extra2 = &xtrace_itt_domains;  // the collector's own (Switchable)
   if (!domains_.Add(domain, hash)) {
     std::free(domain);
     std::free(copy);
     return nullptr;
   }
+  // Complete before it is published: xtrace reads the list from outside at any moment.
+  domain->next = reinterpret_cast<Domain*>(xtrace_itt_domains.head);
+  __atomic_store_n(&xtrace_itt_domains.count, xtrace_itt_domains.count + 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&xtrace_itt_domains.head, reinterpret_cast<uintptr_t>(domain), __ATOMIC_RELEASE);
   return domain;
+}
+
+std::pair<uint32_t, uint32_t> HandleRegistry::AdoptClientDomains(const Global* global) {
+  Locked lock(&mutex_);
+  xt_itt_domains& list = xtrace_itt_domains;
+  const uint32_t first = list.adopted_count;
+  uint32_t end = first;
+  // The client's list only grows at its tail, under its own lock, and not at all once it
+  // initialised (which is when this runs): its domains since then are the collector's.
+  for (auto* d = static_cast<Domain*>(global->domain_list); d && end < XT_ITT_MAX_ADOPTED;
+       d = d->next) {
+    if (Switchable(d)) continue;
+    if (!list.always_on) d->flags = 0;
+    list.adopted[end++] = reinterpret_cast<uintptr_t>(d);
+  }
+  __atomic_store_n(&list.adopted_count, end, __ATOMIC_RELEASE);
+  return {first, end};
+}
+
+bool HandleRegistry::Switchable(const Domain* domain) {
+  if (domain->extra2 == &xtrace_itt_domains) return true;
+  const uint32_t n = __atomic_load_n(&xtrace_itt_domains.adopted_count, __ATOMIC_ACQUIRE);
+  for (uint32_t i = 0; i < n && i < XT_ITT_MAX_ADOPTED; ++i)
+    if (xtrace_itt_domains.adopted[i] == reinterpret_cast<uintptr_t>(domain)) return true;
+  return false;
 }
 
 StringHandle* HandleRegistry::StringNamed(const char* name) {

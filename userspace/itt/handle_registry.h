@@ -10,8 +10,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "itt/itt_abi.h"
+#include "xtrace/itt_ring.h"
+
+// The list of domains xtrace walks to switch them on (exported, see exports.map).
+extern "C" __attribute__((visibility("protected"))) xt_itt_domains xtrace_itt_domains;
 
 namespace xtrace::itt {
 
@@ -39,10 +44,20 @@ const char* StringHandleText(const StringHandle* s);
 class HandleRegistry {
  public:
   // The handle for `name`, created on first use; nullptr for a null name (or if memory ran
-  // out). Thread-safe. PyTorch asks for a string handle on every range push, so a known name
+  // out). Thread-safe. A new domain is created switched off (flags 0) and published in
+  // xtrace_itt_domains (xtrace/itt_ring.h), or switched on in a process that opted out. PyTorch asks for a string handle on every range push, so a known name
   // costs one hash and one lookup, no allocation.
   Domain* DomainNamed(const char* name);
   StringHandle* StringNamed(const char* name);
+
+  // Adopts the domains `global`'s client made itself before it loaded the collector (those
+  // on its own domain list): each is switched off and listed in xtrace_itt_domains.adopted,
+  // so that xtrace switches it on as it does the collector's own. Returns the index range
+  // [first, end) of xtrace_itt_domains.adopted that this call added.
+  std::pair<uint32_t, uint32_t> AdoptClientDomains(const Global* global);
+  // Whether xtrace can find `domain` to switch it on again: one of the collector's own or an
+  // adopted one. Only such a domain may be switched off.
+  static bool Switchable(const Domain* domain);
 
  private:
   pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;

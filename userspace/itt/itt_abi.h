@@ -5,6 +5,7 @@
 
 #include <cstddef>
 
+#include "xtrace/itt_ring.h"
 #include "xtrace/records.h"
 
 namespace xtrace::itt {
@@ -71,6 +72,7 @@ static_assert(offsetof(Global, lib) == 96);
 static_assert(offsetof(Global, dll_path_ptr) == 112);
 static_assert(offsetof(Global, api_list_ptr) == 120);
 static_assert(offsetof(Global, next) == 128);
+static_assert(offsetof(Global, domain_list) == 144);
 static_assert(offsetof(Global, string_list) == 152);
 static_assert(offsetof(Global, state) == 160);
 static_assert(sizeof(ApiInfo) == 40);
@@ -81,5 +83,9 @@ static_assert(sizeof(Id) == 24);
 // The BPF program reads names at these offsets (xtrace/records.h).
 static_assert(offsetof(Domain, nameA) == XT_ITT_DOMAIN_NAME_OFFSET);
 static_assert(offsetof(StringHandle, strA) == XT_ITT_STRING_TEXT_OFFSET);
+// xtrace switches domains on at these offsets (xtrace/itt_ring.h).
+static_assert(offsetof(Domain, flags) == XT_ITT_DOMAIN_FLAGS_OFFSET);
+static_assert(offsetof(Domain, next) == XT_ITT_DOMAIN_NEXT_OFFSET);
+static_assert(sizeof(Domain) == XT_ITT_DOMAIN_SIZE);
 
 }  // namespace xtrace::itt
