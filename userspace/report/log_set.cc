@@ -20,6 +20,12 @@ Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const L
   const ClockAnchor& start = reader->header().start_clock;
   aggregate.from_ns = options.from ? std::optional(options.from->Resolve(start)) : std::nullopt;
   aggregate.to_ns = options.to ? std::optional(options.to->Resolve(start)) : std::nullopt;
+  // The reader steps over the batches of spans that end before the window or start after it
+  // (the log's batch index), so a short window costs what it holds, not the whole log. What
+  // it still returns around the window, the aggregator's selection filters.
+  if (aggregate.from_ns || aggregate.to_ns)
+    reader->SetWindow(LogReaderOptions::Window{.from_ns = aggregate.from_ns.value_or(0),
+                                               .to_ns = aggregate.to_ns.value_or(UINT64_MAX)});
 
   // The section of --by rank is only known once a process says its rank, so the first pass
   // of the events decides it only for GroupBy kRank: the rank is read from the events as they
