@@ -19,6 +19,8 @@
 #include <linux/types.h>
 #endif
 
+#include "xtrace/layout_check.h"
+
 enum xt_scope_flags {
 	XT_SCOPE_ALL_PROCESSES = 1u << 0, /* --system, or a --cgroup/--container filter alone */
 	XT_SCOPE_FOLLOW_CHILDREN = 1u << 1, /* a traced process's new children are traced */
@@ -40,5 +42,12 @@ struct xt_capture_config {
 			    * 0: never. The bound on a hold is the guardian's, never read by BPF. */
 	__u32 owner_uid;   /* XT_SCOPE_OWNER: the uid, as the initial user namespace numbers it */
 };
+
+/* Written by user space, read by every probe (layout_check.h). */
+XT_LAYOUT(XT_SIZE(xt_capture_config) == 40);
+XT_LAYOUT(XT_OFFSET(xt_capture_config, pidns_inum) == 8);
+XT_LAYOUT(XT_OFFSET(xt_capture_config, comm) == 16);
+XT_LAYOUT(XT_OFFSET(xt_capture_config, hold) == 32);
+XT_LAYOUT(XT_OFFSET(xt_capture_config, owner_uid) == 36);
 
 #endif /* XTRACE_CAPTURE_CONFIG_H */

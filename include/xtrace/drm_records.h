@@ -3,6 +3,7 @@
 #ifndef XTRACE_DRM_RECORDS_H
 #define XTRACE_DRM_RECORDS_H
 
+#include "xtrace/layout_check.h"
 #include "xtrace/records.h"
 
 /* Bytes of an ioctl argument struct copied at entry and again at exit. The largest struct
@@ -68,5 +69,17 @@ struct xt_drm_fence {
 	__u32 source;         /* enum xt_fence_source */
 	__u32 reserved;
 };
+
+/* Written by BPF, read by the decoder (layout_check.h). */
+XT_LAYOUT(XT_SIZE(xt_drm_ioctl) == 72);
+XT_LAYOUT(XT_OFFSET(xt_drm_ioctl, ret) == 32);
+XT_LAYOUT(XT_OFFSET(xt_drm_ioctl, fd) == 48);
+XT_LAYOUT(XT_OFFSET(xt_drm_ioctl, rdev) == 56);
+XT_LAYOUT(XT_OFFSET(xt_drm_ioctl, mode) == 60);
+XT_LAYOUT(XT_OFFSET(xt_drm_ioctl, in_len) == 62);
+XT_LAYOUT(XT_OFFSET(xt_drm_ioctl, out_len) == 64);
+XT_LAYOUT(XT_SIZE(xt_drm_fence) == 64);
+XT_LAYOUT(XT_OFFSET(xt_drm_fence, seqno) == 48);
+XT_LAYOUT(XT_OFFSET(xt_drm_fence, source) == 56);
 
 #endif /* XTRACE_DRM_RECORDS_H */

@@ -16,6 +16,8 @@
 #include <linux/types.h>
 #endif
 
+#include "xtrace/layout_check.h"
+
 /* Processes held at once; a hold that finds the map full is not taken (counted). */
 #define XT_MAX_HELD 1024
 
@@ -59,5 +61,12 @@ struct xt_hold {
 	__u32 reason;   /* enum xt_hold_reason */
 	__u64 ip;       /* query holds: the address of the call the thread is held in; else 0 */
 };
+
+/* Keys and values of the hold and query maps, read by BPF and user space (layout_check.h). */
+XT_LAYOUT(XT_SIZE(xt_query_key) == 16);
+XT_LAYOUT(XT_OFFSET(xt_query_key, handle) == 8);
+XT_LAYOUT(XT_SIZE(xt_hold) == 24);
+XT_LAYOUT(XT_OFFSET(xt_hold, reason) == 12);
+XT_LAYOUT(XT_OFFSET(xt_hold, ip) == 16);
 
 #endif /* XTRACE_HOLD_H */

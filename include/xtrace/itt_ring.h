@@ -24,6 +24,8 @@
 #include <linux/types.h>
 #endif
 
+#include "xtrace/layout_check.h"
+
 #define XT_ITT_CONTROL_SYMBOL "xtrace_itt_control"
 #define XT_ITT_CONTROL_MAGIC 0x314c5254435449ull /* "ITCTRL1" little-endian */
 #define XT_ITT_RING_MAGIC 0x31474e4952544958ull  /* "XITRING1" */
@@ -87,8 +89,7 @@ struct xt_itt_ring {
 /* The counters BPF reads of a ring, in this order from offsetof(xt_itt_ring, dropped). */
 #define XT_ITT_RING_COUNTERS_OFFSET 24
 
-/* Offsets in struct xt_itt_control that BPF reads (checked by static_asserts in the collector
- * and in xtrace). */
+/* Offsets in struct xt_itt_control that BPF reads (checked at the end of this header). */
 #define XT_ITT_CONTROL_NO_RING_DROPPED_OFFSET 72
 #define XT_ITT_CONTROL_RING_COUNT_OFFSET 80
 #define XT_ITT_CONTROL_RINGS_OFFSET 88
@@ -161,5 +162,24 @@ struct xt_itt_ring_record {
 /* Largest record: fixed part, five words, the text length word and a thread name. */
 #define XT_ITT_RING_MAX_TEXT 512
 #define XT_ITT_RING_MAX_RECORD (16 + 6 * 8 + XT_ITT_RING_MAX_TEXT)
+
+/* The collector writes these, BPF and xtrace read them (layout_check.h): the offsets BPF
+ * reads by number among them. */
+XT_LAYOUT(XT_SIZE(xt_itt_control) == 88 + 8 * XT_ITT_MAX_RINGS);
+XT_LAYOUT(XT_OFFSET(xt_itt_control, generation) == 32);
+XT_LAYOUT(XT_OFFSET(xt_itt_control, clock) == 56);
+XT_LAYOUT(XT_OFFSET(xt_itt_control, no_ring_dropped) == XT_ITT_CONTROL_NO_RING_DROPPED_OFFSET);
+XT_LAYOUT(XT_OFFSET(xt_itt_control, ring_count) == XT_ITT_CONTROL_RING_COUNT_OFFSET);
+XT_LAYOUT(XT_OFFSET(xt_itt_control, rings) == XT_ITT_CONTROL_RINGS_OFFSET);
+XT_LAYOUT(XT_SIZE(xt_itt_ring) == 128);
+XT_LAYOUT(XT_OFFSET(xt_itt_ring, write_pos) == 16);
+XT_LAYOUT(XT_OFFSET(xt_itt_ring, dropped) == XT_ITT_RING_COUNTERS_OFFSET);
+XT_LAYOUT(XT_OFFSET(xt_itt_ring, records) == XT_ITT_RING_COUNTERS_OFFSET + 8);
+XT_LAYOUT(XT_OFFSET(xt_itt_ring, read_pos) == 64);
+XT_LAYOUT(XT_SIZE(xt_itt_rings_seen) == 32);
+XT_LAYOUT(XT_OFFSET(xt_itt_rings_seen, looks) == 24);
+XT_LAYOUT(XT_SIZE(xt_itt_ring_record) == 16);
+XT_LAYOUT(XT_OFFSET(xt_itt_ring_record, tid) == 4);
+XT_LAYOUT(XT_OFFSET(xt_itt_ring_record, time) == 8);
 
 #endif /* XTRACE_ITT_RING_H */

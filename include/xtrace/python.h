@@ -12,6 +12,8 @@
 #include <linux/types.h>
 #endif
 
+#include "xtrace/layout_check.h"
+
 #include "xtrace/records.h"
 
 /* Most frames read per call, innermost first. Deep enough for a model's forward several
@@ -84,5 +86,13 @@ struct xt_py_stack {
 	__u32 reserved;
 	/* struct xt_py_frame frame[frames]; */
 };
+
+/* Set by user space, read by BPF; frames written by BPF, read by the decoder (layout_check.h). */
+XT_LAYOUT(XT_SIZE(xt_py_layout) == 56);
+XT_LAYOUT(XT_OFFSET(xt_py_layout, tstate_head) == 8);
+XT_LAYOUT(XT_OFFSET(xt_py_layout, generation) == 52);
+XT_LAYOUT(XT_SIZE(xt_py_frame) == 16);
+XT_LAYOUT(XT_SIZE(xt_py_stack) == 40);
+XT_LAYOUT(XT_OFFSET(xt_py_stack, frames) == 32);
 
 #endif /* XTRACE_PYTHON_H */

@@ -12,6 +12,8 @@
 #include <linux/types.h>
 #endif
 
+#include "xtrace/layout_check.h"
+
 /* Longest kernel name copied from the target. Templated SYCL kernel names run to well over
  * a thousand characters; longer names are cut and flagged XT_FLAG_TRUNCATED. */
 #define XT_MAX_NAME 4096
@@ -409,5 +411,42 @@ struct xt_itt_state {
 	__u32 state;    /* enum xt_collection_state, now */
 	__u32 previous; /* and before */
 };
+
+/* Layouts the decoder reads as BPF writes them (layout_check.h). */
+XT_LAYOUT(XT_SIZE(xt_record_header) == 32);
+XT_LAYOUT(XT_OFFSET(xt_record_header, flags) == 4);
+XT_LAYOUT(XT_OFFSET(xt_record_header, pid) == 8);
+XT_LAYOUT(XT_OFFSET(xt_record_header, start_ns) == 16);
+XT_LAYOUT(XT_OFFSET(xt_record_header, end_ns) == 24);
+XT_LAYOUT(XT_SIZE(xt_kernel_create) == 56);
+XT_LAYOUT(XT_OFFSET(xt_kernel_create, result) == 48);
+XT_LAYOUT(XT_OFFSET(xt_kernel_create, name_len) == 52);
+XT_LAYOUT(XT_SIZE(xt_launch_kernel) == 80);
+XT_LAYOUT(XT_OFFSET(xt_launch_kernel, group_count) == 56);
+XT_LAYOUT(XT_OFFSET(xt_launch_kernel, num_wait_events) == 68);
+XT_LAYOUT(XT_OFFSET(xt_launch_kernel, kind) == 76);
+XT_LAYOUT(XT_SIZE(xt_ze_call) == 168);
+XT_LAYOUT(XT_OFFSET(xt_ze_call, arg) == 40);
+XT_LAYOUT(XT_OFFSET(xt_ze_call, data) == 104);
+XT_LAYOUT(XT_SIZE(xt_call_unfinished) == 40);
+XT_LAYOUT(XT_OFFSET(xt_call_unfinished, exit_code) == 36);
+XT_LAYOUT(XT_SIZE(xt_ze_query_hold) == 40);
+XT_LAYOUT(XT_SIZE(xt_ze_execute) == 64);
+XT_LAYOUT(XT_OFFSET(xt_ze_execute, num_lists) == 48);
+XT_LAYOUT(XT_OFFSET(xt_ze_execute, num_wait_events) == 60);
+XT_LAYOUT(XT_SIZE(xt_thread_name) == 64);
+XT_LAYOUT(XT_OFFSET(xt_thread_name, process_comm) == 48);
+XT_LAYOUT(XT_SIZE(xt_process_event) == 72);
+XT_LAYOUT(XT_OFFSET(xt_process_event, cgroup_id) == 40);
+XT_LAYOUT(XT_OFFSET(xt_process_event, comm) == 48);
+XT_LAYOUT(XT_OFFSET(xt_process_event, args_len) == 64);
+XT_LAYOUT(XT_SIZE(xt_process_exit) == 40);
+XT_LAYOUT(XT_SIZE(xt_itt_name) == 48);
+XT_LAYOUT(XT_OFFSET(xt_itt_name, name_len) == 44);
+XT_LAYOUT(XT_SIZE(xt_itt_event) == 80);
+XT_LAYOUT(XT_OFFSET(xt_itt_event, id) == 48);
+XT_LAYOUT(XT_OFFSET(xt_itt_event, op) == 72);
+XT_LAYOUT(XT_OFFSET(xt_itt_event, name_len) == 76);
+XT_LAYOUT(XT_SIZE(xt_itt_state) == 40);
 
 #endif /* XTRACE_RECORDS_H */

@@ -10,6 +10,8 @@
 #include <linux/types.h>
 #endif
 
+#include "xtrace/layout_check.h"
+
 #include "xtrace/records.h"
 
 union xt_comm {
@@ -50,5 +52,17 @@ struct xt_thread_state {
 	__u32 query;            /* its process is in query_pids (hold.h): decided with `traced` */
 	struct xt_call_slot call;
 };
+
+/* Read by user space through a pidfd as BPF wrote it (layout_check.h). */
+XT_LAYOUT(sizeof(union xt_comm) == XT_COMM_LEN);
+XT_LAYOUT(XT_SIZE(xt_call_slot) == 96);
+XT_LAYOUT(XT_OFFSET(xt_call_slot, fn) == 8);
+XT_LAYOUT(XT_OFFSET(xt_call_slot, arg) == 16);
+XT_LAYOUT(XT_OFFSET(xt_call_slot, group_count) == 80);
+XT_LAYOUT(XT_OFFSET(xt_call_slot, nested) == 92);
+XT_LAYOUT(XT_SIZE(xt_thread_state) == 136);
+XT_LAYOUT(XT_OFFSET(xt_thread_state, filter_epoch) == 16);
+XT_LAYOUT(XT_OFFSET(xt_thread_state, traced) == 32);
+XT_LAYOUT(XT_OFFSET(xt_thread_state, call) == 40);
 
 #endif /* XTRACE_THREAD_STATE_H */

@@ -19,13 +19,6 @@ extern "C" {
 __attribute__((visibility("protected"))) xt_itt_control xtrace_itt_control = {};
 }
 
-// What BPF reads at a process's end (xt_itt_rings_seen) is at these offsets.
-static_assert(offsetof(xt_itt_control, no_ring_dropped) == XT_ITT_CONTROL_NO_RING_DROPPED_OFFSET);
-static_assert(offsetof(xt_itt_control, ring_count) == XT_ITT_CONTROL_RING_COUNT_OFFSET);
-static_assert(offsetof(xt_itt_control, rings) == XT_ITT_CONTROL_RINGS_OFFSET);
-static_assert(offsetof(xt_itt_ring, dropped) == XT_ITT_RING_COUNTERS_OFFSET);
-static_assert(offsetof(xt_itt_ring, records) == XT_ITT_RING_COUNTERS_OFFSET + 8);
-
 namespace xtrace::itt {
 namespace {
 
