@@ -5,10 +5,7 @@
 #include <sys/uio.h>
 
 #include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <sstream>
 
 namespace xtrace {
 namespace {
@@ -28,43 +25,6 @@ std::optional<uint64_t> NonNull(std::optional<uint64_t> v) {
 }
 
 }  // namespace
-
-std::vector<MappedSegment> ParseMappedSegments(std::string_view maps_text) {
-  std::vector<MappedSegment> found;
-  size_t pos = 0;
-  while (pos < maps_text.size()) {
-    size_t eol = maps_text.find('\n', pos);
-    if (eol == std::string_view::npos) eol = maps_text.size();
-    const std::string line(maps_text.substr(pos, eol - pos));
-    pos = eol + 1;
-    // address perms offset dev inode pathname
-    std::istringstream fields(line);
-    std::string range, perms, offset, dev;
-    uint64_t inode = 0;
-    if (!(fields >> range >> perms >> offset >> dev >> inode) || inode == 0) continue;
-    std::string path;
-    std::getline(fields >> std::ws, path);
-    static constexpr std::string_view kDeleted = " (deleted)";
-    if (path.empty() || path[0] != '/' || path.ends_with(kDeleted)) continue;
-    MappedSegment s;
-    const size_t dash = range.find('-');
-    if (dash == std::string::npos) continue;
-    s.start = std::strtoull(range.c_str(), nullptr, 16);
-    s.end = std::strtoull(range.c_str() + dash + 1, nullptr, 16);
-    s.file_offset = std::strtoull(offset.c_str(), nullptr, 16);
-    s.executable = perms.size() > 2 && perms[2] == 'x';
-    unsigned major = 0, minor = 0;
-    if (std::sscanf(dev.c_str(), "%x:%x", &major, &minor) == 2) {
-      s.dev_major = major;
-      s.dev_minor = minor;
-    }
-    s.inode = inode;
-    s.path = std::move(path);
-    s.range = std::move(range);
-    found.push_back(std::move(s));
-  }
-  return found;
-}
 
 const MappedSegment* SegmentAt(std::span<const MappedSegment> segments, uint64_t address) {
   for (const MappedSegment& s : segments)

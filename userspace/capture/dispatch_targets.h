@@ -15,21 +15,9 @@
 #include <string_view>
 #include <vector>
 
+#include "capture/proc_maps.h"
+
 namespace xtrace {
-
-// One line of /proc/PID/maps that maps a file.
-struct MappedSegment {
-  uint64_t start = 0, end = 0;  // addresses [start, end)
-  uint64_t file_offset = 0;     // of `start`
-  bool executable = false;
-  uint32_t dev_major = 0, dev_minor = 0;
-  uint64_t inode = 0;
-  std::string path;
-  std::string range;  // "start-end", as /proc/PID/map_files names it
-};
-
-// The file-backed lines of a /proc/PID/maps text.
-std::vector<MappedSegment> ParseMappedSegments(std::string_view maps_text);
 
 // The executable segment of `segments` that holds `address`, or null.
 const MappedSegment* SegmentAt(std::span<const MappedSegment> segments, uint64_t address);

@@ -8,15 +8,15 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
 
 namespace xtrace {
 
-std::vector<MappedLibrary> ParseMappedLibraries(std::string_view maps_text, uint32_t pid,
-                                                std::string_view basename_prefix) {
-  std::vector<MappedLibrary> found;
+std::vector<MappedSegment> ParseMappedSegments(std::string_view maps_text) {
+  std::vector<MappedSegment> found;
   size_t pos = 0;
   while (pos < maps_text.size()) {
     size_t eol = maps_text.find('\n', pos);
@@ -32,25 +32,43 @@ std::vector<MappedLibrary> ParseMappedLibraries(std::string_view maps_text, uint
     std::string path;
     std::getline(fields >> std::ws, path);
     if (path.empty() || path[0] != '/') continue;
-    // A library replaced on disk while mapped keeps its old inode; its path is suffixed.
+    // A file replaced on disk while mapped keeps its old inode; its path is suffixed.
     static constexpr std::string_view kDeleted = " (deleted)";
-    if (path.size() > kDeleted.size() && path.ends_with(kDeleted)) continue;
-    const size_t slash = path.rfind('/');
-    if (std::string_view(path).substr(slash + 1).rfind(basename_prefix, 0) != 0) continue;
-
-    const uint64_t start = std::strtoull(range.c_str(), nullptr, 16);
-    const bool at_file_start = std::strtoull(offset.c_str(), nullptr, 16) == 0;
-    MappedLibrary lib;
-    lib.path = path;
-    lib.host_path = "/proc/" + std::to_string(pid) + "/root" + path;
-    lib.map_range = range;
-    lib.inode = inode;
+    if (path.ends_with(kDeleted)) continue;
+    const size_t dash = range.find('-');
+    if (dash == std::string::npos) continue;
+    MappedSegment s;
+    s.start = std::strtoull(range.c_str(), nullptr, 16);
+    s.end = std::strtoull(range.c_str() + dash + 1, nullptr, 16);
+    s.file_offset = std::strtoull(offset.c_str(), nullptr, 16);
+    s.executable = perms.size() > 2 && perms[2] == 'x';
     unsigned major = 0, minor = 0;
     if (std::sscanf(dev.c_str(), "%x:%x", &major, &minor) == 2) {
-      lib.dev_major = major;
-      lib.dev_minor = minor;
+      s.dev_major = major;
+      s.dev_minor = minor;
     }
-    if (at_file_start) lib.load_base = start;
+    s.inode = inode;
+    s.path = std::move(path);
+    s.range = std::move(range);
+    found.push_back(std::move(s));
+  }
+  return found;
+}
+
+std::vector<MappedLibrary> ParseMappedLibraries(std::string_view maps_text, uint32_t pid,
+                                                std::string_view basename_prefix) {
+  std::vector<MappedLibrary> found;
+  for (MappedSegment& s : ParseMappedSegments(maps_text)) {
+    const size_t slash = s.path.rfind('/');
+    if (std::string_view(s.path).substr(slash + 1).rfind(basename_prefix, 0) != 0) continue;
+    MappedLibrary lib;
+    lib.host_path = "/proc/" + std::to_string(pid) + "/root" + s.path;
+    lib.path = std::move(s.path);
+    lib.map_range = std::move(s.range);
+    lib.inode = s.inode;
+    lib.dev_major = s.dev_major;
+    lib.dev_minor = s.dev_minor;
+    if (s.file_offset == 0) lib.load_base = s.start;
     bool seen = false;
     for (auto& f : found) {
       if (!f.SameFile(lib)) continue;

@@ -14,6 +14,21 @@
 
 namespace xtrace {
 
+// One line of /proc/PID/maps that maps a file.
+struct MappedSegment {
+  uint64_t start = 0, end = 0;  // addresses [start, end)
+  uint64_t file_offset = 0;     // of `start`
+  bool executable = false;
+  uint32_t dev_major = 0, dev_minor = 0;
+  uint64_t inode = 0;
+  std::string path;
+  std::string range;  // "start-end", as /proc/PID/map_files names it
+};
+
+// The file-backed lines of a /proc/PID/maps text, in its order (a file replaced on disk
+// while mapped, "(deleted)", is left out: its path names another file now).
+std::vector<MappedSegment> ParseMappedSegments(std::string_view maps_text);
+
 struct MappedLibrary {
   // As /proc/PID/maps names it, e.g. /usr/lib/x86_64-linux-gnu/libze_loader.so.1.8.0. The
   // kernel writes it relative to the reader's root where it can: a chrooted process's
@@ -31,8 +46,8 @@ struct MappedLibrary {
   }
 };
 
-// Parses the text of /proc/PID/maps and returns each distinct file whose base name starts
-// with `basename_prefix` (e.g. "libze_loader.so"), once, in order of first appearance.
+// Each distinct file of ParseMappedSegments(maps_text) whose base name starts with
+// `basename_prefix` (e.g. "libze_loader.so"), once, in order of first appearance.
 std::vector<MappedLibrary> ParseMappedLibraries(std::string_view maps_text, uint32_t pid,
                                                 std::string_view basename_prefix);
 
