@@ -7,6 +7,8 @@
 #include <memory>
 #include <vector>
 
+#include "ze_newer_types.h"
+
 namespace simze::api {
 
 // api_driver.cc: initialisation, driver and device discovery, device clock.
@@ -231,30 +233,14 @@ ze_result_t KernelSetGlobalOffsetExp(ze_kernel_handle_t hKernel, uint32_t offset
 ze_result_t KernelSchedulingHintExp(ze_kernel_handle_t hKernel, ze_scheduling_hint_exp_desc_t* pHint);
 
 // ---- Entry points of Level Zero after 1.4 (bookworm's headers, which this builds against, end
-// there). Their types are declared here as the specification lays them out (x86-64); a newer
-// loader hands the calls through the table slots ddi_tables.cc fills for its version.
+// there). Their types are in ze_newer_types.h; a newer loader hands the calls through the table
+// slots ddi_tables.cc fills for its version.
 
-// ze_group_size_t (1.14): the group size a launch with arguments carries by value.
-struct GroupSize {
-  uint32_t x, y, z;
-};
-// ze_init_driver_type_desc_t (1.10): stype, pNext, flags (ZE_INIT_DRIVER_TYPE_FLAG_GPU = 1).
-struct InitDriverTypeDesc {
-  ze_structure_type_t stype;
-  const void* pNext;
-  uint32_t flags;
-};
-// ze_event_counter_based_desc_t (1.14) and Intel's zex_counter_based_event_desc_t: the same
-// layout and flag bits (IMMEDIATE 1, NON_IMMEDIATE 2, HOST_VISIBLE 4, IPC 8, kernel
-// timestamp 16, mapped timestamp 32).
-struct CounterBasedEventDesc {
-  ze_structure_type_t stype;
-  const void* pNext;
-  uint32_t flags;
-  ze_event_scope_flags_t signal;
-  ze_event_scope_flags_t wait;
-};
-constexpr uint32_t kCounterBasedTimestampFlags = 16 | 32;
+using ze_newer::CounterBasedEventDesc;
+using ze_newer::GroupSize;
+using ze_newer::InitDriverTypeDesc;
+constexpr uint32_t kCounterBasedTimestampFlags =
+    ze_newer::kCounterBasedKernelTimestamp | ze_newer::kCounterBasedMappedTimestamp;
 
 ze_result_t InitDrivers(uint32_t* pCount, ze_driver_handle_t* phDrivers, InitDriverTypeDesc* desc);
 ze_result_t CommandListHostSynchronize(ze_command_list_handle_t hCommandList, uint64_t timeout);

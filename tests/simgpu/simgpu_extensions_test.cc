@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "test_ze.h"
+#include "ze_newer_types.h"
 
 using namespace simgpu_test;
 
@@ -143,13 +144,7 @@ TEST(HostFunction, RunsInOrderOnItsList) {
 TEST(OtherNames, HostFunctionAndCounterBasedEvent) {
   using AppendHostFunctionFn = ze_result_t (*)(ze_command_list_handle_t, void*, void*, void*,
                                                ze_event_handle_t, uint32_t, ze_event_handle_t*);
-  struct CounterBasedEventDesc {
-    ze_structure_type_t stype;
-    const void* pNext;
-    uint32_t flags;
-    ze_event_scope_flags_t signal;
-    ze_event_scope_flags_t wait;
-  };
+  using ze_newer::CounterBasedEventDesc;
   using CounterBasedCreateFn = ze_result_t (*)(ze_context_handle_t, ze_device_handle_t,
                                                const CounterBasedEventDesc*, ze_event_handle_t*);
   const auto append = Extension<AppendHostFunctionFn>("zexCommandListAppendHostFunction");
@@ -157,8 +152,9 @@ TEST(OtherNames, HostFunctionAndCounterBasedEvent) {
   ASSERT_NE(append, Extension<AppendHostFunctionFn>("zeCommandListAppendHostFunction"))
       << "one name's probe would see the other's calls";
   ze_command_list_handle_t il = make_immediate(0);
-  // IMMEDIATE | HOST_VISIBLE, signalled by the host function's append.
-  const CounterBasedEventDesc desc{static_cast<ze_structure_type_t>(0x0003001c), nullptr, 1 | 4,
+  // Signalled by the host function's append.
+  const CounterBasedEventDesc desc{ze_newer::kStructureTypeCounterBasedEventDesc, nullptr,
+                                   ze_newer::kCounterBasedImmediate | ze_newer::kCounterBasedHostVisible,
                                    ZE_EVENT_SCOPE_FLAG_HOST, 0};
   ze_event_handle_t done = nullptr;
   ZE_CHECK(create(session().context, session().device(), &desc, &done));

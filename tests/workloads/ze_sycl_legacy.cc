@@ -23,6 +23,7 @@
 
 #include "kernel_catalog.h"
 #include "launch_log.h"
+#include "sycl_shape.h"
 #include "workload_cli.h"
 #include "ze_result.h"
 
@@ -195,73 +196,30 @@ Api LoaderTables() {
 
 int main(int argc, char** argv) {
   set_program_name("ze_sycl_legacy");
-  uint32_t iterations = 4;
-  std::string log_path;
-  bool wait_for_signal = false, wait_after_lookups = false, through_tables = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--iterations") {
-      iterations = static_cast<uint32_t>(
-          parse_count("--iterations", option_value(argc, argv, i), 1, 100000));
-    } else if (a == "--launch-log") {
-      log_path = option_value(argc, argv, i);
-    } else if (a == "--wait-for-signal") {
-      wait_for_signal = true;
-    } else if (a == "--wait-after-lookups") {
-      wait_after_lookups = true;
-    } else if (a == "--through-tables") {
-      through_tables = true;
-    } else {
-      usage_error("unknown option " + a);
-    }
-  }
-  std::unique_ptr<LaunchLog> log;
-  if (!log_path.empty()) log = std::make_unique<LaunchLog>(log_path);
-  sigset_t usr1;
-  sigemptyset(&usr1);
-  sigaddset(&usr1, SIGUSR1);
-  if (wait_for_signal || wait_after_lookups) sigprocmask(SIG_BLOCK, &usr1, nullptr);
-  auto ready_and_wait = [&] {
-    std::printf("ready %d\n", static_cast<int>(getpid()));
-    std::fflush(stdout);
-    int sig = 0;
-    sigwait(&usr1, &sig);
-  };
+  bool wait_after_lookups = false, through_tables = false;
+  const SyclShapeOptions options =
+      ParseSyclShapeOptions(argc, argv, kUsage,
+                            {{"--wait-after-lookups", &wait_after_lookups},
+                             {"--through-tables", &through_tables}});
+  const bool wait_for_signal = options.wait_for_signal;
+  LaunchLog* const log = options.launch_log.get();
+  const ReadyHandshake ready(wait_for_signal || wait_after_lookups);
 
   ZE_CHECK(zeInit(0));
   const Api ze = through_tables ? LoaderTables() : LoaderExports();
-  if (wait_after_lookups) ready_and_wait();
+  if (wait_after_lookups) ready.SayReadyAndWait();
 
   ze_driver_handle_t driver = nullptr;
   uint32_t count = 1;
   ZE_CHECK(ze.DriverGet(&count, &driver));
-  ze_device_handle_t device = nullptr;
-  count = 1;
-  ZE_CHECK(ze.DeviceGet(driver, &count, &device));
-  ze_context_desc_t context_desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
-  ze_context_handle_t context = nullptr;
-  ZE_CHECK(ze.ContextCreate(driver, &context_desc, &context));
-  const std::string text = simulated_module_text();
-  ze_module_desc_t module_desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_NATIVE,
-                               text.size(), reinterpret_cast<const uint8_t*>(text.data()), "",
-                               nullptr};
-  ze_module_handle_t module = nullptr;
-  ZE_CHECK(ze.ModuleCreate(context, device, &module_desc, &module, nullptr));
+  const SetUpCalls set_up{ze.DeviceGet, ze.ContextCreate, ze.ModuleCreate, ze.KernelCreate};
+  auto [device, context, module] = OpenSimulatedModule(set_up, driver);
   // Launched: a cooperative and a plain one on the queue, a cooperative one on the immediate
   // list, a plain one in the batch.
   const Kernel kLaunched[] = {Kernel::kReduce, Kernel::kScale, Kernel::kSyclLambda, Kernel::kGemm};
   const bool kCooperative[] = {true, false, true, false};
-  std::vector<ze_kernel_handle_t> kernels;
-  for (Kernel k : kLaunched) {
-    ze_kernel_desc_t desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, kernel_spec(k).name.c_str()};
-    ze_kernel_handle_t h = nullptr;
-    ZE_CHECK(ze.KernelCreate(module, &desc, &h));
-    ZE_CHECK(ze.KernelSetGroupSize(h, 32, 1, 1));
-    kernels.push_back(h);
-  }
+  const std::vector<ze_kernel_handle_t> kernels = MakeKernels(set_up, module, kLaunched);
+  for (ze_kernel_handle_t k : kernels) ZE_CHECK(ze.KernelSetGroupSize(k, 32, 1, 1));
 
   ze_command_queue_desc_t queue_desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
                                      ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
@@ -295,10 +253,9 @@ int main(int argc, char** argv) {
   }
 
   if (wait_for_signal && !wait_after_lookups) {
-    ready_and_wait();
+    ready.SayReadyAndWait();
   } else if (!wait_after_lookups) {
-    std::printf("ready %d\n", static_cast<int>(getpid()));
-    std::fflush(stdout);
+    ready.SayReady();
   }
   uint32_t launches = 0;
   auto launch = [&](ze_command_list_handle_t list, size_t k, uint32_t it,
@@ -316,7 +273,7 @@ int main(int argc, char** argv) {
                          groups.groupCountZ);
     ++launches;
   };
-  for (uint32_t it = 0; it < iterations; ++it) {
+  for (uint32_t it = 0; it < options.iterations; ++it) {
     // The queue's list, filled afresh and executed with a fence.
     ZE_CHECK(ze.CommandListReset(queued));
     launch(queued, 0, it, nullptr);

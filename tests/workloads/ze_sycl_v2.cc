@@ -27,7 +27,9 @@
 
 #include "kernel_catalog.h"
 #include "launch_log.h"
+#include "sycl_shape.h"
 #include "workload_cli.h"
+#include "ze_newer_types.h"
 #include "ze_result.h"
 
 namespace {
@@ -70,28 +72,15 @@ constexpr const char* kUsage =
     "  ZE_ENABLE_ALT_DRIVERS=$PWD/build/lib/libxtrace_simze.so build/bin/ze_sycl_v2 --iterations 2\n"
     "  build/bin/ze_sycl_v2 --wait-for-signal &   # then: xtrace attach --pid $!; kill -USR1 $!\n";
 
-// Level Zero 1.10-1.14 types and functions, as the specification lays them out (x86-64):
-// bookworm's headers end at 1.4.
-struct GroupSize {
-  uint32_t x, y, z;
-};
-struct InitDriverTypeDesc {
-  ze_structure_type_t stype;
-  const void* pNext;
-  uint32_t flags;
-};
-constexpr auto kStructureTypeInitDriverTypeDesc = static_cast<ze_structure_type_t>(0x00020021);
-constexpr uint32_t kInitDriverTypeGpu = 1;
-struct CounterBasedEventDesc {
-  ze_structure_type_t stype;
-  const void* pNext;
-  uint32_t flags;
-  ze_event_scope_flags_t signal;
-  ze_event_scope_flags_t wait;
-};
-constexpr auto kStructureTypeCounterBasedEventDesc = static_cast<ze_structure_type_t>(0x0003001c);
-constexpr uint32_t kCounterBasedImmediate = 1, kCounterBasedNonImmediate = 2,
-                   kCounterBasedHostVisible = 4, kCounterBasedKernelTimestamp = 16;
+// Level Zero 1.10-1.14 functions, as the specification lays them out (x86-64): bookworm's
+// headers end at 1.4 (the types: ze_newer_types.h).
+using ze_newer::CounterBasedEventDesc;
+using ze_newer::GroupSize;
+using ze_newer::InitDriverTypeDesc;
+using ze_newer::kCounterBasedHostVisible, ze_newer::kCounterBasedImmediate,
+    ze_newer::kCounterBasedKernelTimestamp, ze_newer::kCounterBasedNonImmediate,
+    ze_newer::kStructureTypeCounterBasedEventDesc, ze_newer::kStructureTypeInitDriverTypeDesc,
+    ze_newer::kInitDriverTypeGpu;
 constexpr uint32_t kQueueFlagInOrder = 2;  // ZE_COMMAND_QUEUE_FLAG_IN_ORDER (1.5)
 
 using LaunchWithArgumentsFn = ze_result_t (*)(ze_command_list_handle_t, ze_kernel_handle_t,
@@ -140,42 +129,14 @@ Fn DriverExtension(ze_driver_handle_t driver, const char* name) {
 
 int main(int argc, char** argv) {
   set_program_name("ze_sycl_v2");
-  uint32_t iterations = 4;
-  std::string log_path;
-  bool wait_for_signal = false, older_names = false, wait_in_graph_capture = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--iterations") {
-      iterations = static_cast<uint32_t>(
-          parse_count("--iterations", option_value(argc, argv, i), 1, 100000));
-    } else if (a == "--launch-log") {
-      log_path = option_value(argc, argv, i);
-    } else if (a == "--wait-for-signal") {
-      wait_for_signal = true;
-    } else if (a == "--wait-in-graph-capture") {
-      wait_in_graph_capture = true;
-    } else if (a == "--older-names") {
-      older_names = true;
-    } else {
-      usage_error("unknown option " + a);
-    }
-  }
-  std::unique_ptr<LaunchLog> log;
-  if (!log_path.empty()) log = std::make_unique<LaunchLog>(log_path);
-  // SIGUSR1 blocked from the start, so one sent as soon as "ready" is read is kept for sigwait.
-  sigset_t usr1;
-  sigemptyset(&usr1);
-  sigaddset(&usr1, SIGUSR1);
-  if (wait_for_signal || wait_in_graph_capture) sigprocmask(SIG_BLOCK, &usr1, nullptr);
-  auto ready_and_wait = [&] {
-    std::printf("ready %d\n", static_cast<int>(getpid()));
-    std::fflush(stdout);
-    int sig = 0;
-    sigwait(&usr1, &sig);
-  };
+  bool older_names = false, wait_in_graph_capture = false;
+  const SyclShapeOptions options =
+      ParseSyclShapeOptions(argc, argv, kUsage,
+                            {{"--wait-in-graph-capture", &wait_in_graph_capture},
+                             {"--older-names", &older_names}});
+  const bool wait_for_signal = options.wait_for_signal;
+  LaunchLog* const log = options.launch_log.get();
+  const ReadyHandshake ready(wait_for_signal || wait_in_graph_capture);
 
   // Initialisation: zeInitDrivers where the loader has it, as the adapter prefers.
   ze_driver_handle_t driver = nullptr;
@@ -224,35 +185,14 @@ int main(int argc, char** argv) {
   const auto immediate_append =
       LoaderExport<ImmediateAppendFn>("zeCommandListImmediateAppendCommandListsExp");
 
-  ze_device_handle_t device = nullptr;
-  count = 1;
-  ZE_CHECK(zeDeviceGet(driver, &count, &device));
-  ze_context_desc_t context_desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
-  ze_context_handle_t context = nullptr;
-  ZE_CHECK(zeContextCreate(driver, &context_desc, &context));
-  const std::string text = simulated_module_text();
-  ze_module_desc_t module_desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_NATIVE,
-                               text.size(), reinterpret_cast<const uint8_t*>(text.data()), "",
-                               nullptr};
-  ze_module_handle_t module = nullptr;
-  ZE_CHECK(zeModuleCreate(context, device, &module_desc, &module, nullptr));
+  const SetUpCalls set_up{zeDeviceGet, zeContextCreate, zeModuleCreate, zeKernelCreate};
+  auto [device, context, module] = OpenSimulatedModule(set_up, driver);
   const Kernel kLaunched[] = {Kernel::kScale, Kernel::kSyclLambda, Kernel::kReduce};
-  std::vector<ze_kernel_handle_t> kernels;
-  for (Kernel k : kLaunched) {
-    ze_kernel_desc_t desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, kernel_spec(k).name.c_str()};
-    ze_kernel_handle_t h = nullptr;
-    ZE_CHECK(zeKernelCreate(module, &desc, &h));
-    kernels.push_back(h);
-  }
-  ze_kernel_desc_t gemm_desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0,
-                             kernel_spec(Kernel::kGemm).name.c_str()};
-  ze_kernel_handle_t gemm = nullptr;
-  ZE_CHECK(zeKernelCreate(module, &gemm_desc, &gemm));
+  const std::vector<ze_kernel_handle_t> kernels = MakeKernels(set_up, module, kLaunched);
+  ze_kernel_handle_t gemm = MakeKernel(set_up, module, Kernel::kGemm);
   ZE_CHECK(zeKernelSetGroupSize(gemm, 8, 8, 1));
-  ze_kernel_desc_t softmax_desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0,
-                                kernel_spec(Kernel::kSoftmax).name.c_str()};
   ze_kernel_handle_t softmax = nullptr;
-  if (!wait_in_graph_capture) ZE_CHECK(zeKernelCreate(module, &softmax_desc, &softmax));
+  if (!wait_in_graph_capture) softmax = MakeKernel(set_up, module, Kernel::kSoftmax);
 
   // One in-order immediate list on the compute engine (ordinal 0 on the simulated GPU).
   ze_command_queue_desc_t queue_desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0,
@@ -293,8 +233,8 @@ int main(int argc, char** argv) {
     }
     ZE_CHECK(begin_graph_capture(immediate, nullptr));
     if (wait_in_graph_capture) {
-      ready_and_wait();
-      ZE_CHECK(zeKernelCreate(module, &softmax_desc, &softmax));
+      ready.SayReadyAndWait();
+      softmax = MakeKernel(set_up, module, Kernel::kSoftmax);
     }
     for (size_t g = 0; g < std::size(kGraphGroups); ++g) {
       const GroupSize size{32, 1, 1};
@@ -313,14 +253,13 @@ int main(int argc, char** argv) {
 
   if (!wait_in_graph_capture || !graphs) {
     if (wait_for_signal || wait_in_graph_capture) {
-      ready_and_wait();
+      ready.SayReadyAndWait();
     } else {
-      std::printf("ready %d\n", static_cast<int>(getpid()));
-      std::fflush(stdout);
+      ready.SayReady();
     }
   }
   uint32_t launches = 0, graph_replays = 0, host_function_runs = 0;
-  for (uint32_t it = 0; it < iterations; ++it) {
+  for (uint32_t it = 0; it < options.iterations; ++it) {
     for (size_t k = 0; k < std::size(kLaunched); ++k) {
       const ze_group_count_t groups{16 + it % 4, 1 + static_cast<uint32_t>(k), 1};
       const GroupSize size{64, 1, 1};
