@@ -21,7 +21,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -369,11 +371,95 @@ class LevelZeroPathsTest : public RootTest {
     EXPECT_EQ(*queues_of[gemm].begin(), immediate_append ? immediate : *queue.begin());
   }
 
+  // The trixie tree, or "" once the test is skipped (failed under CI) for want of it.
+  std::string TrixieRootOrSkip() {
+    const std::string root = TrixieRoot();
+    if (root.empty())
+      SkipWithout("Debian trixie tree in " + TrixieDir() + " (XTRACE_TRIXIE_ROOT)", WhyNoTrixie());
+    return root;
+  }
+
+  // Whether podman and runc are installed; when not, the test is skipped (failed under CI).
+  bool PodmanOrSkip() {
+    if (access("/usr/bin/podman", X_OK) == 0 &&
+        (access("/usr/sbin/runc", X_OK) == 0 || access("/usr/bin/runc", X_OK) == 0))
+      return true;
+    SkipWithout("podman and runc", "scripts/install-deps.sh installs them");
+    return false;
+  }
+
+  // `workload` and the simulated GPU built here, copied into a directory of the trixie tree
+  // of this test's own (removed when the test ends). `dir` is its path here, `inside` in the
+  // tree.
+  struct TreeCopy {
+    std::string dir, inside;
+  };
+  TreeCopy CopyIntoTrixieTree(const std::string& root, const std::string& workload) {
+    std::string dir = root + "/tmp/xtrace-zepaths-XXXXXX";
+    if (!mkdtemp(dir.data())) {
+      ADD_FAILURE() << "mkdtemp in " << root << "/tmp: " << std::strerror(errno);
+      return {};
+    }
+    tree_dirs_.push_back(dir);
+    CopyBinaries(dir, workload);
+    return {dir, dir.substr(root.size())};
+  }
+
+  // The same copies in the test's own directory "xt", to bind-mount into a container.
+  std::string CopyToBind(const std::string& workload) {
+    const std::string dir = Path("xt");
+    EXPECT_TRUE(fs::create_directory(dir)) << dir;
+    CopyBinaries(dir, workload);
+    return dir;
+  }
+
+  // `podman run` of a container whose root is the trixie tree (over an overlay, so the tree
+  // stays as built) with `dir` at /xt, the simulated GPU there its driver, and `options`; the
+  // command to put before the workload. The container is removed when the test ends.
+  std::vector<std::string> PodmanRun(const std::string& root, const std::string& dir,
+                                     const std::vector<std::string>& options = {}) {
+    const std::string conf = Path("containers.conf");
+    { std::ofstream(conf) << "[containers]\ndefault_ulimits = []\n"; }
+    setenv("CONTAINERS_CONF", conf.c_str(), 1);
+    container_ = "xtrace-zepaths-" + std::to_string(getpid());
+    std::vector<std::string> argv = {"/usr/bin/podman", "--runtime", "runc", "run", "--rm",
+                                     "--cgroup-manager=cgroupfs", "--network=none"};
+    argv.insert(argv.end(), options.begin(), options.end());
+    for (const std::string& a : {std::string("--name"), container_, std::string("-v"), dir + ":/xt",
+                                 std::string("-e"), std::string("ZE_ENABLE_ALT_DRIVERS=/xt/libxtrace_simze.so"),
+                                 std::string("--rootfs"), root + ":O"})
+      argv.push_back(a);
+    return argv;
+  }
+
+  void TearDown() override {
+    if (!container_.empty()) {
+      (void)RunCommand({"/usr/bin/podman", "rm", "-f", "-t", "0", container_}, {});
+      unsetenv("CONTAINERS_CONF");
+    }
+    for (const std::string& d : tree_dirs_) fs::remove_all(d);
+    RootTest::TearDown();
+  }
+
   static bool Called(const Run& run, uint16_t fn) {
     for (const ApiCall& c : run.capture.calls)
       if (c.pid == run.pid && c.fn == fn && c.result == 0) return true;
     return false;
   }
+
+ private:
+  void SkipWithout(const std::string& what, const std::string& why) {
+    if (std::getenv("CI")) FAIL() << "no " << what << ": " << why;
+    GTEST_SKIP() << "no " << what << ": " << why;
+  }
+
+  static void CopyBinaries(const std::string& dir, const std::string& workload) {
+    fs::copy_file(workload, dir + "/" + fs::path(workload).filename().string());
+    fs::copy_file(kSimze, dir + "/libxtrace_simze.so");
+  }
+
+  std::vector<std::string> tree_dirs_;
+  std::string container_;
 };
 
 // Bookworm's loader: the driver's pointers are probed in the driver, the loader's missing
@@ -416,27 +502,16 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeAttachedAfterItsLookupsOnTheHostsLoader) {
 
 // Trixie's loader, under chroot: its own file is probed, and each newer entry point it has is.
 TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderChroot) {
-  const std::string root = TrixieRoot();
-  if (root.empty()) {
-    if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << TrixieDir() << ": " << WhyNoTrixie();
-    GTEST_SKIP() << "no Debian trixie tree in " << TrixieDir() << " (XTRACE_TRIXIE_ROOT): "
-                 << WhyNoTrixie();
-  }
-  // The workload and the simulated GPU built here, in a directory of the tree of their own.
-  std::string dir = root + "/tmp/xtrace-zepaths-XXXXXX";
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
-  struct Remove {
-    std::string d;
-    ~Remove() { fs::remove_all(d); }
-  } remove{dir};
-  const std::string inside = dir.substr(root.size());
-  fs::copy_file(kWorkload, dir + "/ze_sycl_v2");
-  fs::copy_file(kSimze, dir + "/libxtrace_simze.so");
+  const std::string root = TrixieRootOrSkip();
+  if (root.empty()) return;
+  const TreeCopy tree = CopyIntoTrixieTree(root, kWorkload);
+  ASSERT_FALSE(tree.dir.empty());
   // The workload's driver is the copy in the tree; xtrace's own Level Zero (for the device
   // clock) is the host's.
   const Run run = Record({"/usr/sbin/chroot", root, "/usr/bin/env",
-                          "ZE_ENABLE_ALT_DRIVERS=" + inside + "/libxtrace_simze.so"},
-                         inside + "/ze_sycl_v2", inside + "/launches.tsv", dir + "/launches.tsv");
+                          "ZE_ENABLE_ALT_DRIVERS=" + tree.inside + "/libxtrace_simze.so"},
+                         tree.inside + "/ze_sycl_v2", tree.inside + "/launches.tsv",
+                         tree.dir + "/launches.tsv");
   ExpectEveryLaunchOnTrixiesLoader(run, root);
 }
 
@@ -444,35 +519,12 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderChroot) {
 // overlay so the tree stays as built): the loader the container maps is probed, and the
 // workload, pid 1 in its own pid namespace, is traced from its first call under `record`.
 TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderInAPodmanContainer) {
-  const std::string root = TrixieRoot();
-  if (root.empty()) {
-    if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << TrixieDir() << ": " << WhyNoTrixie();
-    GTEST_SKIP() << "no Debian trixie tree in " << TrixieDir() << " (XTRACE_TRIXIE_ROOT): "
-                 << WhyNoTrixie();
-  }
-  if (access("/usr/bin/podman", X_OK) != 0 ||
-      (access("/usr/sbin/runc", X_OK) != 0 && access("/usr/bin/runc", X_OK) != 0)) {
-    if (std::getenv("CI")) FAIL() << "podman and runc are missing; scripts/install-deps.sh installs them";
-    GTEST_SKIP() << "podman and runc are not installed (scripts/install-deps.sh installs them)";
-  }
-  // The workload and the simulated GPU built here, bind-mounted at /xt.
-  const std::string dir = Path("xt");
-  ASSERT_TRUE(fs::create_directory(dir));
-  fs::copy_file(kWorkload, dir + "/ze_sycl_v2");
-  fs::copy_file(kSimze, dir + "/libxtrace_simze.so");
-  { std::ofstream(Path("containers.conf")) << "[containers]\ndefault_ulimits = []\n"; }
-  const std::string name = "xtrace-zepaths-" + std::to_string(getpid());
-  struct RemoveContainer {
-    std::string name, conf;
-    ~RemoveContainer() {
-      (void)RunCommand({"/usr/bin/podman", "rm", "-f", "-t", "0", name}, {"CONTAINERS_CONF=" + conf});
-    }
-  } remove{name, Path("containers.conf")};
-  Run run = Record({"/usr/bin/podman", "--runtime", "runc", "run", "--rm", "--cgroup-manager=cgroupfs",
-                    "--network=none", "--name", name, "-v", dir + ":/xt", "-e",
-                    "ZE_ENABLE_ALT_DRIVERS=/xt/libxtrace_simze.so", "--rootfs", root + ":O"},
-                   "/xt/ze_sycl_v2", "/xt/launches.tsv", dir + "/launches.tsv",
-                   {"CONTAINERS_CONF=" + Path("containers.conf")});
+  const std::string root = TrixieRootOrSkip();
+  if (root.empty()) return;
+  if (!PodmanOrSkip()) return;
+  const std::string dir = CopyToBind(kWorkload);
+  Run run = Record(PodmanRun(root, dir), "/xt/ze_sycl_v2", "/xt/launches.tsv",
+                   dir + "/launches.tsv");
   // The workload says its own pid (1, in the container); on the host it is the one process
   // that launched with arguments.
   std::set<uint32_t> launching;
@@ -487,24 +539,17 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderInAPodmanContainer) {
 // container: ch-run, unprivileged (user nobody), in user and mount namespaces of its own with
 // the trixie tree as the image. The loader the workload maps there is probed.
 TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderCharliecloud) {
-  const std::string root = TrixieRoot();
-  if (root.empty()) {
-    if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << TrixieDir() << ": " << WhyNoTrixie();
-    GTEST_SKIP() << "no Debian trixie tree in " << TrixieDir() << " (XTRACE_TRIXIE_ROOT): "
-                 << WhyNoTrixie();
-  }
+  const std::string root = TrixieRootOrSkip();
+  if (root.empty()) return;
   if (access("/usr/bin/ch-run", X_OK) != 0) {
     if (std::getenv("CI")) FAIL() << "ch-run is missing; scripts/install-deps.sh installs charliecloud-runtime";
     GTEST_SKIP() << "ch-run is not installed (charliecloud-runtime; scripts/install-deps.sh installs it)";
   }
   // The workload and the simulated GPU built here, bound at /mnt (a directory the image has);
   // the unprivileged user reads them and writes its launch log there.
-  const std::string dir = Path("xt");
-  ASSERT_TRUE(fs::create_directory(dir));
+  const std::string dir = CopyToBind(kWorkload);
   fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
   fs::permissions(dir, fs::perms::all);
-  fs::copy_file(kWorkload, dir + "/ze_sycl_v2");
-  fs::copy_file(kSimze, dir + "/libxtrace_simze.so");
   const std::vector<std::string> ch_run = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
                                            "--clear-groups", "/usr/bin/ch-run", "-b", dir + ":/mnt",
                                            "--set-env=ZE_ENABLE_ALT_DRIVERS=/mnt/libxtrace_simze.so",
@@ -620,25 +665,14 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedAfterItsLookup
 // Trixie's loader under chroot, through its tables: zeCommandListImmediateAppendCommandListsExp
 // from zeGetCommandListExpProcAddrTable, the batch on the immediate list.
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesOnTrixiesLoaderUnderChroot) {
-  const std::string root = TrixieRoot();
-  if (root.empty()) {
-    if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << TrixieDir() << ": " << WhyNoTrixie();
-    GTEST_SKIP() << "no Debian trixie tree in " << TrixieDir() << " (XTRACE_TRIXIE_ROOT): "
-                 << WhyNoTrixie();
-  }
-  std::string dir = root + "/tmp/xtrace-zepaths-XXXXXX";
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
-  struct Remove {
-    std::string d;
-    ~Remove() { fs::remove_all(d); }
-  } remove{dir};
-  const std::string inside = dir.substr(root.size());
-  fs::copy_file(kLegacy, dir + "/ze_sycl_legacy");
-  fs::copy_file(kSimze, dir + "/libxtrace_simze.so");
+  const std::string root = TrixieRootOrSkip();
+  if (root.empty()) return;
+  const TreeCopy tree = CopyIntoTrixieTree(root, kLegacy);
+  ASSERT_FALSE(tree.dir.empty());
   const Run run = Record({"/usr/sbin/chroot", root, "/usr/bin/env",
-                          "ZE_ENABLE_ALT_DRIVERS=" + inside + "/libxtrace_simze.so"},
-                         inside + "/ze_sycl_legacy", inside + "/launches.tsv",
-                         dir + "/launches.tsv", {}, {"--through-tables"}, {"--driver-tables"});
+                          "ZE_ENABLE_ALT_DRIVERS=" + tree.inside + "/libxtrace_simze.so"},
+                         tree.inside + "/ze_sycl_legacy", tree.inside + "/launches.tsv",
+                         tree.dir + "/launches.tsv", {}, {"--through-tables"}, {"--driver-tables"});
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/true);
   EXPECT_TRUE(Called(run, XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP));
 }
@@ -648,36 +682,12 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesOnTrixiesLoaderUnderCh
 // their functions are found through the container's loader. (It makes its objects after the
 // attach: asking a process about objects made before is the host's tests' concern.)
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedAfterItsLookupsOnTrixiesLoader) {
-  const std::string root = TrixieRoot();
-  if (root.empty()) {
-    if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << TrixieDir() << ": " << WhyNoTrixie();
-    GTEST_SKIP() << "no Debian trixie tree in " << TrixieDir() << " (XTRACE_TRIXIE_ROOT): "
-                 << WhyNoTrixie();
-  }
-  if (access("/usr/bin/podman", X_OK) != 0 ||
-      (access("/usr/sbin/runc", X_OK) != 0 && access("/usr/bin/runc", X_OK) != 0)) {
-    if (std::getenv("CI")) FAIL() << "podman and runc are missing; scripts/install-deps.sh installs them";
-    GTEST_SKIP() << "podman and runc are not installed (scripts/install-deps.sh installs them)";
-  }
-  const std::string dir = Path("xt");
-  ASSERT_TRUE(fs::create_directory(dir));
-  fs::copy_file(kLegacy, dir + "/ze_sycl_legacy");
-  fs::copy_file(kSimze, dir + "/libxtrace_simze.so");
-  { std::ofstream(Path("containers.conf")) << "[containers]\ndefault_ulimits = []\n"; }
-  setenv("CONTAINERS_CONF", Path("containers.conf").c_str(), 1);
-  const std::string name = "xtrace-zepaths-" + std::to_string(getpid());
-  struct RemoveContainer {
-    std::string name;
-    ~RemoveContainer() {
-      (void)RunCommand({"/usr/bin/podman", "rm", "-f", "-t", "0", name}, {});
-      unsetenv("CONTAINERS_CONF");
-    }
-  } remove{name};
-  const Run run = Attach({"/usr/bin/podman", "--runtime", "runc", "run", "--rm",
-                          "--cgroup-manager=cgroupfs", "--network=none", "--pid=host", "--name",
-                          name, "-v", dir + ":/xt", "-e",
-                          "ZE_ENABLE_ALT_DRIVERS=/xt/libxtrace_simze.so", "--rootfs", root + ":O"},
-                         "/xt/ze_sycl_legacy", "/xt/launches.tsv", dir + "/launches.tsv",
+  const std::string root = TrixieRootOrSkip();
+  if (root.empty()) return;
+  if (!PodmanOrSkip()) return;
+  const std::string dir = CopyToBind(kLegacy);
+  const Run run = Attach(PodmanRun(root, dir, {"--pid=host"}), "/xt/ze_sycl_legacy",
+                         "/xt/launches.tsv", dir + "/launches.tsv",
                          {"--through-tables", "--wait-after-lookups"}, {"--driver-tables"});
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/true);
 }
