@@ -1,6 +1,6 @@
 # Builds BPF objects with clang and turns them into libbpf skeleton headers with bpftool.
 #
-#   xtrace_bpf_skeleton(<name> <source.bpf.c> [DEPENDS <extra inputs...>])
+#   xtrace_bpf_skeleton(<name> <source.bpf.c>)
 #
 # produces ${CMAKE_BINARY_DIR}/bpf/<name>.skel.h and an INTERFACE target xtrace_bpf_<name>
 # that puts it on the include path. vmlinux.h is generated once from the running kernel's BTF.
@@ -29,7 +29,6 @@ else()
 endif()
 
 function(xtrace_bpf_skeleton name source)
-  cmake_parse_arguments(ARG "" "" "DEPENDS" ${ARGN})
   set(obj ${XTRACE_BPF_OUT}/${name}.bpf.o)
   set(skel ${XTRACE_BPF_OUT}/${name}.skel.h)
   add_custom_command(
@@ -41,7 +40,7 @@ function(xtrace_bpf_skeleton name source)
             -MD -MF ${obj}.d -c ${source} -o ${obj}
     # Every header the object includes, from the compiler: a hand-kept list misses some.
     DEPFILE ${obj}.d
-    DEPENDS ${source} xtrace_vmlinux_h ${ARG_DEPENDS}
+    DEPENDS ${source} xtrace_vmlinux_h
     COMMENT "BPF ${name}.bpf.o"
     VERBATIM)
   add_custom_command(
