@@ -126,4 +126,38 @@ std::vector<std::string> CutNames(const std::vector<std::string>& names, size_t 
   return out;
 }
 
+std::string CutList(const std::string& list, size_t width) {
+  if (DisplayWidth(list) <= width) return list;
+  constexpr std::string_view kSeparator = ", ";
+  std::vector<std::string> items;
+  for (size_t from = 0;;) {
+    const size_t at = list.find(kSeparator, from);
+    items.push_back(list.substr(from, at == std::string::npos ? std::string::npos : at - from));
+    if (at == std::string::npos) break;
+    from = at + kSeparator.size();
+  }
+  // The most whole items that fit with the count of the others after them.
+  for (size_t kept = items.size() - 1; kept >= 1; --kept) {
+    std::string text;
+    for (size_t i = 0; i < kept; ++i) text += items[i] + std::string(kSeparator);
+    text += "+" + std::to_string(items.size() - kept) + " more";
+    if (DisplayWidth(text) <= width) return text;
+  }
+  // Not even the first item fits with the count: the first item's name cut, so that its start,
+  // its figure (what follows the name's first space) and the count stay
+  // ("zeEventHost…262.51 us, +2 more").
+  const std::string& first = items[0];
+  const size_t space = first.find(' ');
+  if (items.size() > 1 && space != std::string::npos) {
+    const std::string tail =
+        first.substr(space) + std::string(kSeparator) + "+" + std::to_string(items.size() - 1) + " more";
+    const size_t budget = width - std::min(width, DisplayWidth(tail) + DisplayWidth(kCutMark));
+    const std::string name = first.substr(0, space);
+    // Cut by bytes: API function names are ASCII; a name that is not is cut as a whole below.
+    if (budget >= 4 && DisplayWidth(name) == name.size())
+      return name.substr(0, std::min(budget, name.size())) + std::string(kCutMark) + tail;
+  }
+  return CutNames({list}, width)[0];
+}
+
 }  // namespace xtrace::report

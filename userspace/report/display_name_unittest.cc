@@ -98,5 +98,23 @@ TEST(CutNames, NeverNarrowerThanTheMinimumNorSplittingACharacter) {
   EXPECT_TRUE(cut[0].ends_with("_\u00e9nd")) << cut[0];
 }
 
+// A list is cut by whole items, the rest counted, never through an item's figure.
+TEST(DisplayNameTest, ListsAreCutByWholeItems) {
+  const std::string list = "zeEventHostSynchronize 5.91 ms, zeFenceReset 79.93 us, zeCommandListReset 1.2 us";
+  EXPECT_EQ(CutList(list, 200), list);
+  EXPECT_EQ(CutList(list, 62), "zeEventHostSynchronize 5.91 ms, zeFenceReset 79.93 us, +1 more");
+  EXPECT_EQ(CutList(list, 61), "zeEventHostSynchronize 5.91 ms, +2 more");
+  EXPECT_EQ(CutList(list, 40), "zeEventHostSynchronize 5.91 ms, +2 more");
+  // Not even the first item with its count fits: that item cut in its middle, its figure and
+  // the count kept.
+  const std::string longer = "zeEventHostSynchronize 262.51 us, zeFenceReset 79.93 us, x 1 us";
+  const std::string first_cut = CutList(longer, 40);
+  EXPECT_LE(DisplayWidth(first_cut), 40u) << first_cut;
+  EXPECT_TRUE(first_cut.starts_with("zeEvent")) << first_cut;
+  EXPECT_TRUE(first_cut.ends_with("262.51 us, +2 more")) << first_cut;
+  EXPECT_NE(first_cut.find(kCutMark), std::string::npos) << first_cut;
+  EXPECT_EQ(CutList("one item that is long", 10), CutNames({"one item that is long"}, 10)[0]);
+}
+
 }  // namespace
 }  // namespace xtrace::report

@@ -24,6 +24,9 @@ struct Column {
   // Names (kernels, functions, ranges): in text, cut to the terminal's width when the table
   // would not fit it (display_name.h); whole in CSV and JSON.
   bool cuttable = false;
+  // A cuttable column whose cells are lists ("a 1 ms, b 2 ms"): cut by whole items, the rest
+  // counted ("+2 more"), never through an item (CutList).
+  bool list = false;
 };
 
 struct ReportTable {

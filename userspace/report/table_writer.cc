@@ -82,7 +82,11 @@ void FitToWidth(const ReportTable& table, const std::vector<size_t>& shown, cons
     const size_t target = std::max(floor, width[i] - std::min(width[i], total - layout.width));
     std::vector<std::string> column;
     for (const auto& line : cells) column.push_back(line[i]);
-    column = CutNames(column, target);
+    if (table.columns[i].list) {
+      for (std::string& cell : column) cell = CutList(cell, target);
+    } else {
+      column = CutNames(column, target);
+    }
     width[i] = DisplayWidth(table.columns[i].header);
     for (size_t r = 0; r < cells.size(); ++r) {
       cells[r][i] = std::move(column[r]);

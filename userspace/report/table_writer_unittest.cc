@@ -62,6 +62,20 @@ TEST(TableWriterTest, TextCutsLongNamesToTheWidth) {
   EXPECT_EQ(SectionsToJson({{"", {t}}})[0]["tables"]["t"][0]["name"], t.rows[0][0]);
 }
 
+// A list column is cut by whole items ("+N more"), not through an item, and stays whole in
+// CSV and JSON.
+TEST(TableWriterTest, TextCutsListColumnsByWholeItems) {
+  ReportTable t{"t", "Title", {}, {}, ""};
+  t.columns = {{"calls", "Calls", Column::kCount}, {"meanwhile", "Meanwhile", Column::kText, true, true}};
+  const std::string list = "zeEventHostSynchronize 5.91 ms, zeFenceReset 79.93 us, zeCommandListReset 1.20 us";
+  t.rows = {{1, list}};
+  const std::string text = RenderText({{"", {t}}}, {.width = 50});
+  EXPECT_NE(text.find("zeEventHostSynchronize 5.91 ms, +2 more"), std::string::npos) << text;
+  EXPECT_EQ(text.find(kCutMark), std::string::npos) << text;
+  EXPECT_NE(RenderCsv({{"", {t}}}).find(list), std::string::npos);
+  EXPECT_EQ(SectionsToJson({{"", {t}}})[0]["tables"]["t"][0]["meanwhile"], list);
+}
+
 TEST(TableWriterTest, CsvQuotesAndLeavesOutJsonOnlyColumns) {
   EXPECT_EQ(RenderCsv({{"pid 1", {Sample()}}}),
             "# pid 1 t\nname,calls,total_ns,percent\n\"b, \"\"quoted\"\"\",2,1500,25.0\na,10,4500000,75.0\n");
