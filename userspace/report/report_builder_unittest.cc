@@ -114,6 +114,10 @@ TEST(ReportBuilderTest, OneLogInEveryFormat) {
   EXPECT_TRUE(Contains(text, "Device operations"));
   EXPECT_TRUE(Contains(text, "400.00 us"));
   EXPECT_TRUE(Contains(text, "GPU utilization"));
+  // A log without engine identities: its queues named by handle, and the note says why.
+  EXPECT_TRUE(tables["engines"][0]["engine"].get<std::string>().starts_with("GPU 0 queue 0x"))
+      << tables["engines"][0];
+  EXPECT_TRUE(Contains(text, "does not say which engine")) << text;
   const std::string csv = RenderReport(*report, OutputFormat::kCsv);
   EXPECT_TRUE(Contains(csv, "# device_ops\nname,kind,calls,total_ns,"));
   EXPECT_TRUE(Contains(csv, "gemm,kernel,4,400000,"));
@@ -306,6 +310,7 @@ TEST(ReportBuilderTest, KernelNamesDemangledAndEnginesNamed) {
   EXPECT_TRUE(Contains(text, "run_layer(sycl::_V1::")) << text;
   EXPECT_TRUE(Contains(text, std::string(kCutMark))) << text;
   EXPECT_FALSE(Contains(text, "0x7facd0000cf0")) << text;
+  EXPECT_FALSE(Contains(text, "does not say which engine")) << text;  // every queue described
   // --name finds the name as shown or as captured.
   ReportOptions by_name;
   by_name.tables.name = std::regex("9run_layer");

@@ -260,6 +260,14 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
            "submitted, not started; unknown = around operations without timestamps. Verdict: "
            "from the measured part; Est. %: the share of the span left out of it (unknown). "
            "Latency: submitting call end -> device start.";
+  // Queues the log never described keep their handle for a name: the only one the log has, and
+  // the name of their track in `xtrace convert`'s trace, where the user goes next.
+  const bool undescribed = std::any_of(s.engines.begin(), s.engines.end(),
+                                       [](const auto& e) { return !e.second.identity.described; });
+  if (undescribed)
+    t.note += " \"queue 0x...\": the log does not say which engine that queue ran on (a log "
+              "written without engine identities); the name is its handle, as on its track in "
+              "xtrace convert's trace.";
   gaps.note = "At: from the start of the capture.";
   out->push_back(std::move(t));
   out->push_back(std::move(gaps));
