@@ -244,6 +244,18 @@ constexpr uint32_t kCounterBasedTimestampFlags =
 
 ze_result_t InitDrivers(uint32_t* pCount, ze_driver_handle_t* phDrivers, InitDriverTypeDesc* desc);
 ze_result_t CommandListHostSynchronize(ze_command_list_handle_t hCommandList, uint64_t timeout);
+// Level Zero 1.9's questions about an object (api_object_queries.cc): what a tracer attached
+// after the object was made asks the process.
+ze_result_t CommandListGetDeviceHandle(ze_command_list_handle_t hCommandList, ze_device_handle_t* phDevice);
+ze_result_t CommandListGetContextHandle(ze_command_list_handle_t hCommandList, ze_context_handle_t* phContext);
+ze_result_t CommandListGetOrdinal(ze_command_list_handle_t hCommandList, uint32_t* pOrdinal);
+ze_result_t CommandListImmediateGetIndex(ze_command_list_handle_t hCommandList, uint32_t* pIndex);
+ze_result_t CommandListIsImmediate(ze_command_list_handle_t hCommandList, ze_bool_t* pIsImmediate);
+ze_result_t CommandQueueGetOrdinal(ze_command_queue_handle_t hCommandQueue, uint32_t* pOrdinal);
+ze_result_t CommandQueueGetIndex(ze_command_queue_handle_t hCommandQueue, uint32_t* pIndex);
+ze_result_t EventPoolGetContextHandle(ze_event_pool_handle_t hEventPool, ze_context_handle_t* phContext);
+ze_result_t EventPoolGetFlags(ze_event_pool_handle_t hEventPool, ze_event_pool_flags_t* pFlags);
+ze_result_t EventGetEventPool(ze_event_handle_t hEvent, ze_event_pool_handle_t* phEventPool);
 ze_result_t CommandListImmediateAppendCommandListsExp(ze_command_list_handle_t hCommandListImmediate,
                                                       uint32_t numCommandLists,
                                                       ze_command_list_handle_t* phCommandLists,

@@ -127,6 +127,7 @@ ze_result_t CommandListCreateImmediate(ze_context_handle_t hContext, ze_device_h
   if (altdesc == nullptr || phCommandList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (altdesc->ordinal >= kOrdinalCount) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   auto* list = new CommandList(ctx, dev, altdesc->ordinal, /*immediate=*/true);
+  list->index = altdesc->index;
   list->synchronous = altdesc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
   list->engine =
       std::make_unique<Engine>(dev->clock, dev->index, reinterpret_cast<uintptr_t>(list));

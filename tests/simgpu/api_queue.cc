@@ -17,6 +17,7 @@ ze_result_t CommandQueueCreate(ze_context_handle_t hContext, ze_device_handle_t 
   if (desc == nullptr || phCommandQueue == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (desc->ordinal >= kOrdinalCount) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   auto* q = new CommandQueue(ctx, dev, desc->ordinal);
+  q->index = desc->index;
   q->synchronous = desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
   q->engine = std::make_unique<Engine>(dev->clock, dev->index, reinterpret_cast<uintptr_t>(q));
   *phCommandQueue = to_handle<ze_command_queue_handle_t>(q);

@@ -96,7 +96,10 @@ SIMZE_TABLE(zeGetCommandQueueProcAddrTable, ze_command_queue_dditable_t,
             t->pfnCreate = CommandQueueCreate;
             t->pfnDestroy = CommandQueueDestroy;
             t->pfnExecuteCommandLists = CommandQueueExecuteCommandLists;
-            t->pfnSynchronize = CommandQueueSynchronize;)
+            t->pfnSynchronize = CommandQueueSynchronize;
+            // 1.9 adds pfnGetOrdinal, pfnGetIndex.
+            set_newer_slot(version, kVersion1_9, t, 0, &CommandQueueGetOrdinal);
+            set_newer_slot(version, kVersion1_9, t, 1, &CommandQueueGetIndex);)
 
 SIMZE_TABLE(zeGetCommandListProcAddrTable, ze_command_list_dditable_t,
             t->pfnCreate = CommandListCreate;
@@ -123,7 +126,14 @@ SIMZE_TABLE(zeGetCommandListProcAddrTable, ze_command_list_dditable_t,
             t->pfnAppendLaunchMultipleKernelsIndirect =
                 CommandListAppendLaunchMultipleKernelsIndirect;
             // 1.6 adds pfnHostSynchronize after pfnAppendImageCopyFromMemoryExt.
-            set_newer_slot(version, kVersion1_6, t, 0, &CommandListHostSynchronize);)
+            set_newer_slot(version, kVersion1_6, t, 0, &CommandListHostSynchronize);
+            // 1.9 adds pfnGetDeviceHandle, pfnGetContextHandle, pfnGetOrdinal,
+            // pfnImmediateGetIndex, pfnIsImmediate after it.
+            set_newer_slot(version, kVersion1_9, t, 1, &CommandListGetDeviceHandle);
+            set_newer_slot(version, kVersion1_9, t, 2, &CommandListGetContextHandle);
+            set_newer_slot(version, kVersion1_9, t, 3, &CommandListGetOrdinal);
+            set_newer_slot(version, kVersion1_9, t, 4, &CommandListImmediateGetIndex);
+            set_newer_slot(version, kVersion1_9, t, 5, &CommandListIsImmediate);)
 
 // Not in 1.4's headers: a newer loader looks it up by name. 1.9's table starts
 // pfnCreateCloneExp, pfnImmediateAppendCommandListsExp.
@@ -148,7 +158,10 @@ SIMZE_TABLE(zeGetFenceProcAddrTable, ze_fence_dditable_t,
 
 SIMZE_TABLE(zeGetEventPoolProcAddrTable, ze_event_pool_dditable_t,
             t->pfnCreate = EventPoolCreate;
-            t->pfnDestroy = EventPoolDestroy;)
+            t->pfnDestroy = EventPoolDestroy;
+            // 1.6 adds pfnPutIpcHandle; 1.9 pfnGetContextHandle and pfnGetFlags after it.
+            set_newer_slot(version, kVersion1_9, t, 1, &EventPoolGetContextHandle);
+            set_newer_slot(version, kVersion1_9, t, 2, &EventPoolGetFlags);)
 
 SIMZE_TABLE(zeGetEventProcAddrTable, ze_event_dditable_t,
             t->pfnCreate = EventCreate;
@@ -157,7 +170,9 @@ SIMZE_TABLE(zeGetEventProcAddrTable, ze_event_dditable_t,
             t->pfnHostSynchronize = EventHostSynchronize;
             t->pfnQueryStatus = EventQueryStatus;
             t->pfnHostReset = EventHostReset;
-            t->pfnQueryKernelTimestamp = EventQueryKernelTimestamp;)
+            t->pfnQueryKernelTimestamp = EventQueryKernelTimestamp;
+            // 1.6 adds pfnQueryKernelTimestampsExt; 1.9 pfnGetEventPool after it.
+            set_newer_slot(version, kVersion1_9, t, 1, &EventGetEventPool);)
 
 SIMZE_TABLE(zeGetEventExpProcAddrTable, ze_event_exp_dditable_t,
             t->pfnQueryTimestampsExp = EventQueryTimestampsExp;)

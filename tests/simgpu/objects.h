@@ -58,6 +58,7 @@ struct CommandQueue : Tagged<0x5a43514b> {  // "ZCQK"
   Context* context;
   Device* device;
   uint32_t ordinal;
+  uint32_t index = 0;  // within its ordinal's group, as created
   bool synchronous = false;
   KmdContext kmd;
   std::unique_ptr<Engine> engine;
@@ -72,6 +73,7 @@ struct CommandList : Tagged<0x5a434d4c> {  // "ZCML"
   Device* device;
   uint32_t ordinal;
   bool immediate;
+  uint32_t index = 0;        // immediate lists: the queue index of their descriptor
   bool synchronous = false;  // immediate lists created with ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS
   bool closed = false;
   std::vector<Command> commands;              // regular lists: what has been appended

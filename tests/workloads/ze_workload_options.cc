@@ -51,6 +51,12 @@ Options:
   --module FILE        create the module from FILE (IL_SPIRV if it starts with the SPIR-V
                        magic number, NATIVE otherwise) instead of the embedded simulated-GPU
                        module; kernels are still created by the names of --list-kernels
+  --queue-index N      create each thread's queue and immediate list at index N of the
+                       compute group (default 0, 0..3: the simulated GPU has four engines)
+  --record-once        record the regular list once, before "ready" (with i = 0), and only
+                       execute it in every iteration, as a runtime replaying a graph does: a
+                       tracer attached after "ready" never sees what it holds (its launches
+                       are not in the launch log, nor counted in "launches=")
   --recreate-kernels   destroy and re-create every kernel at the start of each round, as a
                        runtime that compiles a new graph does (a tracer attached between
                        rounds then sees the kernels' creation and can name them)
@@ -112,6 +118,10 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--module") {
       o.module_path = option_value(argc, argv, i);
       if (o.module_path.empty()) usage_error("--module: empty file name");
+    } else if (arg == "--queue-index") {
+      o.queue_index = static_cast<std::uint32_t>(parse_count(arg, option_value(argc, argv, i), 0, 3));
+    } else if (arg == "--record-once") {
+      o.record_once = true;
     } else if (arg == "--recreate-kernels") {
       o.recreate_kernels = true;
     } else if (arg == "--list-kernels") {

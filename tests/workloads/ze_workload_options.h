@@ -19,6 +19,8 @@ struct Options {
   std::optional<double> duration_s;
   std::uint64_t sleep_us = 0;
   bool recreate_kernels = false;
+  std::uint32_t queue_index = 0;
+  bool record_once = false;
   std::string launch_log;
   std::string module_path;
   bool list_kernels = false;
