@@ -17,10 +17,21 @@ static __always_inline struct xt_call_slot *xt_take_slot(struct xt_thread_state 
 		xt_count(XT_CNT_INFLIGHT_FULL);
 		return NULL;
 	}
+	/* A call inside a call held for a query is xtrace's own (zeDeviceGetProperties, asked
+	 * in the held thread): neither recorded nor allowed to take the held call's slot. The
+	 * held call itself entered again once its thread goes on (the loader's stub jumping into
+	 * the driver's function, probed too) keeps its slot as well: its inner return records
+	 * it, and the outer return is no orphan. */
+	if (st->call.start_ns && st->call.held) {
+		if (st->call.fn == fn)
+			st->call.nested = 1;
+		return NULL;
+	}
 	/* The same call entered again before its return: the loader's stub has jumped into the
 	 * driver's function, probed too (the function a dispatch table or an extension pointer
 	 * reaches). The inner entry takes the slot and its return records the call once. */
 	st->call.nested = st->call.start_ns && st->call.fn == fn;
+	st->call.held = 0;
 	st->call.fn = fn;
 	st->call.flags = flags;
 	st->call.start_ns = bpf_ktime_get_ns();
@@ -71,6 +82,9 @@ static __always_inline struct xt_call_slot *xt_exit(__u32 fn)
 		st->call.nested = 0;
 		return NULL;
 	}
+	/* The return of a call xtrace made in a thread it held (xt_take_slot): not an orphan. */
+	if (st && st->call.start_ns && st->call.held)
+		return NULL;
 	if (xt_traced())
 		xt_count(XT_CNT_ORPHAN_RETURN);
 	return NULL;

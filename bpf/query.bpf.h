@@ -34,8 +34,8 @@ static __always_inline void xt_query_note_made(struct xt_call_slot *slot, __u64 
 		xt_count(XT_CNT_QUERY_MISSED);
 }
 
-/* A kernel the current process destroyed: forgotten, so that a process that makes and
- * destroys kernels by the thousand keeps known_handles small. (Its handle may come back made
+/* An object the current process destroyed: forgotten, so that a process that makes and
+ * destroys kernels or events by the thousand keeps known_handles small. (Its handle may come back made
  * anew: a creation xtrace sees.) */
 static __always_inline void xt_query_note_destroyed(struct xt_call_slot *slot, __u64 handle)
 {
@@ -48,8 +48,9 @@ static __always_inline void xt_query_note_destroyed(struct xt_call_slot *slot, _
 	bpf_map_delete_elem(&known_handles, &key);
 }
 
-/* At the entry of a call that uses `handle`: if the process was attached mid-run and the
- * handle is unknown, it is asked for, and the thread held unless another thread of the process
+/* At the entry of a call that uses `handle`, a `kind` of object (enum xt_query_kind): if the
+ * process was attached mid-run, its loader can be asked about that kind and the handle is
+ * unknown, it is asked for, and the thread held unless another thread of the process
  * is held for asking already (then that hold asks for this one too: its process is stopping).
  * Order: ask, hold, stop, and only then the record, as every hold (hold.h). The record's room
  * is reserved first, though: the ring is read in the order of reservations, and a thread that
@@ -57,17 +58,17 @@ static __always_inline void xt_query_note_destroyed(struct xt_call_slot *slot, _
  * reserved after this one, is read after the hold has been served, never before it, even when
  * this thread is preempted between taking the hold and writing its record. */
 static __always_inline void xt_query_unknown(struct pt_regs *ctx, struct xt_call_slot *slot,
-					     __u64 handle)
+					     __u64 handle, __u8 kind)
 {
 	const struct xt_capture_config *cfg;
 	struct xt_query_key key = {};
 	struct xt_ze_query_hold *rec;
 	struct xt_hold hold = {}, *other;
-	__u8 asked = 1;
+	__u8 asked = kind;
 	__u32 tgid = 0, tid = 0;
 	long err;
 
-	if (!handle || !xt_state_of_slot(slot)->query)
+	if (!handle || !(xt_state_of_slot(slot)->query & (1u << kind)))
 		return;
 	cfg = xt_config();
 	xt_current_ids(cfg, &tid, &tgid);
@@ -120,6 +121,8 @@ static __always_inline void xt_query_unknown(struct pt_regs *ctx, struct xt_call
 		xt_count(XT_CNT_QUERY_MISSED);
 		return;
 	}
+	/* The queries run in this thread, inside this call: probes pass them by (pairing.bpf.h). */
+	slot->held = 1;
 	__builtin_memset(rec, 0, sizeof(*rec));
 	rec->ip = hold.ip;
 	xt_fill_header_of(&rec->hdr, XT_REC_ZE_QUERY_HOLD, sizeof(*rec), XT_FLAG_HELD, hold.since_ns,

@@ -70,13 +70,17 @@ static __always_inline int xt_collecting(__u32 tgid)
 	return 1;
 }
 
-/* Whether process `tgid` was attached mid-run and its unknown handles are asked about
- * (hold.h): only while the capture takes such holds. */
+/* The kinds of unknown handles asked about in process `tgid` (a mask of 1 << enum
+ * xt_query_kind; 0: none, it was not attached mid-run), only while the capture takes such
+ * holds (hold.h). */
 static __always_inline __u32 xt_query_mode(const struct xt_capture_config *cfg, __u32 tgid)
 {
+	__u32 *kinds;
+
 	if (!cfg || !(cfg->hold & XT_HOLD_QUERY))
 		return 0;
-	return bpf_map_lookup_elem(&query_pids, &tgid) != NULL;
+	kinds = bpf_map_lookup_elem(&query_pids, &tgid);
+	return kinds ? *kinds : 0;
 }
 
 /* Whether a probe hit in the current process is recorded. */

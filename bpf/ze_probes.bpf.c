@@ -126,7 +126,11 @@ int BPF_KPROBE(ze_append_launch_kernel_entry, void *cmdlist, void *kernel, const
 	}
 	/* Every kind, the launch with arguments too: SYCL's v2 adapter launches only that way,
 	 * so a kernel made before an attach is asked for at its first launch of any kind. */
-	xt_query_unknown(ctx, in, (__u64)kernel);
+	xt_query_unknown(ctx, in, (__u64)kernel, XT_QUERY_KERNEL);
+	/* Its list's device and engine, and whether its signal event can carry timestamps: each
+	 * asked in the same hold (the first ask takes it, the others ride on it). */
+	xt_query_unknown(ctx, in, in->arg[0], XT_QUERY_COMMAND_LIST);
+	xt_query_unknown(ctx, in, in->arg[2], XT_QUERY_EVENT);
 	return 0;
 }
 
@@ -189,6 +193,11 @@ int BPF_KPROBE(ze_call_entry)
 		__u64 at = PT_REGS_SP(ctx) + 8 * (XT_ZE_COOKIE_STACK_FIRST(cookie) - 5);
 		bpf_probe_read_user(&st->arg[6], stack_count > 1 ? 16 : 8, (void *)at);
 	}
+	/* An execution's engine: the queue, or the immediate list regular lists are appended to. */
+	if (XT_ZE_COOKIE_FN(cookie) == XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS)
+		xt_query_unknown(ctx, st, st->arg[0], XT_QUERY_COMMAND_QUEUE);
+	else if (XT_ZE_COOKIE_FN(cookie) == XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP)
+		xt_query_unknown(ctx, st, st->arg[0], XT_QUERY_COMMAND_LIST);
 	return 0;
 }
 
@@ -231,6 +240,30 @@ static __always_inline void ze_rescan_after_init(__u64 now)
 		xt_unhold(tgid);
 }
 
+/* Objects asked about in a process attached mid-run (query.bpf.h) that a successful call made
+ * or destroyed: made ones are known, destroyed ones forgotten. Every such create's new handle
+ * is its second read, at data[4] (model/ze_api_table.h). */
+static __always_inline void ze_note_object(struct xt_call_slot *st, __u32 fn,
+					   const struct xt_ze_call *rec)
+{
+	switch (fn) {
+	case XT_ZE_COMMAND_LIST_CREATE:
+	case XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE:
+	case XT_ZE_COMMAND_QUEUE_CREATE:
+	case XT_ZE_EVENT_CREATE:
+	case XT_ZE_EVENT_COUNTER_BASED_CREATE:
+	case XT_ZE_EX_COUNTER_BASED_EVENT_CREATE2:
+		xt_query_note_made(st, rec->data[4]);
+		break;
+	case XT_ZE_KERNEL_DESTROY:
+	case XT_ZE_COMMAND_LIST_DESTROY:
+	case XT_ZE_COMMAND_QUEUE_DESTROY:
+	case XT_ZE_EVENT_DESTROY:
+		xt_query_note_destroyed(st, rec->arg[0]);
+		break;
+	}
+}
+
 SEC("uretprobe")
 int BPF_KRETPROBE(ze_call_return, long ret)
 {
@@ -253,8 +286,8 @@ int BPF_KRETPROBE(ze_call_return, long ret)
 		xt_py_stack_here(st->start_ns, now);
 	xt_fill_header(&rec.hdr, XT_REC_ZE_CALL, sizeof(rec), flags, st->start_ns, now);
 	xt_output(&rec, sizeof(rec));
-	if (fn == XT_ZE_KERNEL_DESTROY && rec.result == 0)
-		xt_query_note_destroyed(st, rec.arg[0]);
+	if (rec.result == 0)
+		ze_note_object(st, fn, &rec);
 	xt_forget(st);
 	if ((fn == XT_ZE_INIT || fn == XT_ZE_INIT_DRIVERS) && rec.result == 0)
 		ze_rescan_after_init(now);

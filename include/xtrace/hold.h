@@ -37,6 +37,17 @@ enum xt_hold_reason {
 #define XT_MAX_QUERY_HANDLES 65536
 #define XT_MAX_QUERY_ASKED 1024
 
+/* What a handle asked about is, as the value of its `asked_handles` entry; a process's
+ * `query_pids` value is the mask (1 << kind) of the kinds its loader can be asked about
+ * (the command-list, queue and event queries arrived in Level Zero 1.9). */
+enum xt_query_kind {
+	XT_QUERY_KERNEL = 0,        /* its name (zeKernelGetName) */
+	XT_QUERY_COMMAND_LIST = 1,  /* device, ordinal, index, immediate or not */
+	XT_QUERY_COMMAND_QUEUE = 2, /* ordinal and index */
+	XT_QUERY_EVENT = 3,         /* its pool's flags (kernel timestamps, host visible) */
+	XT_QUERY_KINDS = 4,
+};
+
 enum xt_known_handle {
 	XT_HANDLE_MADE = 1,    /* its creation was seen */
 	XT_HANDLE_LEARNED = 2, /* made before the attach, and asked about */

@@ -31,6 +31,9 @@ struct xt_call_slot {
 	__u32 nested;   /* this call's entry was probed twice (a loader stub jumps into a probed
 			 * driver function): the outer return finds the slot taken back, and is
 			 * no orphan (bpf/pairing.bpf.h) */
+	__u32 held;     /* the thread is held at this call's entry to be asked about objects made
+			 * before the attach (query.bpf.h): the calls xtrace makes in it are not
+			 * the process's, and probes pass them by */
 };
 
 enum xt_traced_answer {
@@ -49,18 +52,20 @@ struct xt_thread_state {
 	union xt_comm reported; /* all zero until the first report */
 	__u64 filter_epoch[2];  /* filter_epoch when `traced` was decided */
 	__u32 traced;           /* enum xt_traced_answer; XT_TRACED_UNKNOWN: decide afresh */
-	__u32 query;            /* its process is in query_pids (hold.h): decided with `traced` */
+	__u32 query;            /* its process's query_pids kinds (hold.h), 0 if not there:
+				 * decided with `traced` */
 	struct xt_call_slot call;
 };
 
 /* Read by user space through a pidfd as BPF wrote it (layout_check.h). */
 XT_LAYOUT(sizeof(union xt_comm) == XT_COMM_LEN);
-XT_LAYOUT(XT_SIZE(xt_call_slot) == 96);
+XT_LAYOUT(XT_SIZE(xt_call_slot) == 104);
 XT_LAYOUT(XT_OFFSET(xt_call_slot, fn) == 8);
 XT_LAYOUT(XT_OFFSET(xt_call_slot, arg) == 16);
 XT_LAYOUT(XT_OFFSET(xt_call_slot, group_count) == 80);
 XT_LAYOUT(XT_OFFSET(xt_call_slot, nested) == 92);
-XT_LAYOUT(XT_SIZE(xt_thread_state) == 136);
+XT_LAYOUT(XT_OFFSET(xt_call_slot, held) == 96);
+XT_LAYOUT(XT_SIZE(xt_thread_state) == 144);
 XT_LAYOUT(XT_OFFSET(xt_thread_state, filter_epoch) == 16);
 XT_LAYOUT(XT_OFFSET(xt_thread_state, traced) == 32);
 XT_LAYOUT(XT_OFFSET(xt_thread_state, call) == 40);

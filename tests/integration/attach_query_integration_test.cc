@@ -4,13 +4,17 @@
 // "kernel@0x..."; a parent that stops with its held child (nsenter) goes on with it; xtrace
 // SIGKILLed in the middle of a query leaves the workload running with its results unchanged
 // (the guardian finishes and undoes the call); a process another tracer (strace) holds is
-// left alone, and the summary says why.
+// left alone, and the summary says why. On trixie's loader (Level Zero 1.20, under chroot) the
+// lists, queues and events made before the attach are asked about too: every launch on its
+// device and engine.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <time.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +24,8 @@
 #include "log_contents.h"
 #include "root_fixture.h"
 #include "subprocess.h"
+#include "trixie_tree.h"
+#include "xtrace/records.h"
 
 namespace xtrace {
 namespace {
@@ -130,6 +136,99 @@ class AttachQueryIntegrationTest : public RootTest {
 TEST_F(AttachQueryIntegrationTest, LaunchesOfKernelsMadeBeforeTheAttachAreNamed) {
   const Run run = AttachAndRunARound(1);
   ExpectEveryLaunchNamed(run, 1);
+  // The host's loader (1.8) cannot say more: said once, naming what it lacks.
+  EXPECT_NE(run.xtrace_err.find("has no zeCommandListGetDeviceHandle (Level Zero 1.9"), std::string::npos)
+      << run.xtrace_err;
+}
+
+// Trixie's loader (Level Zero 1.20) has the questions for lists, queues and event pools. The
+// workload runs under chroot in the trixie tree, on the second of two simulated devices (it
+// lists them the other way round, as an affinity mask can) and on engine index 2; it made
+// everything before "ready". Every launch after the attach is named, on device 1 and engine
+// (compute, 2), and those whose events carry kernel timestamps are measured.
+TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderListsQueuesAndEventsMadeBeforeTheAttachAreLearned) {
+  const std::string root = testing::TrixieRoot();
+  if (root.empty()) {
+    if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << testing::TrixieDir() << ": " << testing::WhyNoTrixie();
+    GTEST_SKIP() << "no Debian trixie tree in " << testing::TrixieDir() << " (XTRACE_TRIXIE_ROOT): "
+                 << testing::WhyNoTrixie();
+  }
+  std::string dir = root + "/tmp/xtrace-attachq-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  struct Remove {
+    std::string d;
+    ~Remove() { std::filesystem::remove_all(d); }
+  } remove{dir};
+  const std::string inside = dir.substr(root.size());
+  std::filesystem::copy_file(kWorkload, dir + "/ze_workload");
+  std::filesystem::copy_file(SIMZE_LIB, dir + "/libxtrace_simze.so");
+  constexpr int kThreads = 2;
+  Subprocess workload({"/usr/sbin/chroot", root, "/usr/bin/env",
+                       "ZE_ENABLE_ALT_DRIVERS=" + inside + "/libxtrace_simze.so", "XTRACE_SIMZE_DEVICES=2",
+                       "XTRACE_SIMZE_DEVICE_ORDER=1,0", inside + "/ze_workload", "--wait-for-signal",
+                       "--threads", std::to_string(kThreads), "--iterations", "3", "--queue-index", "2",
+                       "--launch-log", inside + "/launches.tsv"},
+                      {});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 60s));
+  ASSERT_NE(pid, 0u) << workload.stderr_text();
+  // xtrace's own view: both devices, in number order (its device 1 is the workload's first).
+  Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "-o", Path("run.capnp")},
+                    {kSimDriver, "XTRACE_SIMZE_DEVICES=2"});
+  ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(pid), 30s)) << xtrace.stderr_text();
+  kill(static_cast<pid_t>(pid), SIGUSR1);
+  ASSERT_TRUE(workload.WaitStdout("round 1", 120s)) << workload.stderr_text();
+  xtrace.Signal(SIGINT);
+  ASSERT_TRUE(xtrace.Wait(60s).has_value());
+  const std::string err = xtrace.stderr_text();
+  kill(static_cast<pid_t>(pid), SIGTERM);
+  EXPECT_EQ(workload.Wait(30s), 0) << workload.stderr_text();
+
+  const LogContents log = ReadLogContents(Path("run.capnp"));
+  ASSERT_TRUE(log.launches_no_tid.count(pid)) << err;
+  EXPECT_EQ(Sorted(log.launches_no_tid.at(pid)), ReadLaunchLog(dir + "/launches.tsv", /*strip_tid=*/true)) << err;
+  const testing::Capture c = testing::ReadWholeCapture(Path("run.capnp"));
+  // Each thread's queue and immediate list, learned: on device 1, compute ordinal 0, index 2.
+  int queues = 0, immediate = 0;
+  for (const DeviceQueue& q : c.All<DeviceQueue>()) {
+    if (q.pid != pid) continue;
+    EXPECT_EQ(q.device, 1u) << "engine 0x" << std::hex << q.handle;
+    EXPECT_EQ(q.ordinal, 0u);
+    EXPECT_EQ(q.index, 2u);
+    ++(q.immediate ? immediate : queues);
+  }
+  EXPECT_EQ(queues, kThreads);
+  EXPECT_EQ(immediate, kThreads);
+  size_t ops = 0, measured = 0;
+  for (const DeviceOp& op : c.All<DeviceOp>()) {
+    if (op.pid != pid) continue;
+    ++ops;
+    EXPECT_EQ(op.device, 1u);
+    measured += op.measured ? 1 : 0;
+  }
+  EXPECT_GT(ops, 0u);
+  // Three of each iteration's five kernels signal a timestamp event the workload reads.
+  EXPECT_GE(measured, size_t(kThreads) * 3 * 3) << ops << " operations";
+  // In the log as creations marked learned: per thread a list of each kind, a queue, a pool
+  // with kernel timestamps and the three signal events; the one device once.
+  std::map<uint16_t, int> learned;
+  for (const ApiCall& call : c.All<ApiCall>()) {
+    if (!call.learned) continue;
+    ++learned[call.fn];
+    if (call.fn == XT_ZE_EVENT_POOL_CREATE) {
+      EXPECT_NE(call.arg[1] & 4u, 0u) << "kernel timestamps";
+    }
+  }
+  EXPECT_EQ(learned[XT_ZE_COMMAND_LIST_CREATE], kThreads);
+  EXPECT_EQ(learned[XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE], kThreads);
+  EXPECT_EQ(learned[XT_ZE_COMMAND_QUEUE_CREATE], kThreads);
+  EXPECT_EQ(learned[XT_ZE_EVENT_POOL_CREATE], kThreads);
+  EXPECT_EQ(learned[XT_ZE_EVENT_CREATE], kThreads * 3);
+  EXPECT_EQ(learned[XT_ZE_DEVICE_GET_PROPERTIES], 1);
+  // Objects: 5 kernels, 2 lists, a queue and 3 events per thread.
+  EXPECT_NE(err.find(std::to_string(kThreads * 11) + " objects made before the attach were queried"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("Level Zero 1.9"), std::string::npos) << err;
 }
 
 TEST_F(AttachQueryIntegrationTest, EightThreadsLaunchingAtOnceAreAllNamed) {

@@ -19,6 +19,7 @@ inline void ExpectSameZeEvent(const Event& expected, const Event& actual) {
     EXPECT_EQ(e->result, a.result);
     for (int i = 0; i < 6; ++i) EXPECT_EQ(e->arg[i], a.arg[i]) << "arg" << i;
     EXPECT_EQ(e->args_unreadable, a.args_unreadable);
+    EXPECT_EQ(e->learned, a.learned);
     EXPECT_EQ(e->truncated, a.truncated);
   } else if (const auto* e = std::get_if<DeviceOp>(&expected)) {
     const auto& a = std::get<DeviceOp>(actual);

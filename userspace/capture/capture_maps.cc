@@ -189,9 +189,9 @@ Status CaptureMaps::SetScopeCgroup(int cgroup_dir_fd) {
   return Status::Ok();
 }
 
-Status CaptureMaps::SetQueryPid(uint32_t pid, bool on) {
-  const uint32_t one = 1;
-  if (on ? bpf_map__update_elem(skel_->maps.query_pids, &pid, sizeof(pid), &one, sizeof(one), BPF_ANY)
+Status CaptureMaps::SetQueryPid(uint32_t pid, uint32_t kinds) {
+  const bool on = kinds != 0;
+  if (on ? bpf_map__update_elem(skel_->maps.query_pids, &pid, sizeof(pid), &kinds, sizeof(kinds), BPF_ANY)
          : bpf_map__delete_elem(skel_->maps.query_pids, &pid, sizeof(pid), 0)) {
     if (!on) return Status::Ok();  // was not there
     return Status::Error("marking pid " + std::to_string(pid) + " for queries: " + BpfErrorText(errno));
@@ -217,9 +217,14 @@ std::vector<xt_query_key> HandleKeys(bpf_map* map, uint32_t pid) {
 
 }  // namespace
 
-std::vector<uint64_t> CaptureMaps::AskedHandles(uint32_t pid) const {
-  std::vector<uint64_t> handles;
-  for (const xt_query_key& k : HandleKeys(skel_->maps.asked_handles, pid)) handles.push_back(k.handle);
+std::vector<CaptureMaps::AskedHandle> CaptureMaps::AskedHandles(uint32_t pid) const {
+  std::vector<AskedHandle> handles;
+  for (const xt_query_key& k : HandleKeys(skel_->maps.asked_handles, pid)) {
+    uint8_t kind = 0;
+    // Settled or dropped since the walk: nothing to ask.
+    if (bpf_map__lookup_elem(skel_->maps.asked_handles, &k, sizeof(k), &kind, sizeof(kind), 0)) continue;
+    handles.push_back({k.handle, kind});
+  }
   return handles;
 }
 
@@ -241,7 +246,7 @@ void CaptureMaps::DropAsked(uint32_t pid) {
 }
 
 void CaptureMaps::ForgetQueries(uint32_t pid) {
-  (void)SetQueryPid(pid, false);
+  (void)SetQueryPid(pid, 0);
   DropAsked(pid);
   for (const xt_query_key& k : HandleKeys(skel_->maps.known_handles, pid))
     bpf_map__delete_elem(skel_->maps.known_handles, &k, sizeof(k), 0);

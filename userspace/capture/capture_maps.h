@@ -73,11 +73,17 @@ class CaptureMaps {
   // The cgroup of XT_SCOPE_CGROUP, as an open cgroup v2 directory.
   Status SetScopeCgroup(int cgroup_dir_fd);
 
-  // Objects made before the attach (include/xtrace/hold.h): whether `pid`'s unknown kernel
-  // handles are asked about (it was running before the capture began).
-  Status SetQueryPid(uint32_t pid, bool on);
+  // Objects made before the attach (include/xtrace/hold.h): which kinds of `pid`'s unknown
+  // handles are asked about (a mask of 1 << enum xt_query_kind; 0: none). A process running
+  // before the capture began has some.
+  Status SetQueryPid(uint32_t pid, uint32_t kinds);
+  // A handle waiting to be asked about, and what it is (enum xt_query_kind).
+  struct AskedHandle {
+    uint64_t handle = 0;
+    uint8_t kind = 0;
+  };
   // The handles of `pid` waiting to be asked about.
-  std::vector<uint64_t> AskedHandles(uint32_t pid) const;
+  std::vector<AskedHandle> AskedHandles(uint32_t pid) const;
   // Those handles were asked about (whatever the answer): known from now on.
   void SettleHandles(uint32_t pid, const std::vector<uint64_t>& handles);
   // Forgets `pid`'s asked handles without settling them (asked again at their next use).

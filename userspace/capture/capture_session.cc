@@ -520,6 +520,7 @@ Status Session::Prepare() {
         [this](uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns, const LearnedKernel& k) {
           correlator_->LearnKernel(pid, tid, start_ns, end_ns, k.kernel, k.name, false);
         },
+        [this](const ApiCall& call) { correlator_->LearnCall(call); },
         [this](const std::string& line) { Say(line); });
   OpenDeviceClocks();
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "capture/capture_maps.h"
 #include "capture/elf_symbols.h"
 #include "capture/proc_maps.h"
+#include "model/ze_api_views.h"
 #include "xtrace/hold.h"
 #include "xtrace/records.h"
 
@@ -87,20 +89,42 @@ Result<QueryTargetAddresses> ResolveQueryTarget(uint32_t pid) {
   const MappedLibrary& loader = loaders->front();
   const auto base = LoadBase(pid, loader);
   if (!base) return Status::Error("cannot find where " + loader.path + " is loaded");
-  static constexpr std::string_view kLoaderSymbols[] = {"zeKernelGetName"};
-  auto values = ElfExportValues(loader.host_path, kLoaderSymbols);
+  // zeKernelGetName first; then zeDeviceGetProperties and Level Zero 1.9's queries.
+  static constexpr std::string_view kLoaderSymbols[] = {
+      "zeKernelGetName",          "zeDeviceGetProperties",          "zeCommandListGetDeviceHandle",
+      "zeCommandListGetOrdinal",  "zeCommandListImmediateGetIndex", "zeCommandListIsImmediate",
+      "zeCommandQueueGetOrdinal", "zeCommandQueueGetIndex",         "zeEventGetEventPool",
+      "zeEventPoolGetFlags"};
+  // The file it maps, reached whichever way works (a chrooted process's path is from our
+  // root, a container's from its own).
+  const UniqueFd loader_fd = OpenMappedFile(pid, loader);
+  if (!loader_fd.valid()) return Status::Error("cannot open " + loader.path + " as pid " + std::to_string(pid) + " maps it");
+  const std::string loader_file = "/proc/self/fd/" + std::to_string(loader_fd.get());
+  auto values = ElfExportValues(loader_file, kLoaderSymbols);
   if (!values.ok()) return values.status();
   if (!(*values)[0]) return Status::Error(loader.path + " has no zeKernelGetName");
   QueryTargetAddresses a;
-  a.kernel_get_name = *base + *(*values)[0];
-  auto loop = FindSelfLoop(loader.host_path);
+  a.loader = loader.path;
+  uint64_t* const slots[] = {&a.kernel_get_name,          &a.device_get_properties,
+                             &a.list_get_device,          &a.list_get_ordinal,
+                             &a.list_immediate_get_index, &a.list_is_immediate,
+                             &a.queue_get_ordinal,        &a.queue_get_index,
+                             &a.event_get_pool,           &a.pool_get_flags};
+  for (size_t i = 0; i < std::size(slots); ++i) {
+    if ((*values)[i]) *slots[i] = *base + *(*values)[i];
+    else if (i >= 2 && a.first_missing.empty()) a.first_missing = kLoaderSymbols[i];
+  }
+  auto loop = FindSelfLoop(loader_file);
   if (!loop.ok()) return loop.status();
   a.loop = *base + *loop;
   // errno lives in the thread's TLS: saved and put back around the calls, through libc's own
   // accessor. Without a libc to ask, the calls go ahead: the loader and driver rarely set it.
   if (auto libcs = FindMappedLibraries(pid, "libc.so"); libcs.ok() && !libcs->empty()) {
     static constexpr std::string_view kLibcSymbols[] = {"__errno_location"};
-    auto libc_values = ElfExportValues(libcs->front().host_path, kLibcSymbols);
+    const UniqueFd libc_fd = OpenMappedFile(pid, libcs->front());
+    auto libc_values = libc_fd.valid()
+                           ? ElfExportValues("/proc/self/fd/" + std::to_string(libc_fd.get()), kLibcSymbols)
+                           : Result<std::vector<std::optional<uint64_t>>>(Status::Error("unreadable"));
     const auto libc_base = LoadBase(pid, libcs->front());
     if (libc_values.ok() && (*libc_values)[0] && libc_base)
       a.errno_location = *libc_base + *(*libc_values)[0];
@@ -108,12 +132,23 @@ Result<QueryTargetAddresses> ResolveQueryTarget(uint32_t pid) {
   return a;
 }
 
+uint32_t QueryTargetAddresses::Kinds() const {
+  uint32_t kinds = 1u << XT_QUERY_KERNEL;
+  if (list_get_device && list_get_ordinal && list_immediate_get_index && list_is_immediate &&
+      device_get_properties)
+    kinds |= 1u << XT_QUERY_COMMAND_LIST;
+  if (queue_get_ordinal && queue_get_index) kinds |= 1u << XT_QUERY_COMMAND_QUEUE;
+  if (event_get_pool && pool_get_flags) kinds |= 1u << XT_QUERY_EVENT;
+  return kinds;
+}
+
 ZeQueries::ZeQueries(CaptureMaps& maps, int held_map_fd, RemoteCallSlot* slot, Learned learned,
-                     Say say)
+                     LearnedCall learned_call, Say say)
     : maps_(maps),
       held_fd_(held_map_fd),
       slot_(slot),
       learned_(std::move(learned)),
+      learned_call_(std::move(learned_call)),
       say_(std::move(say)),
       self_pid_(static_cast<uint32_t>(getpid())) {}
 
@@ -133,7 +168,23 @@ void ZeQueries::Fail(const std::string& why) {
 void ZeQueries::Watch(uint32_t pid) {
   if (const std::string tracer = OtherTracer(pid, self_pid_); !tracer.empty())
     return Refuse(pid, tracer);
-  if (Status st = maps_.SetQueryPid(pid, true); !st.ok()) return Refuse(pid, st.message());
+  // What its loader can be asked, known before its first hold: BPF asks only for those kinds.
+  // A process with no loader mapped yet makes its objects under our eyes; one whose loader
+  // cannot be read is refused at its first hold, as before.
+  uint32_t kinds = 1u << XT_QUERY_KERNEL;
+  if (auto resolved = ResolveQueryTarget(pid); resolved.ok()) {
+    kinds = resolved->Kinds();
+    if (!resolved->first_missing.empty()) {
+      auto [it, first] = stats_.old_loaders.try_emplace(resolved->loader, resolved->first_missing, 0);
+      ++it->second.second;
+      if (first)
+        say_("lists, queues and events made before the attach keep an unknown device and engine in "
+             "processes using " + resolved->loader + ": it has no " + resolved->first_missing +
+             " (Level Zero 1.9 added those queries); their kernels are still named");
+    }
+    targets_[pid] = *resolved;
+  }
+  if (Status st = maps_.SetQueryPid(pid, kinds); !st.ok()) return Refuse(pid, st.message());
   watched_.insert(pid);
 }
 
@@ -141,7 +192,134 @@ void ZeQueries::Forget(uint32_t pid) {
   if (watched_.erase(pid) == 0) return;
   targets_.erase(pid);
   unusable_holds_.erase(pid);
+  std::erase_if(devices_known_, [pid](const auto& k) { return k.first == pid; });
+  std::erase_if(pool_flags_, [pid](const auto& k) { return k.first.first == pid; });
   maps_.ForgetQueries(pid);
+}
+
+namespace {
+
+// Level Zero's answer-by-pointer: `function(handle, out)` into the scratch area, `size` bytes.
+Result<uint64_t> AskValue(RemoteCallSession& session, uint64_t function, const char* name,
+                          uint64_t handle, size_t size) {
+  uint64_t value = 0;
+  const uint64_t at = session.scratch();
+  if (Status st = session.Write(at, &value, sizeof(value)); !st.ok()) return st;
+  auto r = session.Call(function, {handle, at}, kCallTimeoutNs);
+  if (!r.ok()) return r.status();
+  if (static_cast<int32_t>(*r) != kZeResultSuccess)
+    return Status::Error(std::string(name) + " returned " + Hex(static_cast<uint32_t>(*r)));
+  if (Status st = session.Read(at, &value, size); !st.ok()) return st;
+  return value;
+}
+
+// ze_device_properties_t (x86-64): stype at 0, pNext at 8, the 16-byte uuid at 96, 368 bytes
+// with the name; asked with room to spare.
+constexpr uint32_t kStructureTypeDeviceProperties = 0x3;  // ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES
+constexpr size_t kDevicePropertiesUuid = 96;
+constexpr size_t kDevicePropertiesRoom = 1024;
+
+// A learned creation: the call `fn` on the held thread, over the hold.
+ApiCall LearnedCallOf(uint16_t fn, uint32_t pid, uint32_t tid) {
+  ApiCall call;
+  call.pid = pid;
+  call.tid = tid;
+  call.fn = fn;
+  call.learned = true;
+  return call;
+}
+
+}  // namespace
+
+Result<std::vector<ApiCall>> ZeQueries::AskObject(RemoteCallSession& session,
+                                                  const QueryTargetAddresses& t, uint32_t pid,
+                                                  uint64_t handle, uint8_t kind) {
+  std::vector<ApiCall> calls;
+  const uint32_t tid = slot_->tid;
+  if (kind == XT_QUERY_COMMAND_LIST) {
+    auto immediate = AskValue(session, t.list_is_immediate, "zeCommandListIsImmediate", handle, 1);
+    if (!immediate.ok()) return immediate.status();
+    auto device = AskValue(session, t.list_get_device, "zeCommandListGetDeviceHandle", handle, 8);
+    if (!device.ok()) return device.status();
+    auto ordinal = AskValue(session, t.list_get_ordinal, "zeCommandListGetOrdinal", handle, 4);
+    if (!ordinal.ok()) return ordinal.status();
+    uint64_t index = 0;
+    if (*immediate) {
+      auto i = AskValue(session, t.list_immediate_get_index, "zeCommandListImmediateGetIndex", handle, 4);
+      if (!i.ok()) return i.status();
+      index = *i;
+    }
+    // Which device the handle is: its UUID, as a process's own zeDeviceGetProperties says.
+    if (*device && !devices_known_.count({pid, *device})) {
+      std::vector<uint8_t> props(kDevicePropertiesRoom, 0);
+      std::memcpy(props.data(), &kStructureTypeDeviceProperties, sizeof(uint32_t));
+      const uint64_t at = session.scratch();
+      if (Status st = session.Write(at, props.data(), props.size()); !st.ok()) return st;
+      auto r = session.Call(t.device_get_properties, {*device, at}, kCallTimeoutNs);
+      if (!r.ok()) return r.status();
+      if (static_cast<int32_t>(*r) != kZeResultSuccess)
+        return Status::Error("zeDeviceGetProperties returned " + Hex(static_cast<uint32_t>(*r)));
+      uint64_t uuid[2] = {0, 0};
+      if (Status st = session.Read(at + kDevicePropertiesUuid, uuid, sizeof(uuid)); !st.ok()) return st;
+      constexpr uint16_t kProps = XT_ZE_DEVICE_GET_PROPERTIES;
+      ApiCall props_call = LearnedCallOf(kProps, pid, tid);
+      props_call.arg[kZeArgSlot<kProps, "device">] = *device;
+      props_call.arg[kZeArgSlot<kProps, "uuid_lo">] = uuid[0];
+      props_call.arg[kZeArgSlot<kProps, "uuid_hi">] = uuid[1];
+      calls.push_back(props_call);
+      devices_known_.insert({pid, *device});
+    }
+    if (*immediate) {
+      constexpr uint16_t kFn = XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE;
+      ApiCall c = LearnedCallOf(kFn, pid, tid);
+      c.arg[kZeArgSlot<kFn, "device">] = *device;
+      c.arg[kZeArgSlot<kFn, "ordinal">] = *ordinal;
+      c.arg[kZeArgSlot<kFn, "index">] = index;
+      c.arg[kZeArgSlot<kFn, "command_list">] = handle;
+      calls.push_back(c);
+    } else {
+      constexpr uint16_t kFn = XT_ZE_COMMAND_LIST_CREATE;
+      ApiCall c = LearnedCallOf(kFn, pid, tid);
+      c.arg[kZeArgSlot<kFn, "device">] = *device;
+      c.arg[kZeArgSlot<kFn, "ordinal">] = *ordinal;
+      c.arg[kZeArgSlot<kFn, "command_list">] = handle;
+      calls.push_back(c);
+    }
+  } else if (kind == XT_QUERY_COMMAND_QUEUE) {
+    // Level Zero has no question for a queue's device: its lists' device stands for it.
+    auto ordinal = AskValue(session, t.queue_get_ordinal, "zeCommandQueueGetOrdinal", handle, 4);
+    if (!ordinal.ok()) return ordinal.status();
+    auto index = AskValue(session, t.queue_get_index, "zeCommandQueueGetIndex", handle, 4);
+    if (!index.ok()) return index.status();
+    constexpr uint16_t kFn = XT_ZE_COMMAND_QUEUE_CREATE;
+    ApiCall c = LearnedCallOf(kFn, pid, tid);
+    c.arg[kZeArgSlot<kFn, "ordinal">] = *ordinal;
+    c.arg[kZeArgSlot<kFn, "index">] = *index;
+    c.arg[kZeArgSlot<kFn, "command_queue">] = handle;
+    calls.push_back(c);
+  } else if (kind == XT_QUERY_EVENT) {
+    auto pool = AskValue(session, t.event_get_pool, "zeEventGetEventPool", handle, 8);
+    if (!pool.ok()) return pool.status();
+    if (*pool == 0) return calls;  // an event of no pool (counter-based): nothing more to say
+    if (!pool_flags_.count({pid, *pool})) {
+      auto flags = AskValue(session, t.pool_get_flags, "zeEventPoolGetFlags", *pool, 4);
+      if (!flags.ok()) return flags.status();
+      constexpr uint16_t kFn = XT_ZE_EVENT_POOL_CREATE;
+      ApiCall c = LearnedCallOf(kFn, pid, tid);
+      c.arg[kZeArgSlot<kFn, "flags">] = *flags;
+      c.arg[kZeArgSlot<kFn, "event_pool">] = *pool;
+      calls.push_back(c);
+      pool_flags_[{pid, *pool}] = static_cast<uint32_t>(*flags);
+    }
+    constexpr uint16_t kFn = XT_ZE_EVENT_CREATE;
+    ApiCall c = LearnedCallOf(kFn, pid, tid);
+    c.arg[kZeArgSlot<kFn, "event_pool">] = *pool;
+    c.arg[kZeArgSlot<kFn, "event">] = handle;
+    calls.push_back(c);
+  } else {
+    return Status::Error("an object of unknown kind " + std::to_string(kind));
+  }
+  return calls;
 }
 
 Result<LearnedKernel> ZeQueries::AskKernelName(RemoteCallSession& session, uint64_t function,
@@ -215,6 +393,8 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
   const size_t waiting = maps_.AskedHandles(pid).size();
   std::set<uint64_t> asked;  // asked about in this hold, answered or not
   std::vector<LearnedKernel> learned;
+  std::vector<ApiCall> learned_calls;
+  uint64_t objects = 0;  // learned, kernels and others
   std::string why;        // the process cannot be asked at all
   bool retry = false;     // this hold could not be used: its handles wait for the next one
   bool continued = false;  // the session continued the rest of the process
@@ -250,23 +430,37 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
           why = st.message();
           Refuse(pid, why);
         } else {
-          auto ask = [&](uint64_t kernel) {
-            asked.insert(kernel);
-            auto name = AskKernelName(**session, target.kernel_get_name, kernel);
-            if (name.ok()) {
-              learned.push_back(std::move(*name));
+          auto ask = [&](const CaptureMaps::AskedHandle& h) {
+            asked.insert(h.handle);
+            if (h.kind == XT_QUERY_KERNEL) {
+              auto name = AskKernelName(**session, target.kernel_get_name, h.handle);
+              if (name.ok()) {
+                learned.push_back(std::move(*name));
+                ++objects;
+              } else {
+                ++stats_.failed;
+                Fail("kernel " + Hex(h.handle) + ": " + name.status().message());
+              }
+              return;
+            }
+            auto calls = AskObject(**session, target, pid, h.handle, h.kind);
+            if (calls.ok()) {
+              learned_calls.insert(learned_calls.end(), calls->begin(), calls->end());
+              ++objects;
             } else {
               ++stats_.failed;
-              Fail("kernel " + Hex(kernel) + ": " + name.status().message());
+              static constexpr const char* kKindNames[] = {"kernel", "command list", "command queue", "event"};
+              Fail(std::string(h.kind < std::size(kKindNames) ? kKindNames[h.kind] : "object") + " " +
+                   Hex(h.handle) + ": " + calls.status().message());
             }
           };
           // Rounds until no thread asked for more while the previous one ran.
           for (int round = 0; round < kMaxAskRounds && RenewHold(pid, tid, ip); ++round) {
             bool any = false;
-            for (uint64_t kernel : maps_.AskedHandles(pid)) {
-              if (asked.count(kernel)) continue;
+            for (const CaptureMaps::AskedHandle& h : maps_.AskedHandles(pid)) {
+              if (asked.count(h.handle)) continue;
               any = true;
-              ask(kernel);
+              ask(h);
             }
             if (!any) break;
           }
@@ -274,13 +468,13 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
           // just before are taken still, unless such a hold began (it takes them then).
           bpf_map_delete_elem(held_fd_, &pid);
           released = true;
-          for (uint64_t kernel : maps_.AskedHandles(pid)) {
-            if (asked.count(kernel)) continue;
+          for (const CaptureMaps::AskedHandle& h : maps_.AskedHandles(pid)) {
+            if (asked.count(h.handle)) continue;
             if (HeldNow(pid)) {
               left = true;
               break;
             }
-            ask(kernel);
+            ask(h);
           }
         }
         if (Status st = (*session)->End(); !st.ok()) Fail(st.message());
@@ -304,8 +498,13 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
   const uint64_t held = end_ns > since_ns ? end_ns - since_ns : 0;
   stats_.held_ns += held;
   stats_.max_held_ns = std::max(stats_.max_held_ns, held);
-  stats_.learned += learned.size();
+  stats_.learned += objects;
   for (const LearnedKernel& k : learned) learned_(pid, tid, since_ns, end_ns, k);
+  for (ApiCall& call : learned_calls) {
+    call.start_ns = since_ns;
+    call.end_ns = end_ns;
+    learned_call_(call);
+  }
   return left;
 }
 
@@ -330,6 +529,10 @@ std::string QuerySummary(const QueryStats& stats) {
       text += ".";
     }
   }
+  for (const auto& [loader, missing] : stats.old_loaders)
+    text += " Lists, queues and events made before the attach keep an unknown device and engine in " +
+            std::to_string(missing.second) + " process" + (missing.second == 1 ? "" : "es") +
+            ": their loader " + loader + " has no " + missing.first + " (Level Zero 1.9).";
   if (stats.missed)
     text += " " + std::to_string(stats.missed) +
             " uses of objects made before the attach could not be asked about (a query map was "

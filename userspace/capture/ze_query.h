@@ -1,9 +1,12 @@
 // Objects a process made before xtrace attached, learned from the process itself: when a
-// launch in a process that was running before the capture uses a kernel xtrace never saw
-// made, BPF holds the launching thread at that call's entry (bpf/query.bpf.h), where it holds
-// no Level Zero lock, and this asks the process's own loader for the kernel's name
-// (zeKernelGetName) by calling it in that thread (capture/remote_call.h), then lets it go.
-// Each handle is asked about once; a handle whose creation was seen never is.
+// launch in a process that was running before the capture uses a kernel, command list or
+// signal event xtrace never saw made (or an execution an unknown queue), BPF holds the thread
+// at that call's entry (bpf/query.bpf.h), where it holds no Level Zero lock, and this asks the
+// process's own loader about them by calling its query functions in that thread
+// (capture/remote_call.h), then lets it go: a kernel's name (zeKernelGetName), a list's device,
+// ordinal, index and kind, a queue's ordinal and index, an event's pool flags. The list, queue
+// and event queries arrived in Level Zero 1.9: with an older loader only kernels are asked
+// about. Each handle is asked about once; a handle whose creation was seen never is.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "capture/remote_call.h"
+#include "model/ze_events.h"
 
 namespace xtrace {
 
@@ -33,6 +37,8 @@ struct QueryStats {
   uint64_t held_ns = 0;       // from each stop to the process's continuation, together
   uint64_t max_held_ns = 0;
   uint64_t missed = 0;        // never asked: a query map was full or the stop failed (BPF's count)
+  // Loaders without the 1.9 queries -> the first one missing, and how many processes use them.
+  std::map<std::string, std::pair<std::string, uint32_t>> old_loaders;
   std::map<uint32_t, std::string> not_queried;  // pid -> why its objects were not asked about
   std::vector<std::string> failures;            // the first few reasons, for the summary
 };
@@ -42,6 +48,21 @@ struct QueryTargetAddresses {
   uint64_t kernel_get_name = 0;  // zeKernelGetName in its loader
   uint64_t errno_location = 0;   // __errno_location in its libc (0: errno is not saved)
   uint64_t loop = 0;             // a `jmp .` in its loader's code, where calls return
+  // Level Zero 1.9's queries in its loader (0: not there) and zeDeviceGetProperties.
+  uint64_t list_get_device = 0;          // zeCommandListGetDeviceHandle
+  uint64_t list_get_ordinal = 0;         // zeCommandListGetOrdinal
+  uint64_t list_immediate_get_index = 0;  // zeCommandListImmediateGetIndex
+  uint64_t list_is_immediate = 0;        // zeCommandListIsImmediate
+  uint64_t queue_get_ordinal = 0;        // zeCommandQueueGetOrdinal
+  uint64_t queue_get_index = 0;          // zeCommandQueueGetIndex
+  uint64_t event_get_pool = 0;           // zeEventGetEventPool
+  uint64_t pool_get_flags = 0;           // zeEventPoolGetFlags
+  uint64_t device_get_properties = 0;    // zeDeviceGetProperties
+  std::string loader;                    // its loader's path, as its maps name it
+  std::string first_missing;             // the first of the 1.9 queries it lacks ("": none)
+
+  // The kinds of objects that can be asked about (mask of 1 << enum xt_query_kind).
+  uint32_t Kinds() const;
 };
 
 // Finds those addresses from /proc/PID/maps and the mapped files' ELF headers.
@@ -56,10 +77,14 @@ class ZeQueries {
  public:
   using Learned = std::function<void(uint32_t pid, uint32_t tid, uint64_t start_ns,
                                      uint64_t end_ns, const LearnedKernel& kernel)>;
+  // A list, queue, event (or its pool, or a list's device) written as the creation call it
+  // stands for, marked learned (model/ze_events.h), its span the hold.
+  using LearnedCall = std::function<void(const ApiCall& call)>;
   using Say = std::function<void(const std::string&)>;
 
   // `slot`: the call slot shared with the hold guardian; `held_map_fd`: the `held` map.
-  ZeQueries(CaptureMaps& maps, int held_map_fd, RemoteCallSlot* slot, Learned learned, Say say);
+  ZeQueries(CaptureMaps& maps, int held_map_fd, RemoteCallSlot* slot, Learned learned,
+            LearnedCall learned_call, Say say);
 
   // `pid` was running before the capture began: its unknown kernels are asked about (unless
   // another tracer has it: then the summary says why not).
@@ -83,17 +108,25 @@ class ZeQueries {
   void Fail(const std::string& why);
   // Asks the name of `kernel` in the session's thread; the name or why not.
   Result<LearnedKernel> AskKernelName(RemoteCallSession& session, uint64_t function, uint64_t kernel);
+  // What a list, queue or event is, as the creation calls that stand for it (a list's device
+  // and an event's pool first, the first time each is met); why not.
+  Result<std::vector<ApiCall>> AskObject(RemoteCallSession& session, const QueryTargetAddresses& target,
+                                         uint32_t pid, uint64_t handle, uint8_t kind);
 
   CaptureMaps& maps_;
   int held_fd_;
   RemoteCallSlot* slot_;
   Learned learned_;
+  LearnedCall learned_call_;
   Say say_;
   uint32_t self_pid_;
   std::set<uint32_t> watched_;
   std::map<uint32_t, QueryTargetAddresses> targets_;
   std::map<uint32_t, int> unusable_holds_;
   std::set<std::pair<uint32_t, uint64_t>> served_;  // (pid, since) of holds served before their record
+  // Device handles and event pools of a process already learned (written once each).
+  std::set<std::pair<uint32_t, uint64_t>> devices_known_;
+  std::map<std::pair<uint32_t, uint64_t>, uint32_t> pool_flags_;
   QueryStats stats_;
 };
 

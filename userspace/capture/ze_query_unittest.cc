@@ -1,5 +1,6 @@
 // Tests for capture/ze_query: the summary sentence (what queries cost, why some were not
-// made), and the `jmp .` found in the real Level Zero loader's code.
+// made), which kinds a loader can be asked about, and the `jmp .` found in the real Level
+// Zero loader's code.
 #include "capture/ze_query.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+
+#include "xtrace/hold.h"
 
 namespace xtrace {
 namespace {
@@ -33,6 +36,31 @@ TEST(QuerySummaryTest, SaysWhatWasQueriedAndWhatItCost) {
   EXPECT_EQ(QuerySummary(missed_only),
             " 3 uses of objects made before the attach could not be asked about (a query map was "
             "full, or the thread could not be stopped).");
+}
+
+TEST(QuerySummaryTest, SaysWhichLoadersCannotBeAskedAboutListsQueuesAndEvents) {
+  QueryStats s;
+  s.old_loaders["/usr/lib/x86_64-linux-gnu/libze_loader.so.1.8.12"] = {"zeCommandListGetDeviceHandle", 2};
+  EXPECT_EQ(QuerySummary(s),
+            " Lists, queues and events made before the attach keep an unknown device and engine in 2 "
+            "processes: their loader /usr/lib/x86_64-linux-gnu/libze_loader.so.1.8.12 has no "
+            "zeCommandListGetDeviceHandle (Level Zero 1.9).");
+}
+
+// What can be asked follows what the loader exports: kernels always; lists, queues and
+// events only with every question their answer needs.
+TEST(QueryTargetTest, KindsFollowTheLoadersQuestions) {
+  QueryTargetAddresses a;
+  a.kernel_get_name = 1;
+  EXPECT_EQ(a.Kinds(), 1u << XT_QUERY_KERNEL);
+  a.list_get_device = a.list_get_ordinal = a.list_immediate_get_index = a.list_is_immediate = 2;
+  EXPECT_EQ(a.Kinds(), 1u << XT_QUERY_KERNEL) << "a list's device needs zeDeviceGetProperties too";
+  a.device_get_properties = 3;
+  a.queue_get_ordinal = a.queue_get_index = 4;
+  a.event_get_pool = 5;
+  EXPECT_EQ(a.Kinds(), (1u << XT_QUERY_KERNEL) | (1u << XT_QUERY_COMMAND_LIST) | (1u << XT_QUERY_COMMAND_QUEUE));
+  a.pool_get_flags = 6;
+  EXPECT_EQ(a.Kinds(), (1u << XT_QUERY_KINDS) - 1);
 }
 
 TEST(FindSelfLoopTest, FindsAJumpToItselfInTheLoadersCode) {

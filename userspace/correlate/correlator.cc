@@ -198,6 +198,13 @@ void Correlator::OnLaunchKernel(const DecodedLaunchKernel& r) {
 
 namespace xtrace {
 
+void Correlator::LearnCall(const ApiCall& call) {
+  SeeThread(call.pid, call.tid);
+  ++stats_.objects_learned;
+  sink_.OnEvent(call);
+  ze_.OnCall(call, nullptr);
+}
+
 void Correlator::OnApiCall(const ApiCall& call, const DecodedZeExecute* execute) {
   ++stats_.api_calls;
   // NOT_READY answers a query or a sync with a timeout: a state, not a failure.

@@ -26,6 +26,7 @@ struct CorrelatorStats {
   uint64_t kernel_creates = 0;
   uint64_t kernel_names_kept_paused = 0;  // creations while paused: named, not shown
   uint64_t kernels_learned = 0;    // made before the attach, named by asking the process
+  uint64_t objects_learned = 0;    // other such objects (learned creation calls)
   uint64_t launches = 0;
   uint64_t launches_unnamed = 0;   // launches of kernels created before capture began
   uint64_t kernels_unnamed = 0;    // distinct such kernels
@@ -65,6 +66,10 @@ class Correlator {
   // and its launches are named from now on as if its creation had been seen.
   void LearnKernel(uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t kernel,
                    std::string_view name, bool truncated);
+  // Another object made before the attach (a list, queue, event, pool or a list's device),
+  // learned the same way and written as the creation it stands for (`call.learned`): logged,
+  // and the device timeline takes it as it takes creations.
+  void LearnCall(const ApiCall& call);
 
   // The capture ended at `end_ns`: spans still open are emitted as unfinished, and events
   // still waiting for what may follow them are written.

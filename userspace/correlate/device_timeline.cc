@@ -231,7 +231,9 @@ void DeviceTimeline::Execute(const ApiCall& call, uint64_t queue, uint64_t fence
     ListState& list = lists_[{call.pid, handle}];
     list.regular_seen = true;
     ++list.executions;
-    const uint32_t device = q != queues_.end() ? q->second.device : list.device;
+    // A queue made before the attach has no device Level Zero can tell: its list's stands.
+    const uint32_t device =
+        q != queues_.end() && q->second.device != kUnknownDevice ? q->second.device : list.device;
     for (const Template& t : list.commands)
       Submit(call.pid, t, engine, device, call.tid, call.start_ns, handle, list.executions);
   }

@@ -67,6 +67,15 @@ class DeviceTimeline::CallHandler {
 
   void operator()(const ZeCall<XT_ZE_COMMAND_QUEUE_CREATE>& c) {
     const PidHandle queue{c.pid(), c.Get<"command_queue">()};
+    if (c.call().learned) {
+      // Made before the attach: its engine, asked of the process. Level Zero cannot say a
+      // queue's device; the lists it executes say it (Execute).
+      QueueState& q = tl_.queues_[queue];
+      q.device = kUnknownDevice;
+      q.ordinal = c.Get<"ordinal">();
+      q.index = c.Get<"index">();
+      return;
+    }
     tl_.DropEngine(queue, By(c));
     tl_.queues_[queue] = {tl_.devices_.IndexOf(c.pid(), c.Get<"device">()), c.Get<"ordinal">(),
                           c.Get<"index">(), c.Get<"mode">() == kModeSynchronous};
@@ -153,12 +162,14 @@ class DeviceTimeline::CallHandler {
   }
 
   void operator()(const ZeCall<XT_ZE_COMMAND_LIST_CREATE>& c) {
+    if (c.call().learned) return LearnList(c, /*immediate=*/false);
     ListState list = NewList(c);
     list.immediate = false;
     tl_.lists_[{c.pid(), c.Get<"command_list">()}] = std::move(list);
   }
 
   void operator()(const ZeCall<XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE>& c) {
+    if (c.call().learned) return LearnList(c, /*immediate=*/true);
     ListState list = NewList(c);
     list.immediate = true;
     list.index = c.Get<"index">();
@@ -200,8 +211,9 @@ class DeviceTimeline::CallHandler {
 
   void operator()(const ZeCall<XT_ZE_EVENT_CREATE>& c) {
     const uint64_t event = c.Get<"event">();
-    tl_.ReleaseSignal(c.pid(), event);
-    EventState e;
+    // A learned event (made before the attach) keeps what it signals: only its pool is news.
+    if (!c.call().learned) tl_.ReleaseSignal(c.pid(), event);
+    EventState e = c.call().learned ? tl_.events_[{c.pid(), event}] : EventState{};
     if (auto pool = tl_.pools_.find({c.pid(), c.Get<"event_pool">()}); pool != tl_.pools_.end())
       e.timestamps = (pool->second & kPoolKernelTimestampFlag) ? 1 : 0;
     tl_.events_[{c.pid(), event}] = e;
@@ -265,6 +277,21 @@ class DeviceTimeline::CallHandler {
     list.created_in_capture = true;
     list.ordinal = c.template Get<"ordinal">();
     return list;
+  }
+
+  // A list made before the attach, as the process's loader described it: its device and
+  // engine, and its kind, which classifies it (appends it held wait no longer). What was
+  // recorded in it before the attach stays unknown.
+  template <uint16_t Fn>
+  void LearnList(const ZeCall<Fn>& c, bool immediate) {
+    const PidHandle handle{c.pid(), c.template Get<"command_list">()};
+    ListState& list = tl_.lists_[handle];
+    list.device = tl_.devices_.IndexOf(c.pid(), c.template Get<"device">());
+    list.ordinal = c.template Get<"ordinal">();
+    if constexpr (ZeCall<Fn>::template Has<"index">) list.index = c.template Get<"index">();
+    if (!list.unclassified()) return;
+    if (immediate) tl_.ClassifyImmediate(handle);
+    else list.regular_seen = true;
   }
 
   // A counter-based event: no pool, its own flags say whether it holds kernel timestamps.

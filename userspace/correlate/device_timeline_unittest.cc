@@ -533,6 +533,48 @@ TEST_F(DeviceTimelineTest, ListsCreatedBeforeTheCaptureShowWhatTheyAre) {
   EXPECT_EQ(tl_.stats().unclassified_dropped, 1u);
 }
 
+// Objects made before the attach, learned by asking the process (ApiCall.learned): a learned
+// immediate list releases the appends it held and runs on its engine; a learned queue takes
+// its device from the list it executes; a learned event keeps the operation bound to it.
+TEST_F(DeviceTimelineTest, LearnedObjectsAreTakenAsCreationsWithoutForgettingWhatCameBefore) {
+  const StringId k = strings_.Intern("k");
+  auto learned = [](ApiCall c) {
+    c.learned = true;
+    return c;
+  };
+  On(learned(Call(XT_ZE_EVENT_POOL_CREATE, 10, {0, kPoolTimestamps, 0, 0, 0, 0x9001})));
+  const uint64_t imm = 0xaaaa;
+  tl_.OnLaunch(Launch(imm, 1'000, 0, k));  // held: the list's kind is not known yet
+  EXPECT_TRUE(sink_.All<DeviceOp>().empty());
+  On(learned(Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 1'500, {0, kDevice, 0, 2, 0, imm})));
+  ASSERT_EQ(sink_.All<DeviceQueue>().size(), 1u) << "classified by the learned creation: submitted";
+  tl_.OnLaunch(Launch(imm, 2'000, Event(0), k));
+  On(learned(Call(XT_ZE_EVENT_CREATE, 2'500, {0x9001, 0, 0, 0, 0, Event(0)})));
+  On(Call(XT_ZE_EVENT_HOST_SYNCHRONIZE, 3'000, {Event(0), ~0ull}));
+  On(Call(XT_ZE_EVENT_QUERY_KERNEL_TIMESTAMP, 4'000,
+          {Event(0), TicksAt(2'100) & 0xffffffff, TicksAt(2'900) & 0xffffffff}));
+  ReadClock(2'000'000'000);
+  auto queues = sink_.All<DeviceQueue>();
+  ASSERT_EQ(queues.size(), 1u);
+  EXPECT_TRUE(queues[0].immediate);
+  EXPECT_EQ(queues[0].index, 2u);
+  auto ops = sink_.All<DeviceOp>();
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_TRUE(ops[1].measured) << "the learned event kept the launch bound to it";
+
+  const uint64_t regular = 0xbbbb, queue = 0xcccc;
+  On(learned(Call(XT_ZE_COMMAND_QUEUE_CREATE, 5'000, {0, 0, 1, 3, 0, queue})));
+  On(Call(XT_ZE_COMMAND_LIST_CREATE, 5'100, {kContext, kDevice, 1, 0, 0, regular}));
+  tl_.OnLaunch(Launch(regular, 5'200, 0, k));
+  On(Call(XT_ZE_COMMAND_LIST_CLOSE, 5'300, {regular}));
+  On(Call(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS, 5'400, {queue, 0, 1, regular}));
+  queues = sink_.All<DeviceQueue>();
+  ASSERT_EQ(queues.size(), 2u);
+  EXPECT_EQ(queues[1].device, 0u) << "its list's device";
+  EXPECT_EQ(queues[1].ordinal, 1u);
+  EXPECT_EQ(queues[1].index, 3u);
+}
+
 TEST_F(DeviceTimelineTest, TimestampsThatContradictTheHostAreNotUsed) {
   MakeEvents(1, true);
   const uint64_t imm = 0x1111;

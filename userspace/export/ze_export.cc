@@ -193,6 +193,14 @@ void ZeTraceExporter::Write(const ApiCall& e) {
   AddResult(e.result);
   if (e.args_unreadable) AddBool(args_, "args_unreadable", true);
   if (e.truncated) AddBool(args_, "truncated", true);
+  if (e.learned) {
+    // Not a call of the process's: the time xtrace held this thread to ask about an object
+    // made before the attach. Drawn where it happened, as what it stands for.
+    AddBool(args_, "learned", true);
+    out_.Complete(scratch_.emplace_back("xtrace: made before the attach, learned as " + std::string(name)),
+                  "xtrace", e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns), args_);
+    return;
+  }
   out_.Complete(name, kRuntimeCategory, e.pid, e.tid, e.start_ns, Duration(e.start_ns, e.end_ns),
                 args_);
 }

@@ -298,6 +298,9 @@ struct Event {
       arg5 @94 :UInt64;
       argsUnreadable @95 :Bool;     # a pointer argument could not be read
       truncated @96 :Bool;          # a list argument was longer than the probe copies
+      learned @189 :Bool;           # not a call the process made: what xtrace asked the process
+                                    # about an object it made before the attach, written as the
+                                    # creation it stands for; start and duration are the hold
     }
     deviceOp :group {
       # One kernel or memory operation run on a device, once per execution of its command

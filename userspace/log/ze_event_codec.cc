@@ -51,6 +51,7 @@ bool EncodeZeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Buil
     g.setArg4(e->arg[4]);
     g.setArg5(e->arg[5]);
     g.setArgsUnreadable(e->args_unreadable);
+    g.setLearned(e->learned);
     g.setTruncated(e->truncated);
     return true;
   }
@@ -174,6 +175,7 @@ bool DecodeZeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
       e.arg[4] = g.getArg4();
       e.arg[5] = g.getArg5();
       e.args_unreadable = g.getArgsUnreadable();
+      e.learned = g.getLearned();
       e.truncated = g.getTruncated();
       *out = e;
       return true;

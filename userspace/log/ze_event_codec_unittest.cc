@@ -70,6 +70,7 @@ TEST(ZeEventCodec, ApiCallsRoundTripWithEveryField) {
   for (int i = 0; i < 6; ++i) full.arg[i] = 0xffff'0000'0000'0000u >> i;
   full.args_unreadable = true;
   full.truncated = true;
+  full.learned = true;
   ApiCall minimal;
   minimal.fn = XT_ZE_INIT;
   ApiCall backwards = full;

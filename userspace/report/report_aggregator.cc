@@ -247,7 +247,8 @@ void ReportAggregator::AddDeviceOp(const DeviceOp& op, const StringTable& string
 
 void ReportAggregator::Add(const Event& event, const StringTable& strings) {
   if (const auto* call = std::get_if<ApiCall>(&event)) {
-    if (!Selected(call->pid, call->start_ns)) return;
+    // A learned object is xtrace's question, not a call the process made.
+    if (call->learned || !Selected(call->pid, call->start_ns)) return;
     const ZeApiInfo* api = FindZeApi(call->fn);
     const std::string unknown = api ? std::string() : "ze function " + std::to_string(call->fn);
     AddHostCall(call->pid, call->tid, api ? std::string_view(api->symbol) : std::string_view(unknown),
