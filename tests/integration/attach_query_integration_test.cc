@@ -6,7 +6,8 @@
 // (the guardian finishes and undoes the call); a process another tracer (strace) holds is
 // left alone, and the summary says why. On trixie's loader (Level Zero 1.20, under chroot) the
 // lists, queues and events made before the attach are asked about too: every launch on its
-// device and engine.
+// device and engine. A regular list recorded before the attach and executed after it is
+// counted and said.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <time.h>
@@ -139,6 +140,33 @@ TEST_F(AttachQueryIntegrationTest, LaunchesOfKernelsMadeBeforeTheAttachAreNamed)
   // The host's loader (1.8) cannot say more: said once, naming what it lacks.
   EXPECT_NE(run.xtrace_err.find("has no zeCommandListGetDeviceHandle (Level Zero 1.9"), std::string::npos)
       << run.xtrace_err;
+}
+
+// A regular list recorded before the attach and only executed after it: what it runs is
+// unknown, so its executions yield no operations; the summary and the report count them.
+TEST_F(AttachQueryIntegrationTest, ExecutionsOfListsRecordedBeforeTheAttachAreCounted) {
+  Subprocess workload({kWorkload, "--wait-for-signal", "--record-once", "--iterations", "3",
+                       "--launch-log", Path("launches.tsv")},
+                      {kSimDriver});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 60s));
+  ASSERT_NE(pid, 0u) << workload.stderr_text();
+  Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "-o", Path("run.capnp")},
+                    {kSimDriver});
+  ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(pid), 30s)) << xtrace.stderr_text();
+  workload.Signal(SIGUSR1);
+  ASSERT_TRUE(workload.WaitStdout("round 1 launches=6", 60s)) << workload.stdout_text() << workload.stderr_text();
+  xtrace.Signal(SIGINT);
+  ASSERT_TRUE(xtrace.Wait(60s).has_value());
+  workload.Signal(SIGTERM);
+  EXPECT_EQ(workload.Wait(30s), 0);
+  const std::string said = "3 executions of command lists recorded before the attach: their contents are unknown";
+  EXPECT_NE(xtrace.stderr_text().find(said), std::string::npos) << xtrace.stderr_text();
+  const auto report = testing::RunCommand({kXtrace, "report", Path("run.capnp")}, {}, 60s);
+  EXPECT_EQ(report.status, 0) << report.err;
+  EXPECT_NE(report.err.find(said), std::string::npos) << report.err;
+  // The immediate list's launches are all there, named.
+  const LogContents log = ReadLogContents(Path("run.capnp"));
+  EXPECT_EQ(Sorted(log.launches_no_tid.at(pid)), ReadLaunchLog(Path("launches.tsv"), /*strip_tid=*/true));
 }
 
 // Trixie's loader (Level Zero 1.20) has the questions for lists, queues and event pools. The

@@ -87,6 +87,11 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
       s << (i ? "; " : "") << ts.unmatched_devices[i];
     s << "): xtrace reads no clock of theirs, so their device times are estimated.";
   }
+  if (ts.executions_recorded_before)
+    s << " " << ts.executions_recorded_before
+      << (ts.executions_recorded_before == 1 ? " execution" : " executions")
+      << " of command lists recorded before the attach: their contents are unknown, so they show "
+         "no device operations.";
   if (ts.unclassified_dropped)
     s << " " << ts.unclassified_dropped
       << " appends to command lists created before the capture were never seen to run.";

@@ -231,6 +231,7 @@ void DeviceTimeline::Execute(const ApiCall& call, uint64_t queue, uint64_t fence
     ListState& list = lists_[{call.pid, handle}];
     list.regular_seen = true;
     ++list.executions;
+    if (!list.created_in_capture && !list.recorded_in_capture) ++stats_.executions_recorded_before;
     // A queue made before the attach has no device Level Zero can tell: its list's stands.
     const uint32_t device =
         q != queues_.end() && q->second.device != kUnknownDevice ? q->second.device : list.device;

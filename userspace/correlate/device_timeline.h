@@ -42,6 +42,9 @@ struct TimelineStats {
   // commands appended since run as recorded, after one operation named kPartlyKnownGraphName
   // for those appended before.
   uint64_t partly_known_graph_replays = 0;
+  // Executions of regular lists recorded before the attach (neither created nor reset since):
+  // what they ran is unknown, so they yield no operations.
+  uint64_t executions_recorded_before = 0;
   uint64_t live_objects = 0;         // command lists, queues, events, pools, fences held now
   uint64_t peak_live_objects = 0;
   uint64_t pending_ops = 0;          // operations submitted and not yet emitted

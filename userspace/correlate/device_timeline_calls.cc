@@ -186,10 +186,10 @@ class DeviceTimeline::CallHandler {
     // immediate list waits for its work first. What an unclassified list held is dropped:
     // nothing says whether it ran.
     const PidHandle list{c.pid(), c.Get<"command_list">()};
-    if (auto it = tl_.lists_.find(list); it != tl_.lists_.end()) {
-      if (it->second.unclassified()) tl_.stats_.unclassified_dropped += it->second.commands.size();
-      it->second.commands.clear();
-    }
+    ListState& state = tl_.lists_[list];
+    if (state.unclassified()) tl_.stats_.unclassified_dropped += state.commands.size();
+    state.commands.clear();
+    state.recorded_in_capture = true;
     tl_.CompleteThrough(list, UINT64_MAX, By(c));
   }
 

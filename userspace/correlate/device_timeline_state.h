@@ -22,6 +22,10 @@ struct DeviceTimeline::ListState {
   bool immediate_seen = false;
   bool unclassified() const { return !created_in_capture && !regular_seen && !immediate_seen; }
   bool synchronous = false;
+  // Reset during the capture: what it holds was recorded under our eyes (as for a list
+  // created during the capture). An execution of a list with neither runs what it held at
+  // the attach, which nobody knows.
+  bool recorded_in_capture = false;
   uint32_t ordinal = 0;
   uint32_t index = 0;
   std::vector<Template> commands;  // regular lists: what an execution runs

@@ -575,6 +575,22 @@ TEST_F(DeviceTimelineTest, LearnedObjectsAreTakenAsCreationsWithoutForgettingWha
   EXPECT_EQ(queues[1].index, 3u);
 }
 
+// A regular list recorded before the attach and executed after it yields nothing (what it
+// holds is unknown) and is counted; once reset and recorded again, it runs what it holds.
+TEST_F(DeviceTimelineTest, ExecutionsOfListsRecordedBeforeTheAttachAreCounted) {
+  const uint64_t regular = 0xbbbb, queue = 0xcccc;
+  On(Call(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS, 1'000, {queue, 0, 1, regular}));
+  On(Call(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS, 2'000, {queue, 0, 1, regular}));
+  EXPECT_EQ(tl_.stats().executions_recorded_before, 2u);
+  On(Call(XT_ZE_COMMAND_LIST_RESET, 3'000, {regular}));
+  tl_.OnLaunch(Launch(regular, 4'000, 0, strings_.Intern("k")));
+  On(Call(XT_ZE_COMMAND_LIST_CLOSE, 5'000, {regular}));
+  On(Call(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS, 6'000, {queue, 0, 1, regular}));
+  On(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 7'000, {queue, ~0ull}));
+  EXPECT_EQ(tl_.stats().executions_recorded_before, 2u);
+  EXPECT_EQ(sink_.All<DeviceOp>().size(), 1u);
+}
+
 TEST_F(DeviceTimelineTest, TimestampsThatContradictTheHostAreNotUsed) {
   MakeEvents(1, true);
   const uint64_t imm = 0x1111;

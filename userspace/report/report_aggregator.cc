@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "model/ze_api.h"
+#include "model/ze_api_views.h"
 #include "xtrace/records.h"
 
 namespace xtrace::report {
@@ -247,6 +248,7 @@ void ReportAggregator::AddDeviceOp(const DeviceOp& op, const StringTable& string
 
 void ReportAggregator::Add(const Event& event, const StringTable& strings) {
   if (const auto* call = std::get_if<ApiCall>(&event)) {
+    if (call->result == 0) NoteListUse(*call);
     // A learned object is xtrace's question, not a call the process made.
     if (call->learned || !Selected(call->pid, call->start_ns)) return;
     const ZeApiInfo* api = FindZeApi(call->fn);
@@ -329,6 +331,33 @@ void ReportAggregator::Finish() {
   for (auto& [key, section] : sections_) {
     for (auto& [engine_key, engine] : section.engines) engine.idle.Finish(&activity_);
   }
+}
+
+void ReportAggregator::NoteListUse(const ApiCall& call) {
+  constexpr uint16_t kExecute = XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS;
+  constexpr uint16_t kAppendLists = XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP;
+  uint64_t executed = 0;
+  switch (call.fn) {
+    case XT_ZE_COMMAND_LIST_CREATE:
+      // A learned list (made before the attach) was not recorded here.
+      if (!call.learned) lists_recorded_.insert({call.pid, call.arg[kZeArgSlot<XT_ZE_COMMAND_LIST_CREATE, "command_list">]});
+      return;
+    case XT_ZE_COMMAND_LIST_RESET:
+      lists_recorded_.insert({call.pid, call.arg[kZeArgSlot<XT_ZE_COMMAND_LIST_RESET, "command_list">]});
+      return;
+    case XT_ZE_COMMAND_LIST_DESTROY:
+      lists_recorded_.erase({call.pid, call.arg[kZeArgSlot<XT_ZE_COMMAND_LIST_DESTROY, "command_list">]});
+      return;
+    case kExecute:
+      executed = call.arg[kZeArgSlot<kExecute, "command_list">];
+      break;
+    case kAppendLists:
+      executed = call.arg[kZeArgSlot<kAppendLists, "first_command_list">];
+      break;
+    default:
+      return;
+  }
+  if (executed && !lists_recorded_.count({call.pid, executed})) ++executions_recorded_before_;
 }
 
 }  // namespace xtrace::report

@@ -57,6 +57,11 @@ class ReportAggregator {
   // Counts the totals of processes without a rank under `label` (the log's own name).
   void NameUnrankedTotals(const std::string& label);
 
+  // Executions of regular command lists that were neither created nor reset in the log (so
+  // recorded before the attach): what they ran is unknown, and they yield no operations. The
+  // log keeps the first list of each execution: that one decides.
+  uint64_t executions_recorded_before() const { return executions_recorded_before_; }
+
   // Sections by key; labels() says what each key is called (e.g. "pid 42 (python3)").
   const std::map<std::string, SectionStats>& sections() const { return sections_; }
   std::string Label(const std::string& key) const;
@@ -86,6 +91,9 @@ class ReportAggregator {
   std::set<std::string> python_lines_;  // the Python lines gaps may name (stable addresses)
   // Each device's queue groups' flags by ordinal (DeviceInfo), for the engines' types.
   std::map<uint32_t, std::vector<uint32_t>> queue_group_flags_;
+  std::set<std::pair<uint32_t, uint64_t>> lists_recorded_;  // (pid, list) created or reset here
+  uint64_t executions_recorded_before_ = 0;
+  void NoteListUse(const ApiCall& call);
   std::unordered_map<uint64_t, std::unique_ptr<ThreadState>> threads_;
   RecentHostActivity activity_;
 

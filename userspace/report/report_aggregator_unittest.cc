@@ -84,6 +84,28 @@ TEST(ReportAggregatorTest, HostCallsCountTimeFailuresAndTheThreadsSpan) {
   EXPECT_EQ(s.thread_time_ns, 1050u);
 }
 
+// An execution of a list neither created nor reset in the log ran what it held at the attach:
+// counted. A learned creation (made before the attach) is no recording, and is not a host call.
+TEST(ReportAggregatorTest, ExecutionsOfListsRecordedBeforeTheAttachAreCounted) {
+  StringTable strings;
+  ReportAggregator a({}, "");
+  auto with = [](ApiCall c, std::initializer_list<uint64_t> args, bool learned = false) {
+    int i = 0;
+    for (uint64_t v : args) c.arg[i++] = v;
+    c.learned = learned;
+    return c;
+  };
+  constexpr uint64_t kOld = 0xa, kNew = 0xb, kReset = 0xc, kQueue = 0xe;
+  a.Add(with(Call(XT_ZE_COMMAND_LIST_CREATE, 1, 0, 10), {0, 0, 0, 0, 0, kOld}, true), strings);
+  a.Add(with(Call(XT_ZE_COMMAND_LIST_CREATE, 1, 20, 30), {0, 0, 0, 0, 0, kNew}), strings);
+  a.Add(with(Call(XT_ZE_COMMAND_LIST_RESET, 1, 40, 50), {kReset}), strings);
+  for (uint64_t list : {kOld, kNew, kReset, kOld})
+    a.Add(with(Call(XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS, 1, 60, 70), {kQueue, 0, 1, list}), strings);
+  a.Finish();
+  EXPECT_EQ(a.executions_recorded_before(), 2u);
+  EXPECT_EQ(Only(a).host_calls.at("zeCommandListCreate").time.count, 1u) << "the learned one is not the process's";
+}
+
 TEST(ReportAggregatorTest, UnfinishedCallsHaveARowOfTheirOwn) {
   StringTable strings;
   ReportAggregator a({}, "");

@@ -46,6 +46,11 @@ Result<ReadLogs> ReadAll(const std::vector<std::string>& paths, const ReportOpti
       for (const auto& [name, ns] : totals.kernel_ns) out.kernel_by_rank[name][rank] += ns;
       for (const auto& [name, ns] : totals.range_ns) out.range_by_rank[name][rank] += ns;
     }
+    if (const uint64_t n = log->aggregator->executions_recorded_before())
+      out.warnings.push_back(log->path + ": " + std::to_string(n) +
+                             (n == 1 ? " execution" : " executions") +
+                             " of command lists recorded before the attach: their contents are unknown, "
+                             "so they show no device operations");
     LogDescription d{log->path, log->rank, log->host, log->damage, log->rank_recorded, log->complete,
                      log->events};
     if (!d.damage.empty()) {
