@@ -193,10 +193,12 @@ int BPF_KPROBE(ze_call_entry)
 		__u64 at = PT_REGS_SP(ctx) + 8 * (XT_ZE_COOKIE_STACK_FIRST(cookie) - 5);
 		bpf_probe_read_user(&st->arg[6], stack_count > 1 ? 16 : 8, (void *)at);
 	}
-	/* An execution's engine: the queue, or the immediate list regular lists are appended to. */
+	/* An execution's engine: the queue, or the immediate list regular lists (or a graph) are
+	 * appended to. */
 	if (XT_ZE_COOKIE_FN(cookie) == XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS)
 		xt_query_unknown(ctx, st, st->arg[0], XT_QUERY_COMMAND_QUEUE);
-	else if (XT_ZE_COOKIE_FN(cookie) == XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP)
+	else if (XT_ZE_COOKIE_FN(cookie) == XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP ||
+		 XT_ZE_COOKIE_FN(cookie) == XT_ZE_COMMAND_LIST_APPEND_GRAPH_EXP)
 		xt_query_unknown(ctx, st, st->arg[0], XT_QUERY_COMMAND_LIST);
 	return 0;
 }
