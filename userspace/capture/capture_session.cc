@@ -694,6 +694,7 @@ Result<CaptureReport> Session::Run() {
     CheckAlive(sweep);
     ScanPending();
     ReleaseHolds();
+    if (queries_) queries_->Tick();
     Publish();
     if (scope_.ends_with_targets() && FollowedAllGone()) break;
   }

@@ -33,9 +33,10 @@ constexpr int kGuardMap = 4;
 // or after an RCU grace period).
 constexpr uint64_t kProgramsGoneTimeoutNs = 10'000'000'000ull;
 
-// The longest the guardian lets a call the capture left in a thread run before it puts the
-// thread back anyway (remote_call.h), seizing it again included.
-constexpr uint64_t kCallRecoveryTimeoutNs = 2'000'000'000ull;
+// The longest the guardian tries to seize again a thread the capture was calling into (the
+// capture's ptrace ends only once it has exited). The call itself is let finish however long
+// it takes (remote_call.h): it is never undone in the middle.
+constexpr uint64_t kCallRecoveryTimeoutNs = 10'000'000'000ull;
 
 volatile sig_atomic_t g_guard_terminate = 0;
 extern "C" void OnGuardTerminate(int) { g_guard_terminate = 1; }
@@ -117,6 +118,14 @@ void DetachFromCapture() {
   sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
+// While a call the capture left is let finish, every other hold goes on.
+struct ReleaseAll {
+  std::atomic<uint64_t>* released;
+};
+void ReleaseAllBetween(void* arg) {
+  ReleaseExpired(kGuardMap, GuardNowNs(), 0, *static_cast<ReleaseAll*>(arg)->released);
+}
+
 [[noreturn]] void GuardianMain(const HoldGuardian::Options& options, HoldGuardian::Tally* tally,
                                RemoteCallSlot* call_slot) {
   const uint32_t map_id = MapId(kGuardMap);
@@ -131,7 +140,8 @@ void DetachFromCapture() {
     ReleaseExpired(kGuardMap, GuardNowNs(), options.bound_ns, tally->released_by_bound);
   }
   // A thread the capture was calling into is put back first (its process is held meanwhile).
-  RecoverRemoteCall(call_slot, /*seize=*/true, kCallRecoveryTimeoutNs);
+  ReleaseAll release_all{&tally->released_at_end};
+  RecoverRemoteCall(call_slot, /*seize=*/true, kCallRecoveryTimeoutNs, ReleaseAllBetween, &release_all);
   // Everything still held goes on, and so does whatever the programs hold until they are gone.
   const uint64_t gone_by = GuardNowNs() + kProgramsGoneTimeoutNs;
   for (;;) {

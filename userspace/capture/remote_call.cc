@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -41,46 +42,62 @@ void SleepNs(uint64_t ns) {
 
 bool IsStopSignal(int sig) { return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
 
-// Waits until `tid` reports a ptrace stop (any kind: each lets us read and set its registers),
-// until `deadline`. A signal the thread was about to receive is added to *signals, to be
-// delivered when the thread is let go (restarting it now, with 0, suppresses it), except a
-// stop signal: a process held by xtrace is continued by xtrace, and a stop delivered after
-// that would leave it stopped for good (a stop sent during a hold is undone with the hold, as
-// for every hold). Returns false if the thread is gone or the deadline passed.
-bool WaitStop(pid_t tid, uint64_t* signals, uint64_t deadline, bool poll_once = false) {
+enum class Wait { kStopped, kNotYet, kGone };
+
+// Waits until the thread reports a ptrace stop (any kind: each lets us read and set its
+// registers), until `deadline` (0: looks once). A signal the thread was about to receive is
+// added to t->signals, to be delivered when the thread is let go (restarting it now, with 0,
+// suppresses it), except a stop signal: a process held by xtrace is continued by xtrace, and
+// a stop delivered after that would leave it stopped for good (a stop sent during a hold is
+// undone with the hold, as for every hold).
+Wait WaitStop(RemoteTracee* t, uint64_t deadline) {
   for (;;) {
     int status = 0;
-    const pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
-    if (r == tid) {
-      if (!WIFSTOPPED(status)) return false;  // exited or killed
+    const pid_t r = waitpid(t->tid, &status, __WALL | WNOHANG);
+    if (r == t->tid) {
+      if (!WIFSTOPPED(status)) return Wait::kGone;  // exited or killed
       const int sig = WSTOPSIG(status);
       if ((status >> 16) == 0 && sig != SIGTRAP && !IsStopSignal(sig) && sig < 64)
-        *signals |= uint64_t{1} << sig;
-      return true;
+        t->signals |= uint64_t{1} << sig;
+      t->stopped = true;
+      // Any stop answers the interrupt as far as we go: one still owed after a signal's stop
+      // comes right after the next restart, is collected the same way, and a detach from a
+      // stop drops whatever is still owed.
+      t->interrupt_pending = false;
+      return Wait::kStopped;
     }
-    if (r < 0 && errno != EINTR) return false;
-    if (poll_once || NowNs() >= deadline) return false;
+    if (r < 0 && errno != EINTR) return Wait::kGone;  // not ours any more
+    if (NowNs() >= deadline) return Wait::kNotYet;
     SleepNs(20'000);
   }
 }
 
-// Stops the running thread: takes the stop it reported by itself if it did, else interrupts
-// it. Never interrupts a stopped thread: the interrupt would stay pending and stop it again as
-// soon as it is restarted, before it runs a single instruction.
-bool StopThread(pid_t tid, uint64_t* signals, uint64_t deadline) {
-  if (WaitStop(tid, signals, deadline, /*poll_once=*/true)) return true;
-  if (ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) return false;
-  return WaitStop(tid, signals, deadline);
+// Asks the thread to stop (unless it was asked already or is stopped) and waits for the stop
+// until `deadline`. Never interrupts a stopped thread: the interrupt would stay pending and
+// stop it again as soon as it is restarted, before it runs a single instruction.
+Wait StopThread(RemoteTracee* t, uint64_t deadline) {
+  if (t->stopped) return Wait::kStopped;
+  if (!t->interrupt_pending) {
+    if (WaitStop(t, 0) == Wait::kStopped) return Wait::kStopped;  // it stopped by itself
+    if (ptrace(PTRACE_INTERRUPT, t->tid, nullptr, nullptr) != 0) return Wait::kGone;
+    t->interrupt_pending = true;
+  }
+  return WaitStop(t, deadline);
 }
 
+bool Restart(RemoteTracee* t);
+
 // Lets the thread go (it must be in a ptrace stop) with the signals it missed meanwhile.
-void DetachWithSignals(pid_t tid, uint32_t pid, uint64_t signals) {
+bool DetachWithSignals(RemoteTracee* t) {
   int first = 0;
   for (int sig = 1; sig < 64 && !first; ++sig)
-    if (signals & (uint64_t{1} << sig)) first = sig;
-  ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(first)));
+    if (t->signals & (uint64_t{1} << sig)) first = sig;
+  const bool ok = ptrace(PTRACE_DETACH, t->tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(first))) == 0;
   for (int sig = first + 1; sig < 64; ++sig)
-    if (signals & (uint64_t{1} << sig)) kill(static_cast<pid_t>(pid), sig);
+    if (t->signals & (uint64_t{1} << sig)) kill(static_cast<pid_t>(t->pid), sig);
+  t->signals = 0;
+  t->stopped = false;
+  return ok;
 }
 
 bool GetRegs(pid_t tid, user_regs_struct* regs) {
@@ -142,32 +159,13 @@ bool ThreadProgress(uint32_t pid, pid_t tid, uint64_t* cpu_ns, bool* runnable) {
   return true;
 }
 
-// Runs the stopped thread until it reaches the slot's loop (the call returned) or `deadline`;
-// it is stopped again either way. True when it reached the loop. The thread is looked at
-// (stopped with PTRACE_INTERRUPT) only once it has had the CPU for a while or is asleep in the
-// call: on a loaded machine a woken thread may wait milliseconds for a CPU, and stopping it
-// before it ran would look at the same instruction forever.
-bool RunToLoop(uint32_t pid, pid_t tid, uint64_t loop, uint64_t* signals, uint64_t deadline) {
-  constexpr uint64_t kRanEnoughNs = 20'000;
-  user_regs_struct regs{};
-  if (!GetRegs(tid, &regs)) return false;
-  while (regs.rip != loop) {
-    if (NowNs() >= deadline) return false;
-    uint64_t cpu_at_start = 0, cpu_now = 0;
-    bool runnable = true;
-    const bool progress_known = ThreadProgress(pid, tid, &cpu_at_start, &runnable);
-    if (ptrace(PTRACE_CONT, tid, nullptr, nullptr) != 0) return false;
-    uint64_t pause = 5'000;
-    for (;;) {
-      SleepNs(pause);
-      pause = pause < 1'000'000 ? pause * 2 : pause;
-      if (NowNs() >= deadline || !progress_known) break;
-      if (!ThreadProgress(pid, tid, &cpu_now, &runnable)) break;
-      if (!runnable || cpu_now - cpu_at_start >= kRanEnoughNs) break;
-    }
-    if (!StopThread(tid, signals, deadline + 100'000'000)) return false;
-    if (!GetRegs(tid, &regs)) return false;
-  }
+// Restarts the stopped thread, noting its CPU time so far (RunToLoop looks at it again once
+// it has run for a while).
+bool Restart(RemoteTracee* t) {
+  bool runnable = true;
+  t->cpu_known = ThreadProgress(t->pid, t->tid, &t->cpu_mark, &runnable);
+  if (ptrace(PTRACE_CONT, t->tid, nullptr, nullptr) != 0) return false;
+  t->stopped = false;
   return true;
 }
 
@@ -209,6 +207,39 @@ uint64_t MappingStart(uint32_t pid, uint64_t address) {
 
 }  // namespace
 
+CallProgress RunToLoop(RemoteTracee* t, uint64_t loop, uint64_t deadline) {
+  constexpr uint64_t kRanEnoughNs = 20'000;
+  constexpr uint64_t kLongestPauseNs = 1'000'000;
+  for (;;) {
+    if (!t->stopped) {
+      if (!t->interrupt_pending) {
+        // Running: let it have the CPU for a while (or fall asleep in the call) before a look.
+        for (;;) {
+          if (WaitStop(t, 0) != Wait::kNotYet) break;  // it stopped by itself (a signal), or went
+          if (NowNs() >= deadline) return CallProgress::kRunning;
+          uint64_t cpu_now = 0;
+          bool runnable = true;
+          if (!t->cpu_known || !ThreadProgress(t->pid, t->tid, &cpu_now, &runnable)) break;
+          if (!runnable || cpu_now - t->cpu_mark >= kRanEnoughNs) break;
+          t->pause_ns = t->pause_ns ? std::min(t->pause_ns * 2, kLongestPauseNs) : 5'000;
+          SleepNs(t->pause_ns);
+        }
+      }
+      const Wait w = StopThread(t, deadline);
+      if (w == Wait::kGone) return CallProgress::kGone;
+      if (w == Wait::kNotYet) return CallProgress::kRunning;  // the stop is collected later
+    }
+    user_regs_struct regs{};
+    if (!GetRegs(t->tid, &regs)) return CallProgress::kGone;
+    if (regs.rip == loop) return CallProgress::kReturned;
+    if (!Restart(t)) return CallProgress::kGone;
+    if (NowNs() >= deadline) return CallProgress::kRunning;
+    // Asleep in the call, looked at again and again: the pause between looks grows.
+    t->pause_ns = t->pause_ns ? std::min(t->pause_ns * 2, kLongestPauseNs) : 5'000;
+    SleepNs(t->pause_ns);
+  }
+}
+
 std::string OtherTracer(uint32_t pid, uint32_t self_pid) {
   auto status = ReadWholeFile("/proc/" + std::to_string(pid) + "/status");
   if (!status) return "";
@@ -223,7 +254,7 @@ std::string OtherTracer(uint32_t pid, uint32_t self_pid) {
 
 Result<std::unique_ptr<RemoteCallSession>> RemoteCallSession::Begin(
     uint32_t pid, uint32_t tid, uint64_t ip_low, uint64_t ip_high, uint64_t loop_address,
-    RemoteCallSlot* slot, uint64_t timeout_ns) {
+    RemoteCallSlot* slot, uint64_t timeout_ns, std::unique_ptr<RemoteCallSession>* unstopped) {
   const uint64_t deadline = NowNs() + timeout_ns;
   const pid_t t = static_cast<pid_t>(tid);
   if (ptrace(PTRACE_SEIZE, t, nullptr, nullptr) != 0)
@@ -231,19 +262,26 @@ Result<std::unique_ptr<RemoteCallSession>> RemoteCallSession::Begin(
                          std::strerror(errno));
   std::unique_ptr<RemoteCallSession> s(new RemoteCallSession());
   s->slot_ = slot;
-  s->tid_ = t;
-  s->pid_ = pid;
+  s->t_.tid = t;
+  s->t_.pid = pid;
   slot->pid = pid;
   slot->tid = tid;
   slot->loop_address = loop_address;
   slot->stack_len = 0;
   slot->errno_address = 0;
   slot->xstate_len = 0;
-  // From here the destructor detaches.
-  if (ptrace(PTRACE_INTERRUPT, t, nullptr, nullptr) != 0 || !WaitStop(t, &s->pending_signals_, deadline)) {
+  // From here the destructor detaches (once the thread is in a stop).
+  const Wait w = StopThread(&s->t_, deadline);
+  if (w == Wait::kGone) {
     s->ended_ = true;
-    ptrace(PTRACE_DETACH, t, nullptr, nullptr);
-    return Status::Error("thread " + std::to_string(tid) + " did not stop for ptrace");
+    return Status::Error("thread " + std::to_string(tid) + " exited as it was seized");
+  }
+  if (w == Wait::kNotYet) {
+    // Asked to stop, not stopped yet: it cannot be let go before it does (Finish).
+    const Status why = Status::Error("thread " + std::to_string(tid) + " did not stop for ptrace within " +
+                                     std::to_string(timeout_ns / 1'000'000) + " ms");
+    if (unstopped) *unstopped = std::move(s);
+    return why;
   }
   if (!GetRegs(t, &slot->regs)) return Status::Error(std::string("PTRACE_GETREGS: ") + std::strerror(errno));
   if (slot->regs.rip < ip_low || slot->regs.rip >= ip_high) {
@@ -282,17 +320,19 @@ Result<std::unique_ptr<RemoteCallSession>> RemoteCallSession::Begin(
 }
 
 RemoteCallSession::~RemoteCallSession() {
-  if (!ended_) (void)End();
+  // An unfinished session is left as it stands: the thread is let go when the capture exits,
+  // and the guardian finishes what the slot says (RecoverRemoteCall).
+  if (!ended_ && !unfinished()) (void)End();
 }
 
 Status RemoteCallSession::Write(uint64_t address, const void* data, size_t size) {
-  if (!WriteRemote(pid_, address, data, size))
+  if (!WriteRemote(t_.pid, address, data, size))
     return Status::Error(std::string("process_vm_writev: ") + std::strerror(errno));
   return Status::Ok();
 }
 
 Status RemoteCallSession::Read(uint64_t address, void* data, size_t size) const {
-  if (!ReadRemote(pid_, address, data, size))
+  if (!ReadRemote(t_.pid, address, data, size))
     return Status::Error(std::string("process_vm_readv: ") + std::strerror(errno));
   return Status::Ok();
 }
@@ -311,6 +351,9 @@ Status RemoteCallSession::SaveErrno(uint64_t errno_location, uint64_t timeout_ns
 Result<uint64_t> RemoteCallSession::Call(uint64_t function, std::initializer_list<uint64_t> args,
                                          uint64_t timeout_ns) {
   if (args.size() > 6) return Status::Error("more than six arguments");
+  if (ended_) return Status::Error("the thread was let go");
+  if (unfinished()) return Status::Error("an earlier call has not returned");
+  if (timeout_ns == 0) return Status::Error("no time was left for the call");
   const uint64_t deadline = NowNs() + timeout_ns;
   user_regs_struct regs = slot_->regs;
   const uint64_t ret_slot = scratch_ - 8;
@@ -326,64 +369,134 @@ Result<uint64_t> RemoteCallSession::Call(uint64_t function, std::initializer_lis
   regs.eflags &= ~(kRflagsTrap | kRflagsDirection);
   SetState(slot_, RemoteCallState::kModified);
   if (Status st = Write(ret_slot, &loop, sizeof(loop)); !st.ok()) return st;
-  if (ptrace(PTRACE_SETREGS, tid_, nullptr, &regs) != 0)
+  if (ptrace(PTRACE_SETREGS, t_.tid, nullptr, &regs) != 0)
     return Status::Error(std::string("PTRACE_SETREGS: ") + std::strerror(errno));
-  if (!RunToLoop(pid_, tid_, loop, &pending_signals_, deadline)) {
-    // Still inside the function (or gone): it is abandoned where it is, the thread put back.
-    SetState(slot_, RemoteCallState::kRestoring);
-    (void)RestoreThread(slot_);
-    char text[64];
-    std::snprintf(text, sizeof(text), "did not return within %.0f ms", timeout_ns / 1e6);
+  t_.pause_ns = 0;
+  in_call_ = true;
+  const CallProgress p = RunToLoop(&t_, loop, deadline);
+  if (p == CallProgress::kGone) {
+    ended_ = true;
+    return Status::Error("thread " + std::to_string(t_.tid) + " exited during the call");
+  }
+  if (p == CallProgress::kRunning) {
+    // Never undone in the middle: it runs on, and Finish puts the thread back once it returned.
+    char text[96];
+    std::snprintf(text, sizeof(text), "did not return within %.0f ms (let finish)", timeout_ns / 1e6);
     return Status::Error(text);
   }
+  in_call_ = false;
   user_regs_struct after{};
-  if (!GetRegs(tid_, &after)) return Status::Error(std::string("PTRACE_GETREGS: ") + std::strerror(errno));
+  if (!GetRegs(t_.tid, &after)) return Status::Error(std::string("PTRACE_GETREGS: ") + std::strerror(errno));
   return static_cast<uint64_t>(after.rax);
 }
 
 Status RemoteCallSession::End() {
   if (ended_) return Status::Ok();
+  if (unfinished()) return Status::Error("thread " + std::to_string(t_.tid) + " is still in a call");
+  return EndStopped();
+}
+
+Status RemoteCallSession::EndStopped() {
   ended_ = true;
   Status st = Status::Ok();
   if (slot_->state.load() != static_cast<uint32_t>(RemoteCallState::kOwned)) {
     // Restoring is idempotent: the guardian redoes it from the slot if we die here.
     SetState(slot_, RemoteCallState::kRestoring);
-    if (!RestoreThread(slot_)) st = Status::Error("thread " + std::to_string(tid_) + " could not be restored");
+    if (!RestoreThread(slot_)) st = Status::Error("thread " + std::to_string(t_.tid) + " could not be restored");
   }
-  DetachWithSignals(tid_, pid_, pending_signals_);
+  if (!DetachWithSignals(&t_))
+    st = Status::Error("thread " + std::to_string(t_.tid) + " could not be detached: " + std::strerror(errno));
   SetState(slot_, RemoteCallState::kOwned);
   return st;
 }
 
-bool RecoverRemoteCall(RemoteCallSlot* slot, bool seize, uint64_t timeout_ns) {
+bool RemoteCallSession::Finish(uint64_t timeout_ns) {
+  if (ended_) return true;
+  const uint64_t deadline = NowNs() + timeout_ns;
+  if (in_call_) {
+    const CallProgress p = RunToLoop(&t_, slot_->loop_address, deadline);
+    if (p == CallProgress::kGone) {
+      ended_ = true;
+      return true;
+    }
+    if (p == CallProgress::kRunning) return false;
+    in_call_ = false;
+  } else if (!t_.stopped) {
+    const Wait w = StopThread(&t_, deadline);
+    if (w == Wait::kGone) {
+      ended_ = true;
+      return true;
+    }
+    if (w == Wait::kNotYet) return false;
+  }
+  (void)EndStopped();
+  return true;
+}
+
+bool RemoteCallSession::HandOver(uint64_t timeout_ns) {
+  if (ended_) return true;
+  if (!in_call_) return Finish(timeout_ns);
+  const Wait w = StopThread(&t_, NowNs() + timeout_ns);
+  if (w == Wait::kGone) {
+    ended_ = true;
+    return true;
+  }
+  if (w == Wait::kNotYet) return false;
+  // Detached in the function it was called into (the slot stays kModified): it returns to the
+  // loop and waits there for the guardian, which seizes it as soon as we are gone.
+  ended_ = true;
+  return DetachWithSignals(&t_);
+}
+
+bool RecoverRemoteCall(RemoteCallSlot* slot, bool seize, uint64_t timeout_ns,
+                       void (*between)(void*), void* arg) {
   const uint32_t state = slot->state.load();
   if (state == static_cast<uint32_t>(RemoteCallState::kFree)) return true;
   bool ok = true;
   const bool modified = state == static_cast<uint32_t>(RemoteCallState::kModified);
   if (modified || state == static_cast<uint32_t>(RemoteCallState::kRestoring)) {
-    const pid_t tid = static_cast<pid_t>(slot->tid);
+    RemoteTracee t;
+    t.tid = static_cast<pid_t>(slot->tid);
+    t.pid = slot->pid;
     const uint64_t deadline = NowNs() + timeout_ns;
-    uint64_t signals = 0;
     if (seize) {
       // The capture's ptrace ends only once it has exited all the way: retry until then.
-      while (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
+      while (ptrace(PTRACE_SEIZE, t.tid, nullptr, nullptr) != 0) {
         if (errno == ESRCH || NowNs() >= deadline) {
           ok = false;
           break;
         }
         SleepNs(1'000'000);
       }
-      if (ok) ok = ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) == 0 && WaitStop(tid, &signals, deadline);
+      // Its stop is waited for however long it takes: a thread asked to stop cannot be let go
+      // before it has.
+      while (ok) {
+        const Wait w = StopThread(&t, NowNs() + 100'000'000);
+        if (w == Wait::kStopped) break;
+        if (w == Wait::kGone) ok = false;
+        else if (between) between(arg);
+      }
       // Out of a group stop (the capture may have died before it ended it), or the call
       // could not run on.
       if (ok) kill(static_cast<pid_t>(slot->pid), SIGCONT);
+    } else {
+      t.stopped = true;  // the caller's own stopped thread
     }
     if (ok) {
-      // A call in progress finishes first (it may hold a lock); one that does not is
-      // abandoned. Once restoring began, the thread may be back at its own code: never run it.
-      if (modified) (void)RunToLoop(slot->pid, tid, slot->loop_address, &signals, deadline);
-      ok = RestoreThread(slot);
-      DetachWithSignals(tid, slot->pid, signals);
+      // A call in progress finishes first, however long it takes (it may hold a lock: undone
+      // in the middle, it would deadlock its process). Once restoring began, the thread may be
+      // back at its own code: never run it.
+      CallProgress p = CallProgress::kReturned;
+      if (modified) {
+        while ((p = RunToLoop(&t, slot->loop_address, NowNs() + 100'000'000)) == CallProgress::kRunning)
+          if (between) between(arg);
+      }
+      if (p == CallProgress::kGone) {
+        ok = false;
+      } else {
+        ok = RestoreThread(slot);
+        ok = DetachWithSignals(&t) && ok;
+      }
     }
   }
   kill(static_cast<pid_t>(slot->pid), SIGCONT);

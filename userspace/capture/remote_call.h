@@ -55,8 +55,38 @@ struct RemoteCallSlot {
   uint8_t stack[kRemoteScratchBytes + 16];
 };
 
+// A traced thread as far as its ptrace stops go. A PTRACE_INTERRUPT is answered by a stop
+// only once the thread next runs (at once if idle, but a loaded machine can keep a runnable
+// thread off the CPU for long), and a thread can be let go (PTRACE_DETACH) only from a stop:
+// one left with an interrupt it has not answered stops by itself later, traced by nobody
+// who looks, and its process hangs. So every stop asked for is collected before detaching.
+struct RemoteTracee {
+  pid_t tid = 0;
+  uint32_t pid = 0;
+  bool stopped = false;            // in a ptrace stop we collected: registers can be used
+  bool interrupt_pending = false;  // PTRACE_INTERRUPT sent, its stop not collected yet
+  uint64_t signals = 0;            // signals it was about to receive, delivered when let go
+  // While it runs a call: its CPU time at its last restart and the pause between looks.
+  uint64_t cpu_mark = 0;
+  bool cpu_known = false;
+  uint64_t pause_ns = 0;
+};
+
+// Where a call stands after a wait for it (RunToLoop).
+enum class CallProgress {
+  kReturned,  // at the slot's loop, stopped: the call is over
+  kRunning,   // still inside the function (or its stop not in yet): wait again later
+  kGone,      // the thread exited (or is no longer ours)
+};
+
 // One stopped thread, from seizing it to letting it go. Begin/Call/End are the capture's;
 // a session that is destroyed without End restores and detaches as End does.
+//
+// A call is never abandoned inside the function it called: it may hold a lock there, a
+// static-initialisation guard or malloc's arena, and a thread put back at its own code
+// with that taken deadlocks its process at the next use. A call that has not returned when
+// its bound passes is left running (unfinished()), and Finish puts the thread back once it
+// has returned.
 class RemoteCallSession {
  public:
   // Seizes thread `tid` of process `pid` (ptrace, PTRACE_INTERRUPT) and waits up to
@@ -64,10 +94,13 @@ class RemoteCallSession {
   // instruction pointer must lie in [ip_low, ip_high) — where it was held — or the session is
   // refused. `slot` must be in state kOwned; it receives the saved state. Once the thread is
   // in its ptrace stop, the process is continued (SIGCONT): its other threads run meanwhile.
+  // When the thread was seized but its stop did not come in time, the session is refused and
+  // handed back in *unstopped, to be let go with Finish once the stop is in.
   static Result<std::unique_ptr<RemoteCallSession>> Begin(uint32_t pid, uint32_t tid,
                                                           uint64_t ip_low, uint64_t ip_high,
                                                           uint64_t loop_address,
-                                                          RemoteCallSlot* slot, uint64_t timeout_ns);
+                                                          RemoteCallSlot* slot, uint64_t timeout_ns,
+                                                          std::unique_ptr<RemoteCallSession>* unstopped = nullptr);
   ~RemoteCallSession();
   RemoteCallSession(const RemoteCallSession&) = delete;
   RemoteCallSession& operator=(const RemoteCallSession&) = delete;
@@ -84,29 +117,58 @@ class RemoteCallSession {
   Status Read(uint64_t address, void* data, size_t size) const;
 
   // Calls `function` with up to six integer arguments; its rax. A call that has not returned
-  // after `timeout_ns` is abandoned (the thread is put back as it was) and is an error.
+  // after `timeout_ns` is an error and runs on: unfinished() is true from then, no other call
+  // can be made, and the session must be ended with Finish.
   Result<uint64_t> Call(uint64_t function, std::initializer_list<uint64_t> args, uint64_t timeout_ns);
+  bool unfinished() const { return in_call_ || !t_.stopped; }
 
   // Puts everything back and detaches; signals the thread received meanwhile are delivered.
+  // Only for a session that is not unfinished() (an error otherwise, and nothing is done).
   Status End();
+
+  // Waits up to `timeout_ns` for an unfinished call to return (or for the stop asked of the
+  // thread to come in), then ends the session as End does: true once it is over (or the
+  // thread is gone), false while the call still runs.
+  bool Finish(uint64_t timeout_ns);
+
+  // For a session still unfinished when the capture ends: stops the thread where it is (in
+  // the function it was called into: its call is not undone) and detaches without putting
+  // anything back, leaving the slot kModified: the hold guardian, which outlives the capture,
+  // seizes the thread again, lets the call return and puts the thread back
+  // (RecoverRemoteCall). False if the thread did not stop within `timeout_ns` (it is then
+  // detached when the capture exits, and the guardian takes it the same way).
+  bool HandOver(uint64_t timeout_ns);
 
  private:
   RemoteCallSession() = default;
+  Status EndStopped();
 
   RemoteCallSlot* slot_ = nullptr;
-  pid_t tid_ = 0;
-  uint32_t pid_ = 0;
+  RemoteTracee t_;
   uint64_t scratch_ = 0;
   uint32_t scratch_bytes_ = 0;
-  uint64_t pending_signals_ = 0;  // signals the thread got during the calls, delivered at detach
+  bool in_call_ = false;  // a call has not returned yet
   bool ended_ = false;
 };
 
-// Puts back the thread a slot describes (state kModified: lets a call in progress finish
-// first, for up to `timeout_ns`), detaches from it, and continues the process if the slot
-// owned its hold. Called by the guardian when the capture is gone, in which case the thread
-// is first seized again. Async-signal-safe; returns false if something could not be undone.
-bool RecoverRemoteCall(RemoteCallSlot* slot, bool seize, uint64_t timeout_ns);
+// Runs or waits for the traced thread until it reaches `loop` (the call returned) or
+// `deadline` (CLOCK_MONOTONIC ns) passes. The thread may start stopped or running; it is
+// looked at (stopped with PTRACE_INTERRUPT) only once it has had the CPU for a while or is
+// asleep in the call: on a loaded machine a woken thread may wait milliseconds for a CPU,
+// and stopping it before it ran would look at the same instruction forever. On kReturned it
+// is stopped at the loop; on kRunning it runs on (or its stop is still to come).
+// Async-signal-safe (the guardian uses it).
+CallProgress RunToLoop(RemoteTracee* t, uint64_t loop, uint64_t deadline);
+
+// Puts back the thread a slot describes, detaches from it, and continues the process if the
+// slot owned its hold. Called by the guardian when the capture is gone, in which case the
+// thread is first seized again (for up to `timeout_ns`: the capture's ptrace ends only once
+// it has exited). A call in progress (state kModified) is let finish however long it takes:
+// it is never undone in the middle (see RemoteCallSession); `between`, if given, is called
+// with `arg` about every 100 ms meanwhile (the guardian continues its other holds there).
+// Async-signal-safe; returns false if something could not be undone.
+bool RecoverRemoteCall(RemoteCallSlot* slot, bool seize, uint64_t timeout_ns,
+                       void (*between)(void*) = nullptr, void* arg = nullptr);
 
 // Why another tracer stops us from using ptrace on `pid`, or "" (TracerPid in
 // /proc/PID/status, with the tracer's name when readable).

@@ -27,9 +27,17 @@
 namespace xtrace {
 namespace {
 
-// Bounds, each generous for a call that takes microseconds: a target this slow is left alone.
-constexpr uint64_t kStopTimeoutNs = 100'000'000;      // the thread and its process to stop
-constexpr uint64_t kCallTimeoutNs = 100'000'000;      // one call into the loader
+// The bound of a whole hold, from the moment it is served: the thread's stop and every call
+// made in it. Generous: the calls take microseconds, but on a loaded machine a thread woken
+// for one can wait long for a CPU. No call begins once it has passed; a call under way then
+// is never undone in the middle (it may hold a lock: remote_call.h) but let finish while the
+// capture goes on (Tick), and its answer is not used.
+constexpr uint64_t kHoldBoundNs = 2'000'000'000;
+// A call let finish that has still not returned when the capture ends: how long the capture
+// waits for it before handing the thread to the guardian (which waits as long as it takes).
+constexpr uint64_t kFinishAtEndNs = 5'000'000'000;
+// How long each look at a call let finish may take (the capture's loop goes on between).
+constexpr uint64_t kFinishLookNs = 2'000'000;
 // How far past the probed instruction a held thread may stand: the probe's instruction was
 // emulated or stepped (a conditional branch of the stub, or its first move).
 constexpr uint64_t kHeldIpWindow = 64;
@@ -201,11 +209,11 @@ namespace {
 
 // Level Zero's answer-by-pointer: `function(handle, out)` into the scratch area, `size` bytes.
 Result<uint64_t> AskValue(RemoteCallSession& session, uint64_t function, const char* name,
-                          uint64_t handle, size_t size) {
+                          uint64_t handle, size_t size, uint64_t timeout_ns) {
   uint64_t value = 0;
   const uint64_t at = session.scratch();
   if (Status st = session.Write(at, &value, sizeof(value)); !st.ok()) return st;
-  auto r = session.Call(function, {handle, at}, kCallTimeoutNs);
+  auto r = session.Call(function, {handle, at}, timeout_ns);
   if (!r.ok()) return r.status();
   if (static_cast<int32_t>(*r) != kZeResultSuccess)
     return Status::Error(std::string(name) + " returned " + Hex(static_cast<uint32_t>(*r)));
@@ -237,15 +245,15 @@ Result<std::vector<ApiCall>> ZeQueries::AskObject(RemoteCallSession& session,
   std::vector<ApiCall> calls;
   const uint32_t tid = slot_->tid;
   if (kind == XT_QUERY_COMMAND_LIST) {
-    auto immediate = AskValue(session, t.list_is_immediate, "zeCommandListIsImmediate", handle, 1);
+    auto immediate = AskValue(session, t.list_is_immediate, "zeCommandListIsImmediate", handle, 1, Remaining());
     if (!immediate.ok()) return immediate.status();
-    auto device = AskValue(session, t.list_get_device, "zeCommandListGetDeviceHandle", handle, 8);
+    auto device = AskValue(session, t.list_get_device, "zeCommandListGetDeviceHandle", handle, 8, Remaining());
     if (!device.ok()) return device.status();
-    auto ordinal = AskValue(session, t.list_get_ordinal, "zeCommandListGetOrdinal", handle, 4);
+    auto ordinal = AskValue(session, t.list_get_ordinal, "zeCommandListGetOrdinal", handle, 4, Remaining());
     if (!ordinal.ok()) return ordinal.status();
     uint64_t index = 0;
     if (*immediate) {
-      auto i = AskValue(session, t.list_immediate_get_index, "zeCommandListImmediateGetIndex", handle, 4);
+      auto i = AskValue(session, t.list_immediate_get_index, "zeCommandListImmediateGetIndex", handle, 4, Remaining());
       if (!i.ok()) return i.status();
       index = *i;
     }
@@ -255,7 +263,7 @@ Result<std::vector<ApiCall>> ZeQueries::AskObject(RemoteCallSession& session,
       std::memcpy(props.data(), &kStructureTypeDeviceProperties, sizeof(uint32_t));
       const uint64_t at = session.scratch();
       if (Status st = session.Write(at, props.data(), props.size()); !st.ok()) return st;
-      auto r = session.Call(t.device_get_properties, {*device, at}, kCallTimeoutNs);
+      auto r = session.Call(t.device_get_properties, {*device, at}, Remaining());
       if (!r.ok()) return r.status();
       if (static_cast<int32_t>(*r) != kZeResultSuccess)
         return Status::Error("zeDeviceGetProperties returned " + Hex(static_cast<uint32_t>(*r)));
@@ -287,9 +295,9 @@ Result<std::vector<ApiCall>> ZeQueries::AskObject(RemoteCallSession& session,
     }
   } else if (kind == XT_QUERY_COMMAND_QUEUE) {
     // Level Zero has no question for a queue's device: its lists' device stands for it.
-    auto ordinal = AskValue(session, t.queue_get_ordinal, "zeCommandQueueGetOrdinal", handle, 4);
+    auto ordinal = AskValue(session, t.queue_get_ordinal, "zeCommandQueueGetOrdinal", handle, 4, Remaining());
     if (!ordinal.ok()) return ordinal.status();
-    auto index = AskValue(session, t.queue_get_index, "zeCommandQueueGetIndex", handle, 4);
+    auto index = AskValue(session, t.queue_get_index, "zeCommandQueueGetIndex", handle, 4, Remaining());
     if (!index.ok()) return index.status();
     constexpr uint16_t kFn = XT_ZE_COMMAND_QUEUE_CREATE;
     ApiCall c = LearnedCallOf(kFn, pid, tid);
@@ -298,11 +306,11 @@ Result<std::vector<ApiCall>> ZeQueries::AskObject(RemoteCallSession& session,
     c.arg[kZeArgSlot<kFn, "command_queue">] = handle;
     calls.push_back(c);
   } else if (kind == XT_QUERY_EVENT) {
-    auto pool = AskValue(session, t.event_get_pool, "zeEventGetEventPool", handle, 8);
+    auto pool = AskValue(session, t.event_get_pool, "zeEventGetEventPool", handle, 8, Remaining());
     if (!pool.ok()) return pool.status();
     if (*pool == 0) return calls;  // an event of no pool (counter-based): nothing more to say
     if (!pool_flags_.count({pid, *pool})) {
-      auto flags = AskValue(session, t.pool_get_flags, "zeEventPoolGetFlags", *pool, 4);
+      auto flags = AskValue(session, t.pool_get_flags, "zeEventPoolGetFlags", *pool, 4, Remaining());
       if (!flags.ok()) return flags.status();
       constexpr uint16_t kFn = XT_ZE_EVENT_POOL_CREATE;
       ApiCall c = LearnedCallOf(kFn, pid, tid);
@@ -330,7 +338,7 @@ Result<LearnedKernel> ZeQueries::AskKernelName(RemoteCallSession& session, uint6
   const uint64_t room = session.scratch_bytes() - 16;
   uint64_t size = 0;
   if (Status st = session.Write(size_at, &size, sizeof(size)); !st.ok()) return st;
-  auto r = session.Call(function, {kernel, size_at, 0}, kCallTimeoutNs);
+  auto r = session.Call(function, {kernel, size_at, 0}, Remaining());
   if (!r.ok()) return r.status();
   if (static_cast<int32_t>(*r) != kZeResultSuccess)
     return Status::Error("zeKernelGetName returned " + Hex(static_cast<uint32_t>(*r)));
@@ -339,7 +347,7 @@ Result<LearnedKernel> ZeQueries::AskKernelName(RemoteCallSession& session, uint6
     return Status::Error("zeKernelGetName gave a size of " + std::to_string(size) + " bytes (room: " +
                          std::to_string(room) + ")");
   if (Status st = session.Write(size_at, &size, sizeof(size)); !st.ok()) return st;
-  r = session.Call(function, {kernel, size_at, name_at}, kCallTimeoutNs);
+  r = session.Call(function, {kernel, size_at, name_at}, Remaining());
   if (!r.ok()) return r.status();
   if (static_cast<int32_t>(*r) != kZeResultSuccess)
     return Status::Error("zeKernelGetName returned " + Hex(static_cast<uint32_t>(*r)));
@@ -375,8 +383,48 @@ void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_n
   }
 }
 
+uint64_t ZeQueries::Remaining() const {
+  const uint64_t now = NowNs();
+  return hold_deadline_ns_ > now ? hold_deadline_ns_ - now : 0;
+}
+
+bool ZeQueries::SlotFree(uint64_t wait_ns) {
+  if (!finishing_) return true;
+  if (!finishing_->Finish(wait_ns)) return false;
+  finishing_.reset();
+  slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
+  return true;
+}
+
+void ZeQueries::Tick() { (void)SlotFree(kFinishLookNs); }
+
+ZeQueries::~ZeQueries() {
+  if (!finishing_ || SlotFree(kFinishAtEndNs)) return;
+  // Still in the function it was called into: never undone there. The guardian, which
+  // outlives the capture, takes the thread over and puts it back once the call returned.
+  say_("pid " + std::to_string(finishing_pid_) + ": a call into its loader has not returned after " +
+       std::to_string((kHoldBoundNs + kFinishAtEndNs) / 1'000'000'000) +
+       " s; its thread is left to the hold guardian, which puts it back once the call returns");
+  (void)finishing_->HandOver(kFinishAtEndNs);
+  finishing_.reset();
+}
+
 bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_ns) {
   ++stats_.holds;
+  if (!SlotFree(kFinishLookNs)) {
+    // A call of an earlier hold is still let finish in the slot: this hold goes on unasked,
+    // and its handles wait for a later hold.
+    stats_.missed += maps_.AskedHandles(pid).size();
+    Fail("a call into pid " + std::to_string(finishing_pid_) +
+         "'s loader had not returned yet when another hold came");
+    bpf_map_delete_elem(held_fd_, &pid);
+    kill(static_cast<pid_t>(pid), SIGCONT);
+    const uint64_t held = NowNs() - std::min(NowNs(), since_ns);
+    stats_.held_ns += held;
+    stats_.max_held_ns = std::max(stats_.max_held_ns, held);
+    return false;
+  }
+  hold_deadline_ns_ = NowNs() + kHoldBoundNs;
   // The hold is ours while its entry stays: renewed (the guardian's bound continues stale
   // holds) and deleted by us. While it is there, other threads of the process that launch
   // unknown kernels only ask (bpf/query.bpf.h) and run on: they are asked about here, in the
@@ -418,20 +466,38 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
     }
     if (it != targets_.end()) {
       const QueryTargetAddresses target = it->second;
+      std::unique_ptr<RemoteCallSession> unstopped;
       auto session = RemoteCallSession::Begin(pid, tid, ip, ip + kHeldIpWindow, target.loop, slot_,
-                                              kStopTimeoutNs);
+                                              Remaining(), &unstopped);
       if (!session.ok()) {
         retry = true;
         Fail(session.status().message());
         if (++unusable_holds_[pid] >= kMaxUnusableHolds) Refuse(pid, session.status().message());
+        // Asked to stop and not stopped yet: let go once its stop is in (Tick).
+        if (unstopped) {
+          finishing_ = std::move(unstopped);
+          finishing_pid_ = pid;
+        }
       } else {
         continued = true;
-        if (Status st = (*session)->SaveErrno(target.errno_location, kCallTimeoutNs); !st.ok()) {
-          why = st.message();
-          Refuse(pid, why);
+        if (Status st = (*session)->SaveErrno(target.errno_location, Remaining()); !st.ok()) {
+          if ((*session)->unfinished()) {
+            retry = true;  // slow, not refused: its handles wait for the next hold
+            Fail("__errno_location: " + st.message());
+          } else {
+            why = st.message();
+            Refuse(pid, why);
+          }
         } else {
           auto ask = [&](const CaptureMaps::AskedHandle& h) {
             asked.insert(h.handle);
+            // Past the hold's bound (or behind a call let finish), nothing more is asked.
+            if ((*session)->unfinished() || Remaining() == 0) {
+              ++stats_.failed;
+              Fail("not asked: the hold's bound of " + std::to_string(kHoldBoundNs / 1'000'000'000) +
+                   " s had passed");
+              return;
+            }
             if (h.kind == XT_QUERY_KERNEL) {
               auto name = AskKernelName(**session, target.kernel_get_name, h.handle);
               if (name.ok()) {
@@ -477,7 +543,14 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
             ask(h);
           }
         }
-        if (Status st = (*session)->End(); !st.ok()) Fail(st.message());
+        if ((*session)->unfinished()) {
+          // A call passed the hold's bound: it runs on, and its thread is put back once it
+          // has returned (Tick). The slot stays its until then.
+          finishing_ = std::move(*session);
+          finishing_pid_ = pid;
+        } else if (Status st = (*session)->End(); !st.ok()) {
+          Fail(st.message());
+        }
       }
     }
   }
@@ -494,7 +567,7 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
   // A session continued the process as it began; otherwise it is continued here. Never
   // after a session: a hold another thread took since would be undone before it was used.
   if (!continued) kill(static_cast<pid_t>(pid), SIGCONT);
-  slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
+  if (!finishing_) slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
   const uint64_t held = end_ns > since_ns ? end_ns - since_ns : 0;
   stats_.held_ns += held;
   stats_.max_held_ns = std::max(stats_.max_held_ns, held);
@@ -536,7 +609,7 @@ std::string QuerySummary(const QueryStats& stats) {
   if (stats.missed)
     text += " " + std::to_string(stats.missed) +
             " uses of objects made before the attach could not be asked about (a query map was "
-            "full, or the thread could not be stopped).";
+            "full, the thread could not be stopped, or a call of an earlier hold had not returned).";
   for (const auto& [pid, why] : stats.not_queried)
     text += " pid " + std::to_string(pid) + " was not queried: " + why + ".";
   return text;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -85,6 +86,10 @@ class ZeQueries {
   // `slot`: the call slot shared with the hold guardian; `held_map_fd`: the `held` map.
   ZeQueries(CaptureMaps& maps, int held_map_fd, RemoteCallSlot* slot, Learned learned,
             LearnedCall learned_call, Say say);
+  // A call still let finish is waited for a last time, then handed to the guardian.
+  ~ZeQueries();
+  ZeQueries(const ZeQueries&) = delete;
+  ZeQueries& operator=(const ZeQueries&) = delete;
 
   // `pid` was running before the capture began: its unknown kernels are asked about (unless
   // another tracer has it: then the summary says why not).
@@ -95,9 +100,17 @@ class ZeQueries {
   // A thread was held for asking (record xt_ze_query_hold): asks, continues the process.
   void OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_ns);
 
+  // From the capture's loop: looks at a call let finish (one that passed its hold's bound),
+  // and puts its thread back once it has returned.
+  void Tick();
+
   const QueryStats& stats() const { return stats_; }
 
  private:
+  // What is left of the bound of the hold being served (0: passed).
+  uint64_t Remaining() const;
+  // True when no call is let finish (or the one that was has now returned).
+  bool SlotFree(uint64_t wait_ns);
   void Refuse(uint32_t pid, const std::string& why);
   // Serves one hold; true when handles asked for were left to a hold taken since.
   bool ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_ns);
@@ -128,6 +141,10 @@ class ZeQueries {
   std::set<std::pair<uint32_t, uint64_t>> devices_known_;
   std::map<std::pair<uint32_t, uint64_t>, uint32_t> pool_flags_;
   QueryStats stats_;
+  uint64_t hold_deadline_ns_ = 0;  // the bound of the hold being served (CLOCK_MONOTONIC)
+  // A session whose call passed its hold's bound, let finish: it owns the slot until then.
+  std::unique_ptr<RemoteCallSession> finishing_;
+  uint32_t finishing_pid_ = 0;
 };
 
 // The summary's sentence about queries (starting with a space), or "" when none was made or

@@ -35,7 +35,7 @@ TEST(QuerySummaryTest, SaysWhatWasQueriedAndWhatItCost) {
   missed_only.missed = 3;
   EXPECT_EQ(QuerySummary(missed_only),
             " 3 uses of objects made before the attach could not be asked about (a query map was "
-            "full, or the thread could not be stopped).");
+            "full, the thread could not be stopped, or a call of an earlier hold had not returned).");
 }
 
 TEST(QuerySummaryTest, SaysWhichLoadersCannotBeAskedAboutListsQueuesAndEvents) {
