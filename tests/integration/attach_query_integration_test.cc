@@ -7,7 +7,8 @@
 // left alone, and the summary says why. On trixie's loader (Level Zero 1.20, under chroot) the
 // lists, queues and events made before the attach are asked about too: every launch on its
 // device and engine. A regular list recorded before the attach and executed after it is
-// counted and said.
+// counted and said. A query that is slow and holds the driver's lock is answered, never undone
+// in the middle.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <time.h>
@@ -68,14 +69,17 @@ class AttachQueryIntegrationTest : public RootTest {
   // (with `xtrace_args`), runs one round, stops both. `wrap` runs the workload under another
   // program (strace).
   Run AttachAndRunARound(int threads, const std::vector<std::string>& xtrace_args = {},
-                         const std::vector<std::string>& wrap = {}) {
+                         const std::vector<std::string>& wrap = {},
+                         const std::vector<std::string>& workload_env = {}) {
     Run run;
     std::vector<std::string> argv = wrap;
     for (const std::string& a : {kWorkload, std::string("--wait-for-signal"), std::string("--threads"),
                                  std::to_string(threads), std::string("--iterations"), std::string("3"),
                                  std::string("--launch-log"), Path("launches.tsv")})
       argv.push_back(a);
-    Subprocess workload(argv, {kSimDriver});
+    std::vector<std::string> env = {kSimDriver};
+    env.insert(env.end(), workload_env.begin(), workload_env.end());
+    Subprocess workload(argv, env);
     run.pid = PidFromReadyLine(workload.WaitStdout("ready", 60s));
     EXPECT_NE(run.pid, 0u) << workload.stderr_text();
     if (!run.pid) return run;
@@ -262,6 +266,18 @@ TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderListsQueuesAndEventsMadeBefore
 TEST_F(AttachQueryIntegrationTest, EightThreadsLaunchingAtOnceAreAllNamed) {
   const Run run = AttachAndRunARound(8);
   ExpectEveryLaunchNamed(run, 8);
+}
+
+// The simulated driver's zeKernelGetName takes 120 ms holding the driver's device-state lock
+// (its engine and every host wait take it), as a real driver's query may hold its own. Calls
+// used to be undone after 100 ms each, the thread put back at its launch with that lock
+// taken: the process hung at its next wait. A hold is bounded as a whole now (seconds), and
+// a call is never undone inside the callee: every launch is named and the round completes.
+TEST_F(AttachQueryIntegrationTest, ASlowQueryThatHoldsTheDriversLockIsAnsweredWithoutAHang) {
+  const Run run = AttachAndRunARound(2, {}, {},
+                                     {"XTRACE_SIMZE_KERNEL_NAME_DELAY_MS=120", "XTRACE_SIMZE_KERNEL_NAME_LOCKED=1"});
+  ExpectEveryLaunchNamed(run, 2);
+  EXPECT_EQ(run.xtrace_err.find("could not be:"), std::string::npos) << run.xtrace_err;
 }
 
 // nsenter (like unshare --fork, sudo and su) stops itself when its child stops and continues

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 #include "api.h"
 #include "config.h"
 #include "objects.h"
+#include "sync.h"
 
 namespace simze::api {
 namespace {
@@ -300,8 +302,11 @@ ze_result_t KernelGetProperties(ze_kernel_handle_t hKernel, ze_kernel_properties
 ze_result_t KernelGetName(ze_kernel_handle_t hKernel, size_t* pSize, char* pName) {
   Kernel* k = from_handle<Kernel>(hKernel);
   if (k == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (const uint64_t ms = config().kernel_name_delay_ms)
+  if (const uint64_t ms = config().kernel_name_delay_ms) {
+    std::unique_lock<std::mutex> lock;
+    if (config().kernel_name_locked) lock = std::unique_lock(sync::mutex());
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  }
   return copy_string(k->spec->name, pSize, pName);
 }
 

@@ -34,6 +34,10 @@ struct Config {
   // zeKernelGetName takes this long (a query a tracer runs in the process can be caught in
   // the middle: tests/integration/attach_query_integration_test.cc).
   uint64_t kernel_name_delay_ms = 0;
+  // 1: zeKernelGetName holds the device-state lock (sync.h: the engine and every host wait
+  // take it) through that delay, as a real driver's query may hold its own: a call undone in
+  // the middle leaves it taken, and the process hangs at its next wait.
+  uint64_t kernel_name_locked = 0;
 };
 
 // Parsed from the environment on first call; invalid values are reported on stderr and ignored.
