@@ -10,13 +10,15 @@
 #define XT_SIGSTOP 19
 #define XT_EEXIST 17
 
-/* Notes the current process's parent in hold_parents as it is held (maps.bpf.h says why). */
-static __always_inline void xt_note_hold_parent(__u64 now)
+/* Notes the current process (`tgid_ns` in the collector's pid namespace) as held in its
+ * parent's hold_parents entry (maps.bpf.h says why). */
+static __always_inline void xt_note_hold_parent(__u64 now, __u32 tgid_ns)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 parent = BPF_CORE_READ(task, real_parent, tgid);
 	struct xt_hold_parent *old, entry = { .since_ns = now,
-					      .child = bpf_get_current_pid_tgid() >> 32 };
+					      .child = bpf_get_current_pid_tgid() >> 32,
+					      .child_ns = tgid_ns };
 
 	if (parent <= 1)
 		return; /* init mirrors nobody's stops */
@@ -46,7 +48,7 @@ static __always_inline __u32 xt_hold(const struct xt_capture_config *cfg, __u32 
 			xt_count(XT_CNT_HOLD_MISSED);
 		return 0;
 	}
-	xt_note_hold_parent(now);
+	xt_note_hold_parent(now, tgid);
 	if (bpf_send_signal_thread(XT_SIGSTOP)) {
 		bpf_map_delete_elem(&held, &tgid);
 		xt_count(XT_CNT_HOLD_MISSED);

@@ -107,18 +107,8 @@ struct {
  * here (kernel pids: the parent may lie outside the collector's pid namespace, where the
  * capture cannot even name it), and xt_signal_generate continues a parent whose stop only
  * mirrored a hold, whichever comes first: the parent's stop or the child's release. */
-enum xt_hold_parent_state {
-	XT_PARENT_STOPPED = 1, /* the parent stopped itself while the child was held */
-	XT_CHILD_RELEASED = 2, /* the child was continued */
-};
-
-struct xt_hold_parent {
-	__u64 since_ns; /* when the child was held */
-	__u32 child;    /* the held child, kernel tgid */
-	__u32 reserved;
-	__u64 state;    /* enum xt_hold_parent_state bits, set atomically (64-bit: BPF's v1-v2
-			 * instruction sets have no 32-bit fetch-or) */
-};
+/* The entries' layout, struct xt_hold_parent, is in xtrace/hold.h: the capture reads them
+ * too, to let a parent's echo land before it lets a held thread go. */
 
 /* How long after a hold a parent's stop can still be the echo of it: a parent in waitpid()
  * stops itself within microseconds of being woken; a loaded machine can delay that. */

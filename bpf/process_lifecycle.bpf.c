@@ -378,11 +378,15 @@ int BPF_PROG(xt_signal_generate, int sig, struct kernel_siginfo *info, struct ta
 		e = bpf_map_lookup_elem(&hold_parents, &parent);
 		if (!e || e->child != target)
 			return 0;
-		old = __sync_fetch_and_or(&e->state, XT_CHILD_RELEASED);
-		if (old & XT_PARENT_STOPPED) {
+		/* The parent we continued continues its child: the echo it owed has landed. */
+		if ((bpf_get_current_pid_tgid() >> 32) == parent && (e->state & XT_PARENT_CONTINUED)) {
 			bpf_map_delete_elem(&hold_parents, &parent);
-			xt_continue_parent(parent);
+			return 0;
 		}
+		old = __sync_fetch_and_or(&e->state, XT_CHILD_RELEASED);
+		if ((old & XT_PARENT_STOPPED) &&
+		    !(__sync_fetch_and_or(&e->state, XT_PARENT_CONTINUED) & XT_PARENT_CONTINUED))
+			xt_continue_parent(parent);
 		return 0;
 	}
 	if (!xt_is_stop_signal(sig) || (bpf_get_current_pid_tgid() >> 32) != target)
@@ -402,11 +406,16 @@ int BPF_PROG(xt_signal_generate, int sig, struct kernel_siginfo *info, struct ta
 		bpf_map_delete_elem(&hold_parents, &target);
 		return 0;
 	}
+	/* Continued once for this hold already: a stop of its own (its child stopped by someone
+	 * else), not ours to undo. */
+	if (e->state & XT_PARENT_CONTINUED)
+		return 0;
 	old = __sync_fetch_and_or(&e->state, XT_PARENT_STOPPED);
-	if (old & XT_CHILD_RELEASED) {
+	if ((old & XT_CHILD_RELEASED) &&
+	    !(__sync_fetch_and_or(&e->state, XT_PARENT_CONTINUED) & XT_PARENT_CONTINUED)) {
 		/* The child runs already: the stop is pending on this process, and a SIGCONT
-		 * (sent once the signal lock is dropped) discards it before it takes effect. */
-		bpf_map_delete_elem(&hold_parents, &target);
+		 * (sent once the signal lock is dropped) discards it before it takes effect. The
+		 * entry stays until the parent's echo to its child lands. */
 		if (bpf_send_signal(XT_SIGCONT) == 0)
 			xt_count(XT_CNT_PARENT_CONTINUED);
 	}

@@ -113,7 +113,7 @@ static __always_inline void xt_query_unknown(struct pt_regs *ctx, struct xt_call
 		}
 		return;
 	}
-	xt_note_hold_parent(hold.since_ns);
+	xt_note_hold_parent(hold.since_ns, tgid);
 	if (bpf_send_signal_thread(XT_QUERY_SIGSTOP)) {
 		bpf_ringbuf_discard(rec, 0);
 		bpf_map_delete_elem(&held, &tgid);

@@ -73,11 +73,36 @@ struct xt_hold {
 	__u64 ip;       /* query holds: the address of the call the thread is held in; else 0 */
 };
 
+/* Parents that mirror their child's stops (bpf/maps.bpf.h, hold_parents: keyed by the
+ * parent's kernel tgid). Such a parent (nsenter, unshare --fork, sudo, su) stops itself when
+ * its child stops and, once continued, sends its child a SIGCONT: the echo. xtrace continues
+ * the parent when it continues the held child, and the echo comes whenever the parent next
+ * gets a CPU: if it came after the child's next hold began and before the capture had the
+ * held thread in a ptrace stop, it would end that hold early. So the entry stays until the
+ * echo lands, and a query hold lets its thread go only once no echo is owed to its process
+ * (capture/ze_query.cc): an echo then finds the thread still in its ptrace stop. */
+enum xt_hold_parent_state {
+	XT_PARENT_STOPPED = 1,   /* the parent stopped itself while the child was held */
+	XT_CHILD_RELEASED = 2,   /* the child was continued */
+	XT_PARENT_CONTINUED = 4, /* xtrace continued the parent: it owes its child a SIGCONT */
+};
+
+struct xt_hold_parent {
+	__u64 since_ns; /* when the child was held */
+	__u32 child;    /* the held child, kernel tgid */
+	__u32 child_ns; /* the same as the collector's pid namespace numbers it */
+	__u64 state;    /* enum xt_hold_parent_state bits, set atomically (64-bit: BPF's v1-v2
+			 * instruction sets have no 32-bit fetch-or) */
+};
+
 /* Keys and values of the hold and query maps, read by BPF and user space (layout_check.h). */
 XT_LAYOUT(XT_SIZE(xt_query_key) == 16);
 XT_LAYOUT(XT_OFFSET(xt_query_key, handle) == 8);
 XT_LAYOUT(XT_SIZE(xt_hold) == 24);
 XT_LAYOUT(XT_OFFSET(xt_hold, reason) == 12);
 XT_LAYOUT(XT_OFFSET(xt_hold, ip) == 16);
+XT_LAYOUT(XT_SIZE(xt_hold_parent) == 24);
+XT_LAYOUT(XT_OFFSET(xt_hold_parent, child_ns) == 12);
+XT_LAYOUT(XT_OFFSET(xt_hold_parent, state) == 16);
 
 #endif /* XTRACE_HOLD_H */

@@ -114,6 +114,7 @@ void CaptureMaps::ForgetPython(uint32_t pid) {
 }
 
 int CaptureMaps::held_fd() const { return bpf_map__fd(skel_->maps.held); }
+int CaptureMaps::hold_parents_fd() const { return bpf_map__fd(skel_->maps.hold_parents); }
 int CaptureMaps::thread_state_fd() const { return bpf_map__fd(skel_->maps.thread_state); }
 
 Status CaptureMaps::WatchIttRings(uint32_t pid, uint64_t control_address) {

@@ -97,6 +97,7 @@ class CaptureMaps {
 
   // The map of held processes (include/xtrace/hold.h), for the hold guardian.
   int held_fd() const;
+  int hold_parents_fd() const;  // struct xt_hold_parent by the parent's kernel tgid
   // Every traced thread's BPF state (include/xtrace/thread_state.h), keyed by a pidfd.
   int thread_state_fd() const;
 

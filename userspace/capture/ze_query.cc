@@ -38,6 +38,9 @@ constexpr uint64_t kHoldBoundNs = 2'000'000'000;
 constexpr uint64_t kFinishAtEndNs = 5'000'000'000;
 // How long each look at a call let finish may take (the capture's loop goes on between).
 constexpr uint64_t kFinishLookNs = 2'000'000;
+// The longest a hold waits, before it lets its thread go, for the SIGCONT a parent that
+// mirrors its child's stops (nsenter) owes the process: the parent needs a CPU to send it.
+constexpr uint64_t kParentEchoWaitNs = 1'000'000'000;
 // How far past the probed instruction a held thread may stand: the probe's instruction was
 // emulated or stepped (a conditional branch of the stub, or its first move).
 constexpr uint64_t kHeldIpWindow = 64;
@@ -362,6 +365,33 @@ bool ZeQueries::RenewHold(uint32_t pid, uint32_t tid, uint64_t ip) {
   return bpf_map_update_elem(held_fd_, &pid, &hold, BPF_EXIST) == 0;
 }
 
+void ZeQueries::AwaitParentEcho(uint32_t pid) {
+  const int fd = maps_.hold_parents_fd();
+  const uint64_t until = NowNs() + kParentEchoWaitNs;
+  for (;;) {
+    std::vector<uint32_t> owing;
+    uint32_t key = 0, next = 0;
+    const void* prev = nullptr;
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+      xt_hold_parent e{};
+      if (bpf_map_lookup_elem(fd, &next, &e) == 0 && e.child_ns == pid && (e.state & XT_PARENT_CONTINUED))
+        owing.push_back(next);
+      key = next;
+      prev = &key;
+    }
+    if (owing.empty()) return;
+    if (NowNs() >= until) {
+      // A parent that never sent it: not waited for again.
+      for (uint32_t parent : owing) bpf_map_delete_elem(fd, &parent);
+      Fail("the parent of pid " + std::to_string(pid) + " did not continue it within " +
+           std::to_string(kParentEchoWaitNs / 1'000'000) + " ms of being continued");
+      return;
+    }
+    const timespec pause{0, 200'000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
 bool ZeQueries::HeldNow(uint32_t pid) const {
   xt_hold hold{};
   return bpf_map_lookup_elem(held_fd_, &pid, &hold) == 0;
@@ -471,6 +501,7 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
                                               Remaining(), &unstopped);
       if (!session.ok()) {
         retry = true;
+        ++stats_.unusable;
         Fail(session.status().message());
         if (++unusable_holds_[pid] >= kMaxUnusableHolds) Refuse(pid, session.status().message());
         // Asked to stop and not stopped yet: let go once its stop is in (Tick).
@@ -543,6 +574,7 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
             ask(h);
           }
         }
+        if (!(*session)->unfinished()) AwaitParentEcho(pid);
         if ((*session)->unfinished()) {
           // A call passed the hold's bound: it runs on, and its thread is put back once it
           // has returned (Tick). The slot stays its until then.
@@ -596,11 +628,19 @@ std::string QuerySummary(const QueryStats& stats) {
       text += line;
     }
     text += ".";
-    if (stats.failed) {
-      text += " " + std::to_string(stats.failed) + " could not be: ";
-      for (size_t i = 0; i < stats.failures.size(); ++i) text += (i ? "; " : "") + stats.failures[i];
-      text += ".";
-    }
+  }
+  auto reasons = [&] {
+    for (size_t i = 0; i < stats.failures.size(); ++i) text += (i ? "; " : "") + stats.failures[i];
+    text += ".";
+  };
+  if (stats.failed) {
+    text += " " + std::to_string(stats.failed) + " could not be: ";
+    reasons();
+  } else if (stats.unusable) {
+    // Nothing asked went unanswered, but a held launch ran on unnamed: say why all the same.
+    text += " " + std::to_string(stats.unusable) + " hold" + (stats.unusable == 1 ? "" : "s") +
+            " could not be used (the launch held ran unnamed): ";
+    reasons();
   }
   for (const auto& [loader, missing] : stats.old_loaders)
     text += " Lists, queues and events made before the attach keep an unknown device and engine in " +

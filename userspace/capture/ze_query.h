@@ -35,6 +35,7 @@ struct QueryStats {
   uint64_t holds = 0;         // threads held to ask
   uint64_t learned = 0;       // objects named by their process
   uint64_t failed = 0;        // objects asked about without an answer
+  uint64_t unusable = 0;      // holds whose thread could not be used (their launch unnamed)
   uint64_t held_ns = 0;       // from each stop to the process's continuation, together
   uint64_t max_held_ns = 0;
   uint64_t missed = 0;        // never asked: a query map was full or the stop failed (BPF's count)
@@ -116,6 +117,9 @@ class ZeQueries {
   bool ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_ns);
   // Keeps `pid`'s hold ours (fresh for the guardian's bound); false if it is gone.
   bool RenewHold(uint32_t pid, uint32_t tid, uint64_t ip);
+  // Waits (bounded) until no parent that mirrors `pid`'s stops owes it a SIGCONT
+  // (include/xtrace/hold.h), its held thread still in its ptrace stop.
+  void AwaitParentEcho(uint32_t pid);
   // Whether `pid` is held now (by a thread of it that took a hold since).
   bool HeldNow(uint32_t pid) const;
   void Fail(const std::string& why);

@@ -31,6 +31,13 @@ TEST(QuerySummaryTest, SaysWhatWasQueriedAndWhatItCost) {
             " 17 objects made before the attach were queried in the process: 2.1 ms held in all "
             "(2 holds, longest 1.5 ms). 1 could not be: kernel 0x10: did not return within 100 ms."
             " pid 42 was not queried: it is traced by pid 7 (strace).");
+  QueryStats unusable_only;
+  unusable_only.holds = 1;
+  unusable_only.unusable = 1;
+  unusable_only.failures = {"thread 9 is at 0x20, not at the call it was held in (0x10)"};
+  EXPECT_EQ(QuerySummary(unusable_only),
+            " 1 hold could not be used (the launch held ran unnamed): thread 9 is at 0x20, not at the "
+            "call it was held in (0x10).");
   QueryStats missed_only;
   missed_only.missed = 3;
   EXPECT_EQ(QuerySummary(missed_only),
