@@ -365,10 +365,11 @@ bool ZeQueries::RenewHold(uint32_t pid, uint32_t tid, uint64_t ip) {
   return bpf_map_update_elem(held_fd_, &pid, &hold, BPF_EXIST) == 0;
 }
 
-void ZeQueries::AwaitParentEcho(uint32_t pid) {
+void ZeQueries::AwaitParentEcho(uint32_t pid, uint32_t tid, uint64_t ip) {
   const int fd = maps_.hold_parents_fd();
   const uint64_t until = NowNs() + kParentEchoWaitNs;
   for (;;) {
+    (void)RenewHold(pid, tid, ip);  // the guardian's bound is not for this wait
     std::vector<uint32_t> owing;
     uint32_t key = 0, next = 0;
     const void* prev = nullptr;
@@ -478,6 +479,7 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
   bool continued = false;  // the session continued the rest of the process
   bool released = false;   // the hold's entry is gone
   bool left = false;       // handles asked for were left to a hold taken since
+  bool echo_awaited = false;  // a parent's SIGCONT owed to the process was waited for
   if (!watched_.count(pid)) {
     why = "not watched";
   } else if (const std::string tracer = OtherTracer(pid, self_pid_); !tracer.empty()) {
@@ -561,6 +563,10 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
             }
             if (!any) break;
           }
+          // While the hold is still ours (a thread asking meanwhile rides on it: no new stop
+          // of the process for the echo to end early).
+          if (!(*session)->unfinished()) AwaitParentEcho(pid, tid, ip);
+          echo_awaited = true;
           // Closed: a thread asking from now on takes a hold of its own. Those that asked
           // just before are taken still, unless such a hold began (it takes them then).
           bpf_map_delete_elem(held_fd_, &pid);
@@ -574,7 +580,7 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
             ask(h);
           }
         }
-        if (!(*session)->unfinished()) AwaitParentEcho(pid);
+        if (!echo_awaited && !(*session)->unfinished()) AwaitParentEcho(pid, tid, ip);
         if ((*session)->unfinished()) {
           // A call passed the hold's bound: it runs on, and its thread is put back once it
           // has returned (Tick). The slot stays its until then.

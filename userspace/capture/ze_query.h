@@ -118,8 +118,9 @@ class ZeQueries {
   // Keeps `pid`'s hold ours (fresh for the guardian's bound); false if it is gone.
   bool RenewHold(uint32_t pid, uint32_t tid, uint64_t ip);
   // Waits (bounded) until no parent that mirrors `pid`'s stops owes it a SIGCONT
-  // (include/xtrace/hold.h), its held thread still in its ptrace stop.
-  void AwaitParentEcho(uint32_t pid);
+  // (include/xtrace/hold.h), its held thread `tid` still in its ptrace stop and the hold
+  // still ours (renewed).
+  void AwaitParentEcho(uint32_t pid, uint32_t tid, uint64_t ip);
   // Whether `pid` is held now (by a thread of it that took a hold since).
   bool HeldNow(uint32_t pid) const;
   void Fail(const std::string& why);
