@@ -59,8 +59,7 @@ void ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns,
   const void* prev = nullptr;
   while (n < XT_MAX_HELD && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
     xt_hold hold{};
-    if (bpf_map_lookup_elem(map_fd, &next, &hold) == 0 &&
-        (older_than_ns == 0 || now_ns - hold.since_ns >= older_than_ns || hold.since_ns > now_ns))
+    if (bpf_map_lookup_elem(map_fd, &next, &hold) == 0 && HoldDue(hold.since_ns, now_ns, older_than_ns))
       due[n++] = next;
     key = next;
     prev = &key;
@@ -156,6 +155,14 @@ void ReleaseAllBetween(void* arg) {
 
 }  // namespace
 
+bool HoldDue(uint64_t since_ns, uint64_t now_ns, uint64_t bound_ns) {
+  // Further ahead than this, a hold's time is no reading of our clock: released, never kept.
+  constexpr uint64_t kFutureSlackNs = 10'000'000'000ull;
+  if (bound_ns == 0) return true;
+  if (since_ns > now_ns) return since_ns - now_ns > kFutureSlackNs;
+  return now_ns - since_ns >= bound_ns;
+}
+
 bool ContinueHeld(int held_map_fd, uint32_t pid, std::atomic<uint64_t>* count) {
   if (bpf_map_delete_elem(held_map_fd, &pid) != 0) return false;
   if (count) count->fetch_add(1);
@@ -223,6 +230,10 @@ Result<std::unique_ptr<HoldGuardian>> HoldGuardian::Start(int held_map_fd, const
 
 HoldGuardian::~HoldGuardian() {
   pipe_write_.Reset();
+  // A call the capture handed over, still running in the process, is the guardian's to let
+  // finish however long it takes (remote_call.h): the capture does not wait for it, and must
+  // not (the guardian can seize the thread only once the capture is gone).
+  if (call_slot_ && call_slot_->state.load() == static_cast<uint32_t>(RemoteCallState::kModified)) return;
   if (pid_ > 0) {
     while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }

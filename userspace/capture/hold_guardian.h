@@ -74,4 +74,10 @@ class HoldGuardian {
 // sees the process run again also sees it counted. Async-signal-safe (the guardian uses it).
 bool ContinueHeld(int held_map_fd, uint32_t pid, std::atomic<uint64_t>* count = nullptr);
 
+// Whether a hold taken at `since_ns` is past `bound_ns` at `now_ns` (every hold with a bound of
+// 0). A hold newer than `now_ns` was taken after that clock reading (the guardian read it, then
+// was preempted before it looked at the map): it is fresh, never due, unless it lies so far
+// ahead that it cannot be a reading of the same clock. Async-signal-safe.
+bool HoldDue(uint64_t since_ns, uint64_t now_ns, uint64_t bound_ns);
+
 }  // namespace xtrace

@@ -192,3 +192,21 @@ TEST_F(HoldGuardianTest, AStopXtraceDidNotTakeIsNeverUndone) {
 
 }  // namespace
 }  // namespace xtrace
+
+namespace xtrace {
+namespace {
+
+// A hold taken after the guardian read its clock (it was preempted before it looked at the
+// map) is newer than that reading. It used to count as due and was continued at once: on a
+// loaded machine a query hold ended within a millisecond, its launch unnamed. It is fresh.
+TEST(HoldDueTest, AHoldNewerThanTheClockReadingIsFresh) {
+  constexpr uint64_t kNow = 1'000'000'000'000ull, kBound = 500'000'000;
+  EXPECT_FALSE(HoldDue(kNow + 3'000'000, kNow, kBound));
+  EXPECT_FALSE(HoldDue(kNow - 499'000'000, kNow, kBound));
+  EXPECT_TRUE(HoldDue(kNow - 500'000'000, kNow, kBound));
+  EXPECT_TRUE(HoldDue(kNow + 3'000'000, kNow, 0)) << "the end of the capture continues every hold";
+  EXPECT_TRUE(HoldDue(kNow + 3'600'000'000'000ull, kNow, kBound)) << "no reading of our clock";
+}
+
+}  // namespace
+}  // namespace xtrace
