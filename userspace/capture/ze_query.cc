@@ -248,15 +248,15 @@ Result<std::vector<ApiCall>> ZeQueries::AskObject(RemoteCallSession& session,
   std::vector<ApiCall> calls;
   const uint32_t tid = slot_->tid;
   if (kind == XT_QUERY_COMMAND_LIST) {
-    auto immediate = AskValue(session, t.list_is_immediate, "zeCommandListIsImmediate", handle, 1, Remaining());
+    auto immediate = AskValue(session, t.list_is_immediate, "zeCommandListIsImmediate", handle, 1, CallBound());
     if (!immediate.ok()) return immediate.status();
-    auto device = AskValue(session, t.list_get_device, "zeCommandListGetDeviceHandle", handle, 8, Remaining());
+    auto device = AskValue(session, t.list_get_device, "zeCommandListGetDeviceHandle", handle, 8, CallBound());
     if (!device.ok()) return device.status();
-    auto ordinal = AskValue(session, t.list_get_ordinal, "zeCommandListGetOrdinal", handle, 4, Remaining());
+    auto ordinal = AskValue(session, t.list_get_ordinal, "zeCommandListGetOrdinal", handle, 4, CallBound());
     if (!ordinal.ok()) return ordinal.status();
     uint64_t index = 0;
     if (*immediate) {
-      auto i = AskValue(session, t.list_immediate_get_index, "zeCommandListImmediateGetIndex", handle, 4, Remaining());
+      auto i = AskValue(session, t.list_immediate_get_index, "zeCommandListImmediateGetIndex", handle, 4, CallBound());
       if (!i.ok()) return i.status();
       index = *i;
     }
@@ -266,7 +266,7 @@ Result<std::vector<ApiCall>> ZeQueries::AskObject(RemoteCallSession& session,
       std::memcpy(props.data(), &kStructureTypeDeviceProperties, sizeof(uint32_t));
       const uint64_t at = session.scratch();
       if (Status st = session.Write(at, props.data(), props.size()); !st.ok()) return st;
-      auto r = session.Call(t.device_get_properties, {*device, at}, Remaining());
+      auto r = session.Call(t.device_get_properties, {*device, at}, CallBound());
       if (!r.ok()) return r.status();
       if (static_cast<int32_t>(*r) != kZeResultSuccess)
         return Status::Error("zeDeviceGetProperties returned " + Hex(static_cast<uint32_t>(*r)));
@@ -298,9 +298,9 @@ Result<std::vector<ApiCall>> ZeQueries::AskObject(RemoteCallSession& session,
     }
   } else if (kind == XT_QUERY_COMMAND_QUEUE) {
     // Level Zero has no question for a queue's device: its lists' device stands for it.
-    auto ordinal = AskValue(session, t.queue_get_ordinal, "zeCommandQueueGetOrdinal", handle, 4, Remaining());
+    auto ordinal = AskValue(session, t.queue_get_ordinal, "zeCommandQueueGetOrdinal", handle, 4, CallBound());
     if (!ordinal.ok()) return ordinal.status();
-    auto index = AskValue(session, t.queue_get_index, "zeCommandQueueGetIndex", handle, 4, Remaining());
+    auto index = AskValue(session, t.queue_get_index, "zeCommandQueueGetIndex", handle, 4, CallBound());
     if (!index.ok()) return index.status();
     constexpr uint16_t kFn = XT_ZE_COMMAND_QUEUE_CREATE;
     ApiCall c = LearnedCallOf(kFn, pid, tid);
@@ -309,11 +309,11 @@ Result<std::vector<ApiCall>> ZeQueries::AskObject(RemoteCallSession& session,
     c.arg[kZeArgSlot<kFn, "command_queue">] = handle;
     calls.push_back(c);
   } else if (kind == XT_QUERY_EVENT) {
-    auto pool = AskValue(session, t.event_get_pool, "zeEventGetEventPool", handle, 8, Remaining());
+    auto pool = AskValue(session, t.event_get_pool, "zeEventGetEventPool", handle, 8, CallBound());
     if (!pool.ok()) return pool.status();
     if (*pool == 0) return calls;  // an event of no pool (counter-based): nothing more to say
     if (!pool_flags_.count({pid, *pool})) {
-      auto flags = AskValue(session, t.pool_get_flags, "zeEventPoolGetFlags", *pool, 4, Remaining());
+      auto flags = AskValue(session, t.pool_get_flags, "zeEventPoolGetFlags", *pool, 4, CallBound());
       if (!flags.ok()) return flags.status();
       constexpr uint16_t kFn = XT_ZE_EVENT_POOL_CREATE;
       ApiCall c = LearnedCallOf(kFn, pid, tid);
@@ -341,7 +341,7 @@ Result<LearnedKernel> ZeQueries::AskKernelName(RemoteCallSession& session, uint6
   const uint64_t room = session.scratch_bytes() - 16;
   uint64_t size = 0;
   if (Status st = session.Write(size_at, &size, sizeof(size)); !st.ok()) return st;
-  auto r = session.Call(function, {kernel, size_at, 0}, Remaining());
+  auto r = session.Call(function, {kernel, size_at, 0}, CallBound());
   if (!r.ok()) return r.status();
   if (static_cast<int32_t>(*r) != kZeResultSuccess)
     return Status::Error("zeKernelGetName returned " + Hex(static_cast<uint32_t>(*r)));
@@ -350,7 +350,7 @@ Result<LearnedKernel> ZeQueries::AskKernelName(RemoteCallSession& session, uint6
     return Status::Error("zeKernelGetName gave a size of " + std::to_string(size) + " bytes (room: " +
                          std::to_string(room) + ")");
   if (Status st = session.Write(size_at, &size, sizeof(size)); !st.ok()) return st;
-  r = session.Call(function, {kernel, size_at, name_at}, Remaining());
+  r = session.Call(function, {kernel, size_at, name_at}, CallBound());
   if (!r.ok()) return r.status();
   if (static_cast<int32_t>(*r) != kZeResultSuccess)
     return Status::Error("zeKernelGetName returned " + Hex(static_cast<uint32_t>(*r)));
@@ -360,16 +360,42 @@ Result<LearnedKernel> ZeQueries::AskKernelName(RemoteCallSession& session, uint6
   return LearnedKernel{kernel, std::move(name)};
 }
 
-bool ZeQueries::RenewHold(uint32_t pid, uint32_t tid, uint64_t ip) {
-  const xt_hold hold{NowNs(), tid, XT_HOLD_QUERY, ip};
-  return bpf_map_update_elem(held_fd_, &pid, &hold, BPF_EXIST) == 0;
+bool IsQueryHold(int held_fd, const QueryHold& hold) {
+  xt_hold entry{};
+  return bpf_map_lookup_elem(held_fd, &hold.pid, &entry) == 0 && entry.reason == XT_HOLD_QUERY &&
+         entry.tid == hold.tid && entry.since_ns == hold.since_ns;
 }
 
-void ZeQueries::AwaitParentEcho(uint32_t pid, uint32_t tid, uint64_t ip) {
+bool RenewQueryHold(int held_fd, QueryHold& hold, uint64_t now_ns) {
+  // Only our own: an entry that is another thread's hold now (ours was continued by the
+  // guardian's bound, and that thread held the process since) is that hold's, its process
+  // stopping, its record on its way. Overwritten or deleted here, it would find nothing to
+  // serve, and nobody would continue the process.
+  if (!IsQueryHold(held_fd, hold)) return false;
+  const xt_hold renewed{now_ns, hold.tid, XT_HOLD_QUERY, hold.ip};
+  if (bpf_map_update_elem(held_fd, &hold.pid, &renewed, BPF_EXIST) != 0) return false;
+  hold.since_ns = now_ns;
+  return true;
+}
+
+bool EndQueryHold(int held_fd, const QueryHold& hold) {
+  return IsQueryHold(held_fd, hold) && bpf_map_delete_elem(held_fd, &hold.pid) == 0;
+}
+
+bool ZeQueries::RenewHold() { return RenewQueryHold(held_fd_, hold_, NowNs()); }
+
+bool ZeQueries::EndOwnHold() { return EndQueryHold(held_fd_, hold_); }
+
+uint64_t ZeQueries::CallBound() {
+  (void)RenewHold();
+  return Remaining();
+}
+
+void ZeQueries::AwaitParentEcho(uint32_t pid) {
   const int fd = maps_.hold_parents_fd();
   const uint64_t until = NowNs() + kParentEchoWaitNs;
   for (;;) {
-    (void)RenewHold(pid, tid, ip);  // the guardian's bound is not for this wait
+    (void)RenewHold();  // the guardian's bound is not for this wait
     std::vector<uint32_t> owing;
     uint32_t key = 0, next = 0;
     const void* prev = nullptr;
@@ -448,8 +474,9 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
     stats_.missed += maps_.AskedHandles(pid).size();
     Fail("a call into pid " + std::to_string(finishing_pid_) +
          "'s loader had not returned yet when another hold came");
-    bpf_map_delete_elem(held_fd_, &pid);
-    kill(static_cast<pid_t>(pid), SIGCONT);
+    // Unless the guardian's bound continued it already (and another hold may be there now).
+    hold_ = {pid, tid, since_ns, ip};
+    if (EndOwnHold()) kill(static_cast<pid_t>(pid), SIGCONT);
     const uint64_t held = NowNs() - std::min(NowNs(), since_ns);
     stats_.held_ns += held;
     stats_.max_held_ns = std::max(stats_.max_held_ns, held);
@@ -464,7 +491,8 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
   slot_->pid = pid;
   slot_->tid = tid;
   slot_->state.store(static_cast<uint32_t>(RemoteCallState::kOwned));
-  if (!RenewHold(pid, tid, ip)) {
+  hold_ = {pid, tid, since_ns, ip};
+  if (!RenewHold()) {
     slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
     Fail("a thread was no longer held when its turn came (--hold-max passed, or it exited)");
     return false;
@@ -513,7 +541,7 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
         }
       } else {
         continued = true;
-        if (Status st = (*session)->SaveErrno(target.errno_location, Remaining()); !st.ok()) {
+        if (Status st = (*session)->SaveErrno(target.errno_location, CallBound()); !st.ok()) {
           if ((*session)->unfinished()) {
             retry = true;  // slow, not refused: its handles wait for the next hold
             Fail("__errno_location: " + st.message());
@@ -554,7 +582,7 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
             }
           };
           // Rounds until no thread asked for more while the previous one ran.
-          for (int round = 0; round < kMaxAskRounds && RenewHold(pid, tid, ip); ++round) {
+          for (int round = 0; round < kMaxAskRounds && RenewHold(); ++round) {
             bool any = false;
             for (const CaptureMaps::AskedHandle& h : maps_.AskedHandles(pid)) {
               if (asked.count(h.handle)) continue;
@@ -565,11 +593,11 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
           }
           // While the hold is still ours (a thread asking meanwhile rides on it: no new stop
           // of the process for the echo to end early).
-          if (!(*session)->unfinished()) AwaitParentEcho(pid, tid, ip);
+          if (!(*session)->unfinished()) AwaitParentEcho(pid);
           echo_awaited = true;
           // Closed: a thread asking from now on takes a hold of its own. Those that asked
           // just before are taken still, unless such a hold began (it takes them then).
-          bpf_map_delete_elem(held_fd_, &pid);
+          (void)EndOwnHold();
           released = true;
           for (const CaptureMaps::AskedHandle& h : maps_.AskedHandles(pid)) {
             if (asked.count(h.handle)) continue;
@@ -580,7 +608,7 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
             ask(h);
           }
         }
-        if (!echo_awaited && !(*session)->unfinished()) AwaitParentEcho(pid, tid, ip);
+        if (!echo_awaited && !(*session)->unfinished()) AwaitParentEcho(pid);
         if ((*session)->unfinished()) {
           // A call passed the hold's bound: it runs on, and its thread is put back once it
           // has returned (Tick). The slot stays its until then.
@@ -600,11 +628,13 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
   // could not be used stay asked for, and the next launch of one holds again. (A process
   // refused is forgotten: nothing of it is kept.)
   if (!retry && why.empty()) maps_.SettleHandles(pid, std::vector<uint64_t>(asked.begin(), asked.end()));
-  if (!released) bpf_map_delete_elem(held_fd_, &pid);
+  // Ours only: gone, the guardian's bound continued the process (and another thread may hold
+  // it now, for its own record to serve).
+  const bool ended_here = !released && EndOwnHold();
   const uint64_t end_ns = NowNs();
   // A session continued the process as it began; otherwise it is continued here. Never
   // after a session: a hold another thread took since would be undone before it was used.
-  if (!continued) kill(static_cast<pid_t>(pid), SIGCONT);
+  if (!continued && ended_here) kill(static_cast<pid_t>(pid), SIGCONT);
   if (!finishing_) slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
   const uint64_t held = end_ns > since_ns ? end_ns - since_ns : 0;
   stats_.held_ns += held;

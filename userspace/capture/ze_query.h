@@ -75,6 +75,25 @@ Result<QueryTargetAddresses> ResolveQueryTarget(uint32_t pid);
 // a call returning there stays put, without trap or signal, until it is looked at.
 Result<uint64_t> FindSelfLoop(const std::string& path);
 
+// A query hold being served, as its entry in the `held` map says while it is the server's:
+// the process, the thread held, the time last written there (the record's, then each
+// renewal's) and where the thread stands.
+struct QueryHold {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t since_ns = 0;
+  uint64_t ip = 0;
+};
+// Whether `hold.pid`'s entry in the map at `held_fd` is still `hold`.
+bool IsQueryHold(int held_fd, const QueryHold& hold);
+// Keeps `hold` fresh for the guardian's bound: its entry's time set to `now_ns` (and
+// `hold.since_ns` with it), only if the entry is still `hold`; false otherwise, nothing written.
+// The entry may be another thread's hold by then: the guardian's bound continued `hold` while
+// a call in it took long, and another thread of the process was held since, for its own record.
+bool RenewQueryHold(int held_fd, QueryHold& hold, uint64_t now_ns);
+// Deletes `hold`'s entry if it is still `hold`; whether it did.
+bool EndQueryHold(int held_fd, const QueryHold& hold);
+
 class ZeQueries {
  public:
   using Learned = std::function<void(uint32_t pid, uint32_t tid, uint64_t start_ns,
@@ -115,12 +134,16 @@ class ZeQueries {
   void Refuse(uint32_t pid, const std::string& why);
   // Serves one hold; true when handles asked for were left to a hold taken since.
   bool ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_ns);
-  // Keeps `pid`'s hold ours (fresh for the guardian's bound); false if it is gone.
-  bool RenewHold(uint32_t pid, uint32_t tid, uint64_t ip);
+  // RenewQueryHold and EndQueryHold of the hold being served (hold_).
+  bool RenewHold();
+  bool EndOwnHold();
+  // The timeout of a call in the held thread: what is left of the hold's bound, the hold
+  // renewed first (a call may take long; the guardian's bound is for holds nobody serves).
+  uint64_t CallBound();
   // Waits (bounded) until no parent that mirrors `pid`'s stops owes it a SIGCONT
-  // (include/xtrace/hold.h), its held thread `tid` still in its ptrace stop and the hold
-  // still ours (renewed).
-  void AwaitParentEcho(uint32_t pid, uint32_t tid, uint64_t ip);
+  // (include/xtrace/hold.h), the held thread still in its ptrace stop and the hold still
+  // ours (renewed).
+  void AwaitParentEcho(uint32_t pid);
   // Whether `pid` is held now (by a thread of it that took a hold since).
   bool HeldNow(uint32_t pid) const;
   void Fail(const std::string& why);
@@ -147,6 +170,7 @@ class ZeQueries {
   std::map<std::pair<uint32_t, uint64_t>, uint32_t> pool_flags_;
   QueryStats stats_;
   uint64_t hold_deadline_ns_ = 0;  // the bound of the hold being served (CLOCK_MONOTONIC)
+  QueryHold hold_;  // the hold being served
   // A session whose call passed its hold's bound, let finish: it owns the slot until then.
   std::unique_ptr<RemoteCallSession> finishing_;
   uint32_t finishing_pid_ = 0;

@@ -3,10 +3,15 @@
 // Zero loader's code.
 #include "capture/ze_query.h"
 
+#include <bpf/bpf.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include "xtrace/hold.h"
@@ -80,6 +85,72 @@ TEST(FindSelfLoopTest, FindsAJumpToItselfInTheLoadersCode) {
   ASSERT_GT(bytes.size(), *at + 1);
   EXPECT_EQ(static_cast<unsigned char>(bytes[*at]), 0xeb);
   EXPECT_EQ(static_cast<unsigned char>(bytes[*at + 1]), 0xfe);
+}
+
+// The hold being served and the `held` map as the guardian and BPF change it meanwhile.
+class QueryHoldTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "creating a BPF map needs root (CAP_BPF)";
+    fd_ = bpf_map_create(BPF_MAP_TYPE_HASH, "held", sizeof(uint32_t), sizeof(xt_hold), XT_MAX_HELD, nullptr);
+    ASSERT_GE(fd_, 0) << "bpf_map_create: " << std::strerror(errno);
+  }
+  void TearDown() override {
+    if (fd_ >= 0) close(fd_);
+  }
+  void Put(uint32_t pid, const xt_hold& hold) { ASSERT_EQ(bpf_map_update_elem(fd_, &pid, &hold, BPF_ANY), 0); }
+  std::optional<xt_hold> Entry(uint32_t pid) const {
+    xt_hold hold{};
+    if (bpf_map_lookup_elem(fd_, &pid, &hold) != 0) return std::nullopt;
+    return hold;
+  }
+  int fd_ = -1;
+};
+
+TEST_F(QueryHoldTest, TheHoldBeingServedIsRenewedAndEnded) {
+  QueryHold served{100, 101, 1'000, 0x4000};
+  Put(100, xt_hold{1'000, 101, XT_HOLD_QUERY, 0x4000});
+  EXPECT_TRUE(RenewQueryHold(fd_, served, 5'000));
+  EXPECT_EQ(served.since_ns, 5'000u);
+  ASSERT_TRUE(Entry(100).has_value());
+  EXPECT_EQ(Entry(100)->since_ns, 5'000u);
+  EXPECT_EQ(Entry(100)->tid, 101u);
+  EXPECT_TRUE(RenewQueryHold(fd_, served, 9'000));
+  EXPECT_TRUE(EndQueryHold(fd_, served));
+  EXPECT_FALSE(Entry(100).has_value());
+  EXPECT_FALSE(EndQueryHold(fd_, served));  // once
+}
+
+// A call in the held thread outlasted the guardian's bound: the guardian continued the hold
+// and another thread, launching a kernel still being asked about, was held since. Its entry is
+// its own: renewing the served hold once overwrote it (its thread and time) and ending it
+// deleted it, so that the newer hold's record found nothing to serve and nobody continued the
+// process, stopped for good.
+TEST_F(QueryHoldTest, AnotherThreadsNewerHoldIsNeitherRenewedNorEnded) {
+  QueryHold served{100, 101, 1'000, 0x4000};
+  const xt_hold newer{700'000'000, 102, XT_HOLD_QUERY, 0x4000};
+  Put(100, newer);  // the guardian deleted the served hold; BPF took this one
+  EXPECT_FALSE(IsQueryHold(fd_, served));
+  EXPECT_FALSE(RenewQueryHold(fd_, served, 800'000'000));
+  EXPECT_EQ(served.since_ns, 1'000u);
+  EXPECT_FALSE(EndQueryHold(fd_, served));
+  ASSERT_TRUE(Entry(100).has_value());
+  EXPECT_EQ(Entry(100)->tid, 102u);
+  EXPECT_EQ(Entry(100)->since_ns, 700'000'000u);
+  // The newer hold's own server finds it as BPF left it.
+  const QueryHold next{100, 102, 700'000'000, 0x4000};
+  EXPECT_TRUE(IsQueryHold(fd_, next));
+  // A library hold is not a query hold either, whatever its thread and time.
+  Put(100, xt_hold{1'000, 101, XT_HOLD_LIBRARY, 0});
+  EXPECT_FALSE(RenewQueryHold(fd_, served, 2'000));
+  EXPECT_FALSE(EndQueryHold(fd_, served));
+  EXPECT_TRUE(Entry(100).has_value());
+}
+
+TEST_F(QueryHoldTest, AHoldGoneIsNotTakenAgain) {
+  QueryHold served{100, 101, 1'000, 0x4000};
+  EXPECT_FALSE(RenewQueryHold(fd_, served, 2'000));
+  EXPECT_FALSE(Entry(100).has_value()) << "renewing must never create an entry";
 }
 
 }  // namespace
