@@ -52,19 +52,26 @@ uint64_t GuardNowNs() {
 // also see it counted.
 void ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns,
                     std::atomic<uint64_t>& released) {
-  // Collect first, then delete: deleting while walking a hash map can restart the walk.
-  uint32_t due[XT_MAX_HELD];
+  // Collect first, then delete: deleting while walking a hash map can restart the walk. Each
+  // hold is named by when and why it was taken: one released meanwhile (by the capture) and
+  // taken anew is fresh, not due.
+  struct Due {
+    uint32_t pid;
+    uint32_t reason;
+    uint64_t since_ns;
+  };
+  static Due due[XT_MAX_HELD];  // the guardian is single-threaded; too large for its stack
   uint32_t n = 0;
   uint32_t key = 0, next = 0;
   const void* prev = nullptr;
   while (n < XT_MAX_HELD && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
     xt_hold hold{};
     if (bpf_map_lookup_elem(map_fd, &next, &hold) == 0 && HoldDue(hold.since_ns, now_ns, older_than_ns))
-      due[n++] = next;
+      due[n++] = Due{next, hold.reason, hold.since_ns};
     key = next;
     prev = &key;
   }
-  for (uint32_t i = 0; i < n; ++i) ContinueHeld(map_fd, due[i], &released);
+  for (uint32_t i = 0; i < n; ++i) ContinueHeldIf(map_fd, due[i].pid, due[i].since_ns, due[i].reason, &released);
 }
 
 // Whether a loaded BPF program still uses map `map_id`: while one does, a process can still be
@@ -170,6 +177,14 @@ bool ContinueHeld(int held_map_fd, uint32_t pid, std::atomic<uint64_t>* count) {
   return true;
 }
 
+bool ContinueHeldIf(int held_map_fd, uint32_t pid, uint64_t since_ns, uint32_t reason,
+                    std::atomic<uint64_t>* count) {
+  xt_hold hold{};
+  if (bpf_map_lookup_elem(held_map_fd, &pid, &hold) != 0) return false;
+  if (hold.since_ns != since_ns || hold.reason != reason) return false;
+  return ContinueHeld(held_map_fd, pid, count);
+}
+
 void HoldGuardian::TallyUnmapper::operator()(Tally* t) const {
   t->~Tally();
   munmap(t, sizeof(Tally));
@@ -241,5 +256,9 @@ HoldGuardian::~HoldGuardian() {
 }
 
 bool HoldGuardian::Release(uint32_t pid) { return ContinueHeld(map_fd_, pid); }
+
+bool HoldGuardian::ReleaseIf(uint32_t pid, uint64_t since_ns, uint32_t reason) {
+  return ContinueHeldIf(map_fd_, pid, since_ns, reason);
+}
 
 }  // namespace xtrace

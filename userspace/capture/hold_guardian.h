@@ -45,6 +45,10 @@ class HoldGuardian {
   // The capture is done with `pid`'s hold: forgets it and continues the process. False if it
   // was not held any more (the guardian's bound released it, or it never was): nothing sent.
   bool Release(uint32_t pid);
+  // The same for the hold of `pid` taken at `since_ns` for `reason` only: false, and nothing
+  // done, if the entry there now is another hold (that one was released by the bound and the
+  // process held again since, for instance to be asked about a kernel: not ours to end).
+  bool ReleaseIf(uint32_t pid, uint64_t since_ns, uint32_t reason);
 
   pid_t pid() const { return pid_; }
   const Tally& tally() const { return *tally_; }
@@ -73,6 +77,13 @@ class HoldGuardian {
 // its entry first. `count`, if given, is incremented before the SIGCONT goes out, so whoever
 // sees the process run again also sees it counted. Async-signal-safe (the guardian uses it).
 bool ContinueHeld(int held_map_fd, uint32_t pid, std::atomic<uint64_t>* count = nullptr);
+
+// ContinueHeld for one hold: only when `pid`'s entry is the hold taken (or last renewed) at
+// `since_ns` for `reason`. Looked at, then deleted: a hold replaced between the two would need
+// its owner to release it and BPF to take another within those microseconds, while the other
+// side (the guardian, or the capture) meant to release the first. Async-signal-safe.
+bool ContinueHeldIf(int held_map_fd, uint32_t pid, uint64_t since_ns, uint32_t reason,
+                    std::atomic<uint64_t>* count = nullptr);
 
 // Whether a hold taken at `since_ns` is past `bound_ns` at `now_ns` (every hold with a bound of
 // 0). A hold newer than `now_ns` was taken after that clock reading (the guardian read it, then

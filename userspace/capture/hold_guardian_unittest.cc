@@ -100,6 +100,29 @@ TEST_F(HoldGuardianTest, ReleaseContinuesAHeldProcessOnce) {
   EXPECT_FALSE((*guardian)->Release(child.pid()));
 }
 
+// The capture heard of a library hold; the bound released it and the process was held again,
+// this time for its queries, before the capture's turn to release came. That stale release
+// must not end the query hold (its thread would run on unasked, or be let go mid-query).
+TEST_F(HoldGuardianTest, AStaleReleaseLeavesANewerHoldOfTheProcessAlone) {
+  StoppedChild child;
+  ASSERT_TRUE(child.stopped_at_start());
+  const uint32_t key = static_cast<uint32_t>(child.pid());
+  const xt_hold query{NowNs(), key, XT_HOLD_QUERY, 0x1234};
+  ASSERT_EQ(bpf_map_update_elem(map_fd_, &key, &query, BPF_ANY), 0);
+  auto guardian = HoldGuardian::Start(map_fd_, {.bound_ns = 60'000'000'000ull});
+  ASSERT_TRUE(guardian.ok()) << guardian.status().message();
+  // The library hold it took before (another time), and a query hold's own time for another
+  // reason: neither is the hold there now.
+  EXPECT_FALSE((*guardian)->ReleaseIf(key, query.since_ns - 5'000'000, XT_HOLD_LIBRARY));
+  EXPECT_FALSE((*guardian)->ReleaseIf(key, query.since_ns, XT_HOLD_LIBRARY));
+  EXPECT_TRUE(InMap(child.pid()));
+  EXPECT_FALSE(child.WaitContinued(std::chrono::milliseconds(100)));
+  // The query hold's owner ends it.
+  EXPECT_TRUE((*guardian)->ReleaseIf(key, query.since_ns, XT_HOLD_QUERY));
+  EXPECT_TRUE(child.WaitContinued(std::chrono::milliseconds(2000)));
+  EXPECT_FALSE(InMap(child.pid()));
+}
+
 TEST_F(HoldGuardianTest, BoundContinuesAHoldNobodyReleased) {
   StoppedChild child;
   ASSERT_TRUE(child.stopped_at_start());

@@ -27,7 +27,9 @@ Result<std::unique_ptr<ProcessHolds>> ProcessHolds::Start(int held_map_fd, uint6
   auto guardian = HoldGuardian::Start(held_map_fd, options);
   if (!guardian.ok()) return guardian.status();
   HoldGuardian* g = guardian->get();
-  auto holds = std::make_unique<ProcessHolds>([g](uint32_t pid) { return g->Release(pid); });
+  auto holds = std::make_unique<ProcessHolds>([g](uint32_t pid, uint64_t since_ns, bool at_exec) {
+    return g->ReleaseIf(pid, since_ns, at_exec ? XT_HOLD_EXEC : XT_HOLD_LIBRARY);
+  });
   holds->guardian_ = std::move(*guardian);
   return holds;
 }
@@ -36,13 +38,14 @@ void ProcessHolds::Held(uint32_t pid, bool at_exec, uint64_t since_ns) {
   ++(at_exec ? stats_.at_exec : stats_.at_library);
   // BPF holds a process once at a time (its entry in `held` must be gone for another), so a
   // pid pending already was released by the guardian and held again: the newer hold counts.
-  pending_[pid] = since_ns;
+  pending_[pid] = Pending{since_ns, at_exec};
 }
 
 void ProcessHolds::ReleaseAll(uint64_t now_ns) {
-  for (const auto& [pid, since] : pending_) {
-    if (!resume_(pid)) continue;  // the bound released it, or it died
-    const uint64_t held_ns = now_ns > since ? now_ns - since : 0;
+  for (const auto& [pid, hold] : pending_) {
+    // Only that hold: the bound may have released it and the process be held again since.
+    if (!resume_(pid, hold.since_ns, hold.at_exec)) continue;
+    const uint64_t held_ns = now_ns > hold.since_ns ? now_ns - hold.since_ns : 0;
     ++stats_.released;
     stats_.total_ns += held_ns;
     stats_.max_ns = std::max(stats_.max_ns, held_ns);

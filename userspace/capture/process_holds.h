@@ -33,9 +33,11 @@ struct HoldStats {
 
 class ProcessHolds {
  public:
-  // Continues a hold; false when it was not held any more (the guardian's bound came first,
-  // or the process died).
-  using Continue = std::function<bool(uint32_t pid)>;
+  // Continues the hold of `pid` taken at `since_ns` (at its exec, or else at a library load);
+  // false when that hold was not there any more (the guardian's bound came first, the process
+  // died, or it was released and the process held again since, for another reason: a thread
+  // held to be asked about an object, whose hold only the queries end).
+  using Continue = std::function<bool(uint32_t pid, uint64_t since_ns, bool at_exec)>;
 
   // Starts the guardian for the `held` map at `held_map_fd`, which continues holds older than
   // `bound_ns` and every hold once the capture is gone.
@@ -58,7 +60,11 @@ class ProcessHolds {
  private:
   std::unique_ptr<HoldGuardian> guardian_;
   Continue resume_;
-  std::map<uint32_t, uint64_t> pending_;  // pid -> since when it is held
+  struct Pending {
+    uint64_t since_ns = 0;
+    bool at_exec = false;
+  };
+  std::map<uint32_t, Pending> pending_;  // pid -> its newest hold heard of
   HoldStats stats_;
 };
 

@@ -13,7 +13,7 @@ namespace {
 TEST(ProcessHolds, ReleasesEveryHoldOnceAndTimesThem) {
   std::vector<uint32_t> continued;
   std::set<uint32_t> still_held = {10, 11, 12};
-  ProcessHolds holds([&](uint32_t pid) {
+  ProcessHolds holds([&](uint32_t pid, uint64_t, bool) {
     continued.push_back(pid);
     return still_held.erase(pid) == 1;
   });
@@ -40,10 +40,16 @@ TEST(ProcessHolds, ReleasesEveryHoldOnceAndTimesThem) {
 }
 
 TEST(ProcessHolds, AHoldAgainBeforeTheReleaseCountsTheNewerOne) {
-  ProcessHolds holds([](uint32_t) { return true; });
+  std::vector<std::pair<uint64_t, bool>> released;
+  ProcessHolds holds([&](uint32_t, uint64_t since_ns, bool at_exec) {
+    released.emplace_back(since_ns, at_exec);
+    return true;
+  });
   holds.Held(7, true, 1'000'000);
   holds.Held(7, false, 4'000'000);
   holds.ReleaseAll(6'000'000);
+  // The newer hold is the one released, named by when and why it was taken.
+  EXPECT_EQ(released, (std::vector<std::pair<uint64_t, bool>>{{4'000'000, false}}));
   const HoldStats s = holds.Stats(0, 0);
   EXPECT_EQ(s.taken(), 2u);
   EXPECT_EQ(s.released, 1u);
