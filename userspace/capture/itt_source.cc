@@ -124,10 +124,11 @@ Result<std::vector<ProbeLink>> IttSource::AttachCollector(uint32_t pid, const Ma
   links.push_back(std::move(*link));
   proc.collector = true;
   proc.collector_lib = lib;
-  ctx_.say("attached to pid " + std::to_string(pid) + " (ITT collector " + lib.path + ")");
   // Probed first, then switched on: a domain the walk misses is one made after the probe
-  // went in, which the collector switches on itself (xtrace/itt_ring.h).
+  // went in, which the collector switches on itself (xtrace/itt_ring.h). Said after both:
+  // "attached" means its calls are traced from then on.
   SwitchOnDomains(pid, proc, TscClock::MonotonicNs());
+  ctx_.say("attached to pid " + std::to_string(pid) + " (ITT collector " + lib.path + ")");
   return links;
 }
 
