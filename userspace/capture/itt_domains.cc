@@ -1,6 +1,8 @@
 // Switching on a collector's ITT domains from outside (itt_domains.h).
 #include "capture/itt_domains.h"
 
+#include "base/hex.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
@@ -15,12 +17,6 @@ namespace {
 // More domains than any real process makes (oneDNN makes one, TBB three, PyTorch one): a
 // longer walk is a corrupt list, not a busy process.
 constexpr uint64_t kMaxDomains = 1 << 16;
-
-std::string Hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 }  // namespace
 

@@ -1,6 +1,8 @@
 // Attaching to, draining and detaching from one process's ITT fast path (itt_ring_reader.h).
 #include "capture/itt_ring_reader.h"
 
+#include "base/hex.h"
+
 #include <sys/uio.h>
 
 #include <cerrno>
@@ -13,12 +15,6 @@ namespace xtrace {
 namespace {
 
 constexpr size_t kPage = 4096;
-
-std::string Hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 Status MemoryError(const char* what, uint32_t pid, uint64_t address, size_t size, ssize_t got) {
   const int err = errno;

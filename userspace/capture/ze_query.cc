@@ -1,6 +1,8 @@
 // Asking a held process about the Level Zero objects it made before the attach.
 #include "capture/ze_query.h"
 
+#include "base/hex.h"
+
 #include <bpf/bpf.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -59,12 +61,6 @@ uint64_t NowNs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
-std::string Hex(uint64_t v) {
-  char text[24];
-  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(v));
-  return text;
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The rules every byte read from a target's ITT fast path must pass (itt_ring_decoder.h).
 #include "decode/itt_ring_decoder.h"
 
+#include "base/hex.h"
+
 #include <bit>
 #include <cstring>
 
@@ -11,12 +13,6 @@ namespace {
 
 // A ring larger than this is not one the collector made (it uses XT_ITT_RING_BYTES).
 constexpr uint64_t kMaxRingBytes = 64u << 20;
-
-std::string Hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 // Which fields the collector writes for each op (a hostile or corrupt ring may claim others).
 bool FieldsAllowed(uint32_t op, uint32_t fields) {

@@ -1,6 +1,8 @@
 // The report's tables from section statistics (report_tables.h).
 #include "report/report_tables.h"
 
+#include "base/hex.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -42,12 +44,6 @@ std::string Category(const TableOptions& o, const std::string& captured, const s
 }
 
 std::string Category(const TableOptions& o, const std::string& name) { return Category(o, name, name); }
-
-std::string Hex(uint64_t v) {
-  char text[24];
-  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(v));
-  return text;
-}
 
 ReportTable HostCalls(const SectionStats& s, const TableOptions& o) {
   ReportTable t{"host_calls", "Host calls (per API function)", {}, {}, ""};
