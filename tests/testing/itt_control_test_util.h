@@ -6,9 +6,11 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdint>
 
+#include "capture/itt_domains.h"
 #include "itt_client.h"
 #include "xtrace/itt_ring.h"
 
@@ -22,16 +24,16 @@ inline xt_itt_control* LoadCollectorControl() {
   return lib ? static_cast<xt_itt_control*>(dlsym(lib, XT_ITT_CONTROL_SYMBOL)) : nullptr;
 }
 
-// What a capture does right after it attaches: switches on every domain the collector made
-// (xtrace/itt_ring.h), walking its exported list here in the process's own memory.
+// What a capture does right after it attaches: switches on every domain of the collector
+// (xtrace/itt_ring.h), with the capture's own code, here on the process's own memory.
 inline void SwitchOnCollectorDomains() {
   void* lib = dlopen(XTRACE_ITT_COLLECTOR, RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(lib, nullptr);
-  auto* list = static_cast<xt_itt_domains*>(dlsym(lib, XT_ITT_DOMAINS_SYMBOL));
+  const void* list = dlsym(lib, XT_ITT_DOMAINS_SYMBOL);
   ASSERT_NE(list, nullptr);
-  for (uintptr_t at = list->head; at != 0;
-       at = *reinterpret_cast<const uintptr_t*>(at + XT_ITT_DOMAIN_NEXT_OFFSET))
-    *reinterpret_cast<volatile int*>(at + XT_ITT_DOMAIN_FLAGS_OFFSET) = 1;
+  auto switched = SwitchOnIttDomains(RemoteMemory(static_cast<uint32_t>(getpid())),
+                                     reinterpret_cast<uintptr_t>(list));
+  ASSERT_TRUE(switched.ok()) << switched.status().message();
 }
 
 }  // namespace xtrace::testing
