@@ -67,10 +67,11 @@ class AttachPlanner {
   void ProcessGone(uint32_t pid, uint64_t now_ns);
   // `pid` replaced its image at `exec_ns`: every source forgets what it kept about its memory.
   void ProcessExeced(uint32_t pid, uint64_t exec_ns);
-  // Destroys the links of shared files nobody has used for `grace_ns`.
-  void ExpireIdle(uint64_t now_ns, uint64_t grace_ns) {
-    attachments_.ExpireIdle(now_ns, grace_ns);
-    for (const auto& source : sources_) source->ExpireIdle(now_ns, grace_ns);
+  // One turn of the capture's loop: destroys the links of shared files nobody has used for
+  // `idle_grace_ns`, and gives every source its turn (ProbeSource::Tick).
+  void Tick(uint64_t now_ns, uint64_t idle_grace_ns) {
+    attachments_.ExpireIdle(now_ns, idle_grace_ns);
+    for (const auto& source : sources_) source->Tick(now_ns, idle_grace_ns);
   }
 
   // "Level Zero (libze_loader.so*) or ..." — what a target must load to be traced.

@@ -687,7 +687,7 @@ Result<CaptureReport> Session::Run() {
       break;
     }
     if (now >= deadline) break;
-    planner_->ExpireIdle(now, opt_.library_grace_ns);
+    planner_->Tick(now, opt_.library_grace_ns);
     const bool sweep = now - last_sweep >= kDiscoveredSweepNs;
     if (sweep) last_sweep = now;
     DetachTargets();

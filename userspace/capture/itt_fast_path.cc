@@ -5,12 +5,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <filesystem>
 
 #include "base/read_file.h"
-#include "capture/elf_symbols.h"
 #include "xtrace/records.h"
 
 namespace xtrace {
@@ -76,24 +74,23 @@ IttRingReader::Clock IttFastPath::ClockNow() {
   return {clock_->clock(), clock_->Now(), lease_units_};
 }
 
-void IttFastPath::Attach(uint32_t pid, const MappedLibrary& lib) {
+void IttFastPath::Attach(uint32_t pid, const MappedLibrary& lib, std::optional<uint64_t> control,
+                         const Status& read) {
   std::lock_guard lock(mu_);
   if (processes_.count(pid) || waiting_.count(pid) || unmapped_.count(pid)) return;
   auto refuse = [&](const std::string& why) {
     say_("pid " + std::to_string(pid) + ": ITT calls go through the probe site (no fast path: " +
          why + ")");
   };
-  static constexpr std::array<std::string_view, 1> kControl = {XT_ITT_CONTROL_SYMBOL};
-  auto values = ElfExportValues(lib.host_path, kControl);
-  if (!values.ok()) return refuse(values.status().message());
-  if (!(*values)[0]) return refuse(lib.path + " has no " XT_ITT_CONTROL_SYMBOL " (an older collector)");
+  if (!read.ok()) return refuse(read.message());
+  if (!control) return refuse(lib.path + " has no " XT_ITT_CONTROL_SYMBOL " (an older collector)");
   const auto base = LoadBase(pid, lib);
   // `record` attaches to the collector before its command execs: wait for the mapping.
   if (!base) {
-    unmapped_[pid] = {lib, *(*values)[0]};
+    unmapped_[pid] = {lib, *control};
     return;
   }
-  const uint64_t address = *base + *(*values)[0];
+  const uint64_t address = *base + *control;
   if (!TryAttach(pid, address, false)) waiting_[pid] = {address, 0};
   for (const std::string& line : said_) say_(line);
   said_.clear();

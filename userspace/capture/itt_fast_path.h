@@ -49,9 +49,13 @@ class IttFastPath final : public SideStream {
   IttFastPath& operator=(const IttFastPath&) = delete;
 
   // Switches `pid`, which maps the collector `lib`, to the fast path, and says in one line
-  // which path its ITT calls take. A collector mapped but not yet initialised (the scan can
-  // see a library between its mapping and its constructors) is tried again at each drain.
-  void Attach(uint32_t pid, const MappedLibrary& lib);
+  // which path its ITT calls take. `control` is the value of XT_ITT_CONTROL_SYMBOL in `lib`'s
+  // file (nullopt: an older collector without it, or `read` says why the file could not be
+  // read), looked up once per file by the ITT source.
+  // A collector mapped but not yet initialised (the scan can see a library between its
+  // mapping and its constructors) is tried again at each drain.
+  void Attach(uint32_t pid, const MappedLibrary& lib, std::optional<uint64_t> control,
+              const Status& read);
 
   // Asked before a process goes on the fast path: a reason to keep its ITT calls on the probe
   // site instead (where BPF adds their Python frames), or "" to go ahead.

@@ -135,19 +135,15 @@ Result<std::vector<ProbeLink>> IttSource::AttachCollector(uint32_t pid, const Ma
 void IttSource::SwitchOnDomains(uint32_t pid, Process& proc, uint64_t now_ns) {
   if (!proc.collector || !proc.collector_lib || proc.domains_settled) return;
   proc.domains_checked_ns = now_ns;
-  if (!proc.domains_symbol) {
-    static constexpr std::array<std::string_view, 1> kList = {XT_ITT_DOMAINS_SYMBOL};
-    auto values = ElfExportValues(proc.collector_lib->host_path, kList);
-    if (!values.ok() || !(*values)[0]) {
+  if (!proc.domains_address) {
+    const std::optional<uint64_t> symbol = CollectorExportsOf(*proc.collector_lib).domains;
+    if (!symbol) {
       proc.domains_settled = true;  // an older collector, whose domains are always on
       return;
     }
-    proc.domains_symbol = *(*values)[0];
-  }
-  if (!proc.domains_address) {
     const auto base = LoadBase(pid, *proc.collector_lib);
     if (!base) return;  // `record`'s command, before its exec maps the collector
-    proc.domains_address = *base + *proc.domains_symbol;
+    proc.domains_address = *base + *symbol;
   }
   auto switched = SwitchOnIttDomains(RemoteMemory(pid), proc.domains_address);
   if (!switched.ok()) {
@@ -160,7 +156,7 @@ void IttSource::SwitchOnDomains(uint32_t pid, Process& proc, uint64_t now_ns) {
   if (switched->always_on) proc.domains_settled = true;
 }
 
-void IttSource::ExpireIdle(uint64_t now_ns, uint64_t /*grace_ns*/) {
+void IttSource::Tick(uint64_t now_ns, uint64_t /*idle_grace_ns*/) {
   for (auto& [pid, proc] : processes_)
     if (now_ns - proc.domains_checked_ns >= kDomainsCheckNs) SwitchOnDomains(pid, proc, now_ns);
 }
@@ -174,6 +170,19 @@ const IttSource::TorchExports& IttSource::PytorchExportsOf(const MappedLibrary& 
   if (auto found = ElfExports(lib.host_path, kSymbols); found.ok())
     exports = TorchExports{(*found)[0], (*found)[1], (*found)[2]};
   return torch_exports_.emplace(key, exports).first->second;
+}
+
+const IttSource::CollectorExports& IttSource::CollectorExportsOf(const MappedLibrary& lib) {
+  const FileKey key{lib.dev_major, lib.dev_minor, lib.inode};
+  if (auto it = collector_exports_.find(key); it != collector_exports_.end()) return it->second;
+  static constexpr std::array<std::string_view, 2> kSymbols = {XT_ITT_CONTROL_SYMBOL,
+                                                               XT_ITT_DOMAINS_SYMBOL};
+  CollectorExports exports;
+  if (auto values = ElfExportValues(lib.host_path, kSymbols); values.ok())
+    exports = CollectorExports{(*values)[0], (*values)[1], Status::Ok()};
+  else
+    exports.read = values.status();
+  return collector_exports_.emplace(key, exports).first->second;
 }
 
 bool IttSource::CollectorExpected(uint32_t pid, Process& proc) {
@@ -261,7 +270,8 @@ Result<std::vector<ProbeLink>> IttSource::AttachToLibrary(const MappedLibrary& l
     Process& proc = processes_[target];
     if (links.ok() && fast_path_ && proc.collector && !proc.fast_path_tried) {
       proc.fast_path_tried = true;
-      fast_path_->Attach(target, lib);
+      const CollectorExports& exports = CollectorExportsOf(lib);
+      fast_path_->Attach(target, lib, exports.control, exports.read);
     }
     return links;
   }

@@ -42,13 +42,19 @@ class IttSource final : public ProbeSource {
   std::vector<MappedLibrary> LibrariesBeforeExec(uint32_t pid) override;
   void OnProcessExit(uint32_t pid) override;
   void OnProcessExec(uint32_t pid, uint64_t exec_ns) override;
-  // Called on every turn of the capture loop: switches the collectors' ITT domains on again
-  // where due (itt_domains.h).
-  void ExpireIdle(uint64_t now_ns, uint64_t grace_ns) override;
+  // Switches the collectors' ITT domains on again where due (itt_domains.h).
+  void Tick(uint64_t now_ns, uint64_t idle_grace_ns) override;
   size_t link_count() const override { return 0; }  // the capture holds them
 
  private:
   using FileKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // dev major, minor, inode
+  // What a collector's file exports for capture to find in its processes, read once per file:
+  // the fast path's control block and the domain list (nullopt: an older collector without it).
+  struct CollectorExports {
+    std::optional<uint64_t> control;  // XT_ITT_CONTROL_SYMBOL's value
+    std::optional<uint64_t> domains;  // XT_ITT_DOMAINS_SYMBOL's value
+    Status read;                      // why the file could not be read as ELF
+  };
   // Which of the three PyTorch range functions a file exports (push, pop, mark).
   struct TorchExports {
     bool any() const { return push || pop || mark; }
@@ -58,10 +64,9 @@ class IttSource final : public ProbeSource {
     bool collector = false;   // the collector's site is probed
     bool fast_path_tried = false;
     std::optional<bool> collector_in_environment;
-    // Its collector's domain list (itt_domains.h): the file, the symbol's value in it, and
-    // the list's address once the file is mapped in this image.
+    // Its collector's domain list (itt_domains.h): the file, and the list's address once the
+    // file is mapped in this image.
     std::optional<MappedLibrary> collector_lib;
-    std::optional<uint64_t> domains_symbol;
     uint64_t domains_address = 0;
     uint64_t domains_checked_ns = 0;
     bool domains_settled = false;  // nothing (more) to switch: an older collector, an opt-out, an error said
@@ -74,6 +79,8 @@ class IttSource final : public ProbeSource {
   std::vector<ProbeLink> AttachPytorch(uint32_t pid, const MappedLibrary& lib,
                                        const TorchExports& exports);
   const TorchExports& PytorchExportsOf(const MappedLibrary& lib);
+  // The collector's exports; a file that cannot be read as ELF exports neither, and says why.
+  const CollectorExports& CollectorExportsOf(const MappedLibrary& lib);
   // True when PyTorch's ITT calls in `pid` go through xtrace's collector (so probing
   // libtorch as well would record every range twice).
   bool CollectorExpected(uint32_t pid, Process& proc);
@@ -91,6 +98,7 @@ class IttSource final : public ProbeSource {
   std::unique_ptr<IttFastPath> fast_path_;
   std::map<uint32_t, Process> processes_;
   std::map<FileKey, TorchExports> torch_exports_;  // per file, across processes
+  std::map<FileKey, CollectorExports> collector_exports_;  // likewise
 };
 
 // True when the file's base name says it is xtrace's ITT collector.

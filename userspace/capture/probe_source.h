@@ -121,11 +121,13 @@ class ProbeSource {
     (void)per_process;
   }
 
-  // Links of the source's own for every process (see ProcessScanned) that no traced process has
-  // used since `now_ns - grace_ns` (CLOCK_MONOTONIC) go, as the capture's library links do.
-  virtual void ExpireIdle(uint64_t now_ns, uint64_t grace_ns) {
+  // Called on every turn of the capture's loop, at `now_ns` (CLOCK_MONOTONIC), for the
+  // source's periodic work: links of its own for every process (see ProcessScanned) that no
+  // traced process has used for `idle_grace_ns` go, as the capture's library links do; state
+  // in the traced processes that must be looked at again is (each source keeps its own period).
+  virtual void Tick(uint64_t now_ns, uint64_t idle_grace_ns) {
     (void)now_ns;
-    (void)grace_ns;
+    (void)idle_grace_ns;
   }
 
   // The process is gone (or detached): forget what was kept about it.

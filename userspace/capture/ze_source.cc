@@ -521,10 +521,10 @@ void ZeSource::ReleaseDispatchProbes(uint32_t pid) {
   }
 }
 
-void ZeSource::ExpireIdle(uint64_t now_ns, uint64_t grace_ns) {
+void ZeSource::Tick(uint64_t now_ns, uint64_t idle_grace_ns) {
   for (auto it = dispatch_.begin(); it != dispatch_.end();) {
     auto next = std::next(it);
-    if (it->second.users.empty() && now_ns - it->second.idle_since_ns >= grace_ns) {
+    if (it->second.users.empty() && now_ns - it->second.idle_since_ns >= idle_grace_ns) {
       reaper_.Destroy(std::move(it->second.links));
       dispatch_.erase(it);
     }

@@ -37,7 +37,8 @@ class ZeSource final : public ProbeSource {
   std::vector<MappedLibrary> LibrariesBeforeExec(uint32_t pid) override;
   std::string_view host_soname() const override;
   void ProcessScanned(uint32_t pid, bool per_process) override;
-  void ExpireIdle(uint64_t now_ns, uint64_t grace_ns) override;
+  // Dispatch probes nobody has used for `idle_grace_ns` go.
+  void Tick(uint64_t now_ns, uint64_t idle_grace_ns) override;
   void OnProcessExit(uint32_t pid) override;
   void OnProcessExec(uint32_t pid, uint64_t exec_ns) override;
   // The dispatch targets' links; the capture holds those of AttachToLibrary.
@@ -82,7 +83,7 @@ class ZeSource final : public ProbeSource {
   void ProbeDispatchTargets(uint32_t pid, bool per_process, const MappedLibrary& lib,
                             const std::map<uint64_t, size_t>& targets);
   // `pid` no longer uses its dispatch probes: its own go, shared ones it was the last user of
-  // wait for ExpireIdle.
+  // wait for Tick.
   void ReleaseDispatchProbes(uint32_t pid);
 
   SourceContext ctx_;
