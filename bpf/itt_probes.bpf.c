@@ -125,6 +125,7 @@ int itt_probe(struct pt_regs *ctx)
 	const struct xt_capture_config *cfg = xt_config();
 	__u32 tgid = xt_current_tgid(cfg);
 	struct xt_itt_event rec = {};
+	__u32 staged = 0;
 	__u64 now;
 
 	if (!xt_selected(cfg, tgid))
@@ -146,7 +147,7 @@ int itt_probe(struct pt_regs *ctx)
 	/* Python frames at a task's begin and end: the frames' slices then enclose the task. */
 	if (op == XT_ITT_TASK_BEGIN || op == XT_ITT_TASK_BEGIN_FN || op == XT_ITT_TASK_END ||
 	    op == XT_ITT_MARKER)
-		xt_py_stack(tgid, now, now);
+		staged = xt_py_stage(tgid, now, now);
 	xt_fill_header(&rec.hdr, XT_REC_ITT_EVENT, sizeof(rec), 0, now, now);
 	rec.domain = domain;
 	rec.name = name;
@@ -155,7 +156,7 @@ int itt_probe(struct pt_regs *ctx)
 	rec.extra = ctx->r9;
 	rec.op = (__u16)op;
 	rec.origin = XT_ITT_FROM_COLLECTOR;
-	xt_output(&rec, sizeof(rec));
+	xt_py_output_with(staged, &rec, sizeof(rec));
 	return 0;
 }
 

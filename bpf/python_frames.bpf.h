@@ -2,12 +2,13 @@
  * the thread's PyThreadState (found in the main interpreter's thread list by its thread id,
  * which is the thread's fs base, then cached per thread), its current frame, and the chain of
  * frames through `previous`, each yielding its code object, its last instruction and its
- * owner (the interpreter's own entry frames are skipped and take no slot). Frames are read a
- * page of the thread's data stack at a time, not one probe read each (see XT_PAGE_SIZE), in a
- * bpf_loop whose step the verifier checks once. Names and lines are resolved in user space
- * (userspace/python/), which also checked the layout against the interpreter before setting
- * it (python.h). A call hook in a probe program: xt_py_stack, just before the call's own
- * record. BPF-only. */
+ * owner (the interpreter's own entry frames are skipped and take no slot). Frames are read
+ * many at a time, not one probe read each (see XT_PY_WINDOW), in a bpf_loop whose step the
+ * verifier checks once. Names and lines are resolved in user space (userspace/python/), which
+ * also checked the layout against the interpreter before setting it (python.h). A call hook
+ * in a probe program: xt_py_stage just before the call's own record, which then goes out
+ * with the frames in one ring write (xt_py_output_with); xt_py_stack where the record is
+ * of variable size. BPF-only. */
 #ifndef XTRACE_PYTHON_FRAMES_BPF_H
 #define XTRACE_PYTHON_FRAMES_BPF_H
 
@@ -34,24 +35,30 @@ struct {
 	__type(value, struct xt_py_thread);
 } py_threads SEC(".maps");
 
-/* A thread's frames lie in its data stack (CPython 3.11 on: chunks of 16 KiB or more, each
- * frame just above its caller's), so one read of the page below the innermost frame holds
- * its callers too, as many as fit (a frame is its 72-byte header plus 8 bytes per local and
- * stack slot: 130 to 230 bytes for PyTorch's modules). The read never goes below the frame's
- * own page: memory below a thread's first chunk may be unmapped or not present, and a probe
- * read that faults costs here more than a dozen that do not. */
+/* A thread's frames lie in its data stack (CPython 3.11 on: chunks of XT_PY_MIN_CHUNK bytes
+ * or more, each frame just above its caller's), so one probe read of the bytes below the
+ * innermost frame holds its callers too, as many as fit (a frame is its 72-byte header plus
+ * 8 bytes per local and stack slot: 130 to 230 bytes for PyTorch's modules). A probe read
+ * costs about 100 ns here whatever its size up to a few pages, far more than the copy, so the
+ * walk reads as few times as it can: a frame in the thread's current chunk (its start known
+ * from the thread state) is read with everything below it down to the chunk's start, up to
+ * XT_PY_WINDOW bytes, which is the whole stack of most calls. Elsewhere (an older chunk) the
+ * read never goes below the frame's own page: memory below a chunk may be unmapped or not
+ * present, and a probe read that faults costs more than ten that do not. */
 #define XT_PAGE_SIZE 4096ull
-#define XT_PY_WINDOW (XT_PAGE_SIZE + XT_PY_FRAME_READ)
+#define XT_PY_WINDOW 8192ull
 
 /* The record as it is built, and frames' bytes as read (too large for the stack; in a map
  * value a field at a variable offset is a bounded access). */
 struct xt_py_scratch {
 	struct xt_py_stack rec;
-	/* Twice the frames ever written, so that a size masked for the verifier stays inside. */
+	/* Twice the frames ever written, so that a size masked for the verifier stays inside;
+	 * the call's record is built after the last frame (xt_py_output_with). */
 	struct xt_py_frame frame[2 * XT_PY_MAX_FRAMES];
 	/* The window: bytes [window_base, window_base + window_len) of the thread's frames. The
-	 * rest is room for a field at an offset masked with 127 past the last frame's start. */
-	__u8 window[XT_PAGE_SIZE + 128] __attribute__((aligned(8)));
+	 * rest is room for a field at an offset masked with 127 past the last frame's start. It
+	 * holds the thread state's bytes before the walk. */
+	__u8 window[XT_PY_WINDOW + 128] __attribute__((aligned(8)));
 	/* A frame read alone (one far from the window: the interpreter's entry frame on the C
 	 * stack, a generator's frame); XT_PY_FRAME_READ bytes, the rest room as above. */
 	__u8 single[128] __attribute__((aligned(8)));
@@ -64,16 +71,18 @@ struct {
 	__type(value, struct xt_py_scratch);
 } py_scratch SEC(".maps");
 
+
 /* A walk of the frame chain (bpf_loop's context: one step per frame). The layout's offsets
- * are copied in, so that the step needs no pointer of the caller's. */
+ * are copied in, so that the step needs no pointer of the caller's but the scratch. */
 struct xt_py_walk {
+	struct xt_py_scratch *buf;
 	__u64 frame;       /* the next frame to read; 0 at the end of the chain */
 	__u64 last;        /* the frame read before it (its callee); 0 before the first */
 	__u64 window_base; /* the window's bytes in the target, window_len 0 when empty */
 	__u64 window_len;
+	__u64 chunk;       /* the thread's current data-stack chunk; 0 if unknown or unreadable */
 	__u32 code, previous, instr, owner, owner_cstack; /* xt_py_layout's */
-	__u32 max;         /* frames written at most */
-	__u32 n;           /* frames written */
+	__u32 max;         /* frames written at most (their count: the record's `frames`) */
 	__u32 flags;
 };
 
@@ -94,22 +103,23 @@ static __always_inline __u64 xt_py_field(const __u8 *bytes, __u32 offset)
 	return *(const __u64 *)(bytes + (offset & 56));
 }
 
-/* Whether a frame outside the window is worth a window of its own: the first frame, or one
- * below its callee or below the window in the same page or the one before (a caller in the
- * same data-stack chunk). Others (an entry frame on the C stack, a generator's frame on the
- * heap, a frame in another chunk) are read alone and keep the window for the frames after
- * them. */
+/* Whether a frame outside the window is worth a page's window of its own: the first frame,
+ * or one below its callee or below the window in the same page or the one before (a caller
+ * in the same data-stack chunk). Others (an entry frame on the C stack, a generator's frame
+ * on the heap, a frame in another chunk) are read alone and keep the window for the frames
+ * after them. */
 static __always_inline int xt_py_window_fits(const struct xt_py_walk *w, __u64 frame)
 {
 	return !w->window_len || (frame < w->last && w->last - frame <= XT_PAGE_SIZE) ||
 	       (frame < w->window_base && w->window_base - frame <= XT_PAGE_SIZE);
 }
 
-/* Reads the window that ends with the frame at `frame`, from the start of the frame's page. */
+/* Reads the bytes [start, end) (end the end of the frame at end - XT_PY_FRAME_READ) as the
+ * window; 0 when read. */
 static __always_inline int xt_py_read_window(struct xt_py_walk *w, struct xt_py_scratch *buf,
-					     __u64 frame)
+					     __u64 start, __u64 end)
 {
-	__u64 start = frame & ~(XT_PAGE_SIZE - 1), size = frame + XT_PY_FRAME_READ - start;
+	__u64 size = end - start;
 
 	if (size > XT_PY_WINDOW || bpf_probe_read_user(buf->window, size, (const void *)start))
 		return -1;
@@ -118,15 +128,47 @@ static __always_inline int xt_py_read_window(struct xt_py_walk *w, struct xt_py_
 	return 0;
 }
 
-/* One frame of the walk (a bpf_loop callback, verified once whatever the depth): 0 to go on,
- * 1 at the end of the chain, at the depth limit or at an unreadable frame. */
+/* The bytes of the frame at `frame` (not in the window): a new window that ends with it,
+ * down to its chunk's start (at most XT_PY_WINDOW bytes) where it lies in the thread's
+ * current chunk, else from the start of its page; or it alone. NULL if unreadable. */
+static __always_inline const __u8 *xt_py_read_frame(struct xt_py_walk *w,
+						    struct xt_py_scratch *buf, __u64 frame)
+{
+	__u64 end = frame + XT_PY_FRAME_READ, chunk = w->chunk;
+
+	if (chunk && frame >= chunk && end <= chunk + XT_PY_MIN_CHUNK) {
+		if (!xt_py_read_window(w, buf, end > chunk + XT_PY_WINDOW ? end - XT_PY_WINDOW : chunk,
+				       end))
+			return buf->window + ((frame - w->window_base) & (XT_PY_WINDOW - 8));
+		w->chunk = 0; /* not the chunk it was said to be: pages from here on */
+	}
+	if (xt_py_window_fits(w, frame)) {
+		if (xt_py_read_window(w, buf, frame & ~(XT_PAGE_SIZE - 1), end))
+			return NULL;
+		return buf->window + ((frame - w->window_base) & (XT_PY_WINDOW - 8));
+	}
+	if (bpf_probe_read_user(buf->single, XT_PY_FRAME_READ, (const void *)frame))
+		return NULL;
+	return buf->single;
+}
+
+/* Frames a step of the walk takes at most: its first, read if it must be, and then those
+ * after it while they lie in the window, with the walk's state in registers (a step taken
+ * per frame cost more than the frame's loads). */
+#define XT_PY_STEP_FRAMES 8
+
+/* A step of the walk (a bpf_loop callback, verified once whatever the depth): 0 to go on, 1
+ * at the end of the chain, at the depth limit or at an unreadable frame. */
 static long xt_py_walk_step(__u32 index, void *ctx)
 {
 	struct xt_py_walk *w = ctx;
-	struct xt_py_scratch *buf;
+	struct xt_py_scratch *buf = w->buf;
 	const __u8 *bytes;
-	__u64 frame = w->frame, offset;
-	__u32 zero = 0, n = w->n;
+	__u64 frame = w->frame, base = w->window_base, len = w->window_len, next, last = 0, end;
+	__u32 n, max = w->max, cstack = w->owner_cstack;
+	__u32 code = w->code & 56, previous = w->previous & 56, instr = w->instr & 56;
+	__u32 owner = w->owner & 127;
+	int k;
 
 	if (!frame)
 		return 1;
@@ -134,38 +176,48 @@ static long xt_py_walk_step(__u32 index, void *ctx)
 		w->flags |= XT_FLAG_ARG_UNREADABLE;
 		return 1;
 	}
-	if (n >= w->max) {
-		w->flags |= XT_FLAG_TRUNCATED;
-		return 1;
-	}
-	buf = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!buf)
-		return 1;
-	offset = frame - w->window_base;
-	if (w->window_len && frame >= w->window_base && offset + XT_PY_FRAME_READ <= w->window_len) {
-		bytes = buf->window + (offset & (XT_PAGE_SIZE - 8));
-	} else if (xt_py_window_fits(w, frame)) {
-		if (xt_py_read_window(w, buf, frame)) {
-			w->flags |= XT_FLAG_ARG_UNREADABLE;
-			return 1;
-		}
-		bytes = buf->window + ((frame - w->window_base) & (XT_PAGE_SIZE - 8));
+	if (frame >= base && frame - base + XT_PY_FRAME_READ <= len) {
+		bytes = buf->window + ((frame - base) & (XT_PY_WINDOW - 8));
 	} else {
-		if (bpf_probe_read_user(buf->single, XT_PY_FRAME_READ, (const void *)frame)) {
+		bytes = xt_py_read_frame(w, buf, frame);
+		if (!bytes) {
 			w->flags |= XT_FLAG_ARG_UNREADABLE;
 			return 1;
 		}
-		bytes = buf->single;
+		base = w->window_base;
+		len = w->window_len;
 	}
-	w->last = frame;
-	w->frame = xt_py_field(bytes, w->previous);
-	/* The interpreter's own entry frame (3.12 on) holds no code of the user's and takes no
-	 * slot. owner_cstack is 0x100, which no byte equals, where frames have no owner. */
-	if (bytes[w->owner & 127] == w->owner_cstack)
-		return 0;
-	buf->frame[n & (XT_PY_MAX_FRAMES - 1)].code = xt_py_field(bytes, w->code);
-	buf->frame[n & (XT_PY_MAX_FRAMES - 1)].instr = xt_py_field(bytes, w->instr);
-	w->n = n + 1;
+	/* A frame at `offset` from base lies in the window if offset < end (an address below
+	 * base wraps past it); base is 8-aligned, so offset is as aligned as the frame. */
+	end = len >= XT_PY_FRAME_READ ? len - XT_PY_FRAME_READ + 1 : 0;
+#pragma unroll
+	for (k = 0; k < XT_PY_STEP_FRAMES; k++) {
+		next = *(const __u64 *)(bytes + previous);
+		/* The interpreter's own entry frame (3.12 on) holds no code of the user's and takes
+		 * no slot. owner_cstack is 0x100, which no byte equals, where frames have no owner. */
+		if (bytes[owner] != cstack) {
+			/* The count lives in the record, not in a register: loaded from a map
+			 * value it is a number the verifier does not follow, so the steps' states
+			 * converge whatever the frames. */
+			n = buf->rec.frames;
+			if (n >= max) {
+				w->flags |= XT_FLAG_TRUNCATED;
+				return 1;
+			}
+			buf->frame[n & (XT_PY_MAX_FRAMES - 1)].code = *(const __u64 *)(bytes + code);
+			buf->frame[n & (XT_PY_MAX_FRAMES - 1)].instr = *(const __u64 *)(bytes + instr);
+			buf->rec.frames = n + 1;
+		}
+		last = frame;
+		frame = next;
+		/* The end (0 wraps too), a frame outside the window or a misaligned one: the next
+		 * step's first frame, which it judges. */
+		if (frame - base >= end || ((frame - base) & 7))
+			break;
+		bytes = buf->window + ((frame - base) & (XT_PY_WINDOW - 8));
+	}
+	w->last = last;
+	w->frame = frame;
 	return 0;
 }
 
@@ -190,39 +242,47 @@ static __always_inline __u64 xt_py_find_tstate(const struct xt_py_layout *l, __u
  * bytes, as xt_py_field. */
 static __always_inline __u64 xt_py_tstate_field(const __u8 *bytes, __u32 offset)
 {
-	return *(const __u64 *)(bytes + (offset & 248));
+	return *(const __u64 *)(bytes + (offset & 504));
 }
 
 /* The calling thread's PyThreadState field tstate_frame (its _PyCFrame, or its current frame
  * in 3.13), from its thread state: the cached one if it still names this thread, else
  * searched (at most every XT_PY_NONE_RECHECK_NS for a thread that had none). 0 if it has
- * none. The state's bytes are read once, into the window (free until the walk). */
+ * none. The state's bytes are read once, into the window (free until the walk); its data
+ * stack's current chunk goes to *chunk (0 where the layout has none). */
 static __always_inline __u64 xt_py_thread_frame(const struct xt_py_layout *l,
-						struct xt_py_scratch *buf, __u64 now)
+						struct xt_py_scratch *buf, __u64 now,
+						__u64 *chunk)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fsbase = task->thread.fsbase;
 	struct xt_py_thread *pt;
+	__u64 tstate;
 
 	pt = bpf_task_storage_get(&py_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!pt)
 		return 0;
-	if (pt->generation == l->generation && pt->fsbase == fsbase && pt->checked_ns) {
-		/* A freed thread state may be reused for another thread: check it names us. */
-		if (pt->tstate &&
-		    !bpf_probe_read_user(buf->window, XT_PY_TSTATE_READ, (const void *)pt->tstate) &&
-		    xt_py_tstate_field(buf->window, l->tstate_thread_id) == fsbase)
-			return xt_py_tstate_field(buf->window, l->tstate_frame);
-		if (!pt->tstate && now - pt->checked_ns < XT_PY_NONE_RECHECK_NS)
-			return 0;
-	}
-	pt->tstate = xt_py_find_tstate(l, fsbase);
+	tstate = pt->tstate;
+	if (pt->generation != l->generation || pt->fsbase != fsbase || !pt->checked_ns ||
+	    (!tstate && now - pt->checked_ns >= XT_PY_NONE_RECHECK_NS))
+		goto search;
+	if (!tstate)
+		return 0;
+	/* A freed thread state may be reused for another thread: check it names us. */
+	if (!bpf_probe_read_user(buf->window, XT_PY_TSTATE_READ, (const void *)tstate) &&
+	    xt_py_tstate_field(buf->window, l->tstate_thread_id) == fsbase)
+		goto found;
+search:
+	tstate = xt_py_find_tstate(l, fsbase);
+	pt->tstate = tstate;
 	pt->fsbase = fsbase;
 	pt->generation = l->generation;
 	pt->checked_ns = now;
-	if (!pt->tstate)
+	if (!tstate || bpf_probe_read_user(buf->window, XT_PY_TSTATE_READ, (const void *)tstate))
 		return 0;
-	return xt_py_read_ptr(pt->tstate + l->tstate_frame);
+found:
+	*chunk = l->tstate_chunk == XT_PY_NO_OFFSET ? 0 : xt_py_tstate_field(buf->window, l->tstate_chunk);
+	return xt_py_tstate_field(buf->window, l->tstate_frame);
 }
 
 /* The walk where the kernel has no bpf_loop (Linux before 5.17): a probe read per frame in a
@@ -255,37 +315,42 @@ static __always_inline void xt_py_walk_unrolled(struct xt_py_walk *w, struct xt_
 		frame = xt_py_field(buf->single, w->previous);
 		n++;
 	}
-	w->n = n;
+	buf->rec.frames = n;
 }
 
-/* Writes the Python frames of the calling thread of process `tgid` (as the collector numbers
- * it) as an xt_py_stack record stamped [start_ns, end_ns], if the process is a checked
- * Python process and the thread is running Python code. */
-static __always_inline void xt_py_stack(__u32 tgid, __u64 start_ns, __u64 end_ns)
+/* Builds the Python frames of the calling thread of process `tgid` (as the collector numbers
+ * it) as an xt_py_stack record stamped [start_ns, end_ns] in py_scratch, if the process is a
+ * checked Python process and the thread is running Python code; returns the record's size,
+ * 0 when there is none. Nothing is written to the ring yet: xt_py_output_with (or
+ * xt_py_stack) does. */
+static __always_inline __u32 xt_py_stage(__u32 tgid, __u64 start_ns, __u64 end_ns)
 {
 	const struct xt_py_layout *l = bpf_map_lookup_elem(&python_procs, &tgid);
 	struct xt_py_walk w = {};
 	struct xt_py_scratch *buf;
-	__u64 frame;
-	__u32 zero = 0, n;
+	__u64 frame, chunk = 0;
+	__u32 zero = 0, n, size;
 
 	if (!l)
-		return;
+		return 0;
 	buf = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!buf)
-		return;
-	frame = xt_py_thread_frame(l, buf, start_ns);
+		return 0;
+	frame = xt_py_thread_frame(l, buf, start_ns, &chunk);
 	if (frame && l->cframe_frame != XT_PY_NO_OFFSET)
 		frame = xt_py_read_ptr(frame + l->cframe_frame);
 	if (!frame)
-		return; /* a Python thread outside any Python code */
+		return 0; /* a Python thread outside any Python code */
+	w.buf = buf;
 	w.frame = frame;
+	w.chunk = chunk & ~7ull;
 	w.code = l->frame_code;
 	w.previous = l->frame_previous;
 	w.instr = l->frame_instr;
 	w.owner = l->frame_owner;
 	w.owner_cstack = l->owner_cstack;
 	w.max = l->max_frames < XT_PY_MAX_FRAMES ? l->max_frames : XT_PY_MAX_FRAMES;
+	buf->rec.frames = 0;
 	/* Entry frames take no slot, and at most one lies between two frames of code. The kernel's
 	 * BTF says whether it has bpf_loop; libbpf turns the test into a constant, and the
 	 * verifier never looks at the branch not taken. */
@@ -294,18 +359,72 @@ static __always_inline void xt_py_stack(__u32 tgid, __u64 start_ns, __u64 end_ns
 	else
 		xt_py_walk_unrolled(&w, buf);
 	/* The mask changes nothing (n <= XT_PY_MAX_FRAMES) but bounds the size for the verifier. */
-	n = w.n & (2 * XT_PY_MAX_FRAMES - 1);
+	n = buf->rec.frames & (2 * XT_PY_MAX_FRAMES - 1);
+	size = sizeof(buf->rec) + n * sizeof(struct xt_py_frame);
 	buf->rec.frames = n;
 	buf->rec.reserved = 0;
-	xt_fill_header(&buf->rec.hdr, XT_REC_PY_STACK,
-		       sizeof(buf->rec) + n * sizeof(struct xt_py_frame), w.flags, start_ns, end_ns);
-	xt_output(&buf->rec, sizeof(buf->rec) + n * sizeof(struct xt_py_frame));
+	xt_fill_header(&buf->rec.hdr, XT_REC_PY_STACK, size, w.flags, start_ns, end_ns);
+	return size;
 }
 
-/* xt_py_stack for the current process. */
+/* Writes the frames xt_py_stage built (`staged` bytes, 0 for none) alone. */
+static __always_inline void xt_py_output_staged(__u32 staged)
+{
+	struct xt_py_scratch *buf;
+	__u32 zero = 0;
+
+	if (!staged)
+		return;
+	buf = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (buf)
+		xt_output(&buf->rec, staged & (2 * XT_PY_MAX_FRAMES * sizeof(struct xt_py_frame) - 1));
+}
+
+/* Writes a call's record `rec` of `size` bytes (a constant, at most XT_PY_MAX_FRAMES * 16)
+ * to the ring, after the frames xt_py_stage built for it (`staged` bytes, 0 for none) in the
+ * same ring write: a ring write costs more than the bytes of either (see output.bpf.h), and
+ * user space splits the two (SplitRingSample). A full ring loses both, each counted with
+ * its source. */
+static __always_inline int xt_py_output_with(__u32 staged, void *rec, __u32 size)
+{
+	struct xt_py_scratch *buf;
+	__u32 zero = 0;
+	__u8 *at;
+
+	if (!staged)
+		return xt_output(rec, size);
+	buf = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!buf)
+		return xt_output(rec, size);
+	/* The mask changes nothing (staged <= 40 + 64 * 16) but bounds the offset: the record
+	 * lands inside the frames' array, twice as long as any stack. */
+	staged &= 2 * XT_PY_MAX_FRAMES * sizeof(struct xt_py_frame) - 1;
+	at = (__u8 *)&buf->rec + staged;
+	__builtin_memcpy(at, rec, size);
+	if (bpf_ringbuf_output(&events, &buf->rec, staged + size, xt_wakeup_flags())) {
+		xt_count_drop(XT_REC_PY_STACK);
+		xt_count_drop(((struct xt_record_header *)rec)->type);
+		return -1;
+	}
+	return 0;
+}
+
+/* Writes the Python frames of the calling thread as their own record (for a call whose
+ * record is of variable size); see xt_py_stage. */
+static __always_inline void xt_py_stack(__u32 tgid, __u64 start_ns, __u64 end_ns)
+{
+	xt_py_output_staged(xt_py_stage(tgid, start_ns, end_ns));
+}
+
+/* xt_py_stack and xt_py_stage for the current process. */
 static __always_inline void xt_py_stack_here(__u64 start_ns, __u64 end_ns)
 {
 	xt_py_stack(xt_current_tgid(xt_config()), start_ns, end_ns);
+}
+
+static __always_inline __u32 xt_py_stage_here(__u64 start_ns, __u64 end_ns)
+{
+	return xt_py_stage(xt_current_tgid(xt_config()), start_ns, end_ns);
 }
 
 /* Whether a Level Zero call (enum xt_ze_fn) carries Python frames: the calls a user asks

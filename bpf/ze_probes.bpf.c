@@ -139,12 +139,15 @@ int BPF_KRETPROBE(ze_append_launch_kernel_return, long ret)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct xt_call_slot *in = xt_exit(FN_APPEND_LAUNCH_KERNEL);
-	struct xt_launch_kernel *rec;
+	struct xt_launch_kernel *rec, with_frames;
+	__u32 staged;
 
 	if (!in)
 		return 0;
-	xt_py_stack_here(in->start_ns, now);
-	rec = xt_reserve(sizeof(*rec), XT_REC_LAUNCH_KERNEL);
+	/* With Python frames, the launch goes out with them in one ring write; without, it is
+	 * filled in place in the ring. */
+	staged = xt_py_stage_here(in->start_ns, now);
+	rec = staged ? &with_frames : xt_reserve(sizeof(*rec), XT_REC_LAUNCH_KERNEL);
 	if (rec) {
 		xt_fill_header(&rec->hdr, XT_REC_LAUNCH_KERNEL, sizeof(*rec), in->flags, in->start_ns,
 			       now);
@@ -157,7 +160,10 @@ int BPF_KRETPROBE(ze_append_launch_kernel_return, long ret)
 		rec->group_count[2] = in->group_count[2];
 		rec->result = (__s32)ret;
 		rec->kind = (__u32)bpf_get_attach_cookie(ctx);
-		xt_submit(rec);
+		if (staged)
+			xt_py_output_with(staged, rec, sizeof(*rec));
+		else
+			xt_submit(rec);
 	}
 	xt_forget(in);
 	return 0;
@@ -274,7 +280,7 @@ int BPF_KRETPROBE(ze_call_return, long ret)
 	__u64 now = bpf_ktime_get_ns();
 	struct xt_call_slot *st = xt_exit(fn);
 	struct xt_ze_call rec = {};
-	__u32 flags;
+	__u32 flags, staged = 0;
 
 	if (!st)
 		return 0;
@@ -285,9 +291,9 @@ int BPF_KRETPROBE(ze_call_return, long ret)
 	ze_read(XT_ZE_COOKIE_READ(cookie, 0), st, rec.result, &rec.data[0], &flags);
 	ze_read(XT_ZE_COOKIE_READ(cookie, 1), st, rec.result, &rec.data[4], &flags);
 	if (xt_py_wants_ze(fn))
-		xt_py_stack_here(st->start_ns, now);
+		staged = xt_py_stage_here(st->start_ns, now);
 	xt_fill_header(&rec.hdr, XT_REC_ZE_CALL, sizeof(rec), flags, st->start_ns, now);
-	xt_output(&rec, sizeof(rec));
+	xt_py_output_with(staged, &rec, sizeof(rec));
 	if (rec.result == 0)
 		ze_note_object(st, fn, &rec);
 	xt_forget(st);

@@ -33,10 +33,16 @@
 #define XT_PY_FRAME_READ 72
 
 /* Bytes read of a thread state at each traced call, from its start: its thread id (checked
- * to still name the calling thread) and its frame pointer come out of one probe read. User
- * space refuses a layout whose two fields do not lie within the first XT_PY_TSTATE_READ - 8
- * bytes (they lie below 160 in CPython 3.11 to 3.13). */
-#define XT_PY_TSTATE_READ 256
+ * to still name the calling thread), its frame pointer and its data stack's current chunk
+ * come out of one probe read. User space refuses a layout whose fields do not lie within the
+ * first XT_PY_TSTATE_READ - 8 bytes (the chunk lies at 296 in CPython 3.11, below 240 in 3.12
+ * and 3.13; the others below 160). */
+#define XT_PY_TSTATE_READ 320
+
+/* The smallest chunk of a thread's data stack (CPython 3.11 to 3.13's DATA_STACK_CHUNK_SIZE;
+ * a chunk that must hold a larger frame doubles it): [chunk, chunk + XT_PY_MIN_CHUNK) is the
+ * interpreter's memory wherever the thread's current chunk lies. */
+#define XT_PY_MIN_CHUNK 16384
 
 /* An offset that does not apply (xt_py_layout.cframe_frame, frame_owner). */
 #define XT_PY_NO_OFFSET 0xffffffffu
@@ -67,6 +73,10 @@ struct xt_py_layout {
 	__u32 max_frames;       /* at most XT_PY_MAX_FRAMES */
 	__u32 generation;       /* changes whenever the process's layout is set: cached thread
 				 * states of an earlier image are not trusted */
+	__u32 tstate_chunk;     /* PyThreadState.datastack_chunk, the chunk of the data stack its
+				 * frames are pushed onto, or XT_PY_NO_OFFSET: frames in it are read
+				 * from its start, not only from their own page */
+	__u32 reserved;
 };
 
 /* One frame as BPF reads it: user space turns the code object into file, function and first
@@ -88,9 +98,10 @@ struct xt_py_stack {
 };
 
 /* Set by user space, read by BPF; frames written by BPF, read by the decoder (layout_check.h). */
-XT_LAYOUT(XT_SIZE(xt_py_layout) == 56);
+XT_LAYOUT(XT_SIZE(xt_py_layout) == 64);
 XT_LAYOUT(XT_OFFSET(xt_py_layout, tstate_head) == 8);
 XT_LAYOUT(XT_OFFSET(xt_py_layout, generation) == 52);
+XT_LAYOUT(XT_OFFSET(xt_py_layout, tstate_chunk) == 56);
 XT_LAYOUT(XT_SIZE(xt_py_frame) == 16);
 XT_LAYOUT(XT_SIZE(xt_py_stack) == 40);
 XT_LAYOUT(XT_OFFSET(xt_py_stack, frames) == 32);

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "decode/record_decoder.h"
+
 #include "shared_maps.skel.h"
 
 namespace xtrace {
@@ -283,9 +285,12 @@ uint32_t CaptureMaps::CollectionState(uint32_t pid) const {
 
 int CaptureMaps::OnSample(void* ctx, void* data, size_t size) {
   auto* self = static_cast<CaptureMaps*>(ctx);
-  const std::span<const std::byte> record(static_cast<const std::byte*>(data), size);
-  if (self->side_) self->side_->BeforeRingRecord(record, *self->callback_);
-  (*self->callback_)(record);
+  std::span<const std::byte> sample(static_cast<const std::byte*>(data), size);
+  while (!sample.empty()) {
+    const std::span<const std::byte> record = NextRecordOfSample(sample);
+    if (self->side_) self->side_->BeforeRingRecord(record, *self->callback_);
+    (*self->callback_)(record);
+  }
   return 0;
 }
 

@@ -173,6 +173,23 @@ Result<CPythonProcess> InspectCPython(uint32_t pid, const MappedLibrary& lib) {
       return st;
     if (owner != main || thread_id == 0)
       return Status::Error("its thread states do not match the layout (layout mismatch)");
+    // Its data stack's chunk (BPF reads frames from the chunk's start): a chunk's size, the
+    // field after its `previous`, is DATA_STACK_CHUNK_SIZE or a multiple of it.
+    if (layout.tstate_datastack_chunk != XT_PY_NO_OFFSET) {
+      uint64_t chunk = 0, chunk_size = 0;
+      if (Status st = ReadValue(memory, pid, thread + layout.tstate_datastack_chunk, &chunk,
+                                "thread state");
+          !st.ok())
+        return st;
+      if (chunk) {
+        if (Status st = ReadValue(memory, pid, chunk + 8, &chunk_size, "data stack chunk");
+            !st.ok())
+          return st;
+        if (chunk % 8 != 0 || chunk_size < XT_PY_MIN_CHUNK || chunk_size % XT_PY_MIN_CHUNK != 0 ||
+            chunk_size > (uint64_t{1} << 30))
+          return Status::Error("its thread's data stack does not match the layout (layout mismatch)");
+      }
+    }
   }
   out.initialized = true;
   return out;

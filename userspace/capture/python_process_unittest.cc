@@ -156,6 +156,12 @@ TEST_P(CPythonProcessTest, FramesOfARealInterpreter) {
   EXPECT_NE(ReadPtr(memory, pid, tstate + l.tstate_thread_id), 0u);
   uint64_t frame = ReadPtr(memory, pid, tstate + l.tstate_frame);
   if (l.cframe_frame != XT_PY_NO_OFFSET) frame = ReadPtr(memory, pid, frame + l.cframe_frame);
+  // The innermost frame lies in the data stack's current chunk, as BPF takes it to (it then
+  // reads the frames below it from the chunk's start).
+  ASSERT_NE(l.tstate_chunk, XT_PY_NO_OFFSET);
+  const uint64_t chunk = ReadPtr(memory, pid, tstate + l.tstate_chunk);
+  EXPECT_GT(frame, chunk);
+  EXPECT_LE(frame + XT_PY_FRAME_READ, chunk + XT_PY_MIN_CHUNK);
   std::vector<std::pair<uint64_t, uint64_t>> frames;
   size_t skipped = 0;
   for (int i = 0; frame && i < 64; ++i) {

@@ -219,6 +219,21 @@ xt_py_frame DecodedPyStack::frame(uint32_t i) const {
   return f;
 }
 
+std::span<const std::byte> NextRecordOfSample(std::span<const std::byte>& sample) {
+  std::span<const std::byte> first = sample;
+  if (sample.size() >= sizeof(xt_record_header)) {
+    const auto hdr = Load<xt_record_header>(sample);
+    // Only frames lead another record; their size is a multiple of 8 (the ring's alignment,
+    // so the record after them is aligned as BPF wrote it). Anything else is one record,
+    // whose own checks (DecodeRecord) judge its size.
+    if (hdr.type == XT_REC_PY_STACK && hdr.size >= sizeof(xt_py_stack) && hdr.size % 8 == 0 &&
+        hdr.size + sizeof(xt_record_header) <= sample.size())
+      first = sample.first(hdr.size);
+  }
+  sample = sample.subspan(first.size());
+  return first;
+}
+
 const xt_record_header& HeaderOf(const DecodedRecord& record) {
   return std::visit([](const auto& r) -> const xt_record_header& { return r.hdr; }, record);
 }

@@ -114,6 +114,12 @@ using DecodedRecord = std::variant<DecodedKernelCreate, DecodedLaunchKernel, Dec
 // and the sizes involved; it never reads past `data`.
 Result<DecodedRecord> DecodeRecord(std::span<const std::byte> data);
 
+// One ring sample as the records it holds, in order: one record, or a call's Python frames
+// (XT_REC_PY_STACK, whose header gives its size) followed by the call's own record, which
+// BPF writes in one ring write (bpf/python_frames.bpf.h, xt_py_output_with). Returns the
+// first record and leaves the rest in `sample` (empty after the last).
+std::span<const std::byte> NextRecordOfSample(std::span<const std::byte>& sample);
+
 // The header every record starts with (for callers that only need type, pid or times).
 const xt_record_header& HeaderOf(const DecodedRecord& record);
 

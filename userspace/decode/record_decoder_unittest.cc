@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -345,6 +346,89 @@ TEST(RecordDecoder, ExecuteListsMustMatchTheCount) {
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("do not hold the 3"), std::string::npos)
       << missing.status().message();
+}
+
+}  // namespace
+}  // namespace xtrace
+
+namespace xtrace {
+namespace {
+
+// A call's Python frames (`frames` of them) and, after them in the same ring sample, the
+// call's own record, as BPF writes them in one ring write.
+std::vector<std::byte> FramesThenLaunch(uint32_t frames) {
+  xt_py_stack stack{};
+  stack.hdr.type = XT_REC_PY_STACK;
+  stack.hdr.size = static_cast<uint16_t>(sizeof(stack) + frames * sizeof(xt_py_frame));
+  stack.hdr.tid = 6;
+  stack.frames = frames;
+  auto bytes = Bytes(&stack, sizeof(stack));
+  for (uint32_t i = 0; i < frames; ++i) {
+    const xt_py_frame f{0x1000 + i, 0x2000 + i};
+    auto b = Bytes(&f, sizeof(f));
+    bytes.insert(bytes.end(), b.begin(), b.end());
+  }
+  xt_launch_kernel launch{};
+  launch.hdr.type = XT_REC_LAUNCH_KERNEL;
+  launch.hdr.size = sizeof(launch);
+  launch.hdr.tid = 6;
+  launch.kernel = 0xbb;
+  auto b = Bytes(&launch, sizeof(launch));
+  bytes.insert(bytes.end(), b.begin(), b.end());
+  return bytes;
+}
+
+TEST(RingSample, FramesAndTheirCallInOneSampleAreTwoRecords) {
+  const auto bytes = FramesThenLaunch(3);
+  std::span<const std::byte> sample(bytes);
+  const auto first = NextRecordOfSample(sample);
+  ASSERT_EQ(first.size(), sizeof(xt_py_stack) + 3 * sizeof(xt_py_frame));
+  auto stack = DecodeRecord(first);
+  ASSERT_TRUE(stack.ok()) << stack.status().message();
+  const auto& s = std::get<DecodedPyStack>(*stack);
+  ASSERT_EQ(s.frames, 3u);
+  EXPECT_EQ(s.frame(2).code, 0x1002u);
+  EXPECT_EQ(s.frame(2).instr, 0x2002u);
+  const auto second = NextRecordOfSample(sample);
+  EXPECT_TRUE(sample.empty());
+  auto launch = DecodeRecord(second);
+  ASSERT_TRUE(launch.ok()) << launch.status().message();
+  EXPECT_EQ(std::get<DecodedLaunchKernel>(*launch).kernel, 0xbbu);
+  // No frames at all (a thread in Python code at its outermost level has one at least, but
+  // the record allows none).
+  const auto bare = FramesThenLaunch(0);
+  sample = bare;
+  EXPECT_EQ(NextRecordOfSample(sample).size(), sizeof(xt_py_stack));
+  EXPECT_EQ(sample.size(), sizeof(xt_launch_kernel));
+}
+
+TEST(RingSample, AnyOtherSampleIsOneRecord) {
+  // Frames alone, a launch alone, a record with padding after it: each one record, whole.
+  auto frames = FramesThenLaunch(2);
+  frames.resize(sizeof(xt_py_stack) + 2 * sizeof(xt_py_frame));
+  auto launch = FramesThenLaunch(0);
+  launch.erase(launch.begin(), launch.begin() + sizeof(xt_py_stack));
+  auto padded = KernelCreateBytes("k", 1);
+  padded.resize(padded.size() + 64, std::byte{0x55});
+  for (const auto* bytes : {&frames, &launch, &padded}) {
+    std::span<const std::byte> sample(*bytes);
+    EXPECT_EQ(NextRecordOfSample(sample).size(), bytes->size());
+    EXPECT_TRUE(sample.empty());
+  }
+  // Frames whose size is not a whole number of frames' worth of 8 bytes, or that claim more
+  // than the sample: one record, left to DecodeRecord's checks.
+  auto set_size = [](std::vector<std::byte>& bytes, size_t size) {
+    const auto value = static_cast<uint16_t>(size);
+    std::memcpy(bytes.data() + offsetof(xt_record_header, size), &value, sizeof(value));
+  };
+  auto odd = FramesThenLaunch(1);
+  set_size(odd, sizeof(xt_py_stack) + 4);
+  auto over = FramesThenLaunch(1);
+  set_size(over, over.size());
+  for (const auto* bytes : {&odd, &over}) {
+    std::span<const std::byte> sample(*bytes);
+    EXPECT_EQ(NextRecordOfSample(sample).size(), bytes->size());
+  }
 }
 
 }  // namespace

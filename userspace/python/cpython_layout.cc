@@ -8,8 +8,8 @@
 namespace xtrace {
 namespace {
 
-// CPython 3.11 (checked against Debian's 3.11.2 headers with offsetof: the unit test
-// cpython_layout_unittest.cc does so again wherever python3.11-dev is installed).
+// CPython 3.11 (checked against Debian's 3.11.2 headers with offsetof; the unit test
+// python_process_unittest.cc walks a live python3.11 with it).
 constexpr CPythonLayout kCPython311 = [] {
   CPythonLayout l;
   l.major = 3;
@@ -24,6 +24,7 @@ constexpr CPythonLayout kCPython311 = [] {
   l.cframe_frame = 8;   // _PyCFrame.current_frame
   l.tstate_thread_id = 152;
   l.tstate_native_thread_id = 160;
+  l.tstate_datastack_chunk = 296;
   l.frame_code = 32;
   l.frame_previous = 48;
   l.frame_instr = 56;  // prev_instr
@@ -57,6 +58,7 @@ constexpr CPythonLayout kCPython312 = [] {
   l.cframe_frame = 0;   // _PyCFrame.current_frame
   l.tstate_thread_id = 136;
   l.tstate_native_thread_id = 144;
+  l.tstate_datastack_chunk = 232;
   l.frame_code = 0;
   l.frame_previous = 8;
   l.frame_instr = 56;  // prev_instr
@@ -95,7 +97,8 @@ namespace debug313 {
 constexpr size_t kRuntimeSize = 24, kRuntimeInterpretersHead = 40;
 constexpr size_t kInterpSize = 48, kInterpId = 56, kInterpNext = 64, kInterpThreadsHead = 72;
 constexpr size_t kThreadSize = 152, kThreadNext = 168, kThreadInterp = 176,
-                 kThreadCurrentFrame = 184, kThreadId = 192, kThreadNativeId = 200;
+                 kThreadCurrentFrame = 184, kThreadId = 192, kThreadNativeId = 200,
+                 kThreadDatastackChunk = 208;
 constexpr size_t kFrameSize = 224, kFramePrevious = 232, kFrameExecutable = 240,
                  kFrameInstrPtr = 248, kFrameOwner = 264;
 constexpr size_t kCodeSize = 272, kCodeFilename = 280, kCodeName = 288, kCodeQualname = 296,
@@ -165,6 +168,7 @@ Result<CPythonLayout> CPythonLayoutFromDebugOffsets(std::span<const uint8_t> byt
   l.cframe_frame = XT_PY_NO_OFFSET;
   l.tstate_thread_id = field(kThreadId, kThreadSize, 8);
   l.tstate_native_thread_id = field(kThreadNativeId, kThreadSize, 8);
+  l.tstate_datastack_chunk = field(kThreadDatastackChunk, kThreadSize, 8);
   l.frame_code = field(kFrameExecutable, kFrameSize, 8);
   l.frame_previous = field(kFramePrevious, kFrameSize, 8);
   l.frame_instr = field(kFrameInstrPtr, kFrameSize, 8);
@@ -207,9 +211,13 @@ Status CheckCPythonLayout(const CPythonLayout& l) {
     if (off + 8 > l.code_header_size) return fail("a code object's fields");
   if (l.code_firstlineno + 4 > l.code_header_size || l.code_adaptive < l.code_header_size)
     return fail("a code object's fields");
-  // BPF reads XT_PY_TSTATE_READ bytes of a thread state for these two, masked with 255.
-  for (uint32_t off : {l.tstate_frame, l.tstate_thread_id})
-    if (off + 8 > XT_PY_TSTATE_READ || off > 255 || off % 8 != 0) return fail("a thread state's fields");
+  // BPF reads XT_PY_TSTATE_READ bytes of a thread state for these, masked with 504.
+  auto in_tstate_read = [](uint32_t off) {
+    return off + 8 <= XT_PY_TSTATE_READ && off <= 504 && off % 8 == 0;
+  };
+  if (!in_tstate_read(l.tstate_frame) || !in_tstate_read(l.tstate_thread_id) ||
+      (l.tstate_datastack_chunk != XT_PY_NO_OFFSET && !in_tstate_read(l.tstate_datastack_chunk)))
+    return fail("a thread state's fields");
   for (uint32_t off : {l.runtime_interp_main, l.interp_threads_head, l.tstate_next,
                        l.tstate_interp, l.tstate_frame, l.tstate_thread_id})
     if (off > kMaxOffset) return fail("a runtime, interpreter or thread field");
@@ -235,6 +243,7 @@ xt_py_layout BpfLayout(const CPythonLayout& l, uint64_t runtime, uint32_t max_fr
   out.owner_cstack = l.frame_owner == XT_PY_NO_OFFSET ? 0x100 : l.owner_cstack;
   out.max_frames = max_frames < XT_PY_MAX_FRAMES ? max_frames : XT_PY_MAX_FRAMES;
   out.generation = generation;
+  out.tstate_chunk = l.tstate_datastack_chunk;
   return out;
 }
 

@@ -37,6 +37,7 @@ struct CPythonLayout {
   uint32_t cframe_frame = XT_PY_NO_OFFSET;  // _PyCFrame.current_frame
   uint32_t tstate_thread_id = 0;
   uint32_t tstate_native_thread_id = 0;
+  uint32_t tstate_datastack_chunk = XT_PY_NO_OFFSET;  // datastack_chunk: the data stack's current chunk
   // _PyInterpreterFrame
   uint32_t frame_code = 0;
   uint32_t frame_previous = 0;

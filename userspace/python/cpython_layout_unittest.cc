@@ -51,10 +51,15 @@ TEST(CPythonLayout, TablesPassTheChecks) {
   // 3.12 skips the interpreter's entry frames; 3.11 has none.
   EXPECT_EQ(CPythonLayoutFor(3, 11)->frame_owner, XT_PY_NO_OFFSET);
   EXPECT_EQ(CPythonLayoutFor(3, 12)->frame_owner, 70u);
+  // Both give their data stack's chunk (BPF reads frames from its start).
+  EXPECT_EQ(CPythonLayoutFor(3, 11)->tstate_datastack_chunk, 296u);
+  EXPECT_EQ(CPythonLayoutFor(3, 12)->tstate_datastack_chunk, 232u);
+  EXPECT_EQ(BpfLayout(*CPythonLayoutFor(3, 11), 0, 64, 1).tstate_chunk, 296u);
 }
 
-// BPF reads a thread state's first XT_PY_TSTATE_READ bytes and takes its thread id and frame
-// pointer there with aligned loads: a layout with either elsewhere is refused.
+// BPF reads a thread state's first XT_PY_TSTATE_READ bytes and takes its thread id, frame
+// pointer and data stack chunk there with aligned loads: a layout with any elsewhere is
+// refused; one without a chunk is read page by page.
 TEST(CPythonLayout, ThreadStateFieldsOutsideTheBytesBpfReadsAreRefused) {
   CPythonLayout far = *CPythonLayoutFor(3, 11);
   far.tstate_thread_id = XT_PY_TSTATE_READ;
@@ -63,6 +68,14 @@ TEST(CPythonLayout, ThreadStateFieldsOutsideTheBytesBpfReadsAreRefused) {
   unaligned.tstate_frame = 60;
   EXPECT_NE(CheckCPythonLayout(unaligned).message().find("a thread state's fields"),
             std::string::npos);
+  CPythonLayout far_chunk = *CPythonLayoutFor(3, 11);
+  far_chunk.tstate_datastack_chunk = XT_PY_TSTATE_READ - 4;
+  EXPECT_NE(CheckCPythonLayout(far_chunk).message().find("a thread state's fields"),
+            std::string::npos);
+  CPythonLayout no_chunk = *CPythonLayoutFor(3, 11);
+  no_chunk.tstate_datastack_chunk = XT_PY_NO_OFFSET;
+  EXPECT_TRUE(CheckCPythonLayout(no_chunk).ok());
+  EXPECT_EQ(BpfLayout(no_chunk, 0, 64, 1).tstate_chunk, XT_PY_NO_OFFSET);
 }
 
 TEST(CPythonLayout, FromTheDebugOffsetsOfPython313) {
@@ -86,6 +99,7 @@ TEST(CPythonLayout, FromTheDebugOffsetsOfPython313) {
   EXPECT_EQ(l.tstate_frame, 0x48u);
   EXPECT_EQ(l.cframe_frame, XT_PY_NO_OFFSET);  // current_frame is the frame itself
   EXPECT_EQ(l.tstate_thread_id, 0x98u);
+  EXPECT_EQ(l.tstate_datastack_chunk, 0xe8u);
   EXPECT_EQ(l.frame_code, 0u);
   EXPECT_EQ(l.frame_previous, 8u);
   EXPECT_EQ(l.frame_instr, 0x38u);
@@ -110,6 +124,7 @@ TEST(CPythonLayout, FromTheDebugOffsetsOfPython313) {
   EXPECT_EQ(b.frame_owner, 0x46u);
   EXPECT_EQ(b.owner_cstack, 3u);
   EXPECT_EQ(b.max_frames, 30u);
+  EXPECT_EQ(b.tstate_chunk, 0xe8u);
 }
 
 TEST(CPythonLayout, DebugOffsetsThatCannotBeUsedAreRefusedSayingWhy) {
