@@ -23,10 +23,10 @@ using namespace std::chrono_literals;
 
 constexpr const char* kPython = "/usr/bin/python3";
 constexpr const char* kSymbol = "zeCommandListAppendLaunchKernel";
-// Python frames at the call: a shallow script, a model's forward inside a training loop, a
-// deep framework stack.
-constexpr int kDepths[] = {5, 20, 50};
-constexpr int kTargetDepth = 20;
+// Python frames at the call: a shallow script, a model's forward inside a training loop (20
+// to 30: the depth the target is judged at), a deep framework stack.
+constexpr int kDepths[] = {5, 20, 30, 50};
+constexpr int kTargetDepth = 30;
 // What the frames may add per call at kTargetDepth, as a share of the trap floor there.
 constexpr double kShareOfFloorTarget = 0.5;
 
@@ -107,7 +107,7 @@ class PythonFramesSection final : public BenchSection {
       return (*collector)->Stop().status();
     };
     ctx.Say(section + Format(": untraced, trap floor, capture without and with frames at "
-                             "depths 5, 20, 50 (%d rounds)", reps));
+                             "depths 5, 20, 30, 50 (%d rounds)", reps));
     for (int round = 0; round < reps; ++round) {
       Status st = time_depths(kUntraced);
       if (st.ok()) {
