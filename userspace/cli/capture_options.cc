@@ -116,7 +116,7 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "the Python frames of a CPython 3.11-3.13 process's thread on each of its launches, "
        "copies, submissions, synchronizations and ITT tasks (which line of the model made it): "
        "python_function slices in the trace, the line in each device slice, report --by "
-       "python. Costs about 0.5 us plus 20 ns a frame per such call on a VM (+0.85 us at depth 20), "
+       "python. Costs about 0.5 us plus 10-25 ns a frame per such call on a VM (+0.9 us at depth 30), "
        "and keeps that process's ITT calls off the in-process fast path",
        [&o](Flag, Value) { return o.python_frames = true, Status::Ok(); }},
       {0, "--no-python-frames", "", "SOURCES", "no Python frames (the default)",
