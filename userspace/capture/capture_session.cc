@@ -154,6 +154,9 @@ class Session {
   ProcessTable processes_;
   std::unique_ptr<Correlator> correlator_;
   std::unique_ptr<DeviceClockSampler> clocks_;
+  // "attached" lines of the first scan, said once holding is on (Run).
+  bool defer_attached_ = false;
+  std::vector<std::string> deferred_attached_;
   uint64_t malformed_ = 0;
   std::string first_malformed_;
   // What the sources said once about what they cannot trace (SourceContext::note).
@@ -235,7 +238,12 @@ void Session::NoteAttached(TrackedProcess& t, const AttachPlanner::Attached& att
   // (or loads its own copy) maps another.
   if (!attached.via.empty() && attached.via != t.attached_via) {
     t.attached_via = attached.via;
-    Say("attached to pid " + std::to_string(t.pid) + " (" + attached.via + ")");
+    const std::string line = "attached to pid " + std::to_string(t.pid) + " (" + attached.via + ")";
+    if (defer_attached_) {
+      deferred_attached_.push_back(line);
+    } else {
+      Say(line);
+    }
   }
 }
 
@@ -646,9 +654,17 @@ Result<CaptureReport> Session::Run() {
   if (!opt_.command.empty())
     if (Status st = LaunchCommand(); !st.ok()) return st;
 
+  // "attached to pid N" tells whoever waits for it that nothing is missed from then on, which
+  // holds only once holding is on: a process attached before its zeInit is held there until
+  // the tables it takes are probed. So the running targets' lines wait for it (as the ITT
+  // source says "attached" only once the domains are on).
+  defer_attached_ = !hold_from_launch;
   ScanPending();
   if (!hold_from_launch)
     if (Status st = SetHolding(true); !st.ok()) return st;
+  defer_attached_ = false;
+  for (const std::string& line : deferred_attached_) Say(line);
+  deferred_attached_.clear();
   if (scope_.discovers()) Say("tracing " + scope_.Describe());
   for (const auto& [pid, t] : processes_.processes()) {
     if (t.given && !t.ever_attached && !t.gone)
