@@ -10,8 +10,10 @@
 namespace xtrace {
 namespace {
 
-// Instructions followed in one stub before giving up (the longest, trixie's loader's, has 9).
-constexpr int kMaxStubInstructions = 16;
+// Instructions followed in one stub before giving up (the longest, trixie's loader's
+// zeCommandListAppendMemoryCopyRegion, has 20 to its `je`: it saves five registers and loads
+// six stack arguments first).
+constexpr int kMaxStubInstructions = 32;
 
 int32_t Le32(std::span<const uint8_t> c, size_t at) {
   uint32_t v = 0;
@@ -55,6 +57,12 @@ std::optional<uint64_t> FollowDispatchStub(std::span<const uint8_t> c, uint64_t 
     }
     uint8_t rex = 0;
     if (have(1) && (c[at] & 0xf0) == 0x40) rex = c[at++];
+    // push and pop (0x50-0x5f, REX.B for r8-r15): a stub with many arguments saves registers
+    // around its jump; the dispatch loads do not use them.
+    if (have(1) && c[at] >= 0x50 && c[at] <= 0x5f) {
+      ++at;
+      continue;
+    }
     if (!have(2)) return std::nullopt;
     const uint8_t op = c[at], modrm = c[at + 1];
     const int mod = modrm >> 6;
@@ -62,10 +70,10 @@ std::optional<uint64_t> FollowDispatchStub(std::span<const uint8_t> c, uint64_t 
     const int r = field | ((rex & 4) ? 8 : 0);
     const int rm = (modrm & 7) | ((rex & 1) ? 8 : 0);
     const bool wide = rex & 8;
-    if (wide && op == 0x85 && modrm == 0xc0) {  // test %rax,%rax; then je
+    if (wide && op == 0x85 && mod == 3 && r == rm) {  // test %reg,%reg; then je
       at += 2;
       if ((have(1) && c[at] == 0x74) || (have(2) && c[at] == 0x0f && c[at + 1] == 0x84))
-        return NonNull(reg[0]);
+        return NonNull(reg[r]);
       return std::nullopt;
     }
     // mov r/m64,r64 (8b); mov r64,r/m64 (89) between registers; cmpb $imm8,m8 (80 /7).
@@ -77,7 +85,15 @@ std::optional<uint64_t> FollowDispatchStub(std::span<const uint8_t> c, uint64_t 
       else reg[rm] = reg[r];
       continue;
     }
-    if ((modrm & 7) == 4) return std::nullopt;  // a SIB byte: no stub uses one
+    if ((modrm & 7) == 4) {
+      // A SIB byte: only `mov disp(%rsp),%reg`, a stack argument moved into a register (trixie's
+      // stubs of functions with more than six parameters), which the dispatch does not use.
+      if (op != 0x8b || !have(1) || c[at] != 0x24 || mod == 0) return std::nullopt;
+      at += 1 + (mod == 1 ? 1 : 4);
+      if (at > c.size()) return std::nullopt;
+      reg[r].reset();
+      continue;
+    }
     if (op == 0x89) return std::nullopt;        // a store: not a stub
     uint64_t where = 0;
     if (mod == 0 && (modrm & 7) == 5) {  // RIP-relative: from the end of the instruction

@@ -63,6 +63,47 @@ TEST(DispatchTargetsTest, FollowsTrixiesStub) {
   EXPECT_EQ(FollowDispatchStub(kTrixie, kStub, read), kDriverFunction);
 }
 
+// Stubs of functions with more than six parameters save registers first, and trixie's load
+// the stack arguments into registers: bookworm's zeCommandListAppendLaunchMultipleKernelsIndirect
+// (push %rbx; mov %rdx,%r10; mov (%rax),%rdx; mov 0x208(%rdx),%rax; test; je) ...
+const std::vector<uint8_t> kBookwormPushing = {0x48, 0x8b, 0x05, 0x00, 0x10, 0x00, 0x00, 0x53,
+                                               0x49, 0x89, 0xd2, 0x48, 0x8b, 0x10, 0x48, 0x8b,
+                                               0x82, 0x08, 0x02, 0x00, 0x00, 0x48, 0x85, 0xc0,
+                                               0x74, 0x06, 0x4c, 0x89, 0xd2, 0x5b, 0xff, 0xe0};
+// ... its zeCommandListAppendMemoryCopyRegion (five pushes, r14 to rbx; the function in r10:
+// mov 0x190(%rax),%r10; test %r10,%r10; je) ...
+const std::vector<uint8_t> kBookwormInR10 = {
+    0x48, 0x8b, 0x05, 0x00, 0x10, 0x00, 0x00, 0x41, 0x56, 0x41, 0x55, 0x41, 0x54, 0x55, 0x53,
+    0x48, 0x8b, 0x00, 0x4c, 0x8b, 0x90, 0x90, 0x01, 0x00, 0x00, 0x4d, 0x85, 0xd2, 0x74, 0x12};
+// ... and trixie's zeCommandListAppendLaunchMultipleKernelsIndirect (endbr64; mov (rip),%rax;
+// push %rbx; mov 0x10(%rsp),%r11d; mov 0x18(%rsp),%rbx; cmpb $0,(%rax); jne;
+// mov (rip),%r10; mov (%r10),%rax; mov 0x10(%rax),%rax; mov 0x280(%rax),%rax; test; je).
+const std::vector<uint8_t> kTrixieStackArguments = {
+    0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x8b, 0x05, 0x00, 0x10, 0x00, 0x00, 0x53, 0x44, 0x8b, 0x5c,
+    0x24, 0x10, 0x48, 0x8b, 0x5c, 0x24, 0x18, 0x80, 0x38, 0x00, 0x75, 0x3e, 0x4c, 0x8b, 0x15,
+    0x00, 0x20, 0x00, 0x00, 0x49, 0x8b, 0x02, 0x48, 0x8b, 0x40, 0x10, 0x48, 0x8b, 0x80, 0x80,
+    0x02, 0x00, 0x00, 0x48, 0x85, 0xc0, 0x74, 0x13};
+
+TEST(DispatchTargetsTest, FollowsStubsThatSaveRegistersAndLoadStackArguments) {
+  EXPECT_EQ(FollowDispatchStub(kBookwormPushing, kStub,
+                               Memory({{kStub + 7 + 0x1000, kGot}, {kGot, kContext},
+                                       {kContext + 0x208, kDriverFunction}})),
+            kDriverFunction);
+  EXPECT_EQ(FollowDispatchStub(kBookwormInR10, kStub,
+                               Memory({{kStub + 7 + 0x1000, kGot}, {kGot, kContext},
+                                       {kContext + 0x190, kDriverFunction}})),
+            kDriverFunction);
+  constexpr uint64_t kContextSlot = 0x7f0000030000, kTable = 0x5600001000;
+  // The second RIP-relative load ends at byte 34.
+  EXPECT_EQ(FollowDispatchStub(kTrixieStackArguments, kStub,
+                               Memory({{kStub + 11 + 0x1000, 0x7f0000040000},
+                                       {kStub + 34 + 0x2000, kContextSlot},
+                                       {kContextSlot, kContext},
+                                       {kContext + 0x10, kTable},
+                                       {kTable + 0x280, kDriverFunction}})),
+            kDriverFunction);
+}
+
 TEST(DispatchTargetsTest, NothingBeforeTheLoaderIsInitialised) {
   // The slot is still null: nothing to probe yet.
   const auto read = Memory({{kStub + 7 + 0x1000, kGot}, {kGot, kContext}, {kContext + 0x368, 0}});
