@@ -117,6 +117,13 @@ int BPF_KPROBE(ze_append_launch_kernel_entry, void *cmdlist, void *kernel, const
 			in->flags |= XT_FLAG_ARG_UNREADABLE;
 		in->arg[2] = stack[0];
 		in->arg[3] = (__u32)stack[1];
+	} else if (bpf_get_attach_cookie(ctx) == XT_LAUNCH_WITH_PARAMETERS) {
+		/* (hCommandList, hKernel, pGroupCounts, pNext, hSignalEvent, numWaitEvents, ...):
+		 * the group counts by pointer, as a plain launch's, and pNext before the event. */
+		in->arg[2] = PT_REGS_PARM5(ctx);
+		in->arg[3] = (__u32)ctx->r9; /* libbpf 1.1 has no PT_REGS_PARM6 */
+		if (bpf_probe_read_user(in->group_count, sizeof(in->group_count), groups))
+			in->flags |= XT_FLAG_ARG_UNREADABLE;
 	} else if (bpf_get_attach_cookie(ctx) == XT_LAUNCH_INDIRECT) {
 		/* An indirect launch's group counts are in device memory, written by the GPU: not
 		 * ours to read, and not known yet anyway. (A failed read zeroes them too.) */

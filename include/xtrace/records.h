@@ -91,7 +91,8 @@ struct xt_kernel_create {
 	/* char name[name_len]; */
 };
 
-/* Which append produced an xt_launch_kernel: the three share their first six parameters. */
+/* Which append produced an xt_launch_kernel: plain, cooperative and indirect share their first
+ * six parameters; the two 1.14 launches place theirs as said. */
 enum xt_launch_kind {
 	XT_LAUNCH_PLAIN = 0,       /* zeCommandListAppendLaunchKernel */
 	XT_LAUNCH_COOPERATIVE = 1, /* zeCommandListAppendLaunchCooperativeKernel */
@@ -101,6 +102,9 @@ enum xt_launch_kind {
 				       * counts and sizes by value (SysV: counts in rdx and rcx,
 				       * sizes in r8 and r9), signal event and wait count on the
 				       * stack */
+	XT_LAUNCH_WITH_PARAMETERS = 4, /* zeCommandListAppendLaunchKernelWithParameters (1.14):
+					* group counts by pointer as a plain launch, then pNext, so
+					* the signal event and wait count are in r8 and r9 */
 };
 
 /* zeCommandListAppendLaunchKernel(hCommandList, hKernel, pLaunchFuncArgs, hSignalEvent,

@@ -20,11 +20,13 @@
 #include <optional>
 #include <set>
 
+#include "base/read_file.h"
 #include "capture/attach_planner.h"
 #include "capture/capture_maps.h"
 #include "capture/capture_output.h"
 #include "capture/capture_scope.h"
 #include "capture/device_clock_sampler.h"
+#include "capture/driver_functions.h"
 #include "capture/drm_summary.h"
 #include "capture/drop_windows.h"
 #include "capture/held_command.h"
@@ -40,6 +42,7 @@
 #include "capture/record_families.h"
 #include "capture/running_processes.h"
 #include "capture/ze_query.h"
+#include "capture/ze_source.h"
 #include "correlate/correlator.h"
 #include "decode/process_record_decoder.h"
 #include "decode/record_decoder.h"
@@ -154,6 +157,9 @@ class Session {
   ProcessTable processes_;
   std::unique_ptr<Correlator> correlator_;
   std::unique_ptr<DeviceClockSampler> clocks_;
+  // Where the driver xtrace's Level Zero loaded keeps what it hands out by pointer: the Level
+  // Zero source probes those functions there in every file of that build.
+  DriverFunctions driver_functions_;
   // "attached" lines of the first scan, said once holding is on (Run).
   bool defer_attached_ = false;
   std::vector<std::string> deferred_attached_;
@@ -409,6 +415,10 @@ void Session::OpenDeviceClocks() {
     return;
   }
   clocks_ = std::move(*sampler);
+  // Before anything is attached (the sources read it as they probe driver files).
+  if (const auto self_maps = ReadWholeFile("/proc/self/maps"))
+    for (const auto& [name, address] : clocks_->ExtensionFunctions(ZeSource::DriverFunctionNames()))
+      driver_functions_.Add(*self_maps, name, address);
   std::vector<DeviceInfo> devices;
   std::vector<DeviceUuid> uuids;
   for (const SampledDevice& d : clocks_->devices()) {
@@ -483,7 +493,8 @@ Status Session::Prepare() {
   const auto note = [this](const std::string& n) {
     if (std::find(notes_.begin(), notes_.end(), n) == notes_.end()) notes_.push_back(n);
   };
-  auto sources = LoadProbeSources(SourceContext{*maps_, opt_, say, &python_, note});
+  auto sources =
+      LoadProbeSources(SourceContext{*maps_, opt_, say, &python_, note, &driver_functions_});
   if (!sources.ok()) return sources.status();
   // Given processes alone: their own uprobes. A scope that discovers processes: uprobes per
   // library file unless asked otherwise (see docs/design-notes.md, "Probes per library file").

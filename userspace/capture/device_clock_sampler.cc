@@ -40,6 +40,8 @@ struct DeviceClockSampler::Api {
   decltype(&zeDeviceGetGlobalTimestamps) global_timestamps = nullptr;
   // Optional: without it engines are named without their type.
   decltype(&zeDeviceGetCommandQueueGroupProperties) queue_group_properties = nullptr;
+  // Optional: where the drivers' extension functions are (see ExtensionFunctions).
+  decltype(&zeDriverGetExtensionFunctionAddress) extension_function = nullptr;
 };
 
 DeviceClockSampler::~DeviceClockSampler() {
@@ -61,6 +63,7 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
       !resolve(api->global_timestamps, "zeDeviceGetGlobalTimestamps"))
     return Status::Error(std::string(kLoader) + " lacks a Level Zero entry point xtrace needs");
   resolve(api->queue_group_properties, "zeDeviceGetCommandQueueGroupProperties");
+  resolve(api->extension_function, "zeDriverGetExtensionFunctionAddress");
   if (ze_result_t r = api->init(ZE_INIT_FLAG_GPU_ONLY); r != ZE_RESULT_SUCCESS)
     return Status::Error("zeInit: " + ResultText(r));
   uint32_t drivers = 0;
@@ -68,6 +71,7 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
     return Status::Error("no Level Zero driver (zeDriverGet: " + ResultText(r) + ")");
   std::vector<ze_driver_handle_t> driver_handles(drivers);
   api->driver_get(&drivers, driver_handles.data());
+  self->drivers_.assign(driver_handles.begin(), driver_handles.end());
   // Processes pick the first driver with a GPU, as runtimes' default selectors do. Device
   // numbers are positions in xtrace's list; a process's devices are matched to them by UUID.
   for (ze_driver_handle_t driver : driver_handles) {
@@ -96,6 +100,23 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
   if (self->devices_.empty()) return Status::Error("Level Zero reports no GPU");
   self->api_ = std::move(api);
   return self;
+}
+
+std::vector<std::pair<std::string, uint64_t>> DeviceClockSampler::ExtensionFunctions(
+    std::span<const std::string_view> names) const {
+  std::vector<std::pair<std::string, uint64_t>> found;
+  if (!api_ || !api_->extension_function) return found;
+  for (void* driver : drivers_) {
+    for (std::string_view name : names) {
+      const std::string text(name);
+      void* fn = nullptr;
+      if (api_->extension_function(static_cast<ze_driver_handle_t>(driver), text.c_str(), &fn) ==
+              ZE_RESULT_SUCCESS &&
+          fn)
+        found.emplace_back(text, reinterpret_cast<uint64_t>(fn));
+    }
+  }
+  return found;
 }
 
 // What kind of engine each command queue group (ordinal) of `dev` runs on, so that a report

@@ -6,7 +6,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -42,6 +45,12 @@ class DeviceClockSampler {
   // One reading per device, now.
   std::vector<DeviceClockReading> Read() const;
 
+  // What every driver of this Level Zero hands out for `names` through
+  // zeDriverGetExtensionFunctionAddress: each name it knows, with the function's address in
+  // this process. Empty where the loader lacks that entry point.
+  std::vector<std::pair<std::string, uint64_t>> ExtensionFunctions(
+      std::span<const std::string_view> names) const;
+
  private:
   struct Api;
   DeviceClockSampler() = default;
@@ -50,6 +59,7 @@ class DeviceClockSampler {
   void* library_ = nullptr;
   std::unique_ptr<Api> api_;
   std::vector<void*> handles_;  // ze_device_handle_t, by index
+  std::vector<void*> drivers_;  // ze_driver_handle_t, every driver the loader lists
   std::vector<SampledDevice> devices_;
 };
 

@@ -39,6 +39,7 @@ namespace xtrace {
 
 struct CaptureOptions;
 class PythonInterpreters;
+class DriverFunctions;
 
 // What a source is given when it loads.
 struct SourceContext {
@@ -49,6 +50,9 @@ struct SourceContext {
   // A fact about what the capture cannot trace, said once: the capture's closing summary and
   // each log's summary repeat it (a sentence without its final period).
   std::function<void(const std::string&)> note = {};
+  // Where drivers keep the functions they hand out by pointer, as xtrace's own Level Zero
+  // found them (filled before anything is attached); null or empty: found by their names.
+  const DriverFunctions* driver_functions = nullptr;
 };
 
 class ProbeSource {

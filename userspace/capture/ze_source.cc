@@ -20,7 +20,9 @@
 #include "base/read_file.h"
 #include "capture/capture_options.h"
 #include "capture/dispatch_targets.h"
+#include "capture/driver_functions.h"
 #include "capture/elf_function_offsets.h"
+#include "capture/elf_symbols.h"
 #include "capture/probe_site.h"
 #include "capture/uprobe_multi.h"
 #include "model/ze_api.h"
@@ -39,8 +41,9 @@ constexpr std::string_view kLayerPrefixes[] = {"libze_tracing_layer.so", "libze_
 constexpr const char* kLoaderSoname = "libze_loader.so.1";
 // Bytes of a function read to recognise a dispatch stub (they are 24-30 bytes to the `je`).
 constexpr size_t kStubBytes = 48;
-// Bytes of a stub followed to its dispatch target (trixie's loader's reach their `je` at 42).
-constexpr size_t kDispatchStubBytes = 64;
+// Bytes of a stub followed to its dispatch target (trixie's loader's reach their `je` at 42,
+// or at 78 where they first save registers and load stack arguments).
+constexpr size_t kDispatchStubBytes = 128;
 
 // One probed entry point: its symbol, the programs on its entry and return, and the cookie
 // they read. (The skeleton's program table is an anonymous struct, hence accessors.)
@@ -68,6 +71,9 @@ constexpr ArgRegisterMask kLaunchArgs = 0b11111;
 // A launch with arguments: rdi, rsi, and the group counts in rdx and rcx (the rest is on the
 // stack, which a stub leaves as it is until its jump).
 constexpr ArgRegisterMask kLaunchWithArgumentsArgs = 0b1111;
+// A launch with parameters: rdi, rsi, the group counts' pointer in rdx, the signal event and
+// wait count in r8 and r9 (pNext, in rcx, is not read).
+constexpr ArgRegisterMask kLaunchWithParametersArgs = 0b110111;
 
 // The argument registers a generic probe's words come from, per the table.
 ArgRegisterMask RegistersRead(const ZeApiInfo& api) {
@@ -100,9 +106,12 @@ const std::vector<ProbeSpec>& Probes() {
         {"zeCommandListAppendLaunchKernelIndirect", LaunchEntry, LaunchReturn, XT_LAUNCH_INDIRECT,
          kLaunchArgs},
         // SYCL's adapter looks it up through zeDriverGetExtensionFunctionAddress where the
-        // loader does not export it (before 1.14): probed in both files.
+        // loader does not export it (before loader 1.25, Level Zero 1.14): probed in both files.
         {"zeCommandListAppendLaunchKernelWithArguments", LaunchEntry, LaunchReturn,
          XT_LAUNCH_WITH_ARGUMENTS, kLaunchWithArgumentsArgs, 0, true, true},
+        // The same for its sibling, which Intel's driver hands out too.
+        {"zeCommandListAppendLaunchKernelWithParameters", LaunchEntry, LaunchReturn,
+         XT_LAUNCH_WITH_PARAMETERS, kLaunchWithParametersArgs, 0, true, true},
     };
     for (const ZeApiInfo& api : ZeApiTable())
       v.push_back({api.symbol, CallEntry, api.dedicated_return ? ExecuteReturn : CallReturn,
@@ -143,7 +152,10 @@ bool ProbedIn(const ProbeSpec& spec, const MappedLibrary& lib) {
   return IsLoader(lib) ? spec.in_loader : spec.in_driver;
 }
 
-Result<ProbeSites> FindProbeSites(const std::string& path) {
+// `handed_out`: where the driver file at `path` keeps the functions it hands out by pointer
+// (driver_functions.h), which are probed there rather than at the exports of those names.
+Result<ProbeSites> FindProbeSites(const std::string& path,
+                                  const DriverFunctions::Offsets* handed_out = nullptr) {
   std::vector<std::string_view> symbols;
   for (const ProbeSpec& spec : Probes()) symbols.push_back(spec.symbol);
   auto offsets = FindFunctionOffsets(path, symbols);
@@ -165,6 +177,10 @@ Result<ProbeSites> FindProbeSites(const std::string& path) {
     }
     sites.emplace(spec.symbol, site);
   }
+  if (handed_out)
+    for (const ProbeSpec& spec : Probes())
+      if (auto it = handed_out->find(spec.symbol); spec.in_driver && it != handed_out->end())
+        sites.insert_or_assign(spec.symbol, ProbeSite{it->second, 0, spec.cookie});
   return sites;
 }
 
@@ -224,6 +240,37 @@ Result<std::unique_ptr<ProbeSource>> ZeSource::Load(const SourceContext& ctx) {
 
 bool ZeSource::ProbesLibrary(const MappedLibrary& lib) { return IsLoader(lib) || IsDriver(lib); }
 
+std::vector<std::string_view> ZeSource::DriverFunctionNames() {
+  std::vector<std::string_view> names;
+  for (const ProbeSpec& spec : Probes())
+    if (spec.in_driver) names.push_back(spec.symbol);
+  return names;
+}
+
+const DriverFunctions::Offsets* ZeSource::HandedOutIn(const MappedLibrary& lib) {
+  if (IsLoader(lib) || !ctx_.driver_functions) return nullptr;
+  auto id = ElfBuildId(lib.host_path);
+  const DriverFunctions::Offsets* found = id.ok() ? ctx_.driver_functions->Of(*id) : nullptr;
+  // Without them the driver's exports of those names are probed, which a call through the
+  // pointer passes only where the driver hands out its exports themselves: said once a file.
+  if (!found && said_by_name_.insert({lib.dev_major, lib.dev_minor, lib.inode}).second) {
+    const std::vector<std::string_view> names = DriverFunctionNames();
+    auto exported = ElfExports(lib.host_path, names);
+    const std::string why =
+        ctx_.driver_functions->empty()
+            ? "xtrace's own Level Zero has no driver to ask where it keeps"
+            : "not the driver build xtrace's own Level Zero loaded" +
+                  (id.ok() && !id->empty() ? " (build id " + *id + ")" : std::string()) +
+                  ", so nothing says where it keeps";
+    if (exported.ok() && std::find(exported->begin(), exported->end(), true) != exported->end())
+      ctx_.say(lib.path + ": " + why +
+               " the functions it hands out by pointer; they are probed at its exports of the "
+               "same names, and a call through such a pointer that does not pass them is not "
+               "traced");
+  }
+  return found;
+}
+
 bool ZeSource::NamesAttachment(const MappedLibrary& lib) const { return IsLoader(lib); }
 
 void ZeSource::SayMissing(const MappedLibrary& lib, const std::string& missing) {
@@ -264,7 +311,7 @@ Result<std::vector<ProbeLink>> ZeSource::AttachToLibrary(const MappedLibrary& li
 
 size_t ZeSource::AttachMulti(int pid, const MappedLibrary& lib, std::string* first_error,
                              std::vector<ProbeLink>* links) {
-  auto offsets = FindProbeSites(lib.host_path);
+  auto offsets = FindProbeSites(lib.host_path, HandedOutIn(lib));
   if (!offsets.ok()) {
     *first_error = offsets.status().message();
     return 0;
@@ -316,7 +363,7 @@ size_t ZeSource::AttachMulti(int pid, const MappedLibrary& lib, std::string* fir
 size_t ZeSource::AttachEach(int pid, const MappedLibrary& lib, std::string* first_error,
                             std::vector<ProbeLink>* links) {
   // Without the file's symbols every probe goes at its function's entry (libbpf finds them).
-  auto sites = FindProbeSites(lib.host_path);
+  auto sites = FindProbeSites(lib.host_path, HandedOutIn(lib));
   if (sites.ok()) ReportSites(ctx_, pid, lib, *sites);
   size_t attached = 0;
   std::string missing;
@@ -328,19 +375,17 @@ size_t ZeSource::AttachEach(int pid, const MappedLibrary& lib, std::string* firs
       missing += (missing.empty() ? "" : ", ") + std::string(spec.symbol);
       continue;
     }
-    uint32_t into = 0;
-    uint64_t cookie = spec.cookie;
-    if (sites.ok()) {
-      if (auto it = sites->find(spec.symbol); it != sites->end()) {
-        into = it->second.into_function;
-        cookie = it->second.cookie;
-      }
-    }
-    auto entry = AttachUprobe(spec.entry(skel_.get()), pid, lib.host_path, spec.symbol, false,
-                              cookie, into);
-    auto ret = entry.ok() ? AttachUprobe(spec.ret(skel_.get()), pid, lib.host_path, spec.symbol,
-                                         true, cookie, into)
-                          : Result<BpfLink>(entry.status());
+    // At the site found (a handed-out function need not be named), else by name.
+    const ProbeSite* site = nullptr;
+    if (sites.ok())
+      if (auto it = sites->find(spec.symbol); it != sites->end()) site = &it->second;
+    auto attach = [&](bpf_program* prog, bool ret) {
+      return site ? AttachUprobeAt(prog, pid, lib.host_path,
+                                   site->file_offset + site->into_function, ret, site->cookie)
+                  : AttachUprobe(prog, pid, lib.host_path, spec.symbol, ret, spec.cookie);
+    };
+    auto entry = attach(spec.entry(skel_.get()), false);
+    auto ret = entry.ok() ? attach(spec.ret(skel_.get()), true) : Result<BpfLink>(entry.status());
     if (!entry.ok() || !ret.ok()) {
       const Status& why = entry.ok() ? ret.status() : entry.status();
       if (first_error->empty()) *first_error = why.message();
@@ -452,7 +497,7 @@ void ZeSource::ProbeDispatchTargets(uint32_t pid, bool per_process, const Mapped
   // same function twice would be recorded once, but trap twice.
   std::set<uint64_t> by_name;
   if (ProbesLibrary(lib)) {
-    if (auto sites = FindProbeSites(lib.host_path); sites.ok())
+    if (auto sites = FindProbeSites(lib.host_path, HandedOutIn(lib)); sites.ok())
       for (const ProbeSpec& spec : Probes())
         if (ProbedIn(spec, lib))
           if (auto it = sites->find(spec.symbol); it != sites->end())

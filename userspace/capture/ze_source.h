@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "capture/bpf_link.h"
+#include "capture/driver_functions.h"
 #include "capture/link_reaper.h"
 #include "capture/probe_source.h"
 
@@ -50,8 +51,15 @@ class ZeSource final : public ProbeSource {
   static Result<std::optional<uint32_t>> ProbeSiteOf(const std::string& path,
                                                      std::string_view symbol);
 
+  // The functions probed in driver files: those drivers hand out by pointer, whose place the
+  // capture asks its own Level Zero for (SourceContext::driver_functions).
+  static std::vector<std::string_view> DriverFunctionNames();
+
  private:
   explicit ZeSource(const SourceContext& ctx) : ctx_(ctx) {}
+  // Where the driver file `lib` keeps the functions it hands out, if xtrace's own Level Zero
+  // loaded its build; else null, said once per file where that matters.
+  const DriverFunctions::Offsets* HandedOutIn(const MappedLibrary& lib);
   // Opens and loads the programs, as uprobe_multi programs if `multi`.
   Status LoadPrograms(bool multi);
   // The two ways to put every probe on `lib` for `pid` (-1: every process that maps it): a
@@ -89,6 +97,7 @@ class ZeSource final : public ProbeSource {
   SourceContext ctx_;
   bool multi_ = false;
   std::map<std::tuple<uint32_t, uint32_t, uint64_t>, bool> said_missing_;  // (dev, inode)
+  std::set<std::tuple<uint32_t, uint32_t, uint64_t>> said_by_name_;  // (dev, inode)
   std::unique_ptr<::ze_probes, SkeletonDeleter> skel_;
   std::map<FileKey, std::vector<LoaderStub>> loader_stubs_;
   // Dispatch targets probed, per file (device and inode as opened) and scope (pid, or -1 for

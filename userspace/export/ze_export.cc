@@ -155,6 +155,8 @@ void ZeTraceExporter::Write(const KernelLaunch& e) {
   if (!e.name_known) AddBool(args_, "name_known", false);
   if (e.launch_kind == 1) AddString(args_, "launch", "cooperative");
   if (e.launch_kind == 2) AddString(args_, "launch", "indirect");
+  if (e.launch_kind == XT_LAUNCH_WITH_ARGUMENTS) AddString(args_, "launch", "with arguments");
+  if (e.launch_kind == XT_LAUNCH_WITH_PARAMETERS) AddString(args_, "launch", "with parameters");
   const uint64_t dur = Duration(e.start_ns, e.end_ns);
   const std::string_view name = strings_.Get(e.kernel_name);
   if (name.empty()) {

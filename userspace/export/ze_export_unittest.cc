@@ -153,6 +153,27 @@ TEST(ZeExport, FailedKernelCreationNamesItsResult) {
   EXPECT_EQ(launches[0]["args"]["launch"], "cooperative");
 }
 
+// The 1.14 launches say which they were, as the cooperative and indirect ones do.
+TEST(ZeExport, LaunchesWithArgumentsAndWithParametersSayWhichTheyWere) {
+  ScratchDir dir;
+  auto trace = Convert(dir, [](LogWriter& w) {
+    KernelCreate k;
+    k.name = w.strings().Intern("softmax");
+    w.Append(k);
+    for (uint8_t kind : {uint8_t{XT_LAUNCH_WITH_ARGUMENTS}, uint8_t{XT_LAUNCH_WITH_PARAMETERS}}) {
+      KernelLaunch l;
+      l.kernel_name = k.name;
+      l.launch_kind = kind;
+      l.start_ns = 1000 * kind;
+      w.Append(l);
+    }
+  });
+  auto launches = Named(trace, "softmax");
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0]["args"]["launch"], "with arguments");
+  EXPECT_EQ(launches[1]["args"]["launch"], "with parameters");
+}
+
 std::vector<nlohmann::json> Phase(const nlohmann::json& trace, const std::string& ph) {
   std::vector<nlohmann::json> found;
   for (const auto& e : trace["traceEvents"])

@@ -163,7 +163,8 @@ struct Event {
       nameKnown @13 :Bool = true;   # its zeKernelCreate was seen (default true: the
                                     # usual case then costs no byte in packed encoding)
       groupCountUnreadable @14 :Bool;  # the target's group-count struct could not be read
-      launchKind @82 :UInt8;        # 0 plain, 1 cooperative, 2 indirect (no group counts)
+      launchKind @82 :UInt8;        # 0 plain, 1 cooperative, 2 indirect (no group counts),
+                                    # 3 with arguments, 4 with parameters
       kernelRef @159 :UInt16;        # the kernel as a ref into Batch.handles (format 2)
       commandListRef @160 :UInt16;   # the command list, likewise
       signalEventRef @161 :UInt16;   # the signal event, likewise; 0 with signalEvent 0: none

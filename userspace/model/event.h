@@ -73,7 +73,7 @@ struct KernelLaunch {
   StringId kernel_name = kEmptyString;
   bool name_known = false;
   bool group_count_unreadable = false;
-  uint8_t launch_kind = 0;  // enum xt_launch_kind: plain, cooperative or indirect
+  uint8_t launch_kind = 0;  // enum xt_launch_kind (plain, cooperative, indirect, 1.14 ones)
 };
 
 // Records the capture lost (the ring buffer was full) between two looks at its counters:

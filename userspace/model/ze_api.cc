@@ -76,6 +76,8 @@ std::string_view ZeLaunchSymbol(uint32_t kind) {
       return "zeCommandListAppendLaunchKernelIndirect";
     case XT_LAUNCH_WITH_ARGUMENTS:
       return "zeCommandListAppendLaunchKernelWithArguments";
+    case XT_LAUNCH_WITH_PARAMETERS:
+      return "zeCommandListAppendLaunchKernelWithParameters";
     default:
       return "zeCommandListAppendLaunchKernel";
   }

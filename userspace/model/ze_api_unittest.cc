@@ -122,6 +122,16 @@ TEST(ZeApi, DescriptorOffsetsMatchTheHeader) {
   EXPECT_EQ(offsetof(ze_copy_region_t, width), 3u * 4);
 }
 
+// The host call each launch kind is reported as: the entry point the process called.
+TEST(ZeApi, NamesEachLaunchKindsEntryPoint) {
+  EXPECT_EQ(ZeLaunchSymbol(XT_LAUNCH_PLAIN), "zeCommandListAppendLaunchKernel");
+  EXPECT_EQ(ZeLaunchSymbol(XT_LAUNCH_COOPERATIVE), "zeCommandListAppendLaunchCooperativeKernel");
+  EXPECT_EQ(ZeLaunchSymbol(XT_LAUNCH_INDIRECT), "zeCommandListAppendLaunchKernelIndirect");
+  EXPECT_EQ(ZeLaunchSymbol(XT_LAUNCH_WITH_ARGUMENTS), "zeCommandListAppendLaunchKernelWithArguments");
+  EXPECT_EQ(ZeLaunchSymbol(XT_LAUNCH_WITH_PARAMETERS),
+            "zeCommandListAppendLaunchKernelWithParameters");
+}
+
 TEST(ZeApi, NamesResults) {
   EXPECT_EQ(ZeResultName(ZE_RESULT_SUCCESS), "ZE_RESULT_SUCCESS");
   EXPECT_EQ(ZeResultName(ZE_RESULT_NOT_READY), "ZE_RESULT_NOT_READY");
