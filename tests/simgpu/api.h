@@ -284,19 +284,66 @@ void unsignal_counter_based(Event* e);
 }  // namespace api
 }  // namespace simze
 
-// Handed out by zeDriverGetExtensionFunctionAddress, and exported by these names as Intel's
-// driver exports its own: a tracer finds them in the driver file by name.
+// Intel's driver hands out internal functions (its namespace L0's) through
+// zeDriverGetExtensionFunctionAddress and its dispatch tables, and exports functions of the same
+// names that only call them (exports.cc does the same here): a call through the pointer never
+// passes the export. A tracer must find the function the pointer points to.
+typedef struct _ze_graph_handle_t* ze_graph_handle_t;
+typedef struct _ze_executable_graph_handle_t* ze_executable_graph_handle_t;
+namespace simze::api {
+ze_result_t CommandListAppendLaunchKernelWithArguments(
+    ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel, ze_group_count_t groupCounts,
+    GroupSize groupSizes, void** pArguments, const void* pNext, ze_event_handle_t hSignalEvent,
+    uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
+ze_result_t CommandListAppendLaunchKernelWithParameters(
+    ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel,
+    const ze_group_count_t* pGroupCounts, const void* pNext, ze_event_handle_t hSignalEvent,
+    uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
+ze_result_t ExCounterBasedEventCreate2(ze_context_handle_t hContext, ze_device_handle_t hDevice,
+                                       const CounterBasedEventDesc* desc,
+                                       ze_event_handle_t* phEvent);
+ze_result_t GraphCreateExp(ze_context_handle_t hContext, ze_graph_handle_t* phGraph, void* pNext);
+ze_result_t CommandListBeginGraphCaptureExp(ze_command_list_handle_t hCommandList, void* pNext);
+ze_result_t CommandListBeginCaptureIntoGraphExp(ze_command_list_handle_t hCommandList,
+                                                ze_graph_handle_t hGraph, void* pNext);
+ze_result_t CommandListEndGraphCaptureExp(ze_command_list_handle_t hCommandList,
+                                          ze_graph_handle_t* phGraph, void* pNext);
+ze_result_t CommandListInstantiateGraphExp(ze_graph_handle_t hGraph,
+                                           ze_executable_graph_handle_t* phExecutableGraph,
+                                           void* pNext);
+ze_result_t CommandListAppendGraphExp(ze_command_list_handle_t hCommandList,
+                                      ze_executable_graph_handle_t hGraph, void* pNext,
+                                      ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                      ze_event_handle_t* phWaitEvents);
+ze_result_t GraphDestroyExp(ze_graph_handle_t hGraph);
+ze_result_t ExecutableGraphDestroyExp(ze_executable_graph_handle_t hGraph);
+ze_result_t CommandListAppendHostFunction(ze_command_list_handle_t hCommandList,
+                                          void* pHostFunction, void* pUserData, void* pNext,
+                                          ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                          ze_event_handle_t* phWaitEvents);
+ze_result_t ExCommandListAppendHostFunction(ze_command_list_handle_t hCommandList,
+                                            void* pHostFunction, void* pUserData, void* pNext,
+                                            ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                            ze_event_handle_t* phWaitEvents);
+ze_result_t CoreEventCounterBasedCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice,
+                                        const CounterBasedEventDesc* desc,
+                                        ze_event_handle_t* phEvent);
+}  // namespace simze::api
+
+// The exports of those names (exports.cc), as Intel's driver exports its own.
 extern "C" {
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernelWithArguments(
     ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel, ze_group_count_t groupCounts,
     simze::api::GroupSize groupSizes, void** pArguments, const void* pNext,
     ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernelWithParameters(
+    ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel,
+    const ze_group_count_t* pGroupCounts, const void* pNext, ze_event_handle_t hSignalEvent,
+    uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
 ZE_DLLEXPORT ze_result_t ZE_APICALL zexCounterBasedEventCreate2(
     ze_context_handle_t hContext, ze_device_handle_t hDevice,
     const simze::api::CounterBasedEventDesc* desc, ze_event_handle_t* phEvent);
 // Intel's record-and-replay graphs (compute-runtime's driver_experimental/zex_graph.h).
-typedef struct _ze_graph_handle_t* ze_graph_handle_t;
-typedef struct _ze_executable_graph_handle_t* ze_executable_graph_handle_t;
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeGraphCreateExp(ze_context_handle_t hContext,
                                                      ze_graph_handle_t* phGraph, void* pNext);
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListBeginGraphCaptureExp(
@@ -319,8 +366,9 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendHostFunction(
 ZE_DLLEXPORT ze_result_t ZE_APICALL zexCommandListAppendHostFunction(
     ze_command_list_handle_t hCommandList, void* pHostFunction, void* pUserData, void* pNext,
     ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
-// Core counter-based event creation (Level Zero 1.14): exported, as Intel's driver exports
-// its core functions, and handed out to processes whose loader is older.
+// Core counter-based event creation (Level Zero 1.15, loader 1.27): exported, as Intel's driver
+// exports its core functions, and handed out here (not by Intel's driver) to processes whose
+// loader is older.
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeEventCounterBasedCreate(
     ze_context_handle_t hContext, ze_device_handle_t hDevice,
     const simze::api::CounterBasedEventDesc* desc, ze_event_handle_t* phEvent);

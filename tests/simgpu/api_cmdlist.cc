@@ -458,14 +458,14 @@ ze_result_t AppendHostFunction(ze_command_list_handle_t hCommandList, void* pHos
 
 }  // namespace
 
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendHostFunction(
+ze_result_t simze::api::CommandListAppendHostFunction(
     ze_command_list_handle_t hCommandList, void* pHostFunction, void* pUserData, void* pNext,
     ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
   return AppendHostFunction(hCommandList, pHostFunction, pUserData, pNext, hSignalEvent,
                             numWaitEvents, phWaitEvents);
 }
 
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zexCommandListAppendHostFunction(
+ze_result_t simze::api::ExCommandListAppendHostFunction(
     ze_command_list_handle_t hCommandList, void* pHostFunction, void* pUserData, void* pNext,
     ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
   return AppendHostFunction(hCommandList, pHostFunction, pUserData, pNext, hSignalEvent,
@@ -475,7 +475,7 @@ extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zexCommandListAppendHostFunction(
 // A launch that carries its group size and arguments (Level Zero 1.14): the simulated kernels
 // read no arguments, and the group size is the kernel's from then on, as zeKernelSetGroupSize
 // would have made it.
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernelWithArguments(
+ze_result_t simze::api::CommandListAppendLaunchKernelWithArguments(
     ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel, ze_group_count_t groupCounts,
     simze::api::GroupSize groupSizes, void** /*pArguments*/, const void* /*pNext*/,
     ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
@@ -486,4 +486,14 @@ extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernelWi
   }
   return CommandListAppendLaunchKernel(hCommandList, hKernel, &groupCounts, hSignalEvent,
                                        numWaitEvents, phWaitEvents);
+}
+
+// The launch that takes its group counts by pointer and its extensions (cooperative, ...) in
+// pNext (Level Zero 1.14): the simulated kernels run the same whatever the extension says.
+ze_result_t simze::api::CommandListAppendLaunchKernelWithParameters(
+    ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel,
+    const ze_group_count_t* pGroupCounts, const void* /*pNext*/, ze_event_handle_t hSignalEvent,
+    uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+  return simze::api::CommandListAppendLaunchKernel(hCommandList, hKernel, pGroupCounts,
+                                                   hSignalEvent, numWaitEvents, phWaitEvents);
 }

@@ -130,31 +130,38 @@ ze_result_t DriverGetExtensionFunctionAddress(ze_driver_handle_t hDriver, const 
                                               void** ppFunctionAddress) {
   if (from_handle<Driver>(hDriver) == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (name == nullptr || ppFunctionAddress == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  // What SYCL's adapter and oneDNN look up at start (Intel's driver hands out these too).
+  // What SYCL's adapter and oneDNN look up at start. Intel's driver (compute-runtime's
+  // extension_function_address.cpp) hands out both launches, zexCounterBasedEventCreate2, the
+  // graph functions and the host function (by its zex name from 25.35 to 25.48, by its ze name
+  // since); the core functions after them it leaves to the loader, and this driver hands them
+  // out too so that a workload reaches them through a loader that lacks them (bookworm's 1.8).
   static const struct {
     const char* name;
     void* function;
   } kExtensions[] = {
-      {"zeEventQueryTimestampsExp", reinterpret_cast<void*>(&EventQueryTimestampsExp)},
       {"zeCommandListAppendLaunchKernelWithArguments",
-       reinterpret_cast<void*>(&zeCommandListAppendLaunchKernelWithArguments)},
-      {"zexCounterBasedEventCreate2", reinterpret_cast<void*>(&zexCounterBasedEventCreate2)},
+       reinterpret_cast<void*>(&CommandListAppendLaunchKernelWithArguments)},
+      {"zeCommandListAppendLaunchKernelWithParameters",
+       reinterpret_cast<void*>(&CommandListAppendLaunchKernelWithParameters)},
+      {"zexCounterBasedEventCreate2", reinterpret_cast<void*>(&ExCounterBasedEventCreate2)},
+      {"zeGraphCreateExp", reinterpret_cast<void*>(&GraphCreateExp)},
+      {"zeCommandListBeginGraphCaptureExp", reinterpret_cast<void*>(&CommandListBeginGraphCaptureExp)},
+      {"zeCommandListBeginCaptureIntoGraphExp",
+       reinterpret_cast<void*>(&CommandListBeginCaptureIntoGraphExp)},
+      {"zeCommandListEndGraphCaptureExp", reinterpret_cast<void*>(&CommandListEndGraphCaptureExp)},
+      {"zeCommandListInstantiateGraphExp", reinterpret_cast<void*>(&CommandListInstantiateGraphExp)},
+      {"zeCommandListAppendGraphExp", reinterpret_cast<void*>(&CommandListAppendGraphExp)},
+      {"zeGraphDestroyExp", reinterpret_cast<void*>(&GraphDestroyExp)},
+      {"zeExecutableGraphDestroyExp", reinterpret_cast<void*>(&ExecutableGraphDestroyExp)},
+      {"zeCommandListAppendHostFunction", reinterpret_cast<void*>(&CommandListAppendHostFunction)},
+      {"zexCommandListAppendHostFunction",
+       reinterpret_cast<void*>(&ExCommandListAppendHostFunction)},
+      // Core functions Intel's driver leaves to the loader.
+      {"zeEventQueryTimestampsExp", reinterpret_cast<void*>(&EventQueryTimestampsExp)},
       {"zeCommandListHostSynchronize", reinterpret_cast<void*>(&CommandListHostSynchronize)},
       {"zeCommandListImmediateAppendCommandListsExp",
        reinterpret_cast<void*>(&CommandListImmediateAppendCommandListsExp)},
-      {"zeGraphCreateExp", reinterpret_cast<void*>(&zeGraphCreateExp)},
-      {"zeCommandListBeginGraphCaptureExp", reinterpret_cast<void*>(&zeCommandListBeginGraphCaptureExp)},
-      {"zeCommandListBeginCaptureIntoGraphExp",
-       reinterpret_cast<void*>(&zeCommandListBeginCaptureIntoGraphExp)},
-      {"zeCommandListEndGraphCaptureExp", reinterpret_cast<void*>(&zeCommandListEndGraphCaptureExp)},
-      {"zeCommandListInstantiateGraphExp", reinterpret_cast<void*>(&zeCommandListInstantiateGraphExp)},
-      {"zeCommandListAppendGraphExp", reinterpret_cast<void*>(&zeCommandListAppendGraphExp)},
-      {"zeGraphDestroyExp", reinterpret_cast<void*>(&zeGraphDestroyExp)},
-      {"zeExecutableGraphDestroyExp", reinterpret_cast<void*>(&zeExecutableGraphDestroyExp)},
-      {"zeCommandListAppendHostFunction", reinterpret_cast<void*>(&zeCommandListAppendHostFunction)},
-      {"zexCommandListAppendHostFunction",
-       reinterpret_cast<void*>(&zexCommandListAppendHostFunction)},
-      {"zeEventCounterBasedCreate", reinterpret_cast<void*>(&zeEventCounterBasedCreate)},
+      {"zeEventCounterBasedCreate", reinterpret_cast<void*>(&CoreEventCounterBasedCreate)},
   };
   for (const auto& e : kExtensions) {
     if (std::strcmp(name, e.name) == 0) {

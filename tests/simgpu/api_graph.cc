@@ -33,7 +33,7 @@ ze_result_t begin_capture(ze_command_list_handle_t hCommandList, Graph* into, vo
 
 using namespace simze;
 
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeGraphCreateExp(ze_context_handle_t hContext,
+ze_result_t simze::api::GraphCreateExp(ze_context_handle_t hContext,
                                                                 ze_graph_handle_t* phGraph,
                                                                 void* pNext) {
   Context* ctx = from_handle<Context>(hContext);
@@ -46,19 +46,19 @@ extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeGraphCreateExp(ze_context_handl
   return ZE_RESULT_SUCCESS;
 }
 
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListBeginGraphCaptureExp(
+ze_result_t simze::api::CommandListBeginGraphCaptureExp(
     ze_command_list_handle_t hCommandList, void* pNext) {
   return api::begin_capture(hCommandList, nullptr, pNext);
 }
 
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListBeginCaptureIntoGraphExp(
+ze_result_t simze::api::CommandListBeginCaptureIntoGraphExp(
     ze_command_list_handle_t hCommandList, ze_graph_handle_t hGraph, void* pNext) {
   Graph* graph = from_handle<Graph>(hGraph);
   if (graph == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   return api::begin_capture(hCommandList, graph, pNext);
 }
 
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListEndGraphCaptureExp(
+ze_result_t simze::api::CommandListEndGraphCaptureExp(
     ze_command_list_handle_t hCommandList, ze_graph_handle_t* phGraph, void* pNext) {
   CommandList* list = from_handle<CommandList>(hCommandList);
   if (list == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -68,7 +68,7 @@ extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListEndGraphCaptureExp(
   return ZE_RESULT_SUCCESS;
 }
 
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListInstantiateGraphExp(
+ze_result_t simze::api::CommandListInstantiateGraphExp(
     ze_graph_handle_t hGraph, ze_executable_graph_handle_t* phExecutableGraph, void* pNext) {
   Graph* graph = from_handle<Graph>(hGraph);
   if (graph == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -83,7 +83,7 @@ extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListInstantiateGraphExp(
   return ZE_RESULT_SUCCESS;
 }
 
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendGraphExp(
+ze_result_t simze::api::CommandListAppendGraphExp(
     ze_command_list_handle_t hCommandList, ze_executable_graph_handle_t hGraph, void* pNext,
     ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
   CommandList* list = from_handle<CommandList>(hCommandList);
@@ -98,7 +98,7 @@ extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeCommandListAppendGraphExp(
   return api::submit_recordings(list, {exec->recording}, hSignalEvent, numWaitEvents, phWaitEvents);
 }
 
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeGraphDestroyExp(ze_graph_handle_t hGraph) {
+ze_result_t simze::api::GraphDestroyExp(ze_graph_handle_t hGraph) {
   Graph* graph = from_handle<Graph>(hGraph);
   if (graph == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   graph->tag = 0;  // a stale handle is rejected, not reused silently
@@ -106,7 +106,7 @@ extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeGraphDestroyExp(ze_graph_handle
   return ZE_RESULT_SUCCESS;
 }
 
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeExecutableGraphDestroyExp(
+ze_result_t simze::api::ExecutableGraphDestroyExp(
     ze_executable_graph_handle_t hGraph) {
   ExecutableGraph* exec = from_handle<ExecutableGraph>(hGraph);
   if (exec == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;

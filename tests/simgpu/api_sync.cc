@@ -193,13 +193,13 @@ ze_result_t EventQueryTimestampsExp(ze_event_handle_t hEvent, ze_device_handle_t
 
 }  // namespace simze::api
 
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zexCounterBasedEventCreate2(
+ze_result_t simze::api::ExCounterBasedEventCreate2(
     ze_context_handle_t hContext, ze_device_handle_t hDevice,
     const simze::api::CounterBasedEventDesc* desc, ze_event_handle_t* phEvent) {
   return simze::api::EventCounterBasedCreate(hContext, hDevice, desc, phEvent);
 }
 
-extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL zeEventCounterBasedCreate(
+ze_result_t simze::api::CoreEventCounterBasedCreate(
     ze_context_handle_t hContext, ze_device_handle_t hDevice,
     const simze::api::CounterBasedEventDesc* desc, ze_event_handle_t* phEvent) {
   return simze::api::EventCounterBasedCreate(hContext, hDevice, desc, phEvent);

@@ -35,6 +35,9 @@ void set_newer_slot(ze_api_version_t version, ze_api_version_t since, Table* t, 
 constexpr auto kVersion1_6 = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 6));
 constexpr auto kVersion1_9 = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 9));
 constexpr auto kVersion1_10 = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 10));
+constexpr auto kVersion1_14 = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 14));
+constexpr auto kVersion1_15 = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 15));
+constexpr auto kVersion1_17 = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 17));
 
 }  // namespace
 
@@ -133,7 +136,16 @@ SIMZE_TABLE(zeGetCommandListProcAddrTable, ze_command_list_dditable_t,
             set_newer_slot(version, kVersion1_9, t, 2, &CommandListGetContextHandle);
             set_newer_slot(version, kVersion1_9, t, 3, &CommandListGetOrdinal);
             set_newer_slot(version, kVersion1_9, t, 4, &CommandListImmediateGetIndex);
-            set_newer_slot(version, kVersion1_9, t, 5, &CommandListIsImmediate);)
+            set_newer_slot(version, kVersion1_9, t, 5, &CommandListIsImmediate);
+            // 1.12 adds the two external semaphore appends; 1.14 pfnAppendLaunchKernelWith-
+            // Parameters and ...WithArguments after them (loader 1.26 exports both and
+            // dispatches them here); 1.16 three more; 1.17 ends the table with the graph
+            // functions by their core names and pfnAppendHostFunction.
+            set_newer_slot(version, kVersion1_14, t, 8,
+                           &CommandListAppendLaunchKernelWithParameters);
+            set_newer_slot(version, kVersion1_14, t, 9,
+                           &CommandListAppendLaunchKernelWithArguments);
+            set_newer_slot(version, kVersion1_17, t, 23, &CommandListAppendHostFunction);)
 
 // Not in 1.4's headers: a newer loader looks it up by name. 1.9's table starts
 // pfnCreateCloneExp, pfnImmediateAppendCommandListsExp.
@@ -172,7 +184,10 @@ SIMZE_TABLE(zeGetEventProcAddrTable, ze_event_dditable_t,
             t->pfnHostReset = EventHostReset;
             t->pfnQueryKernelTimestamp = EventQueryKernelTimestamp;
             // 1.6 adds pfnQueryKernelTimestampsExt; 1.9 pfnGetEventPool after it.
-            set_newer_slot(version, kVersion1_9, t, 1, &EventGetEventPool);)
+            set_newer_slot(version, kVersion1_9, t, 1, &EventGetEventPool);
+            // 1.9 pfnGetSignalScope, pfnGetWaitScope; 1.15 pfnCounterBasedCreate (loader 1.27
+            // exports zeEventCounterBasedCreate and dispatches it here).
+            set_newer_slot(version, kVersion1_15, t, 4, &CoreEventCounterBasedCreate);)
 
 SIMZE_TABLE(zeGetEventExpProcAddrTable, ze_event_exp_dditable_t,
             t->pfnQueryTimestampsExp = EventQueryTimestampsExp;)

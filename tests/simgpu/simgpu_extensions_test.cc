@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <level_zero/ze_api.h>
 
+#include <dlfcn.h>
+
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -140,7 +143,7 @@ TEST(HostFunction, RunsInOrderOnItsList) {
 
 // The other names Intel's driver hands out: zexCommandListAppendHostFunction (the older name
 // of the host-function append) and core zeEventCounterBasedCreate (for loaders older than
-// 1.14), each its own function, as the driver's are.
+// 1.27, Level Zero 1.15), each its own function, as the driver's are.
 TEST(OtherNames, HostFunctionAndCounterBasedEvent) {
   using AppendHostFunctionFn = ze_result_t (*)(ze_command_list_handle_t, void*, void*, void*,
                                                ze_event_handle_t, uint32_t, ze_event_handle_t*);
@@ -193,6 +196,105 @@ TEST(Graph, CaptureIntoTheCallersGraph) {
   ZE_CHECK(zeCommandListDestroy(regular));
   ZE_CHECK(zeCommandListDestroy(il));  // after its engine has run everything
   EXPECT_EQ(TruthOnQueue(handle_value(il), since).size(), 2u);
+}
+
+// Both 1.14 launches, as Intel's driver hands them out: each runs its kernel with the group
+// counts it was given (by value, or by pointer with pNext before the event).
+TEST(Launch, WithArgumentsAndWithParameters) {
+  const uint64_t since = clock_ns(CLOCK_MONOTONIC);
+  using WithArgumentsFn = ze_result_t (*)(ze_command_list_handle_t, ze_kernel_handle_t,
+                                          ze_group_count_t, ze_newer::GroupSize, void**,
+                                          const void*, ze_event_handle_t, uint32_t,
+                                          ze_event_handle_t*);
+  using WithParametersFn = ze_result_t (*)(ze_command_list_handle_t, ze_kernel_handle_t,
+                                           const ze_group_count_t*, const void*, ze_event_handle_t,
+                                           uint32_t, ze_event_handle_t*);
+  const auto with_arguments = Extension<WithArgumentsFn>("zeCommandListAppendLaunchKernelWithArguments");
+  const auto with_parameters =
+      Extension<WithParametersFn>("zeCommandListAppendLaunchKernelWithParameters");
+  ze_module_handle_t m = make_module(
+      "XTRACE-SIMGPU-MODULE 1\nkernel 300000 with_arguments\nkernel 300000 with_parameters\n");
+  ze_kernel_handle_t a = make_kernel(m, "with_arguments");
+  ze_kernel_handle_t p = make_kernel(m, "with_parameters");
+  ze_command_list_handle_t il = make_immediate(0);
+  ze_event_pool_handle_t pool = make_event_pool(1, true);
+  ze_event_handle_t done = make_event(pool, 0);
+  void* arguments[] = {nullptr};
+  ZE_CHECK(with_arguments(il, a, ze_group_count_t{3, 2, 1}, ze_newer::GroupSize{16, 1, 1},
+                          arguments, nullptr, nullptr, 0, nullptr));
+  const ze_group_count_t groups{5, 1, 1};
+  ZE_CHECK(with_parameters(il, p, &groups, nullptr, done, 0, nullptr));
+  ZE_CHECK(zeEventHostSynchronize(done, UINT64_MAX));
+  EXPECT_EQ(with_parameters(il, p, nullptr, nullptr, nullptr, 0, nullptr),
+            ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+  const std::vector<Truth> truth = TruthOnQueue(handle_value(il), since);
+  ASSERT_EQ(truth.size(), 2u);
+  EXPECT_EQ(truth[0].name, "with_arguments");
+  EXPECT_EQ(truth[1].name, "with_parameters");
+  ZE_CHECK(zeEventDestroy(done));
+  ZE_CHECK(zeEventPoolDestroy(pool));
+  ZE_CHECK(zeCommandListDestroy(il));
+}
+
+// A newer loader exports the newer entry points and dispatches them through the tables it gets
+// from the driver, whose slots it sizes by its own version (Level Zero 1.14: loader 1.26; 1.15:
+// 1.27; 1.17: 1.32): the driver fills them for such a loader, and leaves an older one's table
+// as long as that loader made it.
+TEST(NewerLoaders, FindTheNewerEntryPointsInTheTables) {
+  session();  // the loader has loaded the driver
+  void* driver = dlopen(SIMZE_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  ASSERT_NE(driver, nullptr) << "the loader has loaded " << SIMZE_PATH;
+  using GetTableFn = ze_result_t (*)(ze_api_version_t, void*);
+  const auto get_list_table = reinterpret_cast<GetTableFn>(dlsym(driver, "zeGetCommandListProcAddrTable"));
+  const auto get_event_table = reinterpret_cast<GetTableFn>(dlsym(driver, "zeGetEventProcAddrTable"));
+  ASSERT_TRUE(get_list_table && get_event_table);
+  // Slots as Level Zero 1.17's ze_ddi.h numbers them.
+  constexpr size_t kListWithParameters = 36, kListWithArguments = 37, kListHostFunction = 51;
+  constexpr size_t kEventCounterBasedCreate = 11;
+  struct Slot {
+    GetTableFn get;
+    size_t index;
+    const char* exported;
+    uint32_t since_minor;
+  };
+  const Slot slots[] = {
+      {get_list_table, kListWithParameters, "zeCommandListAppendLaunchKernelWithParameters", 14},
+      {get_list_table, kListWithArguments, "zeCommandListAppendLaunchKernelWithArguments", 14},
+      {get_list_table, kListHostFunction, "zeCommandListAppendHostFunction", 17},
+      {get_event_table, kEventCounterBasedCreate, "zeEventCounterBasedCreate", 15},
+  };
+  for (const Slot& slot : slots) {
+    // The function the driver hands out by that name (its dispatch tables hold the same).
+    void* const handed_out = Extension<void*>(slot.exported);
+    for (uint32_t minor : {slot.since_minor - 1, slot.since_minor, 17u}) {
+      void* table[64];
+      std::memset(table, 0, sizeof table);
+      ZE_CHECK(slot.get(static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, minor)), table));
+      EXPECT_EQ(table[slot.index], minor >= slot.since_minor ? handed_out : nullptr)
+          << slot.exported << " for a 1." << minor << " loader";
+    }
+  }
+  dlclose(driver);
+}
+
+// As Intel's driver, the functions handed out are not the exports of the same names, which only
+// call them: a probe on an export does not see a call through the pointer.
+TEST(HandedOut, AreNotTheExportsOfTheirNames) {
+  session();
+  void* driver = dlopen(SIMZE_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  ASSERT_NE(driver, nullptr);
+  for (const char* name :
+       {"zeCommandListAppendLaunchKernelWithArguments", "zeCommandListAppendLaunchKernelWithParameters",
+        "zexCounterBasedEventCreate2", "zeGraphCreateExp", "zeCommandListBeginGraphCaptureExp",
+        "zeCommandListBeginCaptureIntoGraphExp", "zeCommandListEndGraphCaptureExp",
+        "zeCommandListInstantiateGraphExp", "zeCommandListAppendGraphExp", "zeGraphDestroyExp",
+        "zeExecutableGraphDestroyExp", "zeCommandListAppendHostFunction",
+        "zexCommandListAppendHostFunction", "zeEventCounterBasedCreate"}) {
+    void* exported = dlsym(driver, name);
+    EXPECT_NE(exported, nullptr) << name << " is exported";
+    EXPECT_NE(Extension<void*>(name), exported) << name;
+  }
+  dlclose(driver);
 }
 
 }  // namespace
