@@ -1,7 +1,8 @@
 // A Level Zero client shaped like SYCL's legacy Level Zero adapter (Unified Runtime's
 // "level_zero" adapter, before v2): zeInit, event pools with kernel timestamps, regular
 // command lists filled per submission (reset, appended, closed) and executed on a command
-// queue with a fence, cooperative launches (zeCommandListAppendLaunchCooperativeKernel), an
+// queue with a fence, cooperative launches (zeCommandListAppendLaunchCooperativeKernel), a
+// multiple-indirect launch (zeCommandListAppendLaunchMultipleKernelsIndirect), an
 // in-order immediate command list, and a batch of regular lists appended to it with
 // zeCommandListImmediateAppendCommandListsExp where the loader has it (as the adapter runs
 // command buffers), else executed on the queue. With --through-tables every call after
@@ -33,7 +34,7 @@ using namespace xtrace::workloads;
 
 constexpr const char* kUsage =
     "usage: ze_sycl_legacy [--iterations N] [--launch-log FILE] [--wait-for-signal]\n"
-    "                      [--through-tables] [--wait-after-lookups]\n"
+    "                      [--through-tables] [--wait-after-lookups] [--wait-before-init]\n"
     "\n"
     "Drives Level Zero like SYCL's legacy Level Zero adapter (Unified Runtime's level_zero\n"
     "adapter, before v2): zeInit, event pools with kernel timestamps, a regular command list\n"
@@ -43,7 +44,9 @@ constexpr const char* kUsage =
     "zeCommandListImmediateAppendCommandListsExp where the loader has it (else executed on the\n"
     "queue). Each iteration launches 4 kernels: a cooperative and a plain one in the queue's\n"
     "list, a cooperative one on the immediate list and a plain one in the batched list; each\n"
-    "signals a timestamp event, read after the waits.\n"
+    "signals a timestamp event, read after the waits. The queue's list also holds one\n"
+    "zeCommandListAppendLaunchMultipleKernelsIndirect (its kernel count and group counts in\n"
+    "memory the device reads), which the launch log does not list.\n"
     "Prints \"ready <pid>\" after set-up, then \"done launches=N\".\n"
     "\n"
     "Options:\n"
@@ -54,6 +57,8 @@ constexpr const char* kUsage =
     "  --wait-after-lookups  wait for SIGUSR1 (after \"ready <pid>\") as soon as the tables\n"
     "                     are taken, before any object is made (with --wait-for-signal too,\n"
     "                     only here)\n"
+    "  --wait-before-init  say \"ready <pid>\" and wait for SIGUSR1 before zeInit: a tracer\n"
+    "                     attaches to a process whose driver is not loaded yet\n"
     "  --through-tables   take the function tables from the loader after zeInit\n"
     "                     (zeGetCommandListProcAddrTable, zeGetKernelProcAddrTable, ...) and\n"
     "                     make every later call through them, as a runtime that dispatches\n"
@@ -104,6 +109,8 @@ struct Api {
   decltype(&zeCommandListReset) CommandListReset;
   decltype(&zeCommandListAppendLaunchKernel) CommandListAppendLaunchKernel;
   decltype(&zeCommandListAppendLaunchCooperativeKernel) CommandListAppendLaunchCooperativeKernel;
+  decltype(&zeCommandListAppendLaunchMultipleKernelsIndirect)
+      CommandListAppendLaunchMultipleKernelsIndirect;
   decltype(&zeEventPoolCreate) EventPoolCreate;
   decltype(&zeEventPoolDestroy) EventPoolDestroy;
   decltype(&zeEventCreate) EventCreate;
@@ -124,7 +131,8 @@ Api LoaderExports() {
         zeCommandQueueCreate, zeCommandQueueDestroy, zeCommandQueueExecuteCommandLists,
         zeCommandListCreate, zeCommandListCreateImmediate, zeCommandListDestroy,
         zeCommandListClose, zeCommandListReset, zeCommandListAppendLaunchKernel,
-        zeCommandListAppendLaunchCooperativeKernel, zeEventPoolCreate, zeEventPoolDestroy,
+        zeCommandListAppendLaunchCooperativeKernel,
+        zeCommandListAppendLaunchMultipleKernelsIndirect, zeEventPoolCreate, zeEventPoolDestroy,
         zeEventCreate, zeEventDestroy, zeEventHostSynchronize, zeEventHostReset,
         zeEventQueryKernelTimestamp, zeFenceCreate, zeFenceDestroy, zeFenceHostSynchronize,
         zeFenceReset};
@@ -175,6 +183,7 @@ Api LoaderTables() {
         queue.get().pfnExecuteCommandLists, list.get().pfnCreate, list.get().pfnCreateImmediate,
         list.get().pfnDestroy, list.get().pfnClose, list.get().pfnReset,
         list.get().pfnAppendLaunchKernel, list.get().pfnAppendLaunchCooperativeKernel,
+        list.get().pfnAppendLaunchMultipleKernelsIndirect,
         pool.get().pfnCreate, pool.get().pfnDestroy, event.get().pfnCreate,
         event.get().pfnDestroy, event.get().pfnHostSynchronize, event.get().pfnHostReset,
         event.get().pfnQueryKernelTimestamp, fence.get().pfnCreate, fence.get().pfnDestroy,
@@ -196,15 +205,17 @@ Api LoaderTables() {
 
 int main(int argc, char** argv) {
   set_program_name("ze_sycl_legacy");
-  bool wait_after_lookups = false, through_tables = false;
+  bool wait_after_lookups = false, through_tables = false, wait_before_init = false;
   const SyclShapeOptions options =
       ParseSyclShapeOptions(argc, argv, kUsage,
                             {{"--wait-after-lookups", &wait_after_lookups},
-                             {"--through-tables", &through_tables}});
-  const bool wait_for_signal = options.wait_for_signal;
+                             {"--through-tables", &through_tables},
+                             {"--wait-before-init", &wait_before_init}});
+  const bool wait_for_signal = options.wait_for_signal && !wait_before_init;
   LaunchLog* const log = options.launch_log.get();
-  const ReadyHandshake ready(wait_for_signal || wait_after_lookups);
+  const ReadyHandshake ready(wait_for_signal || wait_after_lookups || wait_before_init);
 
+  if (wait_before_init) ready.SayReadyAndWait();
   ZE_CHECK(zeInit(0));
   const Api ze = through_tables ? LoaderTables() : LoaderExports();
   if (wait_after_lookups) ready.SayReadyAndWait();
@@ -254,9 +265,12 @@ int main(int argc, char** argv) {
 
   if (wait_for_signal && !wait_after_lookups) {
     ready.SayReadyAndWait();
-  } else if (!wait_after_lookups) {
+  } else if (!wait_after_lookups && !wait_before_init) {
     ready.SayReady();
   }
+  // What the multiple-indirect launch reads when it runs: one kernel, one group.
+  static const uint32_t kIndirectCount = 1;
+  static const ze_group_count_t kIndirectGroups{1, 1, 1};
   uint32_t launches = 0;
   auto launch = [&](ze_command_list_handle_t list, size_t k, uint32_t it,
                     ze_event_handle_t wait) {
@@ -278,6 +292,9 @@ int main(int argc, char** argv) {
     ZE_CHECK(ze.CommandListReset(queued));
     launch(queued, 0, it, nullptr);
     launch(queued, 1, it, events[0]);
+    ze_kernel_handle_t indirect_kernels[] = {kernels[1]};
+    ZE_CHECK(ze.CommandListAppendLaunchMultipleKernelsIndirect(
+        queued, 1, indirect_kernels, &kIndirectCount, &kIndirectGroups, nullptr, 0, nullptr));
     ZE_CHECK(ze.CommandListClose(queued));
     ZE_CHECK(ze.CommandQueueExecuteCommandLists(queue, 1, &queued, fence));
     // A cooperative launch on the immediate list.

@@ -2,7 +2,8 @@
 // on recent Intel GPUs: it looks up the driver's extension functions at start
 // (zeDriverGetExtensionFunctionAddress: zeCommandListAppendLaunchKernelWithArguments,
 // zexCounterBasedEventCreate2), initialises with zeInitDrivers, submits on in-order immediate
-// command lists, launches with arguments, signals counter-based events with kernel timestamps,
+// command lists, launches with arguments (and once an iteration with parameters, the other
+// 1.14 launch Intel's driver hands out), signals counter-based events with kernel timestamps,
 // batches a regular list with zeCommandListImmediateAppendCommandListsExp, records a graph
 // once at set-up and replays it every iteration (Intel's graph extension, as SYCL graphs use
 // it: zeCommandListBeginGraphCaptureExp ... zeCommandListAppendGraphExp, all driver pointers)
@@ -48,9 +49,11 @@ constexpr const char* kUsage =
     "recorded once at set-up (zeCommandListBeginGraphCaptureExp, EndGraphCaptureExp,\n"
     "InstantiateGraphExp) and replayed every iteration (zeCommandListAppendGraphExp), and\n"
     "zeCommandListHostSynchronize. What the loader lacks is replaced by the older calls.\n"
-    "Each iteration launches 3 kernels with arguments, 1 in the appended regular list and the\n"
-    "graph's 2 (the launch log lists the recorded ones at every replay, as it lists the\n"
-    "regular list's at every append), and appends a host function\n"
+    "Each iteration launches 3 kernels (2 with arguments, the third with\n"
+    "zeCommandListAppendLaunchKernelWithParameters, as a runtime passing launch extensions in\n"
+    "pNext does; both driver pointers), 1 in the appended regular list and the graph's 2 (the\n"
+    "launch log lists the recorded ones at every replay, as it lists the regular list's at\n"
+    "every append), and appends a host function\n"
     "(zeCommandListAppendHostFunction, a driver pointer) after them.\n"
     "Prints \"ready <pid>\" after set-up, then \"done launches=N graph_replays=M\".\n"
     "\n"
@@ -86,6 +89,9 @@ constexpr uint32_t kQueueFlagInOrder = 2;  // ZE_COMMAND_QUEUE_FLAG_IN_ORDER (1.
 using LaunchWithArgumentsFn = ze_result_t (*)(ze_command_list_handle_t, ze_kernel_handle_t,
                                               ze_group_count_t, GroupSize, void**, const void*,
                                               ze_event_handle_t, uint32_t, ze_event_handle_t*);
+using LaunchWithParametersFn = ze_result_t (*)(ze_command_list_handle_t, ze_kernel_handle_t,
+                                               const ze_group_count_t*, const void*,
+                                               ze_event_handle_t, uint32_t, ze_event_handle_t*);
 using CounterBasedEventCreateFn = ze_result_t (*)(ze_context_handle_t, ze_device_handle_t,
                                                   const CounterBasedEventDesc*, ze_event_handle_t*);
 using InitDriversFn = ze_result_t (*)(uint32_t*, ze_driver_handle_t*, InitDriverTypeDesc*);
@@ -154,16 +160,19 @@ int main(int argc, char** argv) {
   }
   const auto launch_with_arguments =
       DriverExtension<LaunchWithArgumentsFn>(driver, "zeCommandListAppendLaunchKernelWithArguments");
+  const auto launch_with_parameters = DriverExtension<LaunchWithParametersFn>(
+      driver, "zeCommandListAppendLaunchKernelWithParameters");
   const char* const counter_based_name =
       older_names ? "zeEventCounterBasedCreate" : "zexCounterBasedEventCreate2";
   auto counter_based_create =
       older_names ? LoaderExport<CounterBasedEventCreateFn>(counter_based_name) : nullptr;
   if (!counter_based_create)
     counter_based_create = DriverExtension<CounterBasedEventCreateFn>(driver, counter_based_name);
-  if (!launch_with_arguments || !counter_based_create) {
+  if (!launch_with_arguments || !launch_with_parameters || !counter_based_create) {
     std::fprintf(stderr, "%s: the driver hands out no %s\n", program_name(),
-                 launch_with_arguments ? counter_based_name
-                                       : "zeCommandListAppendLaunchKernelWithArguments");
+                 !launch_with_arguments    ? "zeCommandListAppendLaunchKernelWithArguments"
+                 : !launch_with_parameters ? "zeCommandListAppendLaunchKernelWithParameters"
+                                           : counter_based_name);
     return 1;
   }
   // Graphs where the driver has them (SYCL graphs fall back to regular lists otherwise).
@@ -266,8 +275,14 @@ int main(int argc, char** argv) {
       int value = static_cast<int>(it);
       void* arguments[] = {&value};
       ze_event_handle_t wait = k > 0 ? events[k - 1] : nullptr;
-      ZE_CHECK(launch_with_arguments(immediate, kernels[k], groups, size, arguments, nullptr,
-                                     events[k], wait ? 1 : 0, wait ? &wait : nullptr));
+      if (k + 1 < std::size(kLaunched)) {
+        ZE_CHECK(launch_with_arguments(immediate, kernels[k], groups, size, arguments, nullptr,
+                                       events[k], wait ? 1 : 0, wait ? &wait : nullptr));
+      } else {
+        ZE_CHECK(zeKernelSetGroupSize(kernels[k], size.x, size.y, size.z));
+        ZE_CHECK(launch_with_parameters(immediate, kernels[k], &groups, nullptr, events[k],
+                                        wait ? 1 : 0, wait ? &wait : nullptr));
+      }
       if (log) log->record(kernel_spec(kLaunched[k]).name, groups.groupCountX,
                            groups.groupCountY, groups.groupCountZ);
       ++launches;
