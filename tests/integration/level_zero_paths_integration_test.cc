@@ -751,7 +751,10 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesOnTheHostsLoader) {
 // calls counted exactly in ExpectEveryLegacyLaunch).
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheExportsWithDriverTablesOnTheHostsLoader) {
   const std::string log = Path("launches.tsv");
-  const Run run = Record({}, kLegacy, log, log, {}, {}, {"--driver-tables", "--verbose"});
+  // The process is held at its zeInit until the driver's functions are probed: a bound no
+  // loaded machine reaches, so that none of its calls comes first.
+  const Run run = Record({}, kLegacy, log, log, {}, {},
+                         {"--driver-tables", "--verbose", "--hold-max", "60000"});
   EXPECT_NE(run.result.out.find("tables=no"), std::string::npos) << run.result.out;
   EXPECT_NE(run.result.err.find("functions the loader dispatches to probed where they are"),
             std::string::npos)
@@ -765,7 +768,8 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheExportsWithDriverTablesOnThe
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedBeforeItsZeInitOnTheHostsLoader) {
   const std::string log = Path("launches.tsv");
   const Run run = Attach({}, kLegacy, log, log, {"--through-tables", "--wait-before-init"},
-                         {"--driver-tables"});
+                         {"--driver-tables", "--hold-max", "60000"});
+  EXPECT_NE(run.result.err.find("0 released by the bound"), std::string::npos) << run.result.err;
   EXPECT_NE(run.result.out.find("tables=yes"), std::string::npos) << run.result.out;
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
 }
