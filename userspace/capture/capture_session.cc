@@ -39,8 +39,10 @@
 #include "capture/process_holds.h"
 #include "capture/process_table.h"
 #include "capture/process_watcher.h"
+#include "capture/process_owner.h"
 #include "capture/record_families.h"
 #include "capture/running_processes.h"
+#include "capture/slurm_job.h"
 #include "capture/ze_query.h"
 #include "capture/ze_source.h"
 #include "correlate/correlator.h"
@@ -61,6 +63,12 @@ constexpr uint64_t kClockReadingIntervalNs = 1'000'000'000;
 // How often processes found by discovery are checked for being alive. Exit records are the
 // usual way to learn of an exit; this catches the ones a full ring dropped.
 constexpr uint64_t kDiscoveredSweepNs = 5'000'000'000ull;
+
+// How often a Slurm job without a cgroup of its own is looked for again in /proc (its
+// environment is the only mark of a step started during the capture): often enough that
+// such a step is traced from early on, seldom enough that reading every process's
+// environment costs the node nothing to speak of.
+constexpr uint64_t kSlurmJobSweepNs = 1'000'000'000ull;
 
 // How the launched command ended (a wait(2) status), if it has: the child is left unreaped
 // for the one who launched the capture (CaptureOptions::on_command_started).
@@ -104,11 +112,18 @@ class Session {
   Status Prepare();
   Status LaunchCommand();
   void DiscoverRunning();
+  // --slurm-job without a job cgroup: the job's processes that started since it was last
+  // looked for and are no children of a process already followed (a step's tasks).
+  void FindJobProcessesStartedLater();
   TrackedProcess& Track(uint32_t pid, bool given);
   // The process is gone (its end seen at `ended_ns`): its probes go, its open spans end.
   void Forget(TrackedProcess& t, uint64_t ended_ns);
   void DetachTargets();
   void ScanPending();
+  // With --user, `pid` is running and is somebody else's now.
+  bool NotTheOwners(uint32_t pid) const;
+  // A followed process that is no longer the owner's: never probed or scanned again.
+  void LeaveOut(TrackedProcess& t);
   // Processes are held from now on (the capture is ready to release them promptly), or no more.
   Status SetHolding(bool on);
   // Continues every process held so far (their new files were just scanned and probed).
@@ -261,9 +276,37 @@ void Session::ScanPending() {
     TrackedProcess* t = processes_.Find(pid);
     if (!t) continue;
     t->rescan = false;
+    // A process that is no longer the owner's (it exec'd another user's set-user-ID program
+    // after its fork was seen) left the capture in BPF at that exec; it is not probed from
+    // here either. Asked again after the scan: the kernel drops a process's probes at such
+    // an exec, so an exec between the two questions is one the second sees.
+    if (NotTheOwners(pid)) {
+      LeaveOut(*t);
+      continue;
+    }
     // Unreadable: gone; its exit record or the liveness check forgets it.
-    if (auto attached = planner_->Scan(pid, t->given)) NoteAttached(*t, *attached);
+    if (auto attached = planner_->Scan(pid, t->given)) {
+      if (NotTheOwners(pid)) {
+        LeaveOut(*t);
+        continue;
+      }
+      NoteAttached(*t, *attached);
+    }
   }
+}
+
+bool Session::NotTheOwners(uint32_t pid) const {
+  if (!scope_.owner) return false;
+  const auto uids = ReadProcessUids(pid);
+  return uids && !uids->AllAre(*scope_.owner);  // gone: its end is noted elsewhere
+}
+
+void Session::LeaveOut(TrackedProcess& t) {
+  if (t.detached) return;
+  t.detached = true;
+  t.rescan = false;
+  planner_->ProcessGone(t.pid, MonotonicNs());
+  if (!scope_.all_processes) maps_->ForgetPid(t.pid);
 }
 
 // Holds are taken only while the loop runs to release them: a process held while the
@@ -564,6 +607,25 @@ void Session::DiscoverRunning() {
   for (uint32_t pid : SelectRunningProcesses(scope_, followed, self_pid_)) Track(pid, false);
 }
 
+// A step started in the job during the capture runs under a slurmstepd of its own, not as a
+// child of a process followed so far: BPF cannot see that it belongs to the job, only its
+// environment says so. Its tasks are found here and attached as running processes are,
+// once they are the user's (a slurmstepd's child is root's until it takes the user's uid).
+void Session::FindJobProcessesStartedLater() {
+  if (scope_.slurm_job.empty() || scope_.cgroup) return;
+  const SlurmJobOnNode job =
+      FindSlurmJobOnNode(scope_.slurm_job, scope_.slurm_node, opt_.client_pid, scope_.owner);
+  for (uint32_t pid : job.pids) {
+    if (pid == self_pid_) continue;
+    if (const TrackedProcess* t = processes_.Find(pid); t && !t->gone) continue;
+    if (!scope_.Owns(pid)) continue;
+    Track(pid, false).rescan = true;
+    // Running before xtrace found it: what it made meanwhile is asked about, as for the
+    // processes found at the start.
+    if (queries_) queries_->Watch(pid);
+  }
+}
+
 Status Session::LaunchCommand() {
   auto spawned = HeldCommand::Spawn(opt_.command);
   if (!spawned.ok()) return spawned.status();
@@ -685,7 +747,7 @@ Result<CaptureReport> Session::Run() {
 
   const uint64_t start = MonotonicNs();
   const uint64_t deadline = opt_.duration_ns ? start + *opt_.duration_ns : UINT64_MAX;
-  uint64_t last_flush = start, last_sweep = start, last_clock_reading = start;
+  uint64_t last_flush = start, last_sweep = start, last_clock_reading = start, last_job_sweep = start;
   Status read_error;
   Publish();
 
@@ -719,6 +781,10 @@ Result<CaptureReport> Session::Run() {
     if (sweep) last_sweep = now;
     DetachTargets();
     CheckAlive(sweep);
+    if (now - last_job_sweep >= kSlurmJobSweepNs) {
+      FindJobProcessesStartedLater();
+      last_job_sweep = now;
+    }
     ScanPending();
     ReleaseHolds();
     if (queries_) queries_->Tick();

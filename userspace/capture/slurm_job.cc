@@ -1,6 +1,8 @@
 // Finding a Slurm job's processes in /proc.
 #include "capture/slurm_job.h"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -44,7 +46,7 @@ std::string SlurmJobCgroup(std::string_view path, std::string_view job_id) {
 }
 
 SlurmJobOnNode FindSlurmJobOnNode(const std::string& job_id, const std::string& node,
-                                  uint32_t skip_pid) {
+                                  uint32_t skip_pid, std::optional<uid_t> only_uid) {
   SlurmJobOnNode job;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
@@ -52,6 +54,8 @@ SlurmJobOnNode FindSlurmJobOnNode(const std::string& job_id, const std::string& 
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     const auto pid = static_cast<uint32_t>(std::strtoul(name.c_str(), nullptr, 10));
     if (pid == skip_pid) continue;
+    struct stat st {};
+    if (only_uid && (::stat(entry.path().c_str(), &st) != 0 || st.st_uid != *only_uid)) continue;
     std::ifstream in(entry.path() / "environ", std::ios::binary);
     if (!in) continue;
     std::stringstream text;

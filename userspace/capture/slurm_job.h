@@ -5,7 +5,10 @@
 // scope, so that a step started during the capture is in it too.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,8 +37,9 @@ std::string SlurmJobCgroup(std::string_view cgroup_path, std::string_view job_id
 
 // The processes in /proc that belong to the job, leaving out `skip_pid` (the client asking
 // for the capture, which may run inside the job itself); those whose environment cannot be
-// read are not counted.
+// read are not counted. With `only_uid`, only the processes whose /proc entry that uid owns
+// (their effective uid) are looked at: the environment of nobody else's is read.
 SlurmJobOnNode FindSlurmJobOnNode(const std::string& job_id, const std::string& node,
-                                  uint32_t skip_pid);
+                                  uint32_t skip_pid, std::optional<uid_t> only_uid = std::nullopt);
 
 }  // namespace xtrace

@@ -64,6 +64,10 @@ TEST(SlurmJob, FindsProcessesByTheirEnvironment) {
   EXPECT_EQ(found.pids, std::vector<uint32_t>{static_cast<uint32_t>(child)});
   EXPECT_TRUE(FindSlurmJobOnNode(job, "", static_cast<uint32_t>(child)).pids.empty());
   EXPECT_TRUE(FindSlurmJobOnNode(job, "no-such-node", 0).pids.empty());
+  // Narrowed to one user's processes: found as its owner's, not as somebody else's.
+  EXPECT_EQ(FindSlurmJobOnNode(job, "", 0, geteuid()).pids,
+            std::vector<uint32_t>{static_cast<uint32_t>(child)});
+  EXPECT_TRUE(FindSlurmJobOnNode(job, "", 0, geteuid() + 1).pids.empty());
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
 }
