@@ -8,13 +8,16 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <ctime>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <random>
@@ -45,6 +48,9 @@ using testing::Subprocess;
 const std::string kXtrace = XTRACE_BIN;
 const std::string kMpiJob = MPI_GPU_JOB_BIN;
 const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
+const std::string kZeWorkload = ZE_WORKLOAD_BIN;
+// The ITT collector in the ranks' environment from their start, as an ITT client needs it.
+const std::string kWithCollector = "INTEL_LIBITTNOTIFY64=" ITT_COLLECTOR_LIB;
 
 // `xtrace report ARGS --format json`, parsed.
 json ReportJson(const std::vector<std::string>& args) {
@@ -56,12 +62,33 @@ json ReportJson(const std::vector<std::string>& args) {
   return json::parse(r.out, nullptr, false);
 }
 
-// The row of the kernel-spread table ("ranks") for `kernel`; null if none.
-json SpreadRow(const json& report, const std::string& kernel) {
-  if (!report.contains("across_logs") || !report["across_logs"].contains("ranks")) return nullptr;
-  for (const json& row : report["across_logs"]["ranks"])
-    if (row.value("name", "") == kernel) return row;
+// The row for `name` of a spread table across ranks: "ranks" (per kernel) or "range_ranks"
+// (per ITT range, named domain/name); null if none.
+json SpreadRow(const json& report, const std::string& name, const std::string& table = "ranks") {
+  if (!report.contains("across_logs") || !report["across_logs"].contains(table)) return nullptr;
+  for (const json& row : report["across_logs"][table])
+    if (row.value("name", "") == name) return row;
   return nullptr;
+}
+
+// The ranges the MPI job's ranks annotate each step with (mpi_gpu_job.cc), as range_ranks
+// names them.
+const std::string kComputeRange = "mpi_gpu_job/compute";
+const std::string kBroadcastRange = "mpi_gpu_job/broadcast";
+
+// The per-range straggler of a job whose rank `slow` computes longer: its "compute" range
+// (which waits for its kernels) is the slowest, by more than the median. Its size is no
+// assertion, for the reason the kernels' is none (see the Slurm test); the rank named is.
+void ExpectRangeStraggler(const json& report, const std::string& slow, size_t ranks) {
+  const json compute = SpreadRow(report, kComputeRange, "range_ranks");
+  ASSERT_FALSE(compute.is_null()) << report["across_logs"].dump();
+  EXPECT_EQ(compute["logs"], ranks) << compute.dump();
+  EXPECT_EQ(compute["slowest"], slow) << compute.dump();
+  EXPECT_EQ(compute["outlier"], slow) << compute.dump();
+  EXPECT_GT(compute["excess_ns"].get<double>(), 0.0) << compute.dump();
+  const json broadcast = SpreadRow(report, kBroadcastRange, "range_ranks");
+  ASSERT_FALSE(broadcast.is_null()) << report["across_logs"].dump();
+  EXPECT_EQ(broadcast["logs"], ranks) << broadcast.dump();
 }
 
 constexpr uid_t kUser = 65534;  // nobody: the job's owner, who traces it
@@ -247,8 +274,8 @@ TEST_F(ClusterTest, MpirunWithARankTemplateWritesALogPerRankAndTheReportNamesThe
   const std::string out = dir_ + "/run.%r.capnp";
   const RunResult run = RunCommand(
       {"/usr/bin/mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "4", kXtrace, "record", "-q",
-       "-o", out, "--", kMpiJob, "--duration", "3", "--slow-rank", "2"},
-      {kSimDriver}, 240s);
+       "-o", out, "--", kMpiJob, "--duration", "3", "--slow-rank", "2", "--host-us", "2000"},
+      {kSimDriver, kWithCollector}, 240s);
   ASSERT_EQ(run.exit_code(), 0) << run.out << run.err;
   for (int rank = 0; rank < 4; ++rank) {
     const std::string path = dir_ + "/run." + std::to_string(rank) + ".capnp";
@@ -274,6 +301,7 @@ TEST_F(ClusterTest, MpirunWithARankTemplateWritesALogPerRankAndTheReportNamesThe
   const json even = SpreadRow(report, "step_allreduce_pack");
   ASSERT_FALSE(even.is_null());
   EXPECT_LT(even["outlier_vs_median"].get<double>(), 1.5) << even.dump();
+  ExpectRangeStraggler(report, "rank 2", 4);
 }
 
 // A 4-rank MPI job, 2 ranks on each of two nodes, one rank slow on purpose, is traced mid-run
@@ -305,13 +333,13 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
   Subprocess job(As(kUser, {"/usr/bin/srun", "--nodes=2", "--ntasks=4", "--ntasks-per-node=2",
                             "--mpi=pmix", "--chdir=" + home, kMpiJob, "--duration", "60",
                             "--slow-rank", "2", "--slow-factor", "6", "--kernel-us", "3000",
-                            "--recreate-kernels"}),
+                            "--host-us", "2000", "--recreate-kernels"}),
                  // Two node names on one host: Open MPI's shared-memory transport would map
                  // the same segments from both "nodes"; TCP between all ranks instead.
                  // Ranks waiting at the barrier yield the CPU rather than spin: two cores
                  // run four ranks, two daemons and the test.
-                 {cluster.Env(), kSimDriver, "HOME=" + home, "OMPI_MCA_btl=self,tcp",
-                  "OMPI_MCA_mpi_yield_when_idle=1"});
+                 {cluster.Env(), kSimDriver, kWithCollector, "HOME=" + home,
+                  "OMPI_MCA_btl=self,tcp", "OMPI_MCA_mpi_yield_when_idle=1"});
   for (int rank = 0; rank < 4; ++rank)
     ASSERT_TRUE(job.WaitStdout("ready rank", 60s)) << job.stdout_text() << job.stderr_text() << cluster.Logs();
   const std::string job_id = cluster.Squeue();
@@ -378,6 +406,8 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
   EXPECT_GT(row["excess_ns"].get<double>(), 0.0) << row.dump();
   for (const char* rank : {"rank 0", "rank 1", "rank 2", "rank 3"})
     EXPECT_TRUE(row["per_log_ns"].contains(rank)) << rank << " " << row.dump();
+  // Per ITT range too: the ranges every rank annotates its steps with, captured mid-run.
+  ExpectRangeStraggler(report, "rank 2", 4);
 
   // One timeline: the logs merged on one clock, every rank a process of its own.
   const RunResult converted = RunCommand({kXtrace, "convert", out, "-o", dir_ + "/job.json"}, {}, 120s);
@@ -441,6 +471,172 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
       {cluster.Env(), "HOME=" + home}, 120s);
   EXPECT_NE(not_mine.exit_code(), 0) << not_mine.err;
   EXPECT_FALSE(std::filesystem::exists(home + "/other/xt1")) << not_mine.err;
+}
+
+// Lines in `path` (0 if it cannot be read yet).
+size_t LinesIn(const std::string& path) {
+  std::ifstream in(path);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+// Waits, at most `bound`, for `done()`; whether it came.
+bool WaitFor(const std::function<bool()>& done, std::chrono::seconds bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(100ms);
+  }
+  return true;
+}
+
+// The owner check holds for processes that join the job after the capture began, not only
+// for those found at its start: a job's shell, captured through `xtrace slurm`, starts two
+// programs once the capture runs. One of the user's own is captured from its first call; the
+// other is another user's set-user-ID program (a process of the job, in its scope, whose
+// effective uid is that user's): it runs and launches, and nothing of it is recorded. A step
+// the user starts in the job meanwhile (no child of anything captured: its tasks are known
+// by their SLURM_JOB_ID alone) is captured too. The capture ends by the deployed epilog
+// (scripts/deploy/slurm/epilog.sh), run as slurmd runs it: for another job it leaves the
+// capture alone, for this one it stops it.
+TEST_F(ClusterTest, ProcessesJoiningASlurmJobDuringTheCaptureAreCheckedAsTheyJoin) {
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  ScratchUser other_user("xtrace-test-other");
+  ASSERT_EQ(other_user.error(), "");
+  ScratchSlurmCluster cluster(dir_ + "/slurm");
+  ASSERT_EQ(cluster.error(), "");
+  std::filesystem::create_directories(dir_ + "/run");
+  Subprocess daemon({kXtrace, "daemon", "--allow-users", "--socket", dir_ + "/run/xt1.sock",
+                     "--output-dir", dir_ + "/daemon-xt1"},
+                    {kSimDriver});
+  ASSERT_TRUE(daemon.WaitStderr("listening on", 30s)) << daemon.stderr_text();
+  const std::string home = dir_ + "/home";
+  std::filesystem::create_directories(home);
+  ASSERT_EQ(::chown(home.c_str(), kUser, kUser), 0);
+  // Where both programs say what they launched: writable by both users.
+  const std::string launches = dir_ + "/launches";
+  std::filesystem::create_directories(launches);
+  ASSERT_EQ(::chmod(launches.c_str(), 01777), 0);
+  // The user's program, and another user's copy of it that runs as that user.
+  const std::string mine = dir_ + "/late-workload", theirs = dir_ + "/setuid-workload";
+  std::filesystem::copy_file(kZeWorkload, mine);
+  std::filesystem::copy_file(kZeWorkload, theirs);
+  ASSERT_EQ(::chmod(mine.c_str(), 0755), 0);
+  ASSERT_EQ(::chown(theirs.c_str(), other_user.uid(), other_user.uid()), 0);
+  ASSERT_EQ(::chmod(theirs.c_str(), 04755), 0);  // after chown, which clears the bit
+
+  // The job: a shell on node xt1 that waits for GO, then starts both and waits for them.
+  const std::string go = dir_ + "/go";
+  const std::string args = " --duration 120 --sleep-us 20000 --launch-log " + launches;
+  const std::string script = "echo shell $$; while [ ! -e " + go + " ]; do sleep 0.1; done; " + mine +
+                             args + "/mine.tsv & echo mine $!; " + theirs + args +
+                             "/theirs.tsv & echo theirs $!; wait";
+  Subprocess job(As(kUser, {"/usr/bin/srun", "--nodes=1", "--ntasks=1", "--nodelist=xt1",
+                            "--chdir=" + home, "/bin/sh", "-c", script}),
+                 {cluster.Env(), kSimDriver, "HOME=" + home});
+  ASSERT_TRUE(job.WaitStdout("shell", 60s)) << job.stderr_text() << cluster.Logs();
+  const std::string job_ids = cluster.Squeue();
+  ASSERT_FALSE(job_ids.empty());
+  const std::string jid = job_ids.substr(0, job_ids.find('\n'));
+
+  // The capture: long enough never to end by itself; stopped below once all is seen.
+  const std::string out = home + "/trace";
+  Subprocess traced(As(kUser, {kXtrace, "slurm", jid, "--duration", "600s", "--start-in", "1s",
+                               "-o", out, "--socket", dir_ + "/run/%n.sock"}),
+                    {cluster.Env(), "HOME=" + home});
+  ASSERT_TRUE(traced.WaitStderr("xt1: capturing job " + jid, 120s))
+      << traced.stderr_text() << daemon.stderr_text();
+
+  // Both programs join the job now, and launch.
+  std::ofstream(go).close();
+  const auto pid_after = [&](const std::string& word) -> uint32_t {
+    const auto line = job.WaitStdout(word + " ", 60s);
+    return line ? static_cast<uint32_t>(std::stoul(line->substr(line->find(' ') + 1))) : 0;
+  };
+  const uint32_t mine_pid = pid_after("mine"), theirs_pid = pid_after("theirs");
+  ASSERT_GT(mine_pid, 0u) << job.stdout_text() << job.stderr_text();
+  ASSERT_GT(theirs_pid, 0u) << job.stdout_text() << job.stderr_text();
+  ASSERT_TRUE(WaitFor([&] { return LinesIn(launches + "/mine.tsv") >= 20; }, 120s))
+      << job.stdout_text() << job.stderr_text();
+  ASSERT_TRUE(WaitFor([&] { return LinesIn(launches + "/theirs.tsv") >= 20; }, 120s))
+      << job.stdout_text() << job.stderr_text();
+  // The other one is that user's: its effective (and saved) uid.
+  std::ifstream status_file("/proc/" + std::to_string(theirs_pid) + "/status");
+  std::string line, uids;
+  while (std::getline(status_file, line))
+    if (line.rfind("Uid:", 0) == 0) uids = line;
+  EXPECT_NE(uids.find("\t" + std::to_string(other_user.uid()) + "\t"), std::string::npos) << uids;
+  // The user's late program is in the capture, launches and all, before it is stopped.
+  const std::string socket = dir_ + "/run/xt1.sock";
+  const std::regex mine_traced("pid " + std::to_string(mine_pid) + " \\(.*Level Zero [0-9]+");
+  std::string status;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        status = RunCommand(As(kUser, {kXtrace, "ctl", "--socket", socket, "status"}), {}, 60s).out;
+        return std::regex_search(status, mine_traced);
+      },
+      120s))
+      << status;
+  EXPECT_EQ(status.find("pid " + std::to_string(theirs_pid)), std::string::npos) << status;
+
+  // A new step of the job, on the same node: found by its SLURM_JOB_ID, and traced.
+  Subprocess step(As(kUser, {"/usr/bin/srun", "--jobid=" + jid, "--overlap", "--nodes=1", "--ntasks=1",
+                             "--nodelist=xt1", "--chdir=" + home, mine, "--duration", "120",
+                             "--sleep-us", "20000"}),
+                  {cluster.Env(), kSimDriver, "HOME=" + home});
+  const uint32_t step_pid = testing::PidFromReadyLine(step.WaitStdout("ready", 120s));
+  ASSERT_GT(step_pid, 0u) << step.stderr_text() << cluster.Logs();
+  // Its parent is the step's own slurmstepd, root's: no fork rule could have brought it in.
+  std::ifstream stat_file("/proc/" + std::to_string(step_pid) + "/stat");
+  std::string stat_text((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+  const std::string after_comm = stat_text.substr(stat_text.rfind(')') + 2);  // "S PPID ..."
+  const std::string parent = std::to_string(std::stoul(after_comm.substr(2)));
+  std::ifstream parent_comm("/proc/" + parent + "/comm");
+  std::string parent_name;
+  std::getline(parent_comm, parent_name);
+  EXPECT_EQ(parent_name, "slurmstepd") << stat_text;
+  const std::regex step_traced("pid " + std::to_string(step_pid) + " \\(.*Level Zero [0-9]+");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        status = RunCommand(As(kUser, {kXtrace, "ctl", "--socket", socket, "status"}), {}, 60s).out;
+        return std::regex_search(status, step_traced);
+      },
+      120s))
+      << status << daemon.stderr_text();
+
+  // The epilog of another job leaves the capture running; this job's stops it.
+  const auto epilog = [&](const std::string& job) {
+    return RunCommand({"/bin/sh", SLURM_EPILOG},
+                      {"SLURM_JOB_ID=" + job, "SLURM_JOB_USER=nobody", "XTRACE_SOCKET=" + socket,
+                       "PATH=" + std::filesystem::path(kXtrace).parent_path().string() +
+                           ":/usr/sbin:/usr/bin:/sbin:/bin"},
+                      120s);
+  };
+  EXPECT_EQ(epilog("9" + jid).exit_code(), 0);
+  EXPECT_NE(RunCommand({kXtrace, "ctl", "--socket", socket, "status"}, {}, 60s).out.find("capturing"),
+            std::string::npos);
+  EXPECT_EQ(epilog(jid).exit_code(), 0);
+  const auto ended = traced.Wait(180s);
+  ASSERT_TRUE(ended.has_value()) << traced.stderr_text();
+  EXPECT_TRUE(WIFEXITED(*ended) && WEXITSTATUS(*ended) == 0) << traced.stderr_text();
+
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(out + "/xt1")) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  const LogContents c = ReadLogContents(files[0]);
+  ASSERT_TRUE(c.readable) << c.error;
+  EXPECT_TRUE(c.complete);
+  EXPECT_GT(c.launches.count(mine_pid) ? c.launches.at(mine_pid).size() : 0, 0u);
+  EXPECT_GT(c.launches.count(step_pid) ? c.launches.at(step_pid).size() : 0, 0u);
+  EXPECT_EQ(c.launches.count(theirs_pid), 0u);
+  EXPECT_EQ(c.api_calls.count(theirs_pid), 0u);
+  // It was the user's shell's child until its exec, and may be named as that; never as the
+  // program it became.
+  if (c.identities.count(theirs_pid)) {
+    for (const auto& id : c.identities.at(theirs_pid))
+      EXPECT_EQ(id.command_line.find("setuid-workload"), std::string::npos) << id.command_line;
+  }
 }
 
 }  // namespace

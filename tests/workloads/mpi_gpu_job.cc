@@ -12,6 +12,16 @@
 // --recreate-kernels creates them again at every step, as a runtime that JIT-compiles per
 // step does: a capture that starts mid-run then sees them created and knows their names
 // (kernels created before a capture began are reported by their handles).
+//
+// Each step is two ITT tasks in domain "mpi_gpu_job", as a training loop's annotations are:
+// "compute" (the step's submission and the wait for its kernels: the slow rank's is the long
+// one) and "broadcast" (rank 0's word on whether to go on). --host-us sleeps that long per
+// step outside both, as a loop that reads its next batch does: a rank then spends a share of
+// its time in "compute" that grows with its kernels' length, so the slow rank's total there is
+// the largest whatever number of steps each rank made. (Without it every rank, never waiting
+// for the others, is inside "compute" nearly all the time.) They are recorded when
+// INTEL_LIBITTNOTIFY64 names a collector (libxtrace_itt.so) from the start, as a real ITT
+// client's are; without one they cost two tests each.
 #include <level_zero/ze_api.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -25,25 +35,28 @@
 #include <string_view>
 #include <vector>
 
+#include "itt_client.h"
 #include "ze_handles.h"
 #include "ze_result.h"
 
 namespace {
 
 using namespace xtrace::workloads;
+namespace itt = xtrace::itt_client;
 
 struct Options {
   double duration_s = 10;
   int slow_rank = -1;
   std::uint64_t slow_factor = 4;
   std::uint64_t kernel_us = 1000;
+  std::uint64_t host_us = 0;
   bool recreate_kernels = false;
 };
 
 [[noreturn]] void Usage(const char* message) {
   std::fprintf(stderr,
                "mpi_gpu_job: %s\nusage: mpi_gpu_job [--duration SECONDS] [--slow-rank R] "
-               "[--slow-factor F] [--kernel-us U] [--recreate-kernels]\n",
+               "[--slow-factor F] [--kernel-us U] [--host-us U] [--recreate-kernels]\n",
                message);
   std::exit(2);
 }
@@ -65,6 +78,7 @@ Options Parse(int argc, char** argv) {
     else if (arg == "--slow-rank") o.slow_rank = static_cast<int>(number);
     else if (arg == "--slow-factor") o.slow_factor = static_cast<std::uint64_t>(number);
     else if (arg == "--kernel-us") o.kernel_us = static_cast<std::uint64_t>(number);
+    else if (arg == "--host-us") o.host_us = static_cast<std::uint64_t>(number);
     else Usage("unknown option");
   }
   return o;
@@ -97,6 +111,14 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+  const std::string& no_collector = itt::Initialize();
+  if (!no_collector.empty() && std::getenv("INTEL_LIBITTNOTIFY64"))
+    std::fprintf(stderr, "mpi_gpu_job: no ITT collector (%s): its tasks are skipped\n",
+                 no_collector.c_str());
+  itt::Domain* domain = itt::DomainCreate("mpi_gpu_job");
+  itt::StringHandle* compute_task = itt::StringHandleCreate("compute");
+  itt::StringHandle* broadcast_task = itt::StringHandleCreate("broadcast");
 
   ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
   ze_driver_handle_t driver = nullptr;
@@ -162,8 +184,10 @@ int main(int argc, char** argv) {
     ZE_CHECK(zeCommandListAppendLaunchKernel(list.get(), pack.get(), &groups, done[1].get(), 0, nullptr));
     ZE_CHECK(zeCommandListClose(list.get()));
     ze_command_list_handle_t lists[] = {list.get()};
+    if (domain) itt::TaskBegin(domain, compute_task);
     ZE_CHECK(zeCommandQueueExecuteCommandLists(queue.get(), 1, lists, fence.get()));
     ZE_CHECK(zeFenceHostSynchronize(fence.get(), UINT64_MAX));
+    if (domain) itt::TaskEnd(domain);
     ZE_CHECK(zeFenceReset(fence.get()));
     // Read each kernel's timestamps, as a profiling runtime does: what gives its device time.
     for (ZeEvent& e : done) {
@@ -171,9 +195,12 @@ int main(int argc, char** argv) {
       ZE_CHECK(zeEventQueryKernelTimestamp(e.get(), &ts));
       ZE_CHECK(zeEventHostReset(e.get()));
     }
+    if (o.host_us) usleep(static_cast<useconds_t>(o.host_us));
     ++steps;
     go = rank != 0 || std::chrono::steady_clock::now() < end;
+    if (domain) itt::TaskBegin(domain, broadcast_task);
     MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (domain) itt::TaskEnd(domain);
   }
   std::printf("done rank %d steps %llu\n", rank, static_cast<unsigned long long>(steps));
   std::fflush(stdout);
