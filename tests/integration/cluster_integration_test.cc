@@ -301,9 +301,12 @@ TEST_F(ClusterTest, MpirunWithARankTemplateWritesALogPerRankAndTheReportNamesThe
   ASSERT_FALSE(row.is_null()) << report["across_logs"].dump();
   EXPECT_EQ(row["outlier"], "rank 2") << row.dump();
   EXPECT_GT(row["outlier_vs_median"].get<double>(), 2.0) << row.dump();
+  // A kernel every rank runs alike stays below the straggler's bar. Its 0.2 ms kernels are
+  // timed by the simulated device's thread, which waits for a core too: 1.59 x median was
+  // seen with stress beside, so the bar is the straggler's own, not a tighter one.
   const json even = SpreadRow(report, "step_allreduce_pack");
   ASSERT_FALSE(even.is_null());
-  EXPECT_LT(even["outlier_vs_median"].get<double>(), 1.5) << even.dump();
+  EXPECT_LT(even["outlier_vs_median"].get<double>(), 2.0) << even.dump();
   ExpectRangeStraggler(report, "rank 2", 4);
 }
 
