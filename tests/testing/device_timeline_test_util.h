@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "collecting_sink.h"
 #include "correlate/device_timeline.h"
 #include "correlate/event_sink.h"
 
@@ -24,18 +25,7 @@ constexpr uint32_t kPoolTimestamps = 1u << 2;
 
 inline uint64_t TicksAt(uint64_t ns) { return kTicksAtZero + ns * kHz / 1'000'000'000; }
 
-class Sink : public EventSink {
- public:
-  void OnEvent(const Event& e) override { events.push_back(e); }
-  template <typename T>
-  std::vector<T> All() const {
-    std::vector<T> out;
-    for (const auto& e : events)
-      if (auto* p = std::get_if<T>(&e)) out.push_back(*p);
-    return out;
-  }
-  std::vector<Event> events;
-};
+using Sink = CollectingSink;
 
 inline ApiCall Call(uint16_t fn, uint64_t start_ns, std::initializer_list<uint64_t> args,
              uint32_t tid = kTid, int32_t result = 0) {

@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "collecting_sink.h"
+
 namespace xtrace {
 namespace {
 
@@ -14,19 +16,6 @@ class FakeInspector : public ProcessInspector {
     if (pid == 99) return std::nullopt;  // already gone
     return ProcessDetails{"app" + std::to_string(pid), "app --flag", pid + 1000,
                           "/kubepods/pod1/" + std::string(64, 'c'), std::string(64, 'c')};
-  }
-};
-
-class CollectingSink : public EventSink {
- public:
-  void OnEvent(const Event& e) override { events.push_back(e); }
-  std::vector<Event> events;
-  template <typename T>
-  std::vector<T> All() const {
-    std::vector<T> out;
-    for (const auto& e : events)
-      if (auto* p = std::get_if<T>(&e)) out.push_back(*p);
-    return out;
   }
 };
 

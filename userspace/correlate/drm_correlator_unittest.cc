@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "collecting_sink.h"
 #include "correlate/correlator.h"
 #include "correlate/host_api_calls.h"
 
@@ -29,19 +30,6 @@ class FakeInspector : public ProcessInspector {
     return FdDevice{DrmNodeKind::kNotDrm, "/dev/null", 1, 3, ""};
   }
   int lookups = 0;
-};
-
-class CollectingSink : public EventSink {
- public:
-  void OnEvent(const Event& e) override { events.push_back(e); }
-  template <typename T>
-  std::vector<T> All() const {
-    std::vector<T> out;
-    for (const auto& e : events)
-      if (auto* p = std::get_if<T>(&e)) out.push_back(*p);
-    return out;
-  }
-  std::vector<Event> events;
 };
 
 xt_record_header Header(uint16_t type, uint32_t tid, uint64_t start, uint64_t end) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collecting_sink.h"
 #include "correlate/correlator.h"
 
 namespace xtrace {
@@ -19,19 +20,6 @@ constexpr uint64_t kStep = 0x3000, kInner = 0x3100, kMark = 0x3200;
 class NoInspector : public ProcessInspector {
  public:
   std::optional<ProcessDetails> Process(uint32_t) override { return std::nullopt; }
-};
-
-class CollectingSink : public EventSink {
- public:
-  void OnEvent(const Event& e) override { events.push_back(e); }
-  template <typename T>
-  std::vector<T> All() const {
-    std::vector<T> out;
-    for (const auto& e : events)
-      if (auto* p = std::get_if<T>(&e)) out.push_back(*p);
-    return out;
-  }
-  std::vector<Event> events;
 };
 
 xt_record_header Hdr(uint16_t type, uint32_t tid, uint64_t t, uint32_t pid = kPid) {
