@@ -2,6 +2,7 @@
 #include "python/python_frames.h"
 
 #include <sys/uio.h>
+#include <time.h>
 
 #include <cstring>
 
@@ -40,7 +41,21 @@ void AppendUtf8(std::string& out, uint32_t cp) {
   }
 }
 
+uint64_t MonotonicNowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 }  // namespace
+
+PythonFrameResolver::PythonFrameResolver(const PythonInterpreters& interpreters,
+                                         ProcessMemory& memory, StringTable& strings,
+                                         std::function<uint64_t()> now_ns)
+    : interpreters_(interpreters),
+      memory_(memory),
+      strings_(strings),
+      now_ns_(now_ns ? std::move(now_ns) : std::function<uint64_t()>(MonotonicNowNs)) {}
 
 void PythonInterpreters::Set(uint32_t pid, const PythonInterpreter& interpreter) {
   std::lock_guard lock(mu_);
@@ -97,33 +112,62 @@ std::optional<std::string> PythonFrameResolver::ReadString(uint32_t pid, const C
   return text;
 }
 
+std::optional<PythonFrameResolver::CodeIdentity> PythonFrameResolver::ReadIdentity(
+    uint32_t pid, const CPythonLayout& l, uint64_t address) {
+  std::vector<uint8_t> head(l.code_header_size);
+  if (!address || !memory_.Read(pid, address, head.data(), head.size())) return std::nullopt;
+  return CodeIdentity{Field<uint64_t>(head, l.object_type), Field<uint64_t>(head, l.code_filename),
+                      Field<uint64_t>(head, l.code_qualname),
+                      Field<uint64_t>(head, l.code_linetable),
+                      Field<int32_t>(head, l.code_firstlineno)};
+}
+
+void PythonFrameResolver::ReadCode(uint32_t pid, const PythonInterpreter& interp,
+                                   uint64_t address, Code& code) {
+  code = Code{};
+  code.checked_ns = now_ns_();
+  const CPythonLayout& l = *interp.layout;
+  const auto identity = ReadIdentity(pid, l, address);
+  if (!identity || identity->type != interp.code_type) return;
+  auto file = ReadString(pid, l, identity->filename);
+  auto function = ReadString(pid, l, identity->qualname);
+  if (!file || !function) return;
+  int64_t table_size = 0;
+  if (!identity->line_table ||
+      !memory_.Read(pid, identity->line_table + l.var_size, &table_size, sizeof(table_size)) ||
+      table_size < 0 || static_cast<uint64_t>(table_size) > kMaxLineTable)
+    return;
+  code.line_table.resize(static_cast<size_t>(table_size));
+  if (!memory_.Read(pid, identity->line_table + l.bytes_data, code.line_table.data(),
+                    code.line_table.size()))
+    return;
+  code.identity = *identity;
+  code.file = strings_.Intern(*file);
+  code.function = strings_.Intern(*function);
+  code.valid = true;
+}
+
 const PythonFrameResolver::Code& PythonFrameResolver::CodeAt(uint32_t pid,
                                                              const PythonInterpreter& interp,
                                                              uint64_t address) {
   auto& codes = codes_[pid];
   auto [it, added] = codes.try_emplace(address);
   Code& code = it->second;
-  if (!added) return code;
-  ++stats_.code_objects;
-  const CPythonLayout& l = *interp.layout;
-  std::vector<uint8_t> head(l.code_header_size);
-  if (!address || !memory_.Read(pid, address, head.data(), head.size())) return code;
-  if (Field<uint64_t>(head, l.object_type) != interp.code_type) return code;
-  auto file = ReadString(pid, l, Field<uint64_t>(head, l.code_filename));
-  auto function = ReadString(pid, l, Field<uint64_t>(head, l.code_qualname));
-  if (!file || !function) return code;
-  const uint64_t table = Field<uint64_t>(head, l.code_linetable);
-  int64_t table_size = 0;
-  if (!table || !memory_.Read(pid, table + l.var_size, &table_size, sizeof(table_size)) ||
-      table_size < 0 || static_cast<uint64_t>(table_size) > kMaxLineTable)
+  if (added) {
+    ++stats_.code_objects;
+    ReadCode(pid, interp, address, code);
     return code;
-  code.line_table.resize(static_cast<size_t>(table_size));
-  if (!memory_.Read(pid, table + l.bytes_data, code.line_table.data(), code.line_table.size()))
+  }
+  const uint64_t now = now_ns_();
+  if (now - code.checked_ns < kCodeRecheckNs) return code;
+  ++stats_.rechecks;
+  if (ReadIdentity(pid, *interp.layout, address) == code.identity) {
+    code.checked_ns = now;
     return code;
-  code.first_line = Field<int32_t>(head, l.code_firstlineno);
-  code.file = strings_.Intern(*file);
-  code.function = strings_.Intern(*function);
-  code.valid = true;
+  }
+  // Freed and reused for another code object (or gone): what it says now, if anything.
+  ++stats_.replaced;
+  ReadCode(pid, interp, address, code);
   return code;
 }
 
@@ -150,8 +194,9 @@ std::optional<std::vector<PythonFrame>> PythonFrameResolver::Resolve(
     const uint64_t first = address + interp->layout->code_adaptive;
     // Before its first instruction a frame's pointer is one code unit before it.
     const uint64_t index = instr >= first ? (instr - first) / 2 : 0;
-    frame.line = LineOfCodeUnit(code.line_table, code.first_line, index)
-                     .value_or(code.first_line > 0 ? static_cast<uint32_t>(code.first_line) : 0);
+    const int32_t first_line = code.identity.first_line;
+    frame.line = LineOfCodeUnit(code.line_table, first_line, index)
+                     .value_or(first_line > 0 ? static_cast<uint32_t>(first_line) : 0);
     out.push_back(frame);
   }
   ++stats_.stacks;

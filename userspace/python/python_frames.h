@@ -2,9 +2,19 @@
 // by reading the target's code objects with process_vm_readv, once per code object. A code
 // object is trusted only if its type is the interpreter's PyCode_Type: a frame that fails any
 // check makes the whole stack unresolved (never a wrong frame).
+//
+// Code objects are cached by address, and an address can be reused: code made with exec() or
+// recompiled (torch.fx, torch.compile) is freed and another code object may be made where it
+// was. So a cached code object is checked again when it is used and was last checked more
+// than kCodeRecheckNs ago: its header is read again and compared on what the frame's names
+// and lines come from (type, file name, qualified name, line table, first line). A mismatch
+// reads it afresh. This bounds both the cost (one small read per code object in use per
+// interval, not per frame) and how long a replaced code object can be shown under its
+// predecessor's name.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -59,13 +69,18 @@ struct PythonFrameStats {
   uint64_t stacks = 0;           // stacks resolved
   uint64_t unresolved = 0;       // stacks dropped: a frame failed a check or could not be read
   uint64_t code_objects = 0;     // distinct code objects read
+  uint64_t rechecks = 0;         // cached code objects checked again (see kCodeRecheckNs)
+  uint64_t replaced = 0;         // ... and found to be another code object: read afresh
 };
+
+// How long a cached code object is trusted before it is checked again.
+inline constexpr uint64_t kCodeRecheckNs = 200'000'000;
 
 class PythonFrameResolver {
  public:
+  // `now_ns` is a monotonic clock (CLOCK_MONOTONIC unless a test gives its own).
   PythonFrameResolver(const PythonInterpreters& interpreters, ProcessMemory& memory,
-                      StringTable& strings)
-      : interpreters_(interpreters), memory_(memory), strings_(strings) {}
+                      StringTable& strings, std::function<uint64_t()> now_ns = {});
 
   // The frames of `pid` for (code, instr) pairs, innermost first; nullopt if any frame cannot
   // be trusted or the process has no checked interpreter. Pairs whose code is 0 (entry frames
@@ -79,19 +94,32 @@ class PythonFrameResolver {
   const PythonFrameStats& stats() const { return stats_; }
 
  private:
+  // What a code object's header says, as far as its frames depend on it.
+  struct CodeIdentity {
+    uint64_t type = 0, filename = 0, qualname = 0, line_table = 0;
+    int32_t first_line = 0;
+    bool operator==(const CodeIdentity&) const = default;
+  };
   struct Code {
     bool valid = false;
+    CodeIdentity identity;
+    uint64_t checked_ns = 0;  // when `identity` was last read from the process
     StringId file = kEmptyString;
     StringId function = kEmptyString;
-    int32_t first_line = 0;
     std::vector<uint8_t> line_table;
   };
   const Code& CodeAt(uint32_t pid, const PythonInterpreter& interp, uint64_t address);
+  // Reads the code object at `address` into `code` (valid only if every check passes).
+  void ReadCode(uint32_t pid, const PythonInterpreter& interp, uint64_t address, Code& code);
+  // The identity in a code object's header, or nullopt if the header cannot be read.
+  std::optional<CodeIdentity> ReadIdentity(uint32_t pid, const CPythonLayout& l,
+                                           uint64_t address);
   std::optional<std::string> ReadString(uint32_t pid, const CPythonLayout& l, uint64_t address);
 
   const PythonInterpreters& interpreters_;
   ProcessMemory& memory_;
   StringTable& strings_;
+  std::function<uint64_t()> now_ns_;
   // pid -> code object address -> what it says
   std::unordered_map<uint32_t, std::unordered_map<uint64_t, Code>> codes_;
   PythonFrameStats stats_;
