@@ -203,6 +203,22 @@ std::optional<std::vector<PythonFrame>> PythonFrameResolver::Resolve(
   return out;
 }
 
+std::string PythonFramesSummary(const PythonFrameStats& s) {
+  if (!s.stacks && !s.unresolved) return "";
+  auto count = [](uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  std::string text = " Python frames: " + count(s.stacks, "stack", "stacks") + " resolved";
+  if (s.unresolved)
+    text += ", " + std::to_string(s.unresolved) +
+            " left without frames (a frame could not be read, or was not a code object when "
+            "read)";
+  text += "; " + count(s.code_objects, "code object", "code objects") + " read";
+  if (s.replaced)
+    text += ", " + std::to_string(s.replaced) + " found replaced at their address and read again";
+  return text + ".";
+}
+
 void PythonFrameResolver::ForgetProcess(uint32_t pid) { codes_.erase(pid); }
 
 }  // namespace xtrace

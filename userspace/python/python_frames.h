@@ -73,6 +73,10 @@ struct PythonFrameStats {
   uint64_t replaced = 0;         // ... and found to be another code object: read afresh
 };
 
+// The sentence the capture's summary gives them (" Python frames: ..."), or "" when no stack
+// came in.
+std::string PythonFramesSummary(const PythonFrameStats& stats);
+
 // How long a cached code object is trusted before it is checked again.
 inline constexpr uint64_t kCodeRecheckNs = 200'000'000;
 

@@ -167,5 +167,20 @@ TEST_F(PythonFramesTest, AFreedCodeObjectAtRecheckLeavesTheStackUnresolved) {
   EXPECT_EQ(strings_.Get((*frames)[1].function), "outer");
 }
 
+TEST(PythonFramesSummary, SaysWhatWasResolvedLostAndReadAgain) {
+  EXPECT_EQ(PythonFramesSummary({}), "");
+  EXPECT_EQ(PythonFramesSummary({.stacks = 1, .code_objects = 1}),
+            " Python frames: 1 stack resolved; 1 code object read.");
+  EXPECT_EQ(PythonFramesSummary({.stacks = 120, .unresolved = 3, .code_objects = 17, .rechecks = 40,
+                                 .replaced = 2}),
+            " Python frames: 120 stacks resolved, 3 left without frames (a frame could not be "
+            "read, or was not a code object when read); 17 code objects read, 2 found replaced "
+            "at their address and read again.");
+  // Every stack lost is still said.
+  EXPECT_EQ(PythonFramesSummary({.unresolved = 5}),
+            " Python frames: 0 stacks resolved, 5 left without frames (a frame could not be "
+            "read, or was not a code object when read); 0 code objects read.");
+}
+
 }  // namespace
 }  // namespace xtrace
