@@ -119,7 +119,13 @@ class Session {
   // The process is gone (its end seen at `ended_ns`): its probes go, its open spans end.
   void Forget(TrackedProcess& t, uint64_t ended_ns);
   void DetachTargets();
+  // Scans every process that asks for it; a hold taken meanwhile is served between two of
+  // them (ServeHoldsMeanwhile), not only once all are done.
   void ScanPending();
+  // Scans `pid` if it still asks for a scan (gone, detached and left-out processes do not).
+  void ScanOne(uint32_t pid);
+  // Reads the ring and, if a process was held since the last look, scans it and continues it.
+  void ServeHoldsMeanwhile();
   // With --user, `pid` is running and is somebody else's now.
   bool NotTheOwners(uint32_t pid) const;
   // A followed process that is no longer the owner's: never probed or scanned again.
@@ -175,9 +181,6 @@ class Session {
   // Where the driver xtrace's Level Zero loaded keeps what it hands out by pointer: the Level
   // Zero source probes those functions there in every file of that build.
   DriverFunctions driver_functions_;
-  // "attached" lines of the first scan, said once holding is on (Run).
-  bool defer_attached_ = false;
-  std::vector<std::string> deferred_attached_;
   uint64_t malformed_ = 0;
   std::string first_malformed_;
   // What the sources said once about what they cannot trace (SourceContext::note).
@@ -259,12 +262,7 @@ void Session::NoteAttached(TrackedProcess& t, const AttachPlanner::Attached& att
   // (or loads its own copy) maps another.
   if (!attached.via.empty() && attached.via != t.attached_via) {
     t.attached_via = attached.via;
-    const std::string line = "attached to pid " + std::to_string(t.pid) + " (" + attached.via + ")";
-    if (defer_attached_) {
-      deferred_attached_.push_back(line);
-    } else {
-      Say(line);
-    }
+    Say("attached to pid " + std::to_string(t.pid) + " (" + attached.via + ")");
   }
 }
 
@@ -273,25 +271,38 @@ void Session::ScanPending() {
   for (uint32_t pid : processes_.Select([per_process](const TrackedProcess& t) {
          return !t.gone && !t.detached && (t.rescan || (t.given && per_process));
        })) {
-    TrackedProcess* t = processes_.Find(pid);
-    if (!t) continue;
-    t->rescan = false;
-    // A process that is no longer the owner's (it exec'd another user's set-user-ID program
-    // after its fork was seen) left the capture in BPF at that exec; it is not probed from
-    // here either. Asked again after the scan: the kernel drops a process's probes at such
-    // an exec, so an exec between the two questions is one the second sees.
-    if (NotTheOwners(pid)) {
-      LeaveOut(*t);
-      continue;
-    }
-    // Unreadable: gone; its exit record or the liveness check forgets it.
-    if (auto attached = planner_->Scan(pid, t->given)) {
-      if (NotTheOwners(pid)) {
-        LeaveOut(*t);
-        continue;
-      }
-      NoteAttached(*t, *attached);
-    }
+    ScanOne(pid);
+    // The first scan probes every running process in scope (seconds under --system), and
+    // holding is on from before it: a process that starts or loads libraries meanwhile waits
+    // for one process's scan, not for all of them (nor for the guardian's bound).
+    ServeHoldsMeanwhile();
+  }
+}
+
+void Session::ServeHoldsMeanwhile() {
+  if (!holds_) return;
+  (void)maps_->Drain(on_record_);
+  if (!holds_->any_pending()) return;
+  for (uint32_t pid : processes_.Select([](const TrackedProcess& t) {
+         return t.rescan && !t.gone && !t.detached;
+       }))
+    ScanOne(pid);
+  ReleaseHolds();
+}
+
+void Session::ScanOne(uint32_t pid) {
+  TrackedProcess* t = processes_.Find(pid);
+  if (!t || t->gone || t->detached) return;
+  t->rescan = false;
+  // A process that is no longer the owner's (it exec'd another user's set-user-ID program
+  // after its fork was seen) left the capture in BPF at that exec; it is not probed from
+  // here either. Asked again after the scan: the kernel drops a process's probes at such
+  // an exec, so an exec between the two questions is one the second sees.
+  if (NotTheOwners(pid)) return LeaveOut(*t);
+  // Unreadable: gone; its exit record or the liveness check forgets it.
+  if (auto attached = planner_->Scan(pid, t->given)) {
+    if (NotTheOwners(pid)) return LeaveOut(*t);
+    NoteAttached(*t, *attached);
   }
 }
 
@@ -309,9 +320,9 @@ void Session::LeaveOut(TrackedProcess& t) {
   if (!scope_.all_processes) maps_->ForgetPid(t.pid);
 }
 
-// Holds are taken only while the loop runs to release them: a process held while the
-// capture is still starting (probing every running process of a --system capture takes
-// seconds) or already finishing (writing the log) would wait for the bound.
+// Holds are taken only while something serves them: from before the first scan (which
+// serves them between two processes, ScanPending) to the end of the loop. A process held while
+// the capture is already finishing (writing the log) would wait for the bound.
 Status Session::SetHolding(bool on) {
   if (!holds_) return Status::Ok();
   config_.hold = on ? XT_HOLD_EXEC | XT_HOLD_LIBRARY | (queries_ ? XT_HOLD_QUERY : 0) : 0;
@@ -707,37 +718,27 @@ Result<CaptureReport> Session::Run() {
   // nothing.)
   planner_->PinHostLibraries(self_pid_,
                              scope_.all_processes && !scope_.cgroup && pidns_.level == 0);
+  // Holding goes on before the running processes are found and scanned, and before a command
+  // is started: a target that loads the Level Zero driver, or returns from zeInit with tables
+  // to call through, after its first scan is held until it is scanned again, whenever in the
+  // start-up that comes (a process running when the attach began was otherwise free to run
+  // through its first calls in the moments between its scan and holding going on). The scans
+  // serve the holds as they go (ScanPending), so a process held while a --system capture still
+  // probes every running process waits for one process's scan, not for all of them. So does a
+  // launch of a process attached mid-run that asks about an object made before (query holds):
+  // its thread waits for the next look at the ring.
+  if (Status st = SetHolding(true); !st.ok()) return st;
   DiscoverRunning();
   WatchForQueries();
-  // Queries first, before the probes go in: a launch right after the attach must already be
-  // held (the thread waits for the loop's first look at the ring, within the guardian's bound).
-  if (queries_) {
-    config_.hold = XT_HOLD_QUERY;
-    if (Status st = maps_->SetScope(config_); !st.ok()) return st;
-  }
   // A command, and the children it starts, are held from its start: the libraries it loads
   // right after its exec (the Level Zero driver, at zeInit) are probed before it calls them,
-  // as for any later load. Holding must be on before the command execs, or its start races
-  // the capture's first scan. (A capture that also selects running processes turns holding on
-  // only once they are probed: holding each one found while the others are probed would make
-  // them wait seconds.)
-  const bool hold_from_launch = !opt_.command.empty() && !scope_.finds_running();
-  if (hold_from_launch)
-    if (Status st = SetHolding(true); !st.ok()) return st;
+  // as for any later load.
   if (!opt_.command.empty())
     if (Status st = LaunchCommand(); !st.ok()) return st;
-
   // "attached to pid N" tells whoever waits for it that nothing is missed from then on, which
-  // holds only once holding is on: a process attached before its zeInit is held there until
-  // the tables it takes are probed. So the running targets' lines wait for it (as the ITT
-  // source says "attached" only once the domains are on).
-  defer_attached_ = !hold_from_launch;
+  // holds because holding is on: a process attached before its zeInit is held there until the
+  // tables it takes are probed (the ITT source says "attached" only once the domains are on).
   ScanPending();
-  if (!hold_from_launch)
-    if (Status st = SetHolding(true); !st.ok()) return st;
-  defer_attached_ = false;
-  for (const std::string& line : deferred_attached_) Say(line);
-  deferred_attached_.clear();
   if (scope_.discovers()) Say("tracing " + scope_.Describe());
   for (const auto& [pid, t] : processes_.processes()) {
     if (t.given && !t.ever_attached && !t.gone)
