@@ -30,6 +30,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -156,11 +157,14 @@ class LevelZeroPathsTest : public RootTest {
   // A run of the workload that makes every lookup and object, says ready and waits; xtrace
   // attaches to it then (`attach --pid`), and the workload launches once signalled. `prefix`,
   // `workload`, `log` and `host_log` as for Record; result.out is the workload's output,
-  // result.err xtrace's.
+  // result.err xtrace's. With `bystanders`, that many more processes of the workload, started
+  // after it and waiting before their zeInit, are given to the same attach, and the workload
+  // is signalled as soon as the attach's first scan has probed it (the scan's line about its
+  // DRM ioctls), while the scan still goes on to them; they are killed once it is done.
   Run Attach(const std::vector<std::string>& prefix, const std::string& workload,
              const std::string& log, const std::string& host_log,
              const std::vector<std::string>& options = {},
-             const std::vector<std::string>& xtrace_options = {}) {
+             const std::vector<std::string>& xtrace_options = {}, int bystanders = 0) {
     Run run;
     const std::string out = Path("run.capnp");
     std::vector<std::string> argv = prefix;
@@ -177,12 +181,30 @@ class LevelZeroPathsTest : public RootTest {
     }
     std::vector<std::string> xtrace_argv = {kXtrace, "attach", "--pid", std::to_string(run.pid),
                                             "-o", out};
+    std::vector<std::unique_ptr<Subprocess>> others;
+    for (int i = 0; i < bystanders; ++i) {
+      others.push_back(std::make_unique<Subprocess>(
+          std::vector<std::string>{workload, "--wait-before-init"},
+          std::vector<std::string>{"ZE_ENABLE_ALT_DRIVERS=" + kSimze}));
+      const auto line = others.back()->WaitStdout("ready ", 60s);
+      const uint32_t pid = line ? PidFromReadyLine(*line) : 0;
+      if (pid == 0) {
+        ADD_FAILURE() << "a bystander never said ready: " << others.back()->stderr_text();
+        return run;
+      }
+      xtrace_argv.insert(xtrace_argv.end(), {"--pid", std::to_string(pid)});
+    }
     xtrace_argv.insert(xtrace_argv.end(), xtrace_options.begin(), xtrace_options.end());
     Subprocess xtrace(xtrace_argv, {"ZE_ENABLE_ALT_DRIVERS=" + kSimze});
-    EXPECT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(run.pid), 60s))
-        << xtrace.stderr_text();
+    const std::string go = bystanders ? "tracing the DRM ioctls of pid " + std::to_string(run.pid)
+                                      : "attached to pid " + std::to_string(run.pid);
+    EXPECT_TRUE(xtrace.WaitStderr(go, 60s)) << xtrace.stderr_text();
     kill(static_cast<pid_t>(run.pid), SIGUSR1);  // the workload itself (chroot execs it)
     const auto status = target.Wait(120s);
+    for (auto& other : others) {
+      other->Signal(SIGKILL);
+      EXPECT_TRUE(other->Wait(60s).has_value());
+    }
     run.result.status = status ? *status : -1;
     run.result.out = target.stdout_text();
     // xtrace ends when its one target has exited; SIGINT in case it has not seen it yet.
@@ -769,6 +791,21 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedBeforeItsZeIni
   const std::string log = Path("launches.tsv");
   const Run run = Attach({}, kLegacy, log, log, {"--through-tables", "--wait-before-init"},
                          {"--driver-tables", "--hold-max", "60000"});
+  EXPECT_NE(run.result.err.find("0 released by the bound"), std::string::npos) << run.result.err;
+  EXPECT_NE(run.result.out.find("tables=yes"), std::string::npos) << run.result.out;
+  ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
+}
+
+// Attached before its zeInit, which it calls as soon as the attach's first scan has probed it,
+// while the scan goes on to eight more processes: holding is on from before that scan, so the
+// process is held as its zeInit loads the driver and returns with the tables filled, and the
+// scan serves those holds between two processes. When holding came on only after the first
+// scan, the workload ran zeInit and took the tables unheld there, and its first calls through
+// them went unprobed until the loop's next scan.
+TEST_F(LevelZeroPathsTest, SyclLegacyShapeWhoseZeInitCameDuringTheFirstScan) {
+  const std::string log = Path("launches.tsv");
+  const Run run = Attach({}, kLegacy, log, log, {"--through-tables", "--wait-before-init"},
+                         {"--driver-tables", "--hold-max", "60000"}, /*bystanders=*/8);
   EXPECT_NE(run.result.err.find("0 released by the bound"), std::string::npos) << run.result.err;
   EXPECT_NE(run.result.out.find("tables=yes"), std::string::npos) << run.result.out;
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
