@@ -49,9 +49,9 @@ uint64_t GuardNowNs() {
 
 // Continues every hold older than `older_than_ns` before now (all of them with 0), counting
 // each in `released` before its SIGCONT goes out: whoever sees the process run again must
-// also see it counted.
+// also see it counted. The hold the capture serves is as old as its lease in `served`.
 void ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns,
-                    std::atomic<uint64_t>& released) {
+                    std::atomic<uint64_t>& released, const RemoteCallSlot* served) {
   // Collect first, then delete: deleting while walking a hash map can restart the walk. Each
   // hold is named by when and why it was taken: one released meanwhile (by the capture) and
   // taken anew is fresh, not due.
@@ -66,7 +66,8 @@ void ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns,
   const void* prev = nullptr;
   while (n < XT_MAX_HELD && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
     xt_hold hold{};
-    if (bpf_map_lookup_elem(map_fd, &next, &hold) == 0 && HoldDue(hold.since_ns, now_ns, older_than_ns))
+    if (bpf_map_lookup_elem(map_fd, &next, &hold) == 0 &&
+        HoldDue(HoldBoundFrom(next, hold.since_ns, hold.reason, served), now_ns, older_than_ns))
       due[n++] = Due{next, hold.reason, hold.since_ns};
     key = next;
     prev = &key;
@@ -129,7 +130,7 @@ struct ReleaseAll {
   std::atomic<uint64_t>* released;
 };
 void ReleaseAllBetween(void* arg) {
-  ReleaseExpired(kGuardMap, GuardNowNs(), 0, *static_cast<ReleaseAll*>(arg)->released);
+  ReleaseExpired(kGuardMap, GuardNowNs(), 0, *static_cast<ReleaseAll*>(arg)->released, nullptr);
 }
 
 [[noreturn]] void GuardianMain(const HoldGuardian::Options& options, HoldGuardian::Tally* tally,
@@ -143,7 +144,7 @@ void ReleaseAllBetween(void* arg) {
       const ssize_t n = read(kGuardPipe, buf, sizeof(buf));
       if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;  // the capture is gone
     }
-    ReleaseExpired(kGuardMap, GuardNowNs(), options.bound_ns, tally->released_by_bound);
+    ReleaseExpired(kGuardMap, GuardNowNs(), options.bound_ns, tally->released_by_bound, call_slot);
   }
   // A thread the capture was calling into is put back first (its process is held meanwhile).
   ReleaseAll release_all{&tally->released_at_end};
@@ -151,12 +152,12 @@ void ReleaseAllBetween(void* arg) {
   // Everything still held goes on, and so does whatever the programs hold until they are gone.
   const uint64_t gone_by = GuardNowNs() + kProgramsGoneTimeoutNs;
   for (;;) {
-    ReleaseExpired(kGuardMap, GuardNowNs(), 0, tally->released_at_end);
+    ReleaseExpired(kGuardMap, GuardNowNs(), 0, tally->released_at_end, nullptr);
     if (!map_id || !MapInUse(map_id) || GuardNowNs() >= gone_by) break;
     const timespec pause{0, options.check_interval_ms * 1'000'000L};
     nanosleep(&pause, nullptr);
   }
-  ReleaseExpired(kGuardMap, GuardNowNs(), 0, tally->released_at_end);
+  ReleaseExpired(kGuardMap, GuardNowNs(), 0, tally->released_at_end, nullptr);
   _exit(0);
 }
 
@@ -177,12 +178,29 @@ bool ContinueHeld(int held_map_fd, uint32_t pid, std::atomic<uint64_t>* count) {
   return true;
 }
 
+bool TakeHoldIf(int held_map_fd, uint32_t pid, uint64_t since_ns, uint32_t reason, uint32_t tid) {
+  xt_hold taken{};
+  if (bpf_map_lookup_and_delete_elem(held_map_fd, &pid, &taken) != 0) return false;
+  if (taken.since_ns == since_ns && taken.reason == reason && (tid == 0 || taken.tid == tid)) return true;
+  (void)bpf_map_update_elem(held_map_fd, &pid, &taken, BPF_NOEXIST);
+  return false;
+}
+
 bool ContinueHeldIf(int held_map_fd, uint32_t pid, uint64_t since_ns, uint32_t reason,
                     std::atomic<uint64_t>* count) {
-  xt_hold hold{};
-  if (bpf_map_lookup_elem(held_map_fd, &pid, &hold) != 0) return false;
-  if (hold.since_ns != since_ns || hold.reason != reason) return false;
-  return ContinueHeld(held_map_fd, pid, count);
+  if (!TakeHoldIf(held_map_fd, pid, since_ns, reason)) return false;
+  if (count) count->fetch_add(1);
+  kill(static_cast<pid_t>(pid), SIGCONT);
+  return true;
+}
+
+uint64_t HoldBoundFrom(uint32_t pid, uint64_t since_ns, uint32_t reason, const RemoteCallSlot* slot) {
+  if (!slot || reason != XT_HOLD_QUERY || pid == 0) return since_ns;
+  // The capture clears lease_pid before it moves the lease to another hold: read around it.
+  if (slot->lease_pid.load() != pid || slot->lease_since_ns.load() != since_ns) return since_ns;
+  const uint64_t lease = slot->lease_ns.load();
+  if (slot->lease_pid.load() != pid || slot->lease_since_ns.load() != since_ns) return since_ns;
+  return lease > since_ns ? lease : since_ns;
 }
 
 void HoldGuardian::TallyUnmapper::operator()(Tally* t) const {

@@ -78,12 +78,26 @@ class HoldGuardian {
 // sees the process run again also sees it counted. Async-signal-safe (the guardian uses it).
 bool ContinueHeld(int held_map_fd, uint32_t pid, std::atomic<uint64_t>* count = nullptr);
 
-// ContinueHeld for one hold: only when `pid`'s entry is the hold taken (or last renewed) at
-// `since_ns` for `reason`. Looked at, then deleted: a hold replaced between the two would need
-// its owner to release it and BPF to take another within those microseconds, while the other
-// side (the guardian, or the capture) meant to release the first. Async-signal-safe.
+// Removes `pid`'s entry from the `held` map if it is the hold taken at `since_ns` for `reason`
+// (by thread `tid`, unless 0); whether it did. The entry is taken out and looked at in one
+// step (BPF_MAP_LOOKUP_AND_DELETE_ELEM). Looked at first and deleted after, it could be another
+// hold by the delete: the one looked at released meanwhile by the other side (the guardian's
+// bound, or the capture), and another thread held by BPF since, its stop sent or about to be.
+// Deleted by mistake, that hold had nobody left to continue it, and its process stayed stopped
+// for good. An entry taken out that is another hold is put back at once; if a newer hold took
+// the place meanwhile, that one's release continues the process, and so ends this stop too.
+// Async-signal-safe (the guardian uses it).
+bool TakeHoldIf(int held_map_fd, uint32_t pid, uint64_t since_ns, uint32_t reason, uint32_t tid = 0);
+
+// ContinueHeld for one hold: only when `pid`'s entry is the hold taken at `since_ns` for
+// `reason` (TakeHoldIf). Async-signal-safe.
 bool ContinueHeldIf(int held_map_fd, uint32_t pid, uint64_t since_ns, uint32_t reason,
                     std::atomic<uint64_t>* count = nullptr);
+
+// When the guardian's bound starts for `pid`'s hold taken at `since_ns` for `reason`: then, or
+// at the lease the capture keeps in `slot` (may be null) while it serves that very hold
+// (RemoteCallSlot::lease_ns), whichever is later. Async-signal-safe.
+uint64_t HoldBoundFrom(uint32_t pid, uint64_t since_ns, uint32_t reason, const RemoteCallSlot* slot);
 
 // Whether a hold taken at `since_ns` is past `bound_ns` at `now_ns` (every hold with a bound of
 // 0). A hold newer than `now_ns` was taken after that clock reading (the guardian read it, then

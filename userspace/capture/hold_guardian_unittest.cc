@@ -10,11 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <thread>
 
+#include "preempting_thread.h"
 #include "xtrace/hold.h"
 
 namespace xtrace {
@@ -121,6 +123,43 @@ TEST_F(HoldGuardianTest, AStaleReleaseLeavesANewerHoldOfTheProcessAlone) {
   EXPECT_TRUE((*guardian)->ReleaseIf(key, query.since_ns, XT_HOLD_QUERY));
   EXPECT_TRUE(child.WaitContinued(std::chrono::milliseconds(2000)));
   EXPECT_FALSE(InMap(child.pid()));
+}
+
+// The same stale release, racing: the capture ends the hold the release means and BPF holds
+// another thread, between the release's look at the entry and its delete. Looked at, then
+// deleted, the newer hold went with it, and with its SIGCONT sent before BPF's SIGSTOP (or
+// none at all) its process stayed stopped for good. Taken out in one step, the newer hold is
+// put back. The other side runs at real-time priority on the releasing CPU, preempting the
+// release wherever it stands.
+TEST_F(HoldGuardianTest, AReleaseRacingANewHoldNeverEndsTheNewOne) {
+  const uint32_t key = static_cast<uint32_t>(getpid());  // a SIGCONT to ourselves does nothing
+  std::atomic<uint64_t> newer_since{0};
+  uint64_t since = 0, newer = 1'000'000'000'000ull, checked = 0, acts = 0;
+  int lost = 0;
+  auto step = [&] {
+    if (const uint64_t s = newer_since.load()) {
+      xt_hold entry{};
+      if (bpf_map_lookup_elem(map_fd_, &key, &entry) != 0 || entry.since_ns != s) ++lost;
+      ++checked;
+      (void)bpf_map_delete_elem(map_fd_, &key);
+      newer_since.store(0);
+    }
+    const xt_hold old{++since, 1, XT_HOLD_LIBRARY, 0};
+    if (bpf_map_update_elem(map_fd_, &key, &old, BPF_NOEXIST) != 0) return;
+    (void)ContinueHeldIf(map_fd_, key, old.since_ns, XT_HOLD_LIBRARY);
+  };
+  auto act = [&] {
+    if (newer_since.load()) return;
+    xt_hold entry{};
+    if (bpf_map_lookup_elem(map_fd_, &key, &entry) != 0 || entry.tid != 1) return;
+    (void)bpf_map_delete_elem(map_fd_, &key);  // the hold's owner ends it
+    const xt_hold taken{++newer, 2, XT_HOLD_QUERY, 0};  // BPF holds another thread
+    if (bpf_map_update_elem(map_fd_, &key, &taken, BPF_NOEXIST) == 0) newer_since.store(taken.since_ns);
+  };
+  const std::string why = testing::RunPreempted(step, act, std::chrono::milliseconds(1000), &acts);
+  if (!why.empty()) GTEST_SKIP() << why;
+  EXPECT_GT(checked, 0u);
+  EXPECT_EQ(lost, 0) << "newer holds ended by an older hold's release, of " << checked << " (" << acts << " preemptions)";
 }
 
 TEST_F(HoldGuardianTest, BoundContinuesAHoldNobodyReleased) {

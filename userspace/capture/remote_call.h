@@ -51,6 +51,15 @@ struct RemoteCallSlot {
   uint32_t stack_len = 0;
   int32_t errno_value = 0;
   uint64_t errno_address = 0;  // 0: not saved
+  // The query hold the capture is serving (capture/ze_query.h), kept fresh for the guardian's
+  // bound here rather than in its `held` entry: user space never writes an entry, since the
+  // one it means to rewrite may be another thread's hold by the time it writes. The process,
+  // the time BPF took that hold (its entry's since_ns, which identifies it) and when the
+  // capture was last at work on it; lease_pid 0: none. The guardian's bound counts from the
+  // lease for that one entry only (HoldBoundFrom).
+  std::atomic<uint32_t> lease_pid{0};
+  std::atomic<uint64_t> lease_since_ns{0};
+  std::atomic<uint64_t> lease_ns{0};
   alignas(64) uint8_t xstate[kXstateBytes];
   uint8_t stack[kRemoteScratchBytes + 16];
 };

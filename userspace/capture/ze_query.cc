@@ -21,6 +21,7 @@
 #include "base/unique_fd.h"
 #include "capture/capture_maps.h"
 #include "capture/elf_symbols.h"
+#include "capture/hold_guardian.h"
 #include "capture/proc_maps.h"
 #include "model/ze_api_views.h"
 #include "xtrace/hold.h"
@@ -362,25 +363,31 @@ bool IsQueryHold(int held_fd, const QueryHold& hold) {
          entry.tid == hold.tid && entry.since_ns == hold.since_ns;
 }
 
-bool RenewQueryHold(int held_fd, QueryHold& hold, uint64_t now_ns) {
+bool RenewQueryHold(int held_fd, RemoteCallSlot* slot, const QueryHold& hold, uint64_t now_ns) {
   // Only our own: an entry that is another thread's hold now (ours was continued by the
   // guardian's bound, and that thread held the process since) is that hold's, its process
-  // stopping, its record on its way. Overwritten or deleted here, it would find nothing to
-  // serve, and nobody would continue the process.
+  // stopping, its record on its way. The entry itself is never written: the lease is.
   if (!IsQueryHold(held_fd, hold)) return false;
-  const xt_hold renewed{now_ns, hold.tid, XT_HOLD_QUERY, hold.ip};
-  if (bpf_map_update_elem(held_fd, &hold.pid, &renewed, BPF_EXIST) != 0) return false;
-  hold.since_ns = now_ns;
+  if (slot->lease_pid.load() != hold.pid || slot->lease_since_ns.load() != hold.since_ns) {
+    slot->lease_pid.store(0);  // moved to this hold: never read half-written as that one's
+    slot->lease_since_ns.store(hold.since_ns);
+    slot->lease_ns.store(now_ns);
+    slot->lease_pid.store(hold.pid);
+  } else {
+    slot->lease_ns.store(now_ns);
+  }
   return true;
 }
 
-bool EndQueryHold(int held_fd, const QueryHold& hold) {
-  return IsQueryHold(held_fd, hold) && bpf_map_delete_elem(held_fd, &hold.pid) == 0;
+bool EndQueryHold(int held_fd, RemoteCallSlot* slot, const QueryHold& hold) {
+  if (slot->lease_pid.load() == hold.pid && slot->lease_since_ns.load() == hold.since_ns)
+    slot->lease_pid.store(0);
+  return TakeHoldIf(held_fd, hold.pid, hold.since_ns, XT_HOLD_QUERY, hold.tid);
 }
 
-bool ZeQueries::RenewHold() { return RenewQueryHold(held_fd_, hold_, NowNs()); }
+bool ZeQueries::RenewHold() { return RenewQueryHold(held_fd_, slot_, hold_, NowNs()); }
 
-bool ZeQueries::EndOwnHold() { return EndQueryHold(held_fd_, hold_); }
+bool ZeQueries::EndOwnHold() { return EndQueryHold(held_fd_, slot_, hold_); }
 
 uint64_t ZeQueries::CallBound() {
   (void)RenewHold();

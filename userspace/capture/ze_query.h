@@ -76,8 +76,8 @@ Result<QueryTargetAddresses> ResolveQueryTarget(uint32_t pid);
 Result<uint64_t> FindSelfLoop(const std::string& path);
 
 // A query hold being served, as its entry in the `held` map says while it is the server's:
-// the process, the thread held, the time last written there (the record's, then each
-// renewal's) and where the thread stands.
+// the process, the thread held, the time BPF took it (which the entry keeps: user space never
+// rewrites an entry) and where the thread stands.
 struct QueryHold {
   uint32_t pid = 0;
   uint32_t tid = 0;
@@ -86,13 +86,16 @@ struct QueryHold {
 };
 // Whether `hold.pid`'s entry in the map at `held_fd` is still `hold`.
 bool IsQueryHold(int held_fd, const QueryHold& hold);
-// Keeps `hold` fresh for the guardian's bound: its entry's time set to `now_ns` (and
-// `hold.since_ns` with it), only if the entry is still `hold`; false otherwise, nothing written.
-// The entry may be another thread's hold by then: the guardian's bound continued `hold` while
-// a call in it took long, and another thread of the process was held since, for its own record.
-bool RenewQueryHold(int held_fd, QueryHold& hold, uint64_t now_ns);
-// Deletes `hold`'s entry if it is still `hold`; whether it did.
-bool EndQueryHold(int held_fd, const QueryHold& hold);
+// Keeps `hold` fresh for the guardian's bound, as of `now_ns`, if its entry is still `hold`:
+// in the lease of `slot` (RemoteCallSlot::lease_ns), which the guardian reads, never in the
+// entry. False otherwise, nothing written. The entry may be another thread's hold by then:
+// the guardian's bound continued `hold` while a call in it took long, and another thread of
+// the process was held since, for its own record; rewritten as ours, that hold would be ended
+// as ours, with no SIGCONT after its stop.
+bool RenewQueryHold(int held_fd, RemoteCallSlot* slot, const QueryHold& hold, uint64_t now_ns);
+// Deletes `hold`'s entry if it is still `hold` (atomically: TakeHoldIf), and its lease; whether
+// it did.
+bool EndQueryHold(int held_fd, RemoteCallSlot* slot, const QueryHold& hold);
 
 class ZeQueries {
  public:
