@@ -4,7 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "capture/proc_maps.h"
+#include "capture/discovery/proc_maps.h"
 
 namespace xtrace::bench {
 

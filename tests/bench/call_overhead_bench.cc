@@ -10,7 +10,7 @@
 #include "bench_sections.h"
 #include "bpf_run_stats.h"
 #include "call_loop_process.h"
-#include "capture/ze_source.h"
+#include "capture/sources/ze_source.h"
 #include "collector_process.h"
 #include "trap_floor.h"
 

@@ -10,8 +10,8 @@
 
 #include "bench_sections.h"
 #include "bpf_run_stats.h"
-#include "capture/proc_maps.h"
-#include "capture/ze_source.h"
+#include "capture/discovery/proc_maps.h"
+#include "capture/sources/ze_source.h"
 #include "child_process.h"
 #include "collector_process.h"
 #include "trap_floor.h"

@@ -8,9 +8,9 @@
 #include <cerrno>
 #include <string_view>
 
-#include "capture/capture_maps.h"
-#include "capture/elf_function_offsets.h"
-#include "capture/uprobe_multi.h"
+#include "capture/bpf/capture_maps.h"
+#include "capture/discovery/elf_function_offsets.h"
+#include "capture/bpf/uprobe_multi.h"
 #include "trap_floor.skel.h"
 
 namespace xtrace::bench {

@@ -9,7 +9,7 @@
 
 #include "base/status.h"
 #include "base/unique_fd.h"
-#include "capture/bpf_link.h"
+#include "capture/bpf/bpf_link.h"
 
 struct trap_floor;  // generated skeleton
 

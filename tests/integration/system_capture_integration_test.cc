@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "capture/cgroup.h"
+#include "capture/discovery/cgroup.h"
 #include "capture_steps.h"
 #include "log_contents.h"
 #include "root_fixture.h"

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "capture/itt_domains.h"
+#include "capture/sources/itt_domains.h"
 #include "itt_client.h"
 #include "xtrace/itt_ring.h"
 

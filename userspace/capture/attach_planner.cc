@@ -5,8 +5,8 @@
 #include <sys/sysmacros.h>
 
 #include "base/unique_fd.h"
-#include "capture/library_resolver.h"
-#include "capture/proc_maps.h"
+#include "capture/discovery/library_resolver.h"
+#include "capture/discovery/proc_maps.h"
 
 namespace xtrace {
 namespace {

@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "capture/library_attachments.h"
-#include "capture/link_reaper.h"
-#include "capture/probe_source.h"
-#include "capture/process_watcher.h"
+#include "capture/discovery/library_attachments.h"
+#include "capture/bpf/link_reaper.h"
+#include "capture/sources/probe_source.h"
+#include "capture/discovery/process_watcher.h"
 
 namespace xtrace {
 

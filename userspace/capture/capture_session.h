@@ -12,7 +12,7 @@
 
 #include "base/status.h"
 #include "capture/capture_options.h"
-#include "capture/capture_report.h"
+#include "capture/output/capture_report.h"
 
 namespace xtrace {
 

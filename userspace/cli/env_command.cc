@@ -11,8 +11,8 @@
 #include <cstring>
 #include <string_view>
 
-#include "capture/elf_symbols.h"
-#include "capture/library_resolver.h"
+#include "capture/discovery/elf_symbols.h"
+#include "capture/discovery/library_resolver.h"
 #include "cli/option_table.h"
 #include "xtrace/records.h"
 

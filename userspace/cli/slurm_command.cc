@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "capture/slurm_job.h"
+#include "capture/discovery/slurm_job.h"
 #include "cli/args.h"
 #include "cli/daemon_command.h"
 #include "cli/option_table.h"

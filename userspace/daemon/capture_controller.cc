@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "capture/capture_scope.h"
-#include "capture/process_owner.h"
+#include "capture/discovery/capture_scope.h"
+#include "capture/discovery/process_owner.h"
 #include "daemon/fs_identity.h"
 #include "report/top_kernels.h"
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "capture/capture_output.h"
+#include "capture/output/capture_output.h"
 #include "capture/capture_session.h"
 
 namespace xtrace {

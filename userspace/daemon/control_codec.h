@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "capture/capture_output.h"
+#include "capture/output/capture_output.h"
 #include "capture/capture_options.h"
 #include "daemon/capture_controller.h"
 #include "daemon/xtrace_control.capnp.h"

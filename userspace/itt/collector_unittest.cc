@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "capture/itt_domains.h"
+#include "capture/sources/itt_domains.h"
 #include "itt_client.h"
 #include "xtrace/itt_ring.h"
 #include "xtrace/records.h"

@@ -1,0 +1,76 @@
+// The capture's side of holding processes (include/xtrace/hold.h): BPF stops a selected
+// process as it execs or as its linker maps new objects, and says so in the record; the
+// capture scans and probes the process as usual, then continues it here. Every hold the
+// capture heard of is released at its next turn of the loop, whatever its scan found (nothing
+// new, an error, a process out of scope); the guardian continues the rest (the bound, the end).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "capture/holds/hold_guardian.h"
+
+namespace xtrace {
+
+// What the holds of a capture came to, for its summary.
+struct HoldStats {
+  uint64_t at_exec = 0;        // holds taken as a process exec'd...
+  uint64_t at_library = 0;     // ...and as its linker mapped new objects
+  uint64_t released = 0;       // continued by the capture
+  uint64_t total_ns = 0;       // how long those were held, together
+  uint64_t max_ns = 0;
+  uint64_t released_by_bound = 0;  // continued by the guardian: the capture took too long
+  uint64_t missed = 0;         // should have been held and were not (BPF's XT_CNT_HOLD_MISSED)
+  // Parents that stopped themselves because their child was held (nsenter, sudo), continued
+  // with it (BPF's XT_CNT_PARENT_CONTINUED).
+  uint64_t parents_continued = 0;
+  uint64_t taken() const { return at_exec + at_library; }
+};
+
+class ProcessHolds {
+ public:
+  // Continues the hold of `pid` taken at `since_ns` (at its exec, or else at a library load);
+  // false when that hold was not there any more (the guardian's bound came first, the process
+  // died, or it was released and the process held again since, for another reason: a thread
+  // held to be asked about an object, whose hold only the queries end).
+  using Continue = std::function<bool(uint32_t pid, uint64_t since_ns, bool at_exec)>;
+
+  // Starts the guardian for the `held` map at `held_map_fd`, which continues holds older than
+  // `bound_ns` and every hold once the capture is gone.
+  static Result<std::unique_ptr<ProcessHolds>> Start(int held_map_fd, uint64_t bound_ns);
+  // Without a guardian (tests): `resume` continues a process.
+  explicit ProcessHolds(Continue resume) : resume_(std::move(resume)) {}
+
+  // A record said `pid` was held at `since_ns` (CLOCK_MONOTONIC), as it exec'd or loaded
+  // libraries (`at_exec` false).
+  void Held(uint32_t pid, bool at_exec, uint64_t since_ns);
+  // Continues every process held so far; `now_ns` on the same clock.
+  void ReleaseAll(uint64_t now_ns);
+  bool any_pending() const { return !pending_.empty(); }
+  // The guardian's call slot (HoldGuardian::call_slot); null without a guardian.
+  RemoteCallSlot* call_slot() const { return guardian_ ? guardian_->call_slot() : nullptr; }
+
+  // `missed`: from the BPF counter.
+  HoldStats Stats(uint64_t missed, uint64_t parents_continued) const;
+
+ private:
+  std::unique_ptr<HoldGuardian> guardian_;
+  Continue resume_;
+  struct Pending {
+    uint64_t since_ns = 0;
+    bool at_exec = false;
+  };
+  std::map<uint32_t, Pending> pending_;  // pid -> its newest hold heard of
+  HoldStats stats_;
+};
+
+// The summary's sentence about holds (starting with a space), or "" when none was taken or
+// missed: "12 process starts and 2 library loads held 3.1 ms on average (max 9.0 ms); 0
+// released by the bound."
+std::string HoldSummary(const HoldStats& stats);
+
+}  // namespace xtrace

@@ -1,0 +1,165 @@
+// Loading and attaching the DRM ioctl and fence programs.
+#include "capture/sources/drm_source.h"
+
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <string>
+
+#include "capture/capture_options.h"
+#include "drm_fence.skel.h"
+#include "drm_ioctl.skel.h"
+
+namespace xtrace {
+namespace {
+
+// A family of completion tracepoints that exist together (or not at all) in a kernel.
+struct CompletionSource {
+  const char* what;        // for messages
+  const char* without_it;  // what the trace lacks when it is missing
+  struct Tracepoint {
+    const char* name;
+    bpf_program* (*program)(const ::drm_fence*);
+  };
+  Tracepoint tracepoints[2];
+};
+
+const CompletionSource kCompletionSources[] = {
+    {"dma_fence tracepoints (dma_fence_init, dma_fence_signaled)",
+     "submissions have no measured completion",
+     {{"dma_fence_init", [](const ::drm_fence* s) { return s->progs.drm_dma_fence_init; }},
+      {"dma_fence_signaled",
+       [](const ::drm_fence* s) { return s->progs.drm_dma_fence_signaled; }}}},
+    {"i915 request tracepoints (i915_request_add, i915_request_retire)",
+     "i915 completions come from dma_fence alone",
+     {{"i915_request_add", [](const ::drm_fence* s) { return s->progs.drm_i915_request_add; }},
+      {"i915_request_retire",
+       [](const ::drm_fence* s) { return s->progs.drm_i915_request_retire; }}}},
+    {"xe hardware fence tracepoints (xe_hw_fence_create, xe_hw_fence_signal)",
+     "xe completions come from dma_fence alone",
+     {{"xe_hw_fence_create", [](const ::drm_fence* s) { return s->progs.drm_xe_hw_fence_create; }},
+      {"xe_hw_fence_signal",
+       [](const ::drm_fence* s) { return s->progs.drm_xe_hw_fence_signal; }}}},
+};
+
+}  // namespace
+
+void DrmSource::IoctlSkeletonDeleter::operator()(::drm_ioctl* skel) const {
+  drm_ioctl__destroy(skel);
+}
+void DrmSource::FenceSkeletonDeleter::operator()(::drm_fence* skel) const {
+  drm_fence__destroy(skel);
+}
+
+DrmSource::~DrmSource() {
+  links_.clear();  // links before the programs they refer to
+  fence_skel_.reset();
+  ioctl_skel_.reset();
+}
+
+Result<std::unique_ptr<ProbeSource>> DrmSource::Load(const SourceContext& ctx) {
+  std::unique_ptr<DrmSource> self(new DrmSource(ctx));
+  if (Status st = self->LoadIoctlProbes(); !st.ok()) return st;
+  self->LoadCompletionProbes();
+  return std::unique_ptr<ProbeSource>(std::move(self));
+}
+
+Status DrmSource::LoadIoctlProbes() {
+  if (!ctx_.options.drm_syscall_tracepoints) {
+    Status st = LoadIoctlObject(IoctlHook::kTrampoline);
+    if (st.ok()) return st;
+    ctx_.say("DRM ioctls: " + st.message() +
+             "; using the syscall tracepoints instead, which every syscall on the machine pays "
+             "for while the capture runs");
+  }
+  return LoadIoctlObject(IoctlHook::kSyscallTracepoints);
+}
+
+Status DrmSource::LoadIoctlObject(IoctlHook hook) {
+  links_.clear();
+  ioctl_skel_.reset(drm_ioctl__open());
+  if (!ioctl_skel_) return Status::Error("opening DRM ioctl BPF object: " + BpfErrorText(errno));
+  auto* skel = ioctl_skel_.get();
+  const bool trampoline = hook == IoctlHook::kTrampoline;
+  // Both pairs are BTF-typed tracing programs, attached where their section says.
+  bpf_program* const used[] = {
+      trampoline ? skel->progs.drm_ioctl_entry : skel->progs.drm_sys_enter,
+      trampoline ? skel->progs.drm_ioctl_exit : skel->progs.drm_sys_exit,
+  };
+  // Load only the pair in use: fentry programs need trampolines at load.
+  for (bpf_program* prog : {skel->progs.drm_ioctl_entry, skel->progs.drm_ioctl_exit,
+                            skel->progs.drm_sys_enter, skel->progs.drm_sys_exit})
+    bpf_program__set_autoload(prog, prog == used[0] || prog == used[1]);
+  // Every process on the machine reaches these programs: the filter is what keeps the capture
+  // to its targets.
+  skel->rodata->filter_by_pid = 1;
+  skel->rodata->wakeup_bytes = ctx_.maps.wakeup_bytes();
+  const char* what = trampoline ? "fentry/fexit on __x64_sys_ioctl" : "the syscall tracepoints";
+  if (Status st = ctx_.maps.Share(skel->obj); !st.ok()) return st;
+  if (int err = drm_ioctl__load(skel)) {
+    ioctl_skel_.reset();
+    return Status::Error(std::string("loading the DRM ioctl programs for ") + what + ": " +
+                         BpfErrorText(err));
+  }
+  for (bpf_program* prog : used) {
+    bpf_link* link = bpf_program__attach_trace(prog);
+    if (!link) {
+      const int err = errno;
+      links_.clear();
+      ioctl_skel_.reset();
+      return Status::Error(std::string("attaching the DRM ioctl programs to ") + what + ": " +
+                           BpfErrorText(err));
+    }
+    links_.emplace_back(link);
+  }
+  if (ctx_.options.verbose) ctx_.say(std::string("DRM ioctls: attached to ") + what);
+  return Status::Ok();
+}
+
+void DrmSource::LoadCompletionProbes() {
+  auto say = [this](const std::string& line) { ctx_.say("DRM completion: " + line); };
+  fence_skel_.reset(drm_fence__open());
+  if (!fence_skel_) {
+    say("cannot open the fence BPF object (" + BpfErrorText(errno) +
+        "); submissions have no measured completion");
+    return;
+  }
+  auto* skel = fence_skel_.get();
+  skel->rodata->wakeup_bytes = ctx_.maps.wakeup_bytes();
+  Status st = ctx_.maps.Share(skel->obj);
+  if (st.ok()) {
+    if (int err =
+            bpf_map__reuse_fd(skel->maps.drm_pending, bpf_map__fd(ioctl_skel_->maps.drm_pending)))
+      st = Status::Error("sharing the pending-ioctl map: " + BpfErrorText(err));
+  }
+  if (st.ok()) {
+    if (int err = drm_fence__load(skel))
+      st = Status::Error("loading the fence BPF programs: " + BpfErrorText(err));
+  }
+  if (!st.ok()) {
+    say(st.message() + "; submissions have no measured completion");
+    fence_skel_.reset();
+    return;
+  }
+  for (const CompletionSource& source : kCompletionSources) {
+    std::vector<BpfLink> attached;
+    std::string missing;
+    for (const auto& tp : source.tracepoints) {
+      bpf_link* link = bpf_program__attach_raw_tracepoint(tp.program(skel), tp.name);
+      if (!link) {
+        missing = std::string(tp.name) + ": " + BpfErrorText(errno);
+        break;
+      }
+      attached.emplace_back(link);
+    }
+    // All or nothing: a creation probe without its signal probe would only fill the map.
+    if (!missing.empty()) {
+      say(std::string(source.what) + " not available (" + missing + "); " + source.without_it);
+      continue;
+    }
+    if (ctx_.options.verbose) say(std::string(source.what) + " attached");
+    for (auto& link : attached) links_.push_back(std::move(link));
+  }
+}
+
+}  // namespace xtrace

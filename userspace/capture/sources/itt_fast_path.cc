@@ -1,0 +1,484 @@
+// Attaching processes to the ITT fast path, draining them, and merging their records into
+// the capture's record stream (itt_fast_path.h).
+#include "capture/sources/itt_fast_path.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#include "base/read_file.h"
+#include "xtrace/records.h"
+
+namespace xtrace {
+namespace {
+
+std::string ProcPath(uint32_t pid, const std::string& rest) {
+  return "/proc/" + std::to_string(pid) + "/" + rest;
+}
+
+std::string Trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
+  return text;
+}
+
+bool SamePidNamespace(uint32_t pid) {
+  struct stat ours {}, theirs {};
+  return stat("/proc/self/ns/pid", &ours) == 0 &&
+         stat(ProcPath(pid, "ns/pid").c_str(), &theirs) == 0 && ours.st_ino == theirs.st_ino;
+}
+
+template <typename T>
+void CopyComm(char (&out)[XT_COMM_LEN], const std::string& text) {
+  std::memset(out, 0, sizeof(out));
+  std::memcpy(out, text.data(), std::min(text.size(), sizeof(out) - 1));
+}
+
+}  // namespace
+
+IttFastPath::IttFastPath(CaptureMaps& maps, Say say) : maps_(maps), say_(std::move(say)) {
+  maps_.SetSideStream(this);
+  drainer_ = std::thread([this] { DrainLoop(); });
+}
+
+IttFastPath::~IttFastPath() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  drainer_.join();
+  maps_.SetSideStream(nullptr);
+  for (auto& [pid, proc] : processes_)
+    if (proc.reader) proc.reader->Detach();
+}
+
+void IttFastPath::DrainLoop() {
+  std::unique_lock lock(mu_);
+  while (!wake_.wait_for(lock, kDrainPeriod, [this] { return stopping_; })) {
+    if (gathered_.size() >= kMaxGathered) continue;
+    for (auto& [pid, proc] : processes_)
+      if (proc.reader) DrainProcess(pid, proc);
+  }
+}
+
+IttRingReader::Clock IttFastPath::ClockNow() {
+  if (!clock_) {
+    std::string why;
+    const uint32_t kind = TscClock::ChooseClock(&why);
+    if (kind != XT_ITT_CLOCK_TSC) say_("ITT fast path timestamps use CLOCK_MONOTONIC: " + why);
+    clock_ = std::make_unique<TscClock>(kind);
+  }
+  if (!lease_units_) lease_units_ = clock_->UnitsFor(kLeaseNs);
+  return {clock_->clock(), clock_->Now(), lease_units_};
+}
+
+void IttFastPath::Attach(uint32_t pid, const MappedLibrary& lib, std::optional<uint64_t> control,
+                         const Status& read) {
+  std::lock_guard lock(mu_);
+  if (processes_.count(pid) || waiting_.count(pid) || unmapped_.count(pid)) return;
+  auto refuse = [&](const std::string& why) {
+    say_("pid " + std::to_string(pid) + ": ITT calls go through the probe site (no fast path: " +
+         why + ")");
+  };
+  if (!read.ok()) return refuse(read.message());
+  if (!control) return refuse(lib.path + " has no " XT_ITT_CONTROL_SYMBOL " (an older collector)");
+  const auto base = LoadBase(pid, lib);
+  // `record` attaches to the collector before its command execs: wait for the mapping.
+  if (!base) {
+    unmapped_[pid] = {lib, *control};
+    return;
+  }
+  const uint64_t address = *base + *control;
+  if (!TryAttach(pid, address, false)) waiting_[pid] = {address, 0};
+  for (const std::string& line : said_) say_(line);
+  said_.clear();
+}
+
+void IttFastPath::KeepOnProbeSiteIf(std::function<std::string(uint32_t pid)> why) {
+  std::lock_guard lock(mu_);
+  keep_on_probe_site_ = std::move(why);
+}
+
+bool IttFastPath::TryAttach(uint32_t pid, uint64_t address, bool last_try) {
+  if (keep_on_probe_site_) {
+    if (const std::string why = keep_on_probe_site_(pid); !why.empty()) {
+      Tell("pid " + std::to_string(pid) + ": ITT calls go through the probe site (" + why + ")");
+      return true;
+    }
+  }
+  uint64_t magic = 0;
+  const RemoteMemory memory(pid);
+  Status st = memory.Read(address, &magic, sizeof(magic));
+  if (st.ok() && magic == 0 && !last_try) return false;  // mapped, constructors still to run
+  std::unique_ptr<IttRingReader> reader;
+  if (st.ok()) {
+    auto attached = IttRingReader::Attach(pid, address, ClockNow());
+    if (attached.ok()) reader = std::move(*attached);
+    else st = attached.status();
+  }
+  if (!reader) {
+    Tell("pid " + std::to_string(pid) + ": ITT calls go through the probe site (no fast path: " +
+         st.message() + ")");
+    return true;
+  }
+  Process& proc = processes_[pid];
+  if (!proc.based) {
+    proc.base = reader->at_attach();
+    proc.based = true;
+  }
+  // BPF looks at its rings' counters as its threads exit and as it execs.
+  if (Status watch = maps_.WatchIttRings(pid, address); !watch.ok())
+    Tell("pid " + std::to_string(pid) + ": " + watch.message() +
+         "; ITT records still in its rings if it ends during the capture cannot be counted");
+  proc.reader = std::move(reader);
+  proc.control_address = address;
+  proc.attached_ns = TscClock::MonotonicNs();
+  proc.own_pid_namespace = SamePidNamespace(pid);
+  states_[pid] = {{0, maps_.CollectionState(pid)}};
+  Tell("pid " + std::to_string(pid) + ": ITT calls go through the in-process fast path");
+  return true;
+}
+
+void IttFastPath::Release(uint32_t pid) {
+  std::lock_guard lock(mu_);
+  waiting_.erase(pid);
+  unmapped_.erase(pid);
+  auto it = processes_.find(pid);
+  if (it == processes_.end() || it->second.ended) return;
+  EndProcess(pid, it->second, true);
+}
+
+void IttFastPath::ReleaseImage(uint32_t pid, uint64_t exec_ns) {
+  // `record`'s command waits for its collector across its first exec (unmapped_, waiting_).
+  std::lock_guard lock(mu_);
+  auto it = processes_.find(pid);
+  if (it == processes_.end() || it->second.ended || it->second.attached_ns > exec_ns) return;
+  // The memory the rings were in is gone: nothing there is to be read or written.
+  EndProcess(pid, it->second, false);
+}
+
+void IttFastPath::Finish() {
+  std::lock_guard lock(mu_);
+  // Every writer stops first, then one pause covers them all (see StopWriters).
+  bool any = false;
+  for (auto& [pid, proc] : processes_)
+    if (!proc.ended && proc.reader) any = true, proc.reader->Detach();
+  if (any) StopWriters();
+  for (auto& [pid, proc] : processes_)
+    if (!proc.ended) EndProcess(pid, proc, true, true);
+}
+
+// After the generation went to 0, a call that read it just before is still appending: such
+// calls take tens of ns, so a millisecond is ample.
+void IttFastPath::StopWriters() { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }
+
+void IttFastPath::EndProcess(uint32_t pid, Process& proc, bool readable, bool detached) {
+  proc.ended = true;
+  std::optional<IttRingTotals> last;
+  if (proc.reader && readable) {
+    // Its calls go to the probe site from now on; those already in its rings are taken.
+    if (!detached) {
+      proc.reader->Detach();
+      StopWriters();
+    }
+    DrainProcess(pid, proc, true);
+    if (proc.reader)
+      if (auto totals = proc.reader->ReadTotals(); totals.ok()) last = *totals;
+  }
+  proc.reader.reset();
+  // Gone (or execed): what BPF read of its rings as its threads exited.
+  const std::optional<xt_itt_rings_seen> seen = maps_.TakeIttRings(pid);
+  if (!last && seen && seen->looks) last = IttRingTotals{seen->records, seen->dropped};
+  if (!proc.based) return;
+  if (!last) {
+    Tell("pid " + std::to_string(pid) +
+         ": its ITT rings could not be read at its end; records still in them then are not "
+         "counted" + (seen && seen->unreadable ? " (its memory was unreadable as it exited)" : ""));
+    return;
+  }
+  // Never read: records written but not consumed, and drops the target counted that never
+  // reached a drain. Both are calls made while attached that the capture does not have.
+  const uint64_t written = last->records - std::min(last->records, proc.base.records);
+  const uint64_t lost = written - std::min(written, proc.consumed);
+  const uint64_t known_drops = proc.base.dropped + proc.drops_counted;
+  const uint64_t late_drops = last->dropped - std::min(last->dropped, known_drops);
+  CountLost(pid, lost + late_drops);
+  if (lost)
+    Tell("pid " + std::to_string(pid) + ": " + std::to_string(lost) +
+         " ITT records were still in its rings when its fast path ended; counted dropped");
+}
+
+// Calls the capture will never have, counted where every ITT drop is.
+void IttFastPath::CountLost(uint32_t pid, uint64_t n) {
+  if (!n) return;
+  maps_.AddUserCount(XT_CNT_DROPPED, pid, n);
+  maps_.AddUserCount(XT_CNT_DROPPED_ITT, pid, n);
+}
+
+void IttFastPath::DrainProcess(uint32_t pid, Process& proc, bool final) {
+  const size_t first = gathered_.size();
+  const IttDrainStats stats = proc.reader->Drain(clock_->Now(), [&](const IttRingRecord& r) {
+    Raw& back = gathered_.emplace_back(Raw{pid, r, std::string(r.text), std::nullopt});
+    back.rec.text = {};
+  });
+  // Before the target hears they were taken (it may exit then): what they name.
+  for (size_t i = first; i < gathered_.size(); ++i) {
+    gathered_[i].rec.tid = CaptureTid(pid, proc, gathered_[i].rec.tid);
+    ReadNames(pid, proc, gathered_[i].rec);
+  }
+  proc.reader->Commit();
+  proc.consumed += stats.records;
+  proc.dropped += stats.dropped;
+  proc.drops_counted += stats.dropped;
+  if (stats.malformed && proc.malformed == 0)
+    Tell("pid " + std::to_string(pid) + ": ITT fast path: skipped malformed records (" +
+         stats.first_error + ")");
+  proc.malformed += stats.malformed;
+  if (stats.gone) {
+    // Exited (its exit is handled elsewhere) or its control block stopped making sense.
+    if (stats.malformed) Tell("pid " + std::to_string(pid) + ": ITT calls go through the probe site from now on");
+    proc.reader->Detach();
+    proc.reader.reset();
+    return;
+  }
+  if (stats.lapsed && !final) {
+    // The collector let go (no drain within the lease): its calls went to the probe site
+    // meanwhile, so nothing was lost. Take it back.
+    auto again = IttRingReader::Attach(pid, proc.control_address, ClockNow());
+    if (again.ok()) proc.reader = std::move(*again);
+    Tell("pid " + std::to_string(pid) + ": ITT fast path lapsed (no drain for " +
+         std::to_string(kLeaseNs / 1'000'000'000) + " s); " +
+         (again.ok() ? "attached again" : "staying on the probe site: " + again.status().message()));
+    if (!again.ok()) proc.reader.reset();
+  }
+}
+
+void IttFastPath::ReadNames(uint32_t pid, Process& proc, const IttRingRecord& r) {
+  for (const auto& [kind, handle] : {std::pair<uint32_t, uint64_t>{XT_ITT_NAME_DOMAIN, r.domain},
+                                     std::pair<uint32_t, uint64_t>{XT_ITT_NAME_STRING, r.name}}) {
+    if (!handle || proc.texts.count({kind, handle})) continue;
+    HandleText& t = proc.texts[{kind, handle}];
+    const uint64_t offset = kind == XT_ITT_NAME_DOMAIN ? XT_ITT_DOMAIN_NAME_OFFSET : XT_ITT_STRING_TEXT_OFFSET;
+    uint64_t text_at = 0;
+    bool truncated = false;
+    Result<std::string> text = Status::Error("unread");
+    if (proc.reader->memory().Read(handle + offset, &text_at, sizeof(text_at)).ok())
+      text = proc.reader->memory().ReadString(text_at, XT_MAX_ITT_NAME, &truncated);
+    if (text.ok()) t.text = std::move(*text);
+    else t.flags |= XT_FLAG_ARG_UNREADABLE;
+    if (truncated) t.flags |= XT_FLAG_TRUNCATED;
+  }
+  ThreadName& name = proc.threads[r.tid];
+  const uint64_t now = TscClock::MonotonicNs();
+  if (name.checked_ns && now - name.checked_ns < kRenameCheckNs) return;
+  name.checked_ns = now;
+  if (auto comm = ReadWholeFile(ProcPath(pid, "task/" + std::to_string(r.tid) + "/comm")))
+    name.comm = Trimmed(*comm);
+}
+
+void IttFastPath::Collect() {
+  std::unique_lock lock(mu_);
+  for (auto it = unmapped_.begin(); it != unmapped_.end();) {
+    const auto base = LoadBase(it->first, it->second.first);
+    if (!base) {
+      ++it;
+      continue;
+    }
+    const uint64_t address = *base + it->second.second;
+    if (!TryAttach(it->first, address, false)) waiting_[it->first] = {address, 0};
+    it = unmapped_.erase(it);
+  }
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    auto& [address, tries] = it->second;
+    const bool done = TryAttach(it->first, address, ++tries >= kMaxInitWaits);
+    it = done ? waiting_.erase(it) : std::next(it);
+  }
+  // Whatever the drain thread has not taken yet, so the BPF ring, read next, is newer.
+  for (auto& [pid, proc] : processes_)
+    if (proc.reader) DrainProcess(pid, proc);
+  for (auto& [pid, proc] : processes_) {
+    maps_.AddUserCount(XT_CNT_DROPPED, pid, proc.dropped);
+    maps_.AddUserCount(XT_CNT_DROPPED_ITT, pid, proc.dropped);
+    proc.dropped = 0;
+  }
+  for (const std::string& line : said_) say_(line);
+  said_.clear();
+  std::vector<Raw> raw;
+  raw.swap(gathered_);
+  lock.unlock();  // the drain thread goes on while these are converted
+  ConvertGathered(raw);
+}
+
+void IttFastPath::ForgetEnded() {
+  std::lock_guard lock(mu_);
+  for (auto it = processes_.begin(); it != processes_.end();) {
+    const uint32_t pid = it->first;
+    const bool unfinished =
+        !it->second.ended || it->second.dropped != 0 ||
+        std::any_of(gathered_.begin(), gathered_.end(), [pid](const Raw& r) { return r.pid == pid; });
+    if (unfinished) {
+      ++it;
+      continue;
+    }
+    states_.erase(pid);
+    it = processes_.erase(it);
+  }
+}
+
+void IttFastPath::ConvertGathered(std::vector<Raw>& raw) {
+  if (raw.empty()) return;
+  // Every record read now lies before this reading: each is interpolated, not extrapolated.
+  clock_->Sample();
+  // In time order across threads, so a handle's text or a thread's name goes out before
+  // the first event that uses it, whichever thread's ring was read first.
+  for (Raw& r : raw) r.ns = clock_->ToMonotonic(r.rec.time);
+  std::stable_sort(raw.begin(), raw.end(),
+                   [](const Raw& a, const Raw& b) { return a.ns.value_or(0) < b.ns.value_or(0); });
+  for (const Raw& r : raw) Convert(r);
+  std::stable_sort(pending_.begin() + static_cast<ptrdiff_t>(next_), pending_.end(),
+                   [](const Pending& a, const Pending& b) {
+                     return a.ns != b.ns ? a.ns < b.ns : a.seq < b.seq;
+                   });
+}
+
+uint32_t IttFastPath::CaptureTid(uint32_t pid, Process& proc, uint32_t ns_tid) {
+  if (proc.own_pid_namespace) return ns_tid;
+  if (auto it = proc.tids.find(ns_tid); it != proc.tids.end()) return it->second;
+  // NSpid lists the thread's id in each namespace from /proc's (the capture's) inward.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(ProcPath(pid, "task"), ec)) {
+    const std::string status = ReadWholeFile(entry.path().string() + "/status").value_or("");
+    const size_t at = status.find("NSpid:");
+    if (at == std::string::npos) continue;
+    std::vector<uint32_t> ids;
+    const char* p = status.c_str() + at + 6;
+    char* end = nullptr;
+    for (unsigned long v; (v = std::strtoul(p, &end, 10)), end != p && *p != '\n'; p = end)
+      ids.push_back(static_cast<uint32_t>(v));
+    if (ids.size() >= 2) proc.tids[ids.back()] = ids.front();
+  }
+  auto it = proc.tids.find(ns_tid);
+  // A thread gone before it was looked up keeps its namespace's id.
+  return it != proc.tids.end() ? it->second : (proc.tids[ns_tid] = ns_tid);
+}
+
+void IttFastPath::Push(uint32_t pid, uint64_t ns, bool is_event, const void* data, size_t size,
+                       std::string_view tail) {
+  const size_t offset = arena_.size();
+  arena_.resize(offset + size + tail.size());
+  std::memcpy(arena_.data() + offset, data, size);
+  std::memcpy(arena_.data() + offset + size, tail.data(), tail.size());
+  pending_.push_back(Pending{ns, seq_++, pid, is_event, offset, size + tail.size()});
+}
+
+void IttFastPath::NoteThread(uint32_t pid, Process& proc, uint32_t tid, uint64_t ns) {
+  std::unique_lock lock(mu_);
+  ThreadName& t = proc.threads[tid];
+  if (t.comm.empty() || t.comm == t.sent) return;
+  t.sent = t.comm;
+  lock.unlock();
+  xt_thread_name rec{};
+  rec.hdr = {XT_REC_THREAD_NAME, sizeof(rec), 0, pid, tid, ns, ns};
+  CopyComm<char>(rec.comm, t.comm);
+  CopyComm<char>(rec.process_comm, Trimmed(ReadWholeFile(ProcPath(pid, "comm")).value_or("")));
+  Push(pid, ns, false, &rec, sizeof(rec));
+}
+
+void IttFastPath::NoteHandle(uint32_t pid, Process& proc, uint32_t tid, uint64_t ns,
+                             uint32_t kind, uint64_t handle) {
+  if (!handle || !proc.named.insert({kind, handle}).second) return;
+  HandleText t{{}, XT_FLAG_ARG_UNREADABLE};
+  {
+    std::lock_guard lock(mu_);
+    if (const auto it = proc.texts.find({kind, handle}); it != proc.texts.end()) t = it->second;
+  }
+  xt_itt_name rec{};
+  rec.hdr = {XT_REC_ITT_NAME, static_cast<uint16_t>(sizeof(rec) + t.text.size()), t.flags, pid,
+             tid, ns, ns};
+  rec.handle = handle;
+  rec.kind = kind;
+  rec.name_len = static_cast<uint32_t>(t.text.size());
+  Push(pid, ns, false, &rec, sizeof(rec), t.text);
+}
+
+void IttFastPath::Convert(const Raw& raw) {
+  auto it = processes_.find(raw.pid);
+  if (it == processes_.end()) return CountLost(raw.pid, 1);  // not expected: processes outlive their records
+  Process& proc = it->second;
+  const IttRingRecord& r = raw.rec;
+  const std::optional<uint64_t>& ns = raw.ns;
+  if (!ns) {
+    // Stamped with a time outside the capture (a clock the target made up): a call the
+    // capture cannot place, counted dropped.
+    if (proc.outside++ == 0)
+      say_("pid " + std::to_string(raw.pid) + ": ITT fast path: dropped a record whose time lies outside the capture");
+    return CountLost(raw.pid, 1);
+  }
+  const uint32_t tid = r.tid;
+  NoteThread(raw.pid, proc, tid, *ns);
+  if (r.op == XT_ITT_THREAD_NAME) {
+    xt_itt_name rec{};
+    const size_t len = std::min<size_t>(raw.text.size(), XT_MAX_ITT_NAME);
+    rec.hdr = {XT_REC_ITT_NAME, static_cast<uint16_t>(sizeof(rec) + len), 0, raw.pid, tid, *ns, *ns};
+    rec.kind = XT_ITT_NAME_THREAD;
+    rec.name_len = static_cast<uint32_t>(len);
+    Push(raw.pid, *ns, true, &rec, sizeof(rec), std::string_view(raw.text).substr(0, len));
+    return;
+  }
+  NoteHandle(raw.pid, proc, tid, *ns, XT_ITT_NAME_DOMAIN, r.domain);
+  NoteHandle(raw.pid, proc, tid, *ns, XT_ITT_NAME_STRING, r.name);
+  xt_itt_event rec{};
+  rec.hdr = {XT_REC_ITT_EVENT, sizeof(rec), 0, raw.pid, tid, *ns, *ns};
+  rec.domain = r.domain;
+  rec.name = r.name;
+  rec.id[0] = r.id[0];
+  rec.id[1] = r.id[1];
+  rec.extra = r.extra;
+  rec.op = static_cast<uint16_t>(r.op);
+  rec.origin = XT_ITT_FROM_COLLECTOR;
+  Push(raw.pid, *ns, true, &rec, sizeof(rec));
+}
+
+bool IttFastPath::Collecting(uint32_t pid, uint64_t ns) const {
+  auto it = states_.find(pid);
+  if (it == states_.end()) return true;
+  uint32_t state = XT_COLLECT_ON;
+  for (const auto& [at, s] : it->second)
+    if (at <= ns) state = s;
+  return state == XT_COLLECT_ON;
+}
+
+void IttFastPath::Deliver(const Pending& p, const RecordCallback& callback) {
+  if (p.is_event && !Collecting(p.pid, p.ns)) {
+    maps_.AddUserCount(XT_CNT_PAUSED, p.pid, 1);
+    return;
+  }
+  callback(std::span<const std::byte>(arena_.data() + p.offset, p.size));
+}
+
+void IttFastPath::BeforeRingRecord(std::span<const std::byte> record, const RecordCallback& callback) {
+  if (record.size() < sizeof(xt_record_header)) return;
+  xt_record_header hdr;
+  std::memcpy(&hdr, record.data(), sizeof(hdr));
+  while (next_ < pending_.size() && pending_[next_].ns <= hdr.end_ns) Deliver(pending_[next_++], callback);
+  // A collection change (BPF keeps that state) decides which fast-path records count.
+  if (hdr.type == XT_REC_ITT_STATE && record.size() >= sizeof(xt_itt_state)) {
+    xt_itt_state state;
+    std::memcpy(&state, record.data(), sizeof(state));
+    if (auto it = states_.find(hdr.pid); it != states_.end())
+      it->second.emplace_back(hdr.start_ns, state.state);
+  }
+}
+
+void IttFastPath::AfterRing(const RecordCallback& callback) {
+  while (next_ < pending_.size()) Deliver(pending_[next_++], callback);
+  pending_.clear();
+  arena_.clear();
+  next_ = 0;
+  // Processes whose end is accounted for, once their last records are passed on.
+  ForgetEnded();
+}
+
+}  // namespace xtrace

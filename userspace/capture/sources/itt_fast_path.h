@@ -1,0 +1,190 @@
+// The ITT fast path across a capture's processes: switches each process whose collector is
+// mapped to in-process rings (itt_ring_reader.h), drains them whenever the BPF ring is read,
+// and turns their records into the same records the probe site's BPF program writes
+// (xt_itt_event, xt_itt_name, xt_thread_name), merged with the ring's records in time order,
+// so everything after the ring reader (decoding, correlation, the log) is unchanged.
+//
+// What BPF does at the probe site is done here instead: handle texts are read from the
+// target the first time a process uses a handle; threads are named from /proc when first
+// seen (and rechecked each second); records of a paused or detached process are dropped by
+// the collection state at their time; thread ids are translated into the capture's pid
+// namespace; drops counted in the target reach the capture's drop counters.
+//
+// A thread of its own empties the targets' rings every kDrainPeriod into xtrace's memory
+// (reading the texts and names the records need before telling the target they were
+// taken), so a target's ring only has to hold a few ms of calls whatever the capture loop
+// is doing; the capture loop converts and merges what was gathered at each read of the BPF
+// ring. Everything below is guarded by one mutex.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "capture/bpf/capture_maps.h"
+#include "capture/sources/itt_ring_reader.h"
+#include "capture/discovery/proc_maps.h"
+#include "capture/sources/tsc_clock.h"
+
+namespace xtrace {
+
+class IttFastPath final : public SideStream {
+ public:
+  using Say = std::function<void(const std::string&)>;
+
+  // Registers itself as `maps`' side stream until destroyed.
+  IttFastPath(CaptureMaps& maps, Say say);
+  ~IttFastPath() override;
+  IttFastPath(const IttFastPath&) = delete;
+  IttFastPath& operator=(const IttFastPath&) = delete;
+
+  // Switches `pid`, which maps the collector `lib`, to the fast path, and says in one line
+  // which path its ITT calls take. `control` is the value of XT_ITT_CONTROL_SYMBOL in `lib`'s
+  // file (nullopt: an older collector without it, or `read` says why the file could not be
+  // read), looked up once per file by the ITT source.
+  // A collector mapped but not yet initialised (the scan can see a library between its
+  // mapping and its constructors) is tried again at each drain.
+  void Attach(uint32_t pid, const MappedLibrary& lib, std::optional<uint64_t> control,
+              const Status& read);
+
+  // Asked before a process goes on the fast path: a reason to keep its ITT calls on the probe
+  // site instead (where BPF adds their Python frames), or "" to go ahead.
+  void KeepOnProbeSiteIf(std::function<std::string(uint32_t pid)> why);
+  bool attached(uint32_t pid) const { return processes_.count(pid) != 0; }
+
+  // The process exited or detached itself: the collector (if still there) goes back to its
+  // probe site, and what its rings took in that this capture never read is counted dropped.
+  void Release(uint32_t pid);
+  // The process replaced its image at `exec_ns`: a fast path attached to the image before
+  // (whose memory is gone) ends as Release's does; one attached to the new image goes on.
+  void ReleaseImage(uint32_t pid, uint64_t exec_ns);
+
+  void Collect() override;
+  void Finish() override;
+  void BeforeRingRecord(std::span<const std::byte> record, const RecordCallback& callback) override;
+  void AfterRing(const RecordCallback& callback) override;
+
+ private:
+  // How long the collector keeps writing without a drain before it lets go by itself.
+  static constexpr uint64_t kLeaseNs = 2'000'000'000;
+  // How often a thread's name is read again (runtimes rename their workers after start-up).
+  static constexpr uint64_t kRenameCheckNs = 1'000'000'000;
+  // How often the drain thread empties the rings: a 1 MiB ring then holds ~2M pairs/s.
+  static constexpr std::chrono::milliseconds kDrainPeriod{10};
+  // Records gathered but not yet taken by the capture loop beyond which the drain thread
+  // leaves them in the targets (which then count drops) rather than grow without bound.
+  static constexpr size_t kMaxGathered = 4'000'000;
+
+  std::function<std::string(uint32_t pid)> keep_on_probe_site_;
+
+  struct ThreadName {
+    std::string comm;      // as last read from /proc (by the drain thread)
+    uint64_t checked_ns = 0;
+    std::string sent;      // as last sent
+  };
+  struct HandleText {
+    std::string text;
+    uint32_t flags = 0;  // XT_FLAG_ARG_UNREADABLE, XT_FLAG_TRUNCATED
+  };
+  struct Process {
+    std::unique_ptr<IttRingReader> reader;
+    uint64_t control_address = 0;
+    bool own_pid_namespace = true;              // its thread ids are the capture's
+    std::map<uint32_t, uint32_t> tids;          // its namespace's tid -> the capture's
+    // Written by the drain thread, read under the lock by the capture loop.
+    std::map<std::pair<uint32_t, uint64_t>, HandleText> texts;  // (kind, handle), as read
+    std::map<uint32_t, ThreadName> threads;     // by the capture's tid
+    // The capture loop's alone.
+    std::set<std::pair<uint32_t, uint64_t>> named;  // (kind, handle) whose text was sent
+    uint64_t outside = 0;  // records stamped outside the capture
+    uint64_t malformed = 0;
+    uint64_t dropped = 0;  // counted by the target, not yet added to the capture's counters
+    // What this capture knows its rings took in, for the count at the process's end.
+    IttRingTotals base;          // the totals at the first attach (earlier ones are no call of ours)
+    bool based = false;
+    uint64_t consumed = 0;       // records read from its rings
+    uint64_t drops_counted = 0;  // target-counted drops passed on
+    bool ended = false;          // accounted for: forgotten once its records are passed on
+    uint64_t attached_ns = 0;    // CLOCK_MONOTONIC when its fast path was attached
+  };
+  // A record read from a ring (its tid already the capture's), before its time is known.
+  struct Raw {
+    uint32_t pid;
+    IttRingRecord rec;
+    std::string text;  // rec.text's bytes (the decoder's buffer is gone by then)
+    std::optional<uint64_t> ns;  // CLOCK_MONOTONIC, once known (none: outside the capture)
+  };
+  struct Pending {
+    uint64_t ns;
+    uint64_t seq;
+    uint32_t pid;
+    bool is_event;
+    size_t offset, size;  // in arena_
+  };
+
+  // How many drains a mapped collector may take to initialise before it is given up on.
+  static constexpr int kMaxInitWaits = 100;
+
+  IttRingReader::Clock ClockNow();
+  // Attaches at `address` once the control block is initialised: true when done (either
+  // way, said in one line), false to try again later.
+  bool TryAttach(uint32_t pid, uint64_t address, bool last_try);
+  void DrainLoop();
+  // Empties `pid`'s rings into gathered_, reading what the new records name first.
+  // `final`: the capture is letting go of it, so a collector that let go is not taken back.
+  void DrainProcess(uint32_t pid, Process& proc, bool final = false);
+  // The process's fast path ends: counts dropped what its rings took in and nobody read.
+  // `readable`: its memory is still its own (not exited, not execed); `detached`: its writers
+  // were already stopped.
+  void EndProcess(uint32_t pid, Process& proc, bool readable, bool detached = false);
+  static void StopWriters();
+  void CountLost(uint32_t pid, uint64_t n);
+  void ReadNames(uint32_t pid, Process& proc, const IttRingRecord& r);
+  void Convert(const Raw& raw);
+  void ConvertGathered(std::vector<Raw>& raw);
+  void ForgetEnded();
+  uint32_t CaptureTid(uint32_t pid, Process& proc, uint32_t ns_tid);
+  void NoteThread(uint32_t pid, Process& proc, uint32_t tid, uint64_t ns);
+  void NoteHandle(uint32_t pid, Process& proc, uint32_t tid, uint64_t ns, uint32_t kind,
+                  uint64_t handle);
+  void Tell(std::string line) { said_.push_back(std::move(line)); }
+  void Push(uint32_t pid, uint64_t ns, bool is_event, const void* data, size_t size,
+            std::string_view tail = {});
+  void Deliver(const Pending& p, const RecordCallback& callback);
+  bool Collecting(uint32_t pid, uint64_t ns) const;
+
+  CaptureMaps& maps_;
+  Say say_;
+  std::vector<std::string> said_;  // lines for say_, printed by the capture loop's thread
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::vector<Raw> gathered_;
+  // Below: the capture loop's thread only (no lock: it passes records on without one).
+  // Per process, its collection state changes as (time, state).
+  std::map<uint32_t, std::vector<std::pair<uint64_t, uint32_t>>> states_;
+  std::unique_ptr<TscClock> clock_;
+  uint64_t lease_units_ = 0;  // kLeaseNs in clock_'s units
+  std::map<uint32_t, Process> processes_;
+  std::map<uint32_t, std::pair<uint64_t, int>> waiting_;  // pid -> (control address, tries)
+  // Collectors attached before they are mapped (record's command before exec): pid ->
+  // (the library, its control block's offset), looked for at each Collect.
+  std::map<uint32_t, std::pair<MappedLibrary, uint64_t>> unmapped_;
+  std::vector<std::byte> arena_;
+  std::vector<Pending> pending_;
+  size_t next_ = 0;  // first of pending_ not yet passed on
+  uint64_t seq_ = 0;
+  std::thread drainer_;  // last: started once everything above exists
+};
+
+}  // namespace xtrace

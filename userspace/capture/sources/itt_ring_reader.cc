@@ -1,0 +1,235 @@
+// Attaching to, draining and detaching from one process's ITT fast path (itt_ring_reader.h).
+#include "capture/sources/itt_ring_reader.h"
+
+#include "base/hex.h"
+
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace xtrace {
+namespace {
+
+constexpr size_t kPage = 4096;
+
+Status MemoryError(const char* what, uint32_t pid, uint64_t address, size_t size, ssize_t got) {
+  const int err = errno;
+  std::string why = got < 0 ? std::strerror(err) : "only " + std::to_string(got) + " bytes";
+  return Status::Error(std::string(what) + " " + std::to_string(size) + " bytes at " + Hex(address) +
+                       " of pid " + std::to_string(pid) + ": " + why);
+}
+
+template <typename T>
+uint64_t FieldAddress(uint64_t base, T xt_itt_control::*field) {
+  const xt_itt_control probe{};
+  return base + static_cast<uint64_t>(reinterpret_cast<const char*>(&(probe.*field)) -
+                                      reinterpret_cast<const char*>(&probe));
+}
+
+uint64_t NewGeneration() {
+  std::random_device rd;
+  uint64_t g = 0;
+  while (g == 0) g = (uint64_t{rd()} << 32) | rd();
+  return g;
+}
+
+}  // namespace
+
+Status RemoteMemory::Read(uint64_t address, void* out, size_t size) const {
+  iovec local{out, size};
+  iovec remote{reinterpret_cast<void*>(address), size};
+  const ssize_t n = process_vm_readv(static_cast<pid_t>(pid_), &local, 1, &remote, 1, 0);
+  if (n != static_cast<ssize_t>(size)) return MemoryError("reading", pid_, address, size, n);
+  return Status::Ok();
+}
+
+Status RemoteMemory::Write(uint64_t address, const void* data, size_t size) const {
+  iovec local{const_cast<void*>(data), size};
+  iovec remote{reinterpret_cast<void*>(address), size};
+  const ssize_t n = process_vm_writev(static_cast<pid_t>(pid_), &local, 1, &remote, 1, 0);
+  if (n != static_cast<ssize_t>(size)) return MemoryError("writing", pid_, address, size, n);
+  return Status::Ok();
+}
+
+Result<std::string> RemoteMemory::ReadString(uint64_t address, size_t max, bool* truncated) const {
+  std::string text;
+  *truncated = false;
+  char chunk[kPage];
+  while (text.size() < max) {
+    const uint64_t at = address + text.size();
+    const size_t want = std::min<size_t>({kPage - at % kPage, max - text.size(), sizeof(chunk)});
+    if (Status st = Read(at, chunk, want); !st.ok()) return st;
+    const void* nul = std::memchr(chunk, 0, want);
+    if (nul) {
+      text.append(chunk, static_cast<const char*>(nul) - chunk);
+      return text;
+    }
+    text.append(chunk, want);
+  }
+  *truncated = true;
+  return text;
+}
+
+Result<std::unique_ptr<IttRingReader>> IttRingReader::Attach(uint32_t pid, uint64_t control_address,
+                                                             const Clock& clock) {
+  std::unique_ptr<IttRingReader> self(new IttRingReader(pid, control_address));
+  self->control_ = std::make_unique<xt_itt_control>();
+  xt_itt_control& c = *self->control_;
+  const RemoteMemory& mem = self->memory_;
+  if (Status st = mem.Read(control_address, &c, sizeof(c)); !st.ok()) return st;
+  if (Status st = ValidateIttControl(c, control_address); !st.ok()) return st;
+  if (c.refused) return Status::Error("the process opted out (XTRACE_ITT_FAST_PATH=0)");
+  if (c.generation != 0 && c.clock == clock.kind &&
+      static_cast<int64_t>(clock.heartbeat - c.heartbeat) < static_cast<int64_t>(c.lease))
+    return Status::Error("another capture is draining its ITT rings");
+  // Stop writers of an earlier (dead) capture first, then skip what its rings still hold.
+  const uint64_t zero = 0;
+  if (Status st = mem.Write(FieldAddress(control_address, &xt_itt_control::generation), &zero, 8);
+      !st.ok())
+    return st;
+  if (Status st = mem.Read(control_address, &c, sizeof(c)); !st.ok()) return st;
+  self->no_ring_dropped_seen_ = c.no_ring_dropped;
+  self->at_attach_.dropped = c.no_ring_dropped;
+  for (uint32_t i = 0; i < IttRingCount(c); ++i) {
+    const uint64_t address = c.rings[i];
+    if (!address) continue;
+    xt_itt_ring ring;
+    RingState& state = self->rings_[address];
+    if (!mem.Read(address, &ring, sizeof(ring)).ok() || !ValidateIttRing(ring, address).ok()) {
+      state.bad = true;
+      continue;
+    }
+    state.read_pos = state.committed = ring.write_pos;
+    state.dropped_seen = ring.dropped;
+    self->at_attach_.records += ring.records;
+    self->at_attach_.dropped += ring.dropped;
+    (void)mem.Write(address + offsetof(xt_itt_ring, read_pos), &state.read_pos, 8);
+  }
+  struct {
+    uint64_t heartbeat, lease;
+    uint32_t clock;
+  } __attribute__((packed)) timing{clock.heartbeat, clock.lease, clock.kind};
+  if (Status st = mem.Write(FieldAddress(control_address, &xt_itt_control::heartbeat), &timing,
+                            sizeof(timing));
+      !st.ok())
+    return st;
+  self->generation_ = NewGeneration();
+  if (Status st = mem.Write(FieldAddress(control_address, &xt_itt_control::generation),
+                            &self->generation_, 8);
+      !st.ok())
+    return st;
+  return self;
+}
+
+IttDrainStats IttRingReader::Drain(uint64_t heartbeat,
+                                   const std::function<void(const IttRingRecord&)>& out) {
+  IttDrainStats stats;
+  auto malformed = [&stats](const std::string& why) {
+    if (stats.malformed++ == 0) stats.first_error = why;
+  };
+  xt_itt_control& c = *control_;
+  if (Status st = memory_.Read(control_address_, &c, sizeof(c)); !st.ok()) {
+    stats.gone = true;
+    stats.first_error = st.message();
+    return stats;
+  }
+  if (Status st = ValidateIttControl(c, control_address_); !st.ok()) {
+    stats.gone = true;  // nothing it says can be believed any more
+    malformed(st.message());
+    return stats;
+  }
+  stats.lapsed = c.generation != generation_;
+  if (!stats.lapsed)
+    (void)memory_.Write(FieldAddress(control_address_, &xt_itt_control::heartbeat), &heartbeat, 8);
+  if (c.no_ring_dropped > no_ring_dropped_seen_) stats.dropped += c.no_ring_dropped - no_ring_dropped_seen_;
+  no_ring_dropped_seen_ = c.no_ring_dropped;
+
+  std::vector<std::byte> data;
+  for (uint32_t i = 0; i < IttRingCount(c); ++i) {
+    const uint64_t address = c.rings[i];
+    if (!address) continue;
+    const bool known = rings_.count(address) != 0;
+    RingState& state = rings_[address];
+    if (state.bad) continue;
+    xt_itt_ring ring;
+    if (Status st = memory_.Read(address, &ring, sizeof(ring)); !st.ok()) {
+      state.bad = true;
+      malformed(st.message());
+      continue;
+    }
+    if (Status st = ValidateIttRing(ring, address); !st.ok()) {
+      state.bad = true;
+      malformed(st.message());
+      continue;
+    }
+    if (!known) {
+      state.read_pos = state.committed = ring.read_pos;  // new since attach: started empty
+      state.dropped_seen = 0;
+    }
+    if (ring.dropped > state.dropped_seen) stats.dropped += ring.dropped - state.dropped_seen;
+    state.dropped_seen = ring.dropped;
+    auto pending = IttRingPending(ring, state.read_pos);
+    if (!pending.ok()) {
+      malformed(pending.status().message());
+      state.read_pos = ring.write_pos;  // start afresh from where it claims to be
+      continue;
+    }
+    if (*pending == 0) continue;
+    // The pending bytes, unwrapped: up to the end of the data area, then from its start.
+    const uint64_t mask = ring.data_bytes - 1;
+    const uint64_t first = state.read_pos & mask;
+    const uint64_t head_len = std::min<uint64_t>(*pending, ring.data_bytes - first);
+    data.resize(*pending);
+    const uint64_t base = address + sizeof(xt_itt_ring);
+    Status st = memory_.Read(base + first, data.data(), head_len);
+    if (st.ok() && head_len < *pending)
+      st = memory_.Read(base, data.data() + head_len, *pending - head_len);
+    if (!st.ok()) {
+      state.bad = true;
+      malformed(st.message());
+      continue;
+    }
+    const IttRingDecodeStats decoded = DecodeIttRingRecords(data, out);
+    stats.records += decoded.records;
+    if (decoded.malformed) malformed(decoded.first_error);
+    state.read_pos += *pending;  // a malformed tail is skipped: its framing is lost
+  }
+  return stats;
+}
+
+void IttRingReader::Commit() {
+  for (auto& [address, state] : rings_) {
+    if (state.bad || state.read_pos == state.committed) continue;
+    if (memory_.Write(address + offsetof(xt_itt_ring, read_pos), &state.read_pos, 8).ok())
+      state.committed = state.read_pos;
+  }
+}
+
+Result<IttRingTotals> IttRingReader::ReadTotals() const {
+  xt_itt_control& c = *control_;
+  if (Status st = memory_.Read(control_address_, &c, sizeof(c)); !st.ok()) return st;
+  if (Status st = ValidateIttControl(c, control_address_); !st.ok()) return st;
+  IttRingTotals totals{0, c.no_ring_dropped};
+  for (uint32_t i = 0; i < IttRingCount(c); ++i) {
+    if (!c.rings[i]) continue;
+    xt_itt_ring ring;
+    if (Status st = memory_.Read(c.rings[i], &ring, sizeof(ring)); !st.ok()) return st;
+    totals.records += ring.records;
+    totals.dropped += ring.dropped;
+  }
+  return totals;
+}
+
+void IttRingReader::Detach() {
+  uint64_t current = 0;
+  const uint64_t at = FieldAddress(control_address_, &xt_itt_control::generation);
+  if (!memory_.Read(at, &current, 8).ok() || current != generation_) return;
+  const uint64_t zero = 0;
+  (void)memory_.Write(at, &zero, 8);
+}
+
+}  // namespace xtrace

@@ -1,0 +1,47 @@
+// The registry of probe sources: each capture loads every source this build knows that its
+// options select.
+#include "capture/capture_options.h"
+#include "capture/sources/drm_source.h"
+#include "capture/sources/itt_source.h"
+#include "capture/sources/probe_source.h"
+#include "capture/sources/python_source.h"
+#include "capture/sources/ze_source.h"
+
+namespace xtrace {
+
+Result<std::vector<std::unique_ptr<ProbeSource>>> LoadProbeSources(const SourceContext& ctx) {
+  using Loader = Result<std::unique_ptr<ProbeSource>> (*)(const SourceContext&);
+  struct Entry {
+    Loader load;
+    bool kernel_driver;  // the DRM view, which --no-drm and --drm-only select
+  };
+  static constexpr Entry kEntries[] = {
+      {&ZeSource::Load, false},
+      {&IttSource::Load, false},
+      {&DrmSource::Load, true},
+  };
+  std::vector<std::unique_ptr<ProbeSource>> sources;
+  std::string errors;
+  for (const Entry& entry : kEntries) {
+    if (entry.kernel_driver ? ctx.options.drm == DrmCapture::kOff
+                            : ctx.options.drm == DrmCapture::kOnly)
+      continue;
+    auto source = entry.load(ctx);
+    if (!source.ok()) {
+      ctx.say(source.status().message() + "; continuing without it");
+      errors += (errors.empty() ? "" : "; ") + source.status().message();
+      continue;
+    }
+    sources.push_back(std::move(*source));
+  }
+  if (sources.empty()) return Status::Error(errors);
+  // Python frames ride on the other sources' probes: not a source of records by itself.
+  if (ctx.options.wants_python_frames() && ctx.options.drm != DrmCapture::kOnly) {
+    auto python = PythonSource::Load(ctx);
+    if (python.ok()) sources.push_back(std::move(*python));
+    else ctx.say(python.status().message() + "; continuing without it");
+  }
+  return sources;
+}
+
+}  // namespace xtrace

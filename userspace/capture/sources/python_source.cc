@@ -1,0 +1,57 @@
+// Python frames' source; see python_source.h.
+#include "capture/sources/python_source.h"
+
+#include "capture/capture_options.h"
+#include "capture/sources/python_process.h"
+#include "capture/sources/tsc_clock.h"
+
+namespace xtrace {
+
+Result<std::unique_ptr<ProbeSource>> PythonSource::Load(const SourceContext& ctx) {
+  if (!ctx.python) return Status::Error("Python frames: no interpreter registry");
+  return std::unique_ptr<ProbeSource>(new PythonSource(ctx));
+}
+
+bool PythonSource::ProbesLibrary(const MappedLibrary& lib) { return IsCPythonBinary(lib.path); }
+
+Result<std::vector<ProbeLink>> PythonSource::AttachToLibrary(const MappedLibrary& lib, int pid) {
+  if (pid < 0) return std::vector<ProbeLink>{};  // per process only (attaches_per_process)
+  const auto p = static_cast<uint32_t>(pid);
+  const std::string who = "pid " + std::to_string(pid) + ": ";
+  const uint64_t inspected_ns = TscClock::MonotonicNs();
+  auto found = InspectCPython(p, lib);
+  if (!found.ok()) {
+    ctx_.say(who + "no Python frames: " + found.status().message());
+    return std::vector<ProbeLink>{};
+  }
+  const xt_py_layout layout = BpfLayout(*found->interpreter.layout, found->interpreter.runtime,
+                                        XT_PY_MAX_FRAMES, ++generation_);
+  ctx_.python->Set(p, found->interpreter);
+  if (Status st = ctx_.maps.SetPythonLayout(p, layout); !st.ok()) {
+    ctx_.python->Forget(p);
+    ctx_.say(who + "no Python frames: " + st.message());
+    return std::vector<ProbeLink>{};
+  }
+  set_[p] = inspected_ns;
+  if (ctx_.options.verbose)
+    ctx_.say(who + "CPython " + VersionText(found->major, found->minor) + " (" + lib.path +
+             ", offsets from " + found->interpreter.layout->source +
+             "): Python frames on its traced calls");
+  return std::vector<ProbeLink>{};
+}
+
+void PythonSource::Forget(uint32_t pid) {
+  if (!set_.erase(pid)) return;
+  ctx_.maps.ForgetPython(pid);
+  ctx_.python->Forget(pid);
+}
+
+void PythonSource::OnProcessExit(uint32_t pid) { Forget(pid); }
+
+void PythonSource::OnProcessExec(uint32_t pid, uint64_t exec_ns) {
+  auto it = set_.find(pid);
+  if (it != set_.end() && it->second > exec_ns) return;  // inspected after the exec
+  Forget(pid);
+}
+
+}  // namespace xtrace

@@ -1,0 +1,42 @@
+// Python frames as a probe source: it attaches nothing of its own, but when a traced process
+// maps a CPython interpreter (python3.N, libpython3.N.so) it checks the interpreter
+// (capture/python_process.h) and tells BPF where that process's frames are
+// (CaptureMaps::SetPythonLayout), so that the Level Zero and ITT probes add the calling
+// thread's Python frames to the calls that matter (bpf/python_frames.bpf.h). What it learned
+// goes into the capture's PythonInterpreters, from which the correlator resolves the frames.
+// A process whose interpreter cannot be read gets no frames and one line saying why.
+#pragma once
+
+#include <map>
+
+#include "capture/sources/probe_source.h"
+
+namespace xtrace {
+
+class PythonSource final : public ProbeSource {
+ public:
+  static Result<std::unique_ptr<ProbeSource>> Load(const SourceContext& ctx);
+
+  std::string_view name() const override { return "Python frames"; }
+  bool needs_library() const override { return true; }
+  bool ProbesLibrary(const MappedLibrary& lib) override;
+  Result<std::vector<ProbeLink>> AttachToLibrary(const MappedLibrary& lib, int pid) override;
+  bool attaches_per_process() const override { return true; }
+  bool says_where_attached() const override { return true; }
+  void OnProcessExit(uint32_t pid) override;
+  // Forgets the process's layout unless it was taken from the image after the exec: the
+  // exec may be reported after the new image's interpreter was already found.
+  void OnProcessExec(uint32_t pid, uint64_t exec_ns) override;
+  size_t link_count() const override { return 0; }
+
+ private:
+  explicit PythonSource(const SourceContext& ctx) : ctx_(ctx) {}
+  void Forget(uint32_t pid);
+
+  SourceContext ctx_;
+  uint32_t generation_ = 0;  // xt_py_layout.generation: one per layout set
+  // Processes whose layout BPF has -> when their interpreter was inspected (CLOCK_MONOTONIC).
+  std::map<uint32_t, uint64_t> set_;
+};
+
+}  // namespace xtrace

@@ -1,0 +1,697 @@
+// Asking a held process about the Level Zero objects it made before the attach.
+#include "capture/sources/ze_query.h"
+
+#include "base/hex.h"
+
+#include <bpf/bpf.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <iterator>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+#include "base/read_file.h"
+#include "base/unique_fd.h"
+#include "capture/bpf/capture_maps.h"
+#include "capture/discovery/elf_symbols.h"
+#include "capture/holds/hold_guardian.h"
+#include "capture/discovery/proc_maps.h"
+#include "model/ze_api_views.h"
+#include "xtrace/hold.h"
+#include "xtrace/records.h"
+
+namespace xtrace {
+namespace {
+
+// The bound of a whole hold, from the moment it is served: the thread's stop and every call
+// made in it. Generous: the calls take microseconds, but on a loaded machine a thread woken
+// for one can wait long for a CPU. No call begins once it has passed; a call under way then
+// is never undone in the middle (it may hold a lock: remote_call.h) but let finish while the
+// capture goes on (Tick), and its answer is not used.
+constexpr uint64_t kHoldBoundNs = 2'000'000'000;
+// A call let finish that has still not returned when the capture ends: how long the capture
+// waits for it before handing the thread to the guardian (which waits as long as it takes).
+constexpr uint64_t kFinishAtEndNs = 5'000'000'000;
+// How long each look at a call let finish may take (the capture's loop goes on between).
+constexpr uint64_t kFinishLookNs = 2'000'000;
+// The longest a hold waits, before it lets its thread go, for the SIGCONT a parent that
+// mirrors its child's stops (nsenter) owes the process: the parent needs a CPU to send it.
+constexpr uint64_t kParentEchoWaitNs = 1'000'000'000;
+// How far past the probed instruction a held thread may stand: the probe's instruction was
+// emulated or stepped (a conditional branch of the stub, or its first move).
+constexpr uint64_t kHeldIpWindow = 64;
+constexpr size_t kMaxFailuresShown = 3;
+// Rounds of handles asked for by other threads while one is held (each round takes those that
+// arrived during the previous one); in practice two.
+constexpr int kMaxAskRounds = 16;
+// Holds that found their thread unusable (not stopped, not where it was held) before a process
+// is left alone: each costs the process a stop.
+constexpr int kMaxUnusableHolds = 3;
+// Holds served one after the other in one OnHold (each taken while the one before it closed).
+constexpr int kMaxChainedHolds = 16;
+constexpr int32_t kZeResultSuccess = 0;
+
+uint64_t NowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+}  // namespace
+
+Result<uint64_t> FindSelfLoop(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return Status::Error("opening " + path + ": " + std::strerror(errno));
+  Elf64_Ehdr eh{};
+  if (pread(fd.get(), &eh, sizeof(eh), 0) != static_cast<ssize_t>(sizeof(eh)) ||
+      std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_phentsize != sizeof(Elf64_Phdr))
+    return Status::Error(path + ": not a 64-bit ELF file");
+  for (uint16_t i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    if (pread(fd.get(), &ph, sizeof(ph), static_cast<off_t>(eh.e_phoff + i * sizeof(ph))) !=
+        static_cast<ssize_t>(sizeof(ph)))
+      break;
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || ph.p_filesz < 2) continue;
+    std::string bytes(ph.p_filesz, '\0');
+    if (pread(fd.get(), bytes.data(), bytes.size(), static_cast<off_t>(ph.p_offset)) !=
+        static_cast<ssize_t>(bytes.size()))
+      return Status::Error("reading " + path + ": " + std::strerror(errno));
+    const size_t at = bytes.find("\xeb\xfe");
+    if (at != std::string::npos) return ph.p_vaddr + at;
+  }
+  return Status::Error(path + " has no `jmp .` in its code to return to");
+}
+
+Result<QueryTargetAddresses> ResolveQueryTarget(uint32_t pid) {
+  auto loaders = FindMappedLibraries(pid, "libze_loader.so");
+  if (!loaders.ok()) return loaders.status();
+  if (loaders->empty()) return Status::Error("it has no Level Zero loader mapped");
+  const MappedLibrary& loader = loaders->front();
+  const auto base = LoadBase(pid, loader);
+  if (!base) return Status::Error("cannot find where " + loader.path + " is loaded");
+  // zeKernelGetName first; then zeDeviceGetProperties and Level Zero 1.9's queries.
+  static constexpr std::string_view kLoaderSymbols[] = {
+      "zeKernelGetName",          "zeDeviceGetProperties",          "zeCommandListGetDeviceHandle",
+      "zeCommandListGetOrdinal",  "zeCommandListImmediateGetIndex", "zeCommandListIsImmediate",
+      "zeCommandQueueGetOrdinal", "zeCommandQueueGetIndex",         "zeEventGetEventPool",
+      "zeEventPoolGetFlags"};
+  // The file it maps, reached whichever way works (a chrooted process's path is from our
+  // root, a container's from its own).
+  const UniqueFd loader_fd = OpenMappedFile(pid, loader);
+  if (!loader_fd.valid()) return Status::Error("cannot open " + loader.path + " as pid " + std::to_string(pid) + " maps it");
+  const std::string loader_file = "/proc/self/fd/" + std::to_string(loader_fd.get());
+  auto values = ElfExportValues(loader_file, kLoaderSymbols);
+  if (!values.ok()) return values.status();
+  if (!(*values)[0]) return Status::Error(loader.path + " has no zeKernelGetName");
+  QueryTargetAddresses a;
+  a.loader = loader.path;
+  uint64_t* const slots[] = {&a.kernel_get_name,          &a.device_get_properties,
+                             &a.list_get_device,          &a.list_get_ordinal,
+                             &a.list_immediate_get_index, &a.list_is_immediate,
+                             &a.queue_get_ordinal,        &a.queue_get_index,
+                             &a.event_get_pool,           &a.pool_get_flags};
+  for (size_t i = 0; i < std::size(slots); ++i) {
+    if ((*values)[i]) *slots[i] = *base + *(*values)[i];
+    else if (i >= 2 && a.first_missing.empty()) a.first_missing = kLoaderSymbols[i];
+  }
+  auto loop = FindSelfLoop(loader_file);
+  if (!loop.ok()) return loop.status();
+  a.loop = *base + *loop;
+  // errno lives in the thread's TLS: saved and put back around the calls, through libc's own
+  // accessor. Without a libc to ask, the calls go ahead: the loader and driver rarely set it.
+  if (auto libcs = FindMappedLibraries(pid, "libc.so"); libcs.ok() && !libcs->empty()) {
+    static constexpr std::string_view kLibcSymbols[] = {"__errno_location"};
+    const UniqueFd libc_fd = OpenMappedFile(pid, libcs->front());
+    auto libc_values = libc_fd.valid()
+                           ? ElfExportValues("/proc/self/fd/" + std::to_string(libc_fd.get()), kLibcSymbols)
+                           : Result<std::vector<std::optional<uint64_t>>>(Status::Error("unreadable"));
+    const auto libc_base = LoadBase(pid, libcs->front());
+    if (libc_values.ok() && (*libc_values)[0] && libc_base)
+      a.errno_location = *libc_base + *(*libc_values)[0];
+  }
+  return a;
+}
+
+uint32_t QueryTargetAddresses::Kinds() const {
+  uint32_t kinds = 1u << XT_QUERY_KERNEL;
+  if (list_get_device && list_get_ordinal && list_immediate_get_index && list_is_immediate &&
+      device_get_properties)
+    kinds |= 1u << XT_QUERY_COMMAND_LIST;
+  if (queue_get_ordinal && queue_get_index) kinds |= 1u << XT_QUERY_COMMAND_QUEUE;
+  if (event_get_pool && pool_get_flags) kinds |= 1u << XT_QUERY_EVENT;
+  return kinds;
+}
+
+ZeQueries::ZeQueries(CaptureMaps& maps, int held_map_fd, RemoteCallSlot* slot, Learned learned,
+                     LearnedCall learned_call, Say say)
+    : maps_(maps),
+      held_fd_(held_map_fd),
+      slot_(slot),
+      learned_(std::move(learned)),
+      learned_call_(std::move(learned_call)),
+      say_(std::move(say)),
+      self_pid_(static_cast<uint32_t>(getpid())) {}
+
+void ZeQueries::Refuse(uint32_t pid, const std::string& why) {
+  if (stats_.not_queried.emplace(pid, why).second)
+    say_("pid " + std::to_string(pid) + ": objects made before the attach are not queried (" + why +
+         ")");
+  Forget(pid);
+}
+
+void ZeQueries::Fail(const std::string& why) {
+  if (stats_.failures.size() < kMaxFailuresShown &&
+      std::find(stats_.failures.begin(), stats_.failures.end(), why) == stats_.failures.end())
+    stats_.failures.push_back(why);
+}
+
+void ZeQueries::Watch(uint32_t pid) {
+  if (const std::string tracer = OtherTracer(pid, self_pid_); !tracer.empty())
+    return Refuse(pid, tracer);
+  // What its loader can be asked, known before its first hold: BPF asks only for those kinds.
+  // A process with no loader mapped yet makes its objects under our eyes; one whose loader
+  // cannot be read is refused at its first hold, as before.
+  uint32_t kinds = 1u << XT_QUERY_KERNEL;
+  if (auto resolved = ResolveQueryTarget(pid); resolved.ok()) {
+    kinds = resolved->Kinds();
+    if (!resolved->first_missing.empty()) {
+      auto [it, first] = stats_.old_loaders.try_emplace(resolved->loader, resolved->first_missing, 0);
+      ++it->second.second;
+      if (first)
+        say_("lists, queues and events made before the attach keep an unknown device and engine in "
+             "processes using " + resolved->loader + ": it has no " + resolved->first_missing +
+             " (Level Zero 1.9 added those queries); their kernels are still named");
+    }
+    targets_[pid] = *resolved;
+  }
+  if (Status st = maps_.SetQueryPid(pid, kinds); !st.ok()) return Refuse(pid, st.message());
+  watched_.insert(pid);
+}
+
+void ZeQueries::Forget(uint32_t pid) {
+  if (watched_.erase(pid) == 0) return;
+  targets_.erase(pid);
+  unusable_holds_.erase(pid);
+  std::erase_if(devices_known_, [pid](const auto& k) { return k.first == pid; });
+  std::erase_if(pool_flags_, [pid](const auto& k) { return k.first.first == pid; });
+  maps_.ForgetQueries(pid);
+}
+
+namespace {
+
+// Level Zero's answer-by-pointer: `function(handle, out)` into the scratch area, `size` bytes.
+Result<uint64_t> AskValue(RemoteCallSession& session, uint64_t function, const char* name,
+                          uint64_t handle, size_t size, uint64_t timeout_ns) {
+  uint64_t value = 0;
+  const uint64_t at = session.scratch();
+  if (Status st = session.Write(at, &value, sizeof(value)); !st.ok()) return st;
+  auto r = session.Call(function, {handle, at}, timeout_ns);
+  if (!r.ok()) return r.status();
+  if (static_cast<int32_t>(*r) != kZeResultSuccess)
+    return Status::Error(std::string(name) + " returned " + Hex(static_cast<uint32_t>(*r)));
+  if (Status st = session.Read(at, &value, size); !st.ok()) return st;
+  return value;
+}
+
+// ze_device_properties_t (x86-64): stype at 0, pNext at 8, the 16-byte uuid at 96, 368 bytes
+// with the name; asked with room to spare.
+constexpr uint32_t kStructureTypeDeviceProperties = 0x3;  // ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES
+constexpr size_t kDevicePropertiesUuid = 96;
+constexpr size_t kDevicePropertiesRoom = 1024;
+
+// A learned creation: the call `fn` on the held thread, over the hold.
+ApiCall LearnedCallOf(uint16_t fn, uint32_t pid, uint32_t tid) {
+  ApiCall call;
+  call.pid = pid;
+  call.tid = tid;
+  call.fn = fn;
+  call.learned = true;
+  return call;
+}
+
+}  // namespace
+
+Result<std::vector<ApiCall>> ZeQueries::AskObject(RemoteCallSession& session,
+                                                  const QueryTargetAddresses& t, uint32_t pid,
+                                                  uint64_t handle, uint8_t kind) {
+  std::vector<ApiCall> calls;
+  const uint32_t tid = slot_->tid;
+  if (kind == XT_QUERY_COMMAND_LIST) {
+    auto immediate = AskValue(session, t.list_is_immediate, "zeCommandListIsImmediate", handle, 1, CallBound());
+    if (!immediate.ok()) return immediate.status();
+    auto device = AskValue(session, t.list_get_device, "zeCommandListGetDeviceHandle", handle, 8, CallBound());
+    if (!device.ok()) return device.status();
+    auto ordinal = AskValue(session, t.list_get_ordinal, "zeCommandListGetOrdinal", handle, 4, CallBound());
+    if (!ordinal.ok()) return ordinal.status();
+    uint64_t index = 0;
+    if (*immediate) {
+      auto i = AskValue(session, t.list_immediate_get_index, "zeCommandListImmediateGetIndex", handle, 4, CallBound());
+      if (!i.ok()) return i.status();
+      index = *i;
+    }
+    // Which device the handle is: its UUID, as a process's own zeDeviceGetProperties says.
+    if (*device && !devices_known_.count({pid, *device})) {
+      std::vector<uint8_t> props(kDevicePropertiesRoom, 0);
+      std::memcpy(props.data(), &kStructureTypeDeviceProperties, sizeof(uint32_t));
+      const uint64_t at = session.scratch();
+      if (Status st = session.Write(at, props.data(), props.size()); !st.ok()) return st;
+      auto r = session.Call(t.device_get_properties, {*device, at}, CallBound());
+      if (!r.ok()) return r.status();
+      if (static_cast<int32_t>(*r) != kZeResultSuccess)
+        return Status::Error("zeDeviceGetProperties returned " + Hex(static_cast<uint32_t>(*r)));
+      uint64_t uuid[2] = {0, 0};
+      if (Status st = session.Read(at + kDevicePropertiesUuid, uuid, sizeof(uuid)); !st.ok()) return st;
+      constexpr uint16_t kProps = XT_ZE_DEVICE_GET_PROPERTIES;
+      ApiCall props_call = LearnedCallOf(kProps, pid, tid);
+      props_call.arg[kZeArgSlot<kProps, "device">] = *device;
+      props_call.arg[kZeArgSlot<kProps, "uuid_lo">] = uuid[0];
+      props_call.arg[kZeArgSlot<kProps, "uuid_hi">] = uuid[1];
+      calls.push_back(props_call);
+      devices_known_.insert({pid, *device});
+    }
+    if (*immediate) {
+      constexpr uint16_t kFn = XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE;
+      ApiCall c = LearnedCallOf(kFn, pid, tid);
+      c.arg[kZeArgSlot<kFn, "device">] = *device;
+      c.arg[kZeArgSlot<kFn, "ordinal">] = *ordinal;
+      c.arg[kZeArgSlot<kFn, "index">] = index;
+      c.arg[kZeArgSlot<kFn, "command_list">] = handle;
+      calls.push_back(c);
+    } else {
+      constexpr uint16_t kFn = XT_ZE_COMMAND_LIST_CREATE;
+      ApiCall c = LearnedCallOf(kFn, pid, tid);
+      c.arg[kZeArgSlot<kFn, "device">] = *device;
+      c.arg[kZeArgSlot<kFn, "ordinal">] = *ordinal;
+      c.arg[kZeArgSlot<kFn, "command_list">] = handle;
+      calls.push_back(c);
+    }
+  } else if (kind == XT_QUERY_COMMAND_QUEUE) {
+    // Level Zero has no question for a queue's device: its lists' device stands for it.
+    auto ordinal = AskValue(session, t.queue_get_ordinal, "zeCommandQueueGetOrdinal", handle, 4, CallBound());
+    if (!ordinal.ok()) return ordinal.status();
+    auto index = AskValue(session, t.queue_get_index, "zeCommandQueueGetIndex", handle, 4, CallBound());
+    if (!index.ok()) return index.status();
+    constexpr uint16_t kFn = XT_ZE_COMMAND_QUEUE_CREATE;
+    ApiCall c = LearnedCallOf(kFn, pid, tid);
+    c.arg[kZeArgSlot<kFn, "ordinal">] = *ordinal;
+    c.arg[kZeArgSlot<kFn, "index">] = *index;
+    c.arg[kZeArgSlot<kFn, "command_queue">] = handle;
+    calls.push_back(c);
+  } else if (kind == XT_QUERY_EVENT) {
+    auto pool = AskValue(session, t.event_get_pool, "zeEventGetEventPool", handle, 8, CallBound());
+    if (!pool.ok()) return pool.status();
+    if (*pool == 0) return calls;  // an event of no pool (counter-based): nothing more to say
+    if (!pool_flags_.count({pid, *pool})) {
+      auto flags = AskValue(session, t.pool_get_flags, "zeEventPoolGetFlags", *pool, 4, CallBound());
+      if (!flags.ok()) return flags.status();
+      constexpr uint16_t kFn = XT_ZE_EVENT_POOL_CREATE;
+      ApiCall c = LearnedCallOf(kFn, pid, tid);
+      c.arg[kZeArgSlot<kFn, "flags">] = *flags;
+      c.arg[kZeArgSlot<kFn, "event_pool">] = *pool;
+      calls.push_back(c);
+      pool_flags_[{pid, *pool}] = static_cast<uint32_t>(*flags);
+    }
+    constexpr uint16_t kFn = XT_ZE_EVENT_CREATE;
+    ApiCall c = LearnedCallOf(kFn, pid, tid);
+    c.arg[kZeArgSlot<kFn, "event_pool">] = *pool;
+    c.arg[kZeArgSlot<kFn, "event">] = handle;
+    calls.push_back(c);
+  } else {
+    return Status::Error("an object of unknown kind " + std::to_string(kind));
+  }
+  return calls;
+}
+
+Result<LearnedKernel> ZeQueries::AskKernelName(RemoteCallSession& session, uint64_t function,
+                                               uint64_t kernel) {
+  // zeKernelGetName(hKernel, size_t *pSize, char *pName): the size first, then the name.
+  const uint64_t size_at = session.scratch();
+  const uint64_t name_at = session.scratch() + 16;
+  const uint64_t room = session.scratch_bytes() - 16;
+  uint64_t size = 0;
+  if (Status st = session.Write(size_at, &size, sizeof(size)); !st.ok()) return st;
+  auto r = session.Call(function, {kernel, size_at, 0}, CallBound());
+  if (!r.ok()) return r.status();
+  if (static_cast<int32_t>(*r) != kZeResultSuccess)
+    return Status::Error("zeKernelGetName returned " + Hex(static_cast<uint32_t>(*r)));
+  if (Status st = session.Read(size_at, &size, sizeof(size)); !st.ok()) return st;
+  if (size == 0 || size > room)
+    return Status::Error("zeKernelGetName gave a size of " + std::to_string(size) + " bytes (room: " +
+                         std::to_string(room) + ")");
+  if (Status st = session.Write(size_at, &size, sizeof(size)); !st.ok()) return st;
+  r = session.Call(function, {kernel, size_at, name_at}, CallBound());
+  if (!r.ok()) return r.status();
+  if (static_cast<int32_t>(*r) != kZeResultSuccess)
+    return Status::Error("zeKernelGetName returned " + Hex(static_cast<uint32_t>(*r)));
+  std::string name(size, '\0');
+  if (Status st = session.Read(name_at, name.data(), size); !st.ok()) return st;
+  name.resize(std::strlen(name.c_str()));
+  return LearnedKernel{kernel, std::move(name)};
+}
+
+bool IsQueryHold(int held_fd, const QueryHold& hold) {
+  xt_hold entry{};
+  return bpf_map_lookup_elem(held_fd, &hold.pid, &entry) == 0 && entry.reason == XT_HOLD_QUERY &&
+         entry.tid == hold.tid && entry.since_ns == hold.since_ns;
+}
+
+bool RenewQueryHold(int held_fd, RemoteCallSlot* slot, const QueryHold& hold, uint64_t now_ns) {
+  // Only our own: an entry that is another thread's hold now (ours was continued by the
+  // guardian's bound, and that thread held the process since) is that hold's, its process
+  // stopping, its record on its way. The entry itself is never written: the lease is.
+  if (!IsQueryHold(held_fd, hold)) return false;
+  if (slot->lease_pid.load() != hold.pid || slot->lease_since_ns.load() != hold.since_ns) {
+    slot->lease_pid.store(0);  // moved to this hold: never read half-written as that one's
+    slot->lease_since_ns.store(hold.since_ns);
+    slot->lease_ns.store(now_ns);
+    slot->lease_pid.store(hold.pid);
+  } else {
+    slot->lease_ns.store(now_ns);
+  }
+  return true;
+}
+
+bool EndQueryHold(int held_fd, RemoteCallSlot* slot, const QueryHold& hold) {
+  if (slot->lease_pid.load() == hold.pid && slot->lease_since_ns.load() == hold.since_ns)
+    slot->lease_pid.store(0);
+  return TakeHoldIf(held_fd, hold.pid, hold.since_ns, XT_HOLD_QUERY, hold.tid);
+}
+
+bool ZeQueries::RenewHold() { return RenewQueryHold(held_fd_, slot_, hold_, NowNs()); }
+
+bool ZeQueries::EndOwnHold() { return EndQueryHold(held_fd_, slot_, hold_); }
+
+uint64_t ZeQueries::CallBound() {
+  (void)RenewHold();
+  return Remaining();
+}
+
+void ZeQueries::AwaitParentEcho(uint32_t pid) {
+  const int fd = maps_.hold_parents_fd();
+  const uint64_t until = NowNs() + kParentEchoWaitNs;
+  for (;;) {
+    (void)RenewHold();  // the guardian's bound is not for this wait
+    std::vector<uint32_t> owing;
+    uint32_t key = 0, next = 0;
+    const void* prev = nullptr;
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+      xt_hold_parent e{};
+      if (bpf_map_lookup_elem(fd, &next, &e) == 0 && e.child_ns == pid && (e.state & XT_PARENT_CONTINUED))
+        owing.push_back(next);
+      key = next;
+      prev = &key;
+    }
+    if (owing.empty()) return;
+    if (NowNs() >= until) {
+      // A parent that never sent it: not waited for again.
+      for (uint32_t parent : owing) bpf_map_delete_elem(fd, &parent);
+      Fail("the parent of pid " + std::to_string(pid) + " did not continue it within " +
+           std::to_string(kParentEchoWaitNs / 1'000'000) + " ms of being continued");
+      return;
+    }
+    const timespec pause{0, 200'000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+bool ZeQueries::HeldNow(uint32_t pid) const {
+  xt_hold hold{};
+  return bpf_map_lookup_elem(held_fd_, &pid, &hold) == 0;
+}
+
+void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_ns) {
+  if (served_.erase({pid, since_ns})) return;  // served right after the hold before it
+  for (int chained = 0;; ++chained) {
+    // Handles asked just before a hold closed are left to the hold another thread took since.
+    // Their askers ran on, and their launches' records may come before that hold's record:
+    // read first, they would stay unnamed. So that hold is served now, its record skipped.
+    if (!ServeHold(pid, tid, ip, since_ns) || chained >= kMaxChainedHolds) return;
+    xt_hold next{};
+    if (bpf_map_lookup_elem(held_fd_, &pid, &next) != 0 || next.reason != XT_HOLD_QUERY) return;
+    served_.insert({pid, next.since_ns});
+    tid = next.tid;
+    ip = next.ip;
+    since_ns = next.since_ns;
+  }
+}
+
+uint64_t ZeQueries::Remaining() const {
+  const uint64_t now = NowNs();
+  return hold_deadline_ns_ > now ? hold_deadline_ns_ - now : 0;
+}
+
+bool ZeQueries::SlotFree(uint64_t wait_ns) {
+  if (!finishing_) return true;
+  if (!finishing_->Finish(wait_ns)) return false;
+  finishing_.reset();
+  slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
+  return true;
+}
+
+void ZeQueries::Tick() { (void)SlotFree(kFinishLookNs); }
+
+ZeQueries::~ZeQueries() {
+  if (!finishing_ || SlotFree(kFinishAtEndNs)) return;
+  // Still in the function it was called into: never undone there. The guardian, which
+  // outlives the capture, takes the thread over and puts it back once the call returned.
+  say_("pid " + std::to_string(finishing_pid_) + ": a call into its loader has not returned after " +
+       std::to_string((kHoldBoundNs + kFinishAtEndNs) / 1'000'000'000) +
+       " s; its thread is left to the hold guardian, which puts it back once the call returns");
+  (void)finishing_->HandOver(kFinishAtEndNs);
+  finishing_.reset();
+}
+
+bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_ns) {
+  ++stats_.holds;
+  if (!SlotFree(kFinishLookNs)) {
+    // A call of an earlier hold is still let finish in the slot: this hold goes on unasked,
+    // and its handles wait for a later hold.
+    stats_.missed += maps_.AskedHandles(pid).size();
+    Fail("a call into pid " + std::to_string(finishing_pid_) +
+         "'s loader had not returned yet when another hold came");
+    // Unless the guardian's bound continued it already (and another hold may be there now).
+    hold_ = {pid, tid, since_ns, ip};
+    if (EndOwnHold()) kill(static_cast<pid_t>(pid), SIGCONT);
+    const uint64_t held = NowNs() - std::min(NowNs(), since_ns);
+    stats_.held_ns += held;
+    stats_.max_held_ns = std::max(stats_.max_held_ns, held);
+    return false;
+  }
+  hold_deadline_ns_ = NowNs() + kHoldBoundNs;
+  // The hold is ours while its entry stays: renewed (the guardian's bound continues stale
+  // holds) and deleted by us. While it is there, other threads of the process that launch
+  // unknown kernels only ask (bpf/query.bpf.h) and run on: they are asked about here, in the
+  // held thread, before their launches' records are read. From here the slot tells the
+  // guardian to continue the process if we die.
+  slot_->pid = pid;
+  slot_->tid = tid;
+  slot_->state.store(static_cast<uint32_t>(RemoteCallState::kOwned));
+  hold_ = {pid, tid, since_ns, ip};
+  if (!RenewHold()) {
+    slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
+    Fail("a thread was no longer held when its turn came (--hold-max passed, or it exited)");
+    return false;
+  }
+  const size_t waiting = maps_.AskedHandles(pid).size();
+  std::set<uint64_t> asked;  // asked about in this hold, answered or not
+  std::vector<LearnedKernel> learned;
+  std::vector<ApiCall> learned_calls;
+  uint64_t objects = 0;  // learned, kernels and others
+  std::string why;        // the process cannot be asked at all
+  bool retry = false;     // this hold could not be used: its handles wait for the next one
+  bool continued = false;  // the session continued the rest of the process
+  bool released = false;   // the hold's entry is gone
+  bool left = false;       // handles asked for were left to a hold taken since
+  bool echo_awaited = false;  // a parent's SIGCONT owed to the process was waited for
+  if (!watched_.count(pid)) {
+    why = "not watched";
+  } else if (const std::string tracer = OtherTracer(pid, self_pid_); !tracer.empty()) {
+    why = tracer;
+    Refuse(pid, tracer);
+  } else {
+    auto it = targets_.find(pid);
+    if (it == targets_.end()) {
+      auto resolved = ResolveQueryTarget(pid);
+      if (!resolved.ok()) {
+        why = resolved.status().message();
+        Refuse(pid, why);
+      } else {
+        it = targets_.emplace(pid, *resolved).first;
+      }
+    }
+    if (it != targets_.end()) {
+      const QueryTargetAddresses target = it->second;
+      std::unique_ptr<RemoteCallSession> unstopped;
+      auto session = RemoteCallSession::Begin(pid, tid, ip, ip + kHeldIpWindow, target.loop, slot_,
+                                              Remaining(), &unstopped);
+      if (!session.ok()) {
+        retry = true;
+        ++stats_.unusable;
+        Fail(session.status().message());
+        if (++unusable_holds_[pid] >= kMaxUnusableHolds) Refuse(pid, session.status().message());
+        // Asked to stop and not stopped yet: let go once its stop is in (Tick).
+        if (unstopped) {
+          finishing_ = std::move(unstopped);
+          finishing_pid_ = pid;
+        }
+      } else {
+        continued = true;
+        if (Status st = (*session)->SaveErrno(target.errno_location, CallBound()); !st.ok()) {
+          if ((*session)->unfinished()) {
+            retry = true;  // slow, not refused: its handles wait for the next hold
+            Fail("__errno_location: " + st.message());
+          } else {
+            why = st.message();
+            Refuse(pid, why);
+          }
+        } else {
+          auto ask = [&](const CaptureMaps::AskedHandle& h) {
+            asked.insert(h.handle);
+            // Past the hold's bound (or behind a call let finish), nothing more is asked.
+            if ((*session)->unfinished() || Remaining() == 0) {
+              ++stats_.failed;
+              Fail("not asked: the hold's bound of " + std::to_string(kHoldBoundNs / 1'000'000'000) +
+                   " s had passed");
+              return;
+            }
+            if (h.kind == XT_QUERY_KERNEL) {
+              auto name = AskKernelName(**session, target.kernel_get_name, h.handle);
+              if (name.ok()) {
+                learned.push_back(std::move(*name));
+                ++objects;
+              } else {
+                ++stats_.failed;
+                Fail("kernel " + Hex(h.handle) + ": " + name.status().message());
+              }
+              return;
+            }
+            auto calls = AskObject(**session, target, pid, h.handle, h.kind);
+            if (calls.ok()) {
+              learned_calls.insert(learned_calls.end(), calls->begin(), calls->end());
+              ++objects;
+            } else {
+              ++stats_.failed;
+              static constexpr const char* kKindNames[] = {"kernel", "command list", "command queue", "event"};
+              Fail(std::string(h.kind < std::size(kKindNames) ? kKindNames[h.kind] : "object") + " " +
+                   Hex(h.handle) + ": " + calls.status().message());
+            }
+          };
+          // Rounds until no thread asked for more while the previous one ran.
+          for (int round = 0; round < kMaxAskRounds && RenewHold(); ++round) {
+            bool any = false;
+            for (const CaptureMaps::AskedHandle& h : maps_.AskedHandles(pid)) {
+              if (asked.count(h.handle)) continue;
+              any = true;
+              ask(h);
+            }
+            if (!any) break;
+          }
+          // While the hold is still ours (a thread asking meanwhile rides on it: no new stop
+          // of the process for the echo to end early).
+          if (!(*session)->unfinished()) AwaitParentEcho(pid);
+          echo_awaited = true;
+          // Closed: a thread asking from now on takes a hold of its own. Those that asked
+          // just before are taken still, unless such a hold began (it takes them then).
+          (void)EndOwnHold();
+          released = true;
+          for (const CaptureMaps::AskedHandle& h : maps_.AskedHandles(pid)) {
+            if (asked.count(h.handle)) continue;
+            if (HeldNow(pid)) {
+              left = true;
+              break;
+            }
+            ask(h);
+          }
+        }
+        if (!echo_awaited && !(*session)->unfinished()) AwaitParentEcho(pid);
+        if ((*session)->unfinished()) {
+          // A call passed the hold's bound: it runs on, and its thread is put back once it
+          // has returned (Tick). The slot stays its until then.
+          finishing_ = std::move(*session);
+          finishing_pid_ = pid;
+        } else if (Status st = (*session)->End(); !st.ok()) {
+          Fail(st.message());
+        }
+      }
+    }
+  }
+  if (!why.empty()) {
+    stats_.failed += waiting;
+    Fail(why);
+  }
+  // Known from now on, answered or not: a handle is asked about once. Handles of a hold that
+  // could not be used stay asked for, and the next launch of one holds again. (A process
+  // refused is forgotten: nothing of it is kept.)
+  if (!retry && why.empty()) maps_.SettleHandles(pid, std::vector<uint64_t>(asked.begin(), asked.end()));
+  // Ours only: gone, the guardian's bound continued the process (and another thread may hold
+  // it now, for its own record to serve).
+  const bool ended_here = !released && EndOwnHold();
+  const uint64_t end_ns = NowNs();
+  // A session continued the process as it began; otherwise it is continued here. Never
+  // after a session: a hold another thread took since would be undone before it was used.
+  if (!continued && ended_here) kill(static_cast<pid_t>(pid), SIGCONT);
+  if (!finishing_) slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
+  const uint64_t held = end_ns > since_ns ? end_ns - since_ns : 0;
+  stats_.held_ns += held;
+  stats_.max_held_ns = std::max(stats_.max_held_ns, held);
+  stats_.learned += objects;
+  for (const LearnedKernel& k : learned) learned_(pid, tid, since_ns, end_ns, k);
+  for (ApiCall& call : learned_calls) {
+    call.start_ns = since_ns;
+    call.end_ns = end_ns;
+    learned_call_(call);
+  }
+  return left;
+}
+
+std::string QuerySummary(const QueryStats& stats) {
+  std::string text;
+  char line[160];
+  if (stats.learned || stats.failed) {
+    std::snprintf(line, sizeof(line),
+                  " %llu object%s made before the attach %s queried in the process: %.1f ms held in all",
+                  static_cast<unsigned long long>(stats.learned), stats.learned == 1 ? "" : "s",
+                  stats.learned == 1 ? "was" : "were", stats.held_ns / 1e6);
+    text += line;
+    if (stats.holds > 1) {
+      std::snprintf(line, sizeof(line), " (%llu holds, longest %.1f ms)",
+                    static_cast<unsigned long long>(stats.holds), stats.max_held_ns / 1e6);
+      text += line;
+    }
+    text += ".";
+  }
+  auto reasons = [&] {
+    for (size_t i = 0; i < stats.failures.size(); ++i) text += (i ? "; " : "") + stats.failures[i];
+    text += ".";
+  };
+  if (stats.failed) {
+    text += " " + std::to_string(stats.failed) + " could not be: ";
+    reasons();
+  } else if (stats.unusable) {
+    // Nothing asked went unanswered, but a held launch ran on unnamed: say why all the same.
+    text += " " + std::to_string(stats.unusable) + " hold" + (stats.unusable == 1 ? "" : "s") +
+            " could not be used (the launch held ran unnamed): ";
+    reasons();
+  }
+  for (const auto& [loader, missing] : stats.old_loaders)
+    text += " Lists, queues and events made before the attach keep an unknown device and engine in " +
+            std::to_string(missing.second) + " process" + (missing.second == 1 ? "" : "es") +
+            ": their loader " + loader + " has no " + missing.first + " (Level Zero 1.9).";
+  if (stats.missed)
+    text += " " + std::to_string(stats.missed) +
+            " uses of objects made before the attach could not be asked about (a query map was "
+            "full, the thread could not be stopped, or a call of an earlier hold had not returned).";
+  for (const auto& [pid, why] : stats.not_queried)
+    text += " pid " + std::to_string(pid) + " was not queried: " + why + ".";
+  return text;
+}
+
+}  // namespace xtrace

@@ -1,0 +1,600 @@
+// Loading the Level Zero BPF programs and attaching them to loader libraries.
+#include "capture/sources/ze_source.h"
+
+#include "capture/discovery/library_resolver.h"
+
+#include <bpf/libbpf.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <ctime>
+#include <map>
+#include <set>
+#include <string_view>
+
+#include "base/read_file.h"
+#include "capture/capture_options.h"
+#include "capture/sources/dispatch_targets.h"
+#include "capture/sources/driver_functions.h"
+#include "capture/discovery/elf_function_offsets.h"
+#include "capture/discovery/elf_symbols.h"
+#include "capture/sources/probe_site.h"
+#include "capture/bpf/uprobe_multi.h"
+#include "model/ze_api.h"
+#include "ze_probes.skel.h"
+
+namespace xtrace {
+namespace {
+
+constexpr std::string_view kLoaderPrefix = "libze_loader.so";
+// Level Zero drivers the loader loads: Intel's GPU and NPU drivers (libze_intel_gpu.so.1,
+// libze_intel_vpu.so.1), the loader's null driver (libze_null.so) all start "libze_" (as do
+// the loader's layers, which are no drivers); xtrace's simulated GPU is libxtrace_simze.so.
+constexpr std::string_view kDriverPrefix = "libze_";
+constexpr std::string_view kSimulatedDriverPrefix = "libxtrace_simze.so";
+constexpr std::string_view kLayerPrefixes[] = {"libze_tracing_layer.so", "libze_validation_layer.so"};
+constexpr const char* kLoaderSoname = "libze_loader.so.1";
+// Bytes of a function read to recognise a dispatch stub (they are 24-30 bytes to the `je`).
+constexpr size_t kStubBytes = 48;
+// Bytes of a stub followed to its dispatch target (trixie's loader's reach their `je` at 42,
+// or at 78 where they first save registers and load stack arguments).
+constexpr size_t kDispatchStubBytes = 128;
+
+// One probed entry point: its symbol, the programs on its entry and return, and the cookie
+// they read. (The skeleton's program table is an anonymous struct, hence accessors.)
+struct ProbeSpec {
+  const char* symbol;
+  bpf_program* (*entry)(const ze_probes*);
+  bpf_program* (*ret)(const ze_probes*);
+  uint64_t cookie = 0;
+  ArgRegisterMask needed = 0;  // argument registers the programs read (see probe_site.h)
+  // Of those, the ones the programs can take from r10 where a stub saved them there (the
+  // generic entry program can: its cookie says which).
+  ArgRegisterMask readable_from_r10 = 0;
+  // Where it is probed: the loader's export, the driver's function of that name (handed out
+  // by zeDriverGetExtensionFunctionAddress), or both. A call that goes through both (a loader
+  // stub jumps into the driver's function) is recorded once: the thread's one call slot
+  // (pairing.bpf.h) holds the inner entry, whose return records the call; the outer return
+  // then finds the slot empty.
+  bool in_loader = true;
+  bool in_driver = false;
+};
+
+// The dedicated programs read these arguments (ze_probes.bpf.c).
+constexpr ArgRegisterMask kKernelCreateArgs = 0b111;
+constexpr ArgRegisterMask kLaunchArgs = 0b11111;
+// A launch with arguments: rdi, rsi, and the group counts in rdx and rcx (the rest is on the
+// stack, which a stub leaves as it is until its jump).
+constexpr ArgRegisterMask kLaunchWithArgumentsArgs = 0b1111;
+// A launch with parameters: rdi, rsi, the group counts' pointer in rdx, the signal event and
+// wait count in r8 and r9 (pNext, in rcx, is not read).
+constexpr ArgRegisterMask kLaunchWithParametersArgs = 0b110111;
+
+// The argument registers a generic probe's words come from, per the table.
+ArgRegisterMask RegistersRead(const ZeApiInfo& api) {
+  ArgRegisterMask mask = 0;
+  for (const ZeArgInfo& arg : api.args)
+    if (arg.name && arg.source.kind == ZeArgSource::kArg && arg.source.index < 6)
+      mask |= ArgRegisterMask(1u << arg.source.index);
+  for (const ZeRead& r : api.reads)
+    if (r.size && r.arg < 6) mask |= ArgRegisterMask(1u << r.arg);
+  return mask;
+}
+
+bpf_program* KernelCreateEntry(const ze_probes* s) { return s->progs.ze_kernel_create_entry; }
+bpf_program* KernelCreateReturn(const ze_probes* s) { return s->progs.ze_kernel_create_return; }
+bpf_program* LaunchEntry(const ze_probes* s) { return s->progs.ze_append_launch_kernel_entry; }
+bpf_program* LaunchReturn(const ze_probes* s) { return s->progs.ze_append_launch_kernel_return; }
+bpf_program* CallEntry(const ze_probes* s) { return s->progs.ze_call_entry; }
+bpf_program* CallReturn(const ze_probes* s) { return s->progs.ze_call_return; }
+bpf_program* ExecuteReturn(const ze_probes* s) { return s->progs.ze_execute_return; }
+
+// Every probed entry point: the dedicated records first, then model/ze_api.h's table.
+const std::vector<ProbeSpec>& Probes() {
+  static const std::vector<ProbeSpec> probes = [] {
+    std::vector<ProbeSpec> v = {
+        {"zeKernelCreate", KernelCreateEntry, KernelCreateReturn, 0, kKernelCreateArgs},
+        {"zeCommandListAppendLaunchKernel", LaunchEntry, LaunchReturn, XT_LAUNCH_PLAIN,
+         kLaunchArgs},
+        {"zeCommandListAppendLaunchCooperativeKernel", LaunchEntry, LaunchReturn,
+         XT_LAUNCH_COOPERATIVE, kLaunchArgs},
+        {"zeCommandListAppendLaunchKernelIndirect", LaunchEntry, LaunchReturn, XT_LAUNCH_INDIRECT,
+         kLaunchArgs},
+        // SYCL's adapter looks it up through zeDriverGetExtensionFunctionAddress where the
+        // loader does not export it (before loader 1.25, Level Zero 1.14): probed in both files.
+        {"zeCommandListAppendLaunchKernelWithArguments", LaunchEntry, LaunchReturn,
+         XT_LAUNCH_WITH_ARGUMENTS, kLaunchWithArgumentsArgs, 0, true, true},
+        // The same for its sibling, which Intel's driver hands out too.
+        {"zeCommandListAppendLaunchKernelWithParameters", LaunchEntry, LaunchReturn,
+         XT_LAUNCH_WITH_PARAMETERS, kLaunchWithParametersArgs, 0, true, true},
+    };
+    for (const ZeApiInfo& api : ZeApiTable())
+      v.push_back({api.symbol, CallEntry, api.dedicated_return ? ExecuteReturn : CallReturn,
+                   ZeProbeCookie(api), RegistersRead(api), RegistersRead(api), !api.driver_only,
+                   api.driver_only || api.also_in_driver});
+    return v;
+  }();
+  return probes;
+}
+
+// Where each probed function of `path` gets its probes: its file offset, and how far into it
+// (past a stub's single-stepped instructions, see probe_site.h).
+struct ProbeSite {
+  uint64_t file_offset = 0;
+  uint32_t into_function = 0;
+  uint64_t cookie = 0;  // the spec's cookie, plus where the site needs an argument read from
+};
+
+using ProbeSites = std::map<std::string, ProbeSite, std::less<>>;
+
+std::string_view BaseName(const std::string& path) {
+  return std::string_view(path).substr(path.rfind('/') + 1);
+}
+
+bool IsLoader(const MappedLibrary& lib) { return BaseName(lib.path).starts_with(kLoaderPrefix); }
+
+bool IsDriver(const MappedLibrary& lib) {
+  const std::string_view base = BaseName(lib.path);
+  if (base.starts_with(kSimulatedDriverPrefix)) return true;
+  if (!base.starts_with(kDriverPrefix) || base.starts_with(kLoaderPrefix)) return false;
+  for (std::string_view layer : kLayerPrefixes)
+    if (base.starts_with(layer)) return false;
+  return true;
+}
+
+// Whether `spec` is probed in `lib` (a loader or a driver file).
+bool ProbedIn(const ProbeSpec& spec, const MappedLibrary& lib) {
+  return IsLoader(lib) ? spec.in_loader : spec.in_driver;
+}
+
+// `handed_out`: where the driver file at `path` keeps the functions it hands out by pointer
+// (driver_functions.h), which are probed there rather than at the exports of those names.
+Result<ProbeSites> FindProbeSites(const std::string& path,
+                                  const DriverFunctions::Offsets* handed_out = nullptr) {
+  std::vector<std::string_view> symbols;
+  for (const ProbeSpec& spec : Probes()) symbols.push_back(spec.symbol);
+  auto offsets = FindFunctionOffsets(path, symbols);
+  if (!offsets.ok()) return offsets.status();
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  ProbeSites sites;
+  for (const ProbeSpec& spec : Probes()) {
+    auto it = offsets->find(spec.symbol);
+    if (it == offsets->end()) continue;
+    ProbeSite site{it->second, 0, spec.cookie};
+    uint8_t code[kStubBytes];
+    const ssize_t n =
+        fd.valid() ? ::pread(fd.get(), code, sizeof(code), static_cast<off_t>(site.file_offset)) : -1;
+    const std::span<const uint8_t> bytes(code, n > 0 ? static_cast<size_t>(n) : 0);
+    if (auto at = FindEmulatedProbeSite(bytes, spec.needed, spec.readable_from_r10)) {
+      site.into_function = at->offset;
+      if (at->argument_in_r10 >= 0)
+        site.cookie |= XT_ZE_COOKIE_WITH_R10_ARG(static_cast<uint64_t>(at->argument_in_r10));
+    }
+    sites.emplace(spec.symbol, site);
+  }
+  if (handed_out)
+    for (const ProbeSpec& spec : Probes())
+      if (auto it = handed_out->find(spec.symbol); spec.in_driver && it != handed_out->end())
+        sites.insert_or_assign(spec.symbol, ProbeSite{it->second, 0, spec.cookie});
+  return sites;
+}
+
+// How a message names where probes go: one process, or every process that maps the file.
+std::string Who(int pid) { return pid < 0 ? "every process" : "pid " + std::to_string(pid); }
+
+// With --verbose: how many probes sit on emulated instructions.
+void ReportSites(const SourceContext& ctx, int pid, const MappedLibrary& lib,
+                 const ProbeSites& sites) {
+  if (!ctx.options.verbose) return;
+  size_t emulated = 0;
+  for (const auto& [symbol, site] : sites) emulated += site.into_function ? 1 : 0;
+  ctx.say(Who(pid) + ": " + lib.path + ": " + std::to_string(emulated) +
+          " of " + std::to_string(sites.size()) +
+          " functions probed past their single-stepped first instructions");
+}
+
+}  // namespace
+
+void ZeSource::SkeletonDeleter::operator()(::ze_probes* skel) const { ze_probes__destroy(skel); }
+
+// The capture destroys every link it got from AttachToLibrary before it destroys sources.
+ZeSource::~ZeSource() = default;
+
+Status ZeSource::LoadPrograms(bool multi) {
+  skel_.reset(ze_probes__open());
+  if (!skel_) return Status::Error("opening Level Zero BPF object: " + BpfErrorText(errno));
+  auto* skel = skel_.get();
+  // Probes attached to a loader file fire in every process that maps it: the filter (and the
+  // capture scope) decides whose calls are recorded.
+  skel->rodata->filter_by_pid = 1;
+  skel->rodata->wakeup_bytes = ctx_.maps.wakeup_bytes();
+  if (Status st = ctx_.maps.Share(skel->obj); !st.ok()) return st;
+  if (multi) {
+    bpf_program* prog;
+    bpf_object__for_each_program(prog, skel->obj) PrepareUprobeMulti(prog);
+  }
+  if (int err = ze_probes__load(skel)) {
+    skel_.reset();
+    return Status::Error("loading Level Zero BPF programs: " + BpfErrorText(err));
+  }
+  multi_ = multi;
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<ProbeSource>> ZeSource::Load(const SourceContext& ctx) {
+  std::unique_ptr<ZeSource> self(new ZeSource(ctx));
+  if (ctx.options.single_uprobes) {
+    if (Status single = self->LoadPrograms(false); !single.ok()) return single;
+  } else if (Status multi = self->LoadPrograms(true); !multi.ok()) {
+    // Kernels before 6.6 know no uprobe_multi programs: probe each function on its own.
+    if (ctx.options.verbose) ctx.say(multi.message() + " as uprobe_multi; using single uprobes");
+    if (Status single = self->LoadPrograms(false); !single.ok()) return single;
+  }
+  return std::unique_ptr<ProbeSource>(std::move(self));
+}
+
+bool ZeSource::ProbesLibrary(const MappedLibrary& lib) { return IsLoader(lib) || IsDriver(lib); }
+
+std::vector<std::string_view> ZeSource::DriverFunctionNames() {
+  std::vector<std::string_view> names;
+  for (const ProbeSpec& spec : Probes())
+    if (spec.in_driver) names.push_back(spec.symbol);
+  return names;
+}
+
+const DriverFunctions::Offsets* ZeSource::HandedOutIn(const MappedLibrary& lib) {
+  if (IsLoader(lib) || !ctx_.driver_functions) return nullptr;
+  auto id = ElfBuildId(lib.host_path);
+  const DriverFunctions::Offsets* found = id.ok() ? ctx_.driver_functions->Of(*id) : nullptr;
+  // Without them the driver's exports of those names are probed, which a call through the
+  // pointer passes only where the driver hands out its exports themselves: said once a file.
+  if (!found && said_by_name_.insert({lib.dev_major, lib.dev_minor, lib.inode}).second) {
+    const std::vector<std::string_view> names = DriverFunctionNames();
+    auto exported = ElfExports(lib.host_path, names);
+    const std::string why =
+        ctx_.driver_functions->empty()
+            ? "xtrace's own Level Zero has no driver to ask where it keeps"
+            : "not the driver build xtrace's own Level Zero loaded" +
+                  (id.ok() && !id->empty() ? " (build id " + *id + ")" : std::string()) +
+                  ", so nothing says where it keeps";
+    if (exported.ok() && std::find(exported->begin(), exported->end(), true) != exported->end())
+      ctx_.say(lib.path + ": " + why +
+               " the functions it hands out by pointer; they are probed at its exports of the "
+               "same names, and a call through such a pointer that does not pass them is not "
+               "traced");
+  }
+  return found;
+}
+
+bool ZeSource::NamesAttachment(const MappedLibrary& lib) const { return IsLoader(lib); }
+
+void ZeSource::SayMissing(const MappedLibrary& lib, const std::string& missing) {
+  if (missing.empty() || !IsLoader(lib)) return;
+  if (!said_missing_.emplace(std::tuple{lib.dev_major, lib.dev_minor, lib.inode}, true).second)
+    return;
+  const std::string text = lib.path + " does not export " + missing +
+                           " (an older Level Zero loader): calls to them cannot go through it, "
+                           "and are not traced there";
+  ctx_.say(text);
+  if (ctx_.note) ctx_.note(text);
+}
+
+std::vector<MappedLibrary> ZeSource::LibrariesBeforeExec(uint32_t) {
+  auto lib = ResolveLibraryForExec(kLoaderSoname);
+  if (!lib) {
+    ctx_.say(std::string("no ") + kLoaderSoname +
+             " found on the library path; watching the command for one it loads itself");
+    return {};
+  }
+  return {*lib};
+}
+
+std::string_view ZeSource::host_soname() const { return kLoaderSoname; }
+
+Result<std::vector<ProbeLink>> ZeSource::AttachToLibrary(const MappedLibrary& lib, int pid) {
+  std::vector<ProbeLink> links;
+  std::string first_error;
+  const size_t attached = multi_ ? AttachMulti(pid, lib, &first_error, &links)
+                                 : AttachEach(pid, lib, &first_error, &links);
+  // A driver that exports none of the functions handed out by pointer has nothing to probe.
+  if (attached == 0 && !IsLoader(lib) && first_error.empty()) return links;
+  if (attached == 0)
+    return Status::Error("no Level Zero probe could be attached to " + lib.path + " (" +
+                         first_error + ")");
+  return links;
+}
+
+size_t ZeSource::AttachMulti(int pid, const MappedLibrary& lib, std::string* first_error,
+                             std::vector<ProbeLink>* links) {
+  auto offsets = FindProbeSites(lib.host_path, HandedOutIn(lib));
+  if (!offsets.ok()) {
+    *first_error = offsets.status().message();
+    return 0;
+  }
+  ReportSites(ctx_, pid, lib, *offsets);
+  // One link per program and direction, holding every function that program serves.
+  struct Group {
+    std::vector<uint64_t> offsets, cookies;
+    std::vector<const char*> symbols;
+  };
+  std::map<std::pair<bpf_program*, bool>, Group> groups;
+  std::string missing;
+  size_t probed = 0;
+  for (const ProbeSpec& spec : Probes()) {
+    if (!ProbedIn(spec, lib)) continue;
+    auto it = offsets->find(spec.symbol);
+    if (it == offsets->end()) {
+      missing += (missing.empty() ? "" : ", ") + std::string(spec.symbol);
+      continue;
+    }
+    ++probed;
+    for (bool ret : {false, true}) {
+      Group& g = groups[{ret ? spec.ret(skel_.get()) : spec.entry(skel_.get()), ret}];
+      g.offsets.push_back(it->second.file_offset + it->second.into_function);
+      g.cookies.push_back(it->second.cookie);
+      g.symbols.push_back(spec.symbol);
+    }
+  }
+  SayMissing(lib, missing);
+  std::set<std::string_view> failed;
+  for (auto& [key, g] : groups) {
+    // uprobe_multi names "every process" pid 0.
+    auto link = AttachUprobeMulti(key.first, pid < 0 ? 0 : pid, lib.host_path, g.offsets,
+                                  g.cookies, key.second);
+    if (!link.ok()) {
+      if (first_error->empty()) *first_error = link.status().message();
+      failed.insert(g.symbols.begin(), g.symbols.end());
+      continue;
+    }
+    links->emplace_back(std::move(*link));
+  }
+  // Each function has an entry and a return program: `failed` names it once.
+  if (!failed.empty() && failed.size() < probed)
+    ctx_.say(Who(pid) + ": " + lib.path + ": cannot probe " +
+             std::to_string(failed.size()) + " functions (" + *first_error + "); not traced");
+  return probed - std::min(probed, failed.size());
+}
+
+size_t ZeSource::AttachEach(int pid, const MappedLibrary& lib, std::string* first_error,
+                            std::vector<ProbeLink>* links) {
+  // Without the file's symbols every probe goes at its function's entry (libbpf finds them).
+  auto sites = FindProbeSites(lib.host_path, HandedOutIn(lib));
+  if (sites.ok()) ReportSites(ctx_, pid, lib, *sites);
+  size_t attached = 0;
+  std::string missing;
+  for (const ProbeSpec& spec : Probes()) {
+    if (!ProbedIn(spec, lib)) continue;
+    // Without the file's symbols libbpf finds each function itself (and fails for those it
+    // lacks, said below as for any failed probe).
+    if (sites.ok() && !sites->count(spec.symbol)) {
+      missing += (missing.empty() ? "" : ", ") + std::string(spec.symbol);
+      continue;
+    }
+    // At the site found (a handed-out function need not be named), else by name.
+    const ProbeSite* site = nullptr;
+    if (sites.ok())
+      if (auto it = sites->find(spec.symbol); it != sites->end()) site = &it->second;
+    auto attach = [&](bpf_program* prog, bool ret) {
+      return site ? AttachUprobeAt(prog, pid, lib.host_path,
+                                   site->file_offset + site->into_function, ret, site->cookie)
+                  : AttachUprobe(prog, pid, lib.host_path, spec.symbol, ret, spec.cookie);
+    };
+    auto entry = attach(spec.entry(skel_.get()), false);
+    auto ret = entry.ok() ? attach(spec.ret(skel_.get()), true) : Result<BpfLink>(entry.status());
+    if (!entry.ok() || !ret.ok()) {
+      const Status& why = entry.ok() ? ret.status() : entry.status();
+      if (first_error->empty()) *first_error = why.message();
+      ctx_.say(Who(pid) + ": " + lib.path + ": cannot probe " + why.message() +
+               "; that call is not traced");
+      continue;
+    }
+    links->emplace_back(std::move(*entry));
+    links->emplace_back(std::move(*ret));
+    ++attached;
+  }
+  SayMissing(lib, missing);
+  return attached;
+}
+
+const std::vector<ZeSource::LoaderStub>& ZeSource::StubsOf(uint32_t pid, const FileKey& key,
+                                                           const MappedLibrary& lib) {
+  auto it = loader_stubs_.find(key);
+  if (it != loader_stubs_.end()) return it->second;
+  std::vector<LoaderStub>& stubs = loader_stubs_[key];
+  UniqueFd held = OpenMappedFile(pid, lib);
+  if (!held.valid()) {
+    loader_stubs_.erase(key);  // gone: ask again when another process maps it
+    static const std::vector<LoaderStub> kNone;
+    return kNone;
+  }
+  const std::string path = "/proc/self/fd/" + std::to_string(held.get());
+  std::vector<std::string_view> symbols;
+  for (const ProbeSpec& spec : Probes())
+    if (spec.in_loader) symbols.push_back(spec.symbol);
+  auto offsets = FindFunctionOffsets(path, symbols);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!offsets.ok() || !fd.valid()) return stubs;
+  const std::vector<ProbeSpec>& probes = Probes();
+  for (size_t i = 0; i < probes.size(); ++i) {
+    if (!probes[i].in_loader) continue;
+    auto at = offsets->find(probes[i].symbol);
+    if (at == offsets->end()) continue;
+    LoaderStub stub{i, at->second, std::vector<uint8_t>(kDispatchStubBytes)};
+    const ssize_t n = ::pread(fd.get(), stub.code.data(), stub.code.size(),
+                              static_cast<off_t>(stub.file_offset));
+    if (n <= 0) continue;
+    stub.code.resize(static_cast<size_t>(n));
+    stubs.push_back(std::move(stub));
+  }
+  return stubs;
+}
+
+void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
+  if (!ctx_.options.driver_tables) return;
+  const auto text = ReadWholeFile("/proc/" + std::to_string(pid) + "/maps");
+  if (!text) return;
+  const std::vector<MappedSegment> segments = ParseMappedSegments(*text);
+  const ReadWord read = ProcessMemoryReader(pid);
+  // Per file the targets are in: a segment of it (to open it by) and offset -> spec.
+  std::map<FileKey, std::pair<const MappedSegment*, std::map<uint64_t, size_t>>> targets;
+  std::set<FileKey> loaders;
+  for (const MappedSegment& s : segments) {
+    if (!s.executable || !BaseName(s.path).starts_with(kLoaderPrefix)) continue;
+    const FileKey key{s.dev_major, s.dev_minor, s.inode};
+    if (!loaders.insert(key).second) continue;
+    MappedLibrary lib;
+    lib.path = s.path;
+    lib.map_range = s.range;
+    lib.inode = s.inode;
+    lib.dev_major = s.dev_major;
+    lib.dev_minor = s.dev_minor;
+    for (const LoaderStub& stub : StubsOf(pid, key, lib)) {
+      // Where the stub is in the process: the executable mapping of this file that holds it.
+      const MappedSegment* in = nullptr;
+      for (const MappedSegment& m : segments)
+        if (m.executable && m.inode == s.inode && m.dev_major == s.dev_major &&
+            m.dev_minor == s.dev_minor && stub.file_offset >= m.file_offset &&
+            stub.file_offset < m.file_offset + (m.end - m.start))
+          in = &m;
+      if (!in) continue;
+      const auto target =
+          FollowDispatchStub(stub.code, in->start + (stub.file_offset - in->file_offset), read);
+      if (!target) continue;  // not initialised yet, or nothing there
+      const MappedSegment* to = SegmentAt(segments, *target);
+      if (!to) continue;
+      auto& file = targets[FileKey{to->dev_major, to->dev_minor, to->inode}];
+      file.first = to;
+      file.second.emplace(*target - to->start + to->file_offset, stub.spec);
+    }
+  }
+  for (const auto& [key, file] : targets) {
+    MappedLibrary lib;
+    lib.path = file.first->path;
+    lib.map_range = file.first->range;
+    lib.inode = file.first->inode;
+    lib.dev_major = file.first->dev_major;
+    lib.dev_minor = file.first->dev_minor;
+    ProbeDispatchTargets(pid, per_process, lib, file.second);
+  }
+}
+
+void ZeSource::ProbeDispatchTargets(uint32_t pid, bool per_process, const MappedLibrary& mapped,
+                                    const std::map<uint64_t, size_t>& targets) {
+  UniqueFd held = OpenMappedFile(pid, mapped);
+  struct stat st {};
+  if (!held.valid() || fstat(held.get(), &st) != 0) return;  // gone
+  MappedLibrary lib = mapped;
+  lib.host_path = "/proc/self/fd/" + std::to_string(held.get());
+  const int scope = per_process ? static_cast<int>(pid) : -1;
+  DispatchProbes& probed = dispatch_[{major(st.st_dev), minor(st.st_dev), st.st_ino, scope}];
+  probed.users.insert(pid);
+  // Functions this file has probed by name already (a driver's extension functions): the
+  // same function twice would be recorded once, but trap twice.
+  std::set<uint64_t> by_name;
+  if (ProbesLibrary(lib)) {
+    if (auto sites = FindProbeSites(lib.host_path, HandedOutIn(lib)); sites.ok())
+      for (const ProbeSpec& spec : Probes())
+        if (ProbedIn(spec, lib))
+          if (auto it = sites->find(spec.symbol); it != sites->end())
+            by_name.insert(it->second.file_offset);
+  }
+  const std::vector<ProbeSpec>& probes = Probes();
+  struct Group {
+    std::vector<uint64_t> offsets, cookies;
+  };
+  std::map<std::pair<bpf_program*, bool>, Group> groups;
+  std::vector<uint64_t> added;
+  for (const auto& [offset, spec_index] : targets) {
+    if (probed.offsets.count(offset) || by_name.count(offset)) continue;
+    const ProbeSpec& spec = probes[spec_index];
+    added.push_back(offset);
+    for (bool ret : {false, true}) {
+      Group& g = groups[{ret ? spec.ret(skel_.get()) : spec.entry(skel_.get()), ret}];
+      g.offsets.push_back(offset);
+      g.cookies.push_back(spec.cookie);
+    }
+  }
+  if (added.empty()) return;
+  std::string error;
+  for (auto& [key, g] : groups) {
+    if (multi_) {
+      auto link = AttachUprobeMulti(key.first, scope < 0 ? 0 : scope, lib.host_path, g.offsets,
+                                    g.cookies, key.second);
+      if (link.ok()) probed.links.emplace_back(std::move(*link));
+      else if (error.empty()) error = link.status().message();
+      continue;
+    }
+    for (size_t i = 0; i < g.offsets.size(); ++i) {
+      auto link = AttachUprobeAt(key.first, scope, lib.host_path, g.offsets[i], key.second,
+                                 g.cookies[i]);
+      if (link.ok()) probed.links.emplace_back(std::move(*link));
+      else if (error.empty()) error = link.status().message();
+    }
+  }
+  // Tried once: a probe that failed is not tried again at every scan.
+  probed.offsets.insert(added.begin(), added.end());
+  if (!error.empty())
+    ctx_.say(Who(scope) + ": " + lib.path + ": cannot probe the functions the loader dispatches to (" +
+             error + "); calls through tables taken with zeGet*ProcAddrTable are not all traced");
+  else if (ctx_.options.verbose)
+    ctx_.say(Who(scope) + ": " + lib.path + ": " + std::to_string(added.size()) +
+             " functions the loader dispatches to probed where they are (calls through the "
+             "driver's tables)");
+}
+
+void ZeSource::ReleaseDispatchProbes(uint32_t pid) {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const uint64_t now = uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+  for (auto it = dispatch_.begin(); it != dispatch_.end();) {
+    auto next = std::next(it);
+    DispatchProbes& probed = it->second;
+    if (probed.users.erase(pid) && probed.users.empty()) {
+      if (std::get<3>(it->first) >= 0) {  // per process: its links go now
+        reaper_.Destroy(std::move(probed.links));
+        dispatch_.erase(it);
+      } else {
+        probed.idle_since_ns = now;
+      }
+    }
+    it = next;
+  }
+}
+
+void ZeSource::Tick(uint64_t now_ns, uint64_t idle_grace_ns) {
+  for (auto it = dispatch_.begin(); it != dispatch_.end();) {
+    auto next = std::next(it);
+    if (it->second.users.empty() && now_ns - it->second.idle_since_ns >= idle_grace_ns) {
+      reaper_.Destroy(std::move(it->second.links));
+      dispatch_.erase(it);
+    }
+    it = next;
+  }
+}
+
+void ZeSource::OnProcessExit(uint32_t pid) { ReleaseDispatchProbes(pid); }
+
+// A new image maps new files; the next scan probes what its loader points to.
+void ZeSource::OnProcessExec(uint32_t pid, uint64_t) { ReleaseDispatchProbes(pid); }
+
+size_t ZeSource::link_count() const {
+  size_t n = reaper_.pending();
+  for (const auto& [key, probed] : dispatch_) n += probed.links.size();
+  return n;
+}
+
+Result<std::optional<uint32_t>> ZeSource::ProbeSiteOf(const std::string& path,
+                                                       std::string_view symbol) {
+  auto sites = FindProbeSites(path);
+  if (!sites.ok()) return sites.status();
+  auto it = sites->find(symbol);
+  if (it == sites->end()) return std::optional<uint32_t>();
+  return std::optional<uint32_t>(it->second.into_function);
+}
+
+}  // namespace xtrace

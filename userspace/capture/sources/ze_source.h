@@ -1,0 +1,117 @@
+// The Level Zero source: uprobes on the loader's (libze_loader.so*) API entry points, on
+// the functions a driver hands out by pointer (zeDriverGetExtensionFunctionAddress), found by
+// name in the driver file, attached by the capture per file (or per process and file for
+// explicit targets); and on the functions the loader's dispatch tables point to (the driver's
+// own, which an application that takes the tables with zeGet*ProcAddrTable calls directly),
+// found in the process's memory whenever the capture scans it, attached and held here.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "capture/bpf/bpf_link.h"
+#include "capture/sources/driver_functions.h"
+#include "capture/bpf/link_reaper.h"
+#include "capture/sources/probe_source.h"
+
+struct ze_probes;  // generated skeleton (build/bpf/ze_probes.skel.h)
+
+namespace xtrace {
+
+class ZeSource final : public ProbeSource {
+ public:
+  static Result<std::unique_ptr<ProbeSource>> Load(const SourceContext& ctx);
+  ~ZeSource() override;
+
+  std::string_view name() const override { return "Level Zero"; }
+  bool needs_library() const override { return true; }
+  std::string_view waits_for() const override { return "Level Zero (libze_loader.so*)"; }
+  bool ProbesLibrary(const MappedLibrary& lib) override;
+  bool NamesAttachment(const MappedLibrary& lib) const override;
+  Result<std::vector<ProbeLink>> AttachToLibrary(const MappedLibrary& lib, int pid) override;
+  std::vector<MappedLibrary> LibrariesBeforeExec(uint32_t pid) override;
+  std::string_view host_soname() const override;
+  void ProcessScanned(uint32_t pid, bool per_process) override;
+  // Dispatch probes nobody has used for `idle_grace_ns` go.
+  void Tick(uint64_t now_ns, uint64_t idle_grace_ns) override;
+  void OnProcessExit(uint32_t pid) override;
+  void OnProcessExec(uint32_t pid, uint64_t exec_ns) override;
+  // The dispatch targets' links; the capture holds those of AttachToLibrary.
+  size_t link_count() const override;
+
+  // Where this source probes `symbol` in the loader file at `path`: bytes into the function
+  // (0: its entry; see probe_site.h), or nullopt if it does not probe that function. For the
+  // benchmark, which measures the bare trap at the same instruction.
+  static Result<std::optional<uint32_t>> ProbeSiteOf(const std::string& path,
+                                                     std::string_view symbol);
+
+  // The functions probed in driver files: those drivers hand out by pointer, whose place the
+  // capture asks its own Level Zero for (SourceContext::driver_functions).
+  static std::vector<std::string_view> DriverFunctionNames();
+
+ private:
+  explicit ZeSource(const SourceContext& ctx) : ctx_(ctx) {}
+  // Where the driver file `lib` keeps the functions it hands out, if xtrace's own Level Zero
+  // loaded its build; else null, said once per file where that matters.
+  const DriverFunctions::Offsets* HandedOutIn(const MappedLibrary& lib);
+  // Opens and loads the programs, as uprobe_multi programs if `multi`.
+  Status LoadPrograms(bool multi);
+  // The two ways to put every probe on `lib` for `pid` (-1: every process that maps it): a
+  // few uprobe_multi links per library, or two perf-event uprobes per function (kernels
+  // before 6.6). Both add their links to `links` and return how many functions are probed.
+  size_t AttachMulti(int pid, const MappedLibrary& lib, std::string* first_error,
+                     std::vector<ProbeLink>* links);
+  size_t AttachEach(int pid, const MappedLibrary& lib, std::string* first_error,
+                    std::vector<ProbeLink>* links);
+
+  struct SkeletonDeleter {
+    void operator()(::ze_probes* skel) const;
+  };
+  // Says once per loader file which entry points it does not export.
+  void SayMissing(const MappedLibrary& lib, const std::string& missing);
+
+  // A loader file's probed exports: each one's spec (an index into the probe list), file
+  // offset and first bytes, read once per file.
+  struct LoaderStub {
+    size_t spec = 0;
+    uint64_t file_offset = 0;
+    std::vector<uint8_t> code;
+  };
+  // (device major, minor, inode) of a file as the process's maps name it.
+  using FileKey = std::tuple<uint32_t, uint32_t, uint64_t>;
+  const std::vector<LoaderStub>& StubsOf(uint32_t pid, const FileKey& key, const MappedLibrary& lib);
+  // Probes at `targets` (file offset -> spec) of the file `lib` maps in `pid` those not probed
+  // yet, for `pid` alone or (scope -1) every process.
+  void ProbeDispatchTargets(uint32_t pid, bool per_process, const MappedLibrary& lib,
+                            const std::map<uint64_t, size_t>& targets);
+  // `pid` no longer uses its dispatch probes: its own go, shared ones it was the last user of
+  // wait for Tick.
+  void ReleaseDispatchProbes(uint32_t pid);
+
+  SourceContext ctx_;
+  bool multi_ = false;
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, bool> said_missing_;  // (dev, inode)
+  std::set<std::tuple<uint32_t, uint32_t, uint64_t>> said_by_name_;  // (dev, inode)
+  std::unique_ptr<::ze_probes, SkeletonDeleter> skel_;
+  std::map<FileKey, std::vector<LoaderStub>> loader_stubs_;
+  // Dispatch targets probed, per file (device and inode as opened) and scope (pid, or -1 for
+  // every process): their offsets and links. Declared after skel_: destroyed before it.
+  struct DispatchProbes {
+    std::set<uint64_t> offsets;
+    std::vector<ProbeLink> links;
+    std::set<uint32_t> users;    // processes whose scans found targets in this file
+    uint64_t idle_since_ns = 0;  // when the last of them went (users empty)
+  };
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t, int64_t>, DispatchProbes> dispatch_;
+  // Detaching waits for every CPU to leave the probes: done off the capture loop. Declared
+  // last: it destroys what is still queued before the programs go.
+  LinkReaper reaper_;
+};
+
+}  // namespace xtrace
