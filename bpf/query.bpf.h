@@ -1,4 +1,4 @@
-/* Objects made before the attach (include/xtrace/hold.h, capture/ze_query.h): in a process
+/* Objects made before the attach (include/xtrace/hold.h, capture/sources/ze_query.h): in a process
  * attached mid-run, a launch whose kernel xtrace never saw made holds the launching thread at
  * that call's entry, where it holds no Level Zero lock, so that the capture can ask the
  * process's own loader about it; creations seen during the capture mark their handles known

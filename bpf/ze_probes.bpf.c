@@ -238,7 +238,7 @@ static __always_inline void ze_read(__u32 spec, const struct xt_call_slot *st, _
 /* After zeInit or zeInitDrivers the loader's dispatch tables hold the driver's functions, and
  * an application can take them (zeGet*ProcAddrTable) and call them without passing the
  * loader's exports: the capture is asked to look at the process again (a process-maps record)
- * and probe where those tables point (capture/ze_source.cc). Where the capture holds processes
+ * and probe where those tables point (capture/sources/ze_source.cc). Where the capture holds processes
  * at library loads (record), the process is held until it has, so that no call through a table
  * can come first. */
 static __always_inline void ze_rescan_after_init(__u64 now)

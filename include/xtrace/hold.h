@@ -29,7 +29,7 @@ enum xt_hold_reason {
 			     * made: it is held at the entry of that call to be asked about it */
 };
 
-/* Objects made before the attach (capture/ze_query.h). A process in `query_pids` has each
+/* Objects made before the attach (capture/sources/ze_query.h). A process in `query_pids` has each
  * kernel handle its launches use looked up in `known_handles` (made or learned since the
  * capture began); one that is not there goes into `asked_handles` and the launching thread is
  * held (XT_HOLD_QUERY, record xt_ze_query_hold) at that call's entry, where the capture asks
@@ -80,7 +80,7 @@ struct xt_hold {
  * gets a CPU: if it came after the child's next hold began and before the capture had the
  * held thread in a ptrace stop, it would end that hold early. So the entry stays until the
  * echo lands, and a query hold lets its thread go only once no echo is owed to its process
- * (capture/ze_query.cc): an echo then finds the thread still in its ptrace stop. */
+ * (capture/sources/ze_query.cc): an echo then finds the thread still in its ptrace stop. */
 enum xt_hold_parent_state {
 	XT_PARENT_STOPPED = 1,   /* the parent stopped itself while the child was held */
 	XT_CHILD_RELEASED = 2,   /* the child was continued */

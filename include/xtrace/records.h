@@ -207,7 +207,7 @@ enum xt_ze_fn {
  *                 bits 7-14 offset, bit 15 output (read only if the call succeeded)
  *   bits 48-50  argument index + 1 to take from r10 instead of its own register (0: none):
  *               the probe sits past a stub instruction that saved it there and then
- *               overwrote its register (capture/probe_site.h)
+ *               overwrote its register (capture/sources/probe_site.h)
  */
 #define XT_ZE_CALL_ARGS 8
 #define XT_ZE_CALL_DATA_WORDS 8

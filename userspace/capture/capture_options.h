@@ -84,7 +84,7 @@ struct CaptureOptions {
   bool probes_per_process = false;
   bool drm_syscall_tracepoints = false;  // DRM ioctls from sys_enter/exit, not fentry/fexit
   // Python frames of a CPython process's thread on its launches, copies, submissions,
-  // synchronizations and ITT tasks (capture/python_source.h); --python-frames. Off by default:
+  // synchronizations and ITT tasks (capture/sources/python_source.h); --python-frames. Off by default:
   // it costs more per call than the probe itself (docs/design-notes.md, "Python frames").
   std::optional<bool> python_frames;  // unset: off
   bool wants_python_frames() const { return python_frames.value_or(false); }
@@ -95,9 +95,9 @@ struct CaptureOptions {
   uint64_t hold_max_ns = 500'000'000;
   // A process running before the capture began made its kernels before it: a launch of one
   // holds the launching thread a moment, and xtrace asks the process's own loader for the
-  // kernel's name (capture/ze_query.h). `query` false: such launches stay "kernel@0x...".
+  // kernel's name (capture/sources/ze_query.h). `query` false: such launches stay "kernel@0x...".
   bool query = true;
-  // Also probe the driver functions the loader's exports lead to (capture/ze_source.cc), so
+  // Also probe the driver functions the loader's exports lead to (capture/sources/ze_source.cc), so
   // that calls an application makes through the driver's own function tables are captured.
   // Off by default: every call through an export then traps twice, and the driver function's
   // first instruction is rarely one a uprobe can take without single-stepping (measured:

@@ -1,5 +1,5 @@
 // The options of every command that starts a capture (attach, record, daemon and ctl start):
-// which processes (TARGET, see capture/capture_scope.h for how they combine), which sources,
+// which processes (TARGET, see capture/discovery/capture_scope.h for how they combine), which sources,
 // when to stop, and the advanced knobs. One table, so that these commands cannot drift apart;
 // every CaptureOptions field it sets travels to the daemon (daemon/xtrace_control.capnp).
 #pragma once

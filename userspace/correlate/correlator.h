@@ -61,7 +61,7 @@ class Correlator {
   // The capture begins `pid` paused (--start-paused): recorded as a collection change.
   void NoteStartPaused(uint32_t pid, uint64_t ts_ns) { itt_.NoteStartPaused(pid, ts_ns); }
 
-  // A kernel made before the attach, named by asking the process (capture/ze_query.h) while
+  // A kernel made before the attach, named by asking the process (capture/sources/ze_query.h) while
   // thread `tid` was held from `start_ns` to `end_ns`: logged as a creation marked learned,
   // and its launches are named from now on as if its creation had been seen.
   void LearnKernel(uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t kernel,

@@ -1,6 +1,6 @@
 // The Level Zero part of correlation: the device handle table, the device timeline with its
 // clock models, and allocation totals, fed with host calls by the Correlator and with device
-// facts and clock readings by xtrace's own Level Zero (capture/device_clock_sampler).
+// facts and clock readings by xtrace's own Level Zero (capture/sources/device_clock_sampler).
 #pragma once
 
 #include <cstdint>

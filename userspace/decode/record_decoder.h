@@ -66,7 +66,7 @@ struct DecodedCallUnfinished {
   uint32_t fn;           // enum xt_ze_fn or enum xt_ze_pairing_fn
   int32_t exit_code;     // the thread's, as wait(2) reports it
   // Not from BPF: the thread was still inside the call when the capture stopped
-  // (capture/pending_calls.h); end_ns is the stop, exit_code means nothing.
+  // (capture/sources/pending_calls.h); end_ns is the stop, exit_code means nothing.
   bool capture_ended = false;
 };
 

@@ -23,7 +23,7 @@ struct ApiCall {
   bool args_unreadable = false;  // a pointer argument could not be read
   bool truncated = false;        // a list argument was longer than the probe copies
   // Not a call of the process's: an object it made before the attach, as xtrace learned it by
-  // asking the process (capture/ze_query.h), written as the creation it stands for (the span
+  // asking the process (capture/sources/ze_query.h), written as the creation it stands for (the span
   // is the hold; what the queries could not say is 0).
   bool learned = false;
 };

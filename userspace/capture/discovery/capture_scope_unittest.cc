@@ -1,5 +1,5 @@
-// Tests for capture/capture_scope: how target options combine into the BPF scope and the
-// user-space rule for processes already running; and capture/record_families.
+// Tests for capture/discovery/capture_scope: how target options combine into the BPF scope and the
+// user-space rule for processes already running; and capture/output/record_families.
 #include "capture/discovery/capture_scope.h"
 
 #include <gtest/gtest.h>

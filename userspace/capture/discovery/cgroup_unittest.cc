@@ -1,4 +1,4 @@
-// Tests for capture/cgroup: the cgroup2 mount from mountinfo, path containment, and container
+// Tests for capture/discovery/cgroup: the cgroup2 mount from mountinfo, path containment, and container
 // lookup by id in a directory tree.
 #include "capture/discovery/cgroup.h"
 

@@ -1,4 +1,4 @@
-// Tests for capture/elf_function_offsets: the file offset it finds for a function holds that function's
+// Tests for capture/discovery/elf_function_offsets: the file offset it finds for a function holds that function's
 // code (checked against the copy loaded in this very process), names it lacks are absent, and
 // what is not an ELF file is an error naming it.
 #include "capture/discovery/elf_function_offsets.h"

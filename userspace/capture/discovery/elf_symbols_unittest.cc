@@ -1,4 +1,4 @@
-// Tests for capture/elf_symbols: exported symbols of real built libraries, and errors.
+// Tests for capture/discovery/elf_symbols: exported symbols of real built libraries, and errors.
 #include "capture/discovery/elf_symbols.h"
 
 #include <gtest/gtest.h>

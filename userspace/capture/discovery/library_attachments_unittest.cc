@@ -1,4 +1,4 @@
-// Tests for capture/library_attachments: links shared per file or held per process, released
+// Tests for capture/discovery/library_attachments: links shared per file or held per process, released
 // with their last user after the grace period, failures not retried while the file is used.
 #include "capture/discovery/library_attachments.h"
 

@@ -1,4 +1,4 @@
-// Tests for capture/proc_maps: finding libraries in /proc/PID/maps text.
+// Tests for capture/discovery/proc_maps: finding libraries in /proc/PID/maps text.
 #include "capture/discovery/proc_maps.h"
 
 #include <dlfcn.h>

@@ -1,4 +1,4 @@
-// Tests for capture/proc_stat: the fields of /proc/PID/stat, whatever the command name holds.
+// Tests for capture/discovery/proc_stat: the fields of /proc/PID/stat, whatever the command name holds.
 #include "capture/discovery/proc_stat.h"
 
 #include <gtest/gtest.h>

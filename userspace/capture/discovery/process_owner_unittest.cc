@@ -1,4 +1,4 @@
-// Tests for capture/process_owner: a process's uids from /proc/PID/status, user names.
+// Tests for capture/discovery/process_owner: a process's uids from /proc/PID/status, user names.
 #include "capture/discovery/process_owner.h"
 
 #include <gtest/gtest.h>

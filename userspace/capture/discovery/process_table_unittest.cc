@@ -1,4 +1,4 @@
-// Tests for capture/process_table: a pid reused by another process, a process that execs,
+// Tests for capture/discovery/process_table: a pid reused by another process, a process that execs,
 // and processes that are gone, with /proc replaced by a scripted one.
 #include "capture/discovery/process_table.h"
 

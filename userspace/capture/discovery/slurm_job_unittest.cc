@@ -1,4 +1,4 @@
-// Tests for capture/slurm_job: a job's processes by their environment, its cgroup by path.
+// Tests for capture/discovery/slurm_job: a job's processes by their environment, its cgroup by path.
 #include "capture/discovery/slurm_job.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Tests for capture/held_command: the command waits at the gate, runs once released, says
+// Tests for capture/holds/held_command: the command waits at the gate, runs once released, says
 // why it could not run, and leaves no descriptor or child behind.
 #include "capture/holds/held_command.h"
 

@@ -4,7 +4,7 @@
 // pipe, and it outlives the capture by as long as it takes to continue what is still held:
 //   - a hold older than the bound is continued (the capture was too slow or stuck);
 //   - when the pipe closes — the capture ended, crashed or was SIGKILLed — a thread the
-//     capture was calling into (capture/remote_call.h) is put back as it was, and every process
+//     capture was calling into (capture/holds/remote_call.h) is put back as it was, and every process
 //     still held is continued, and so is every hold taken until no loaded BPF program uses
 //     the map any more (a SIGKILLed capture's links may outlive it briefly); then it exits.
 // Exactly one side continues each hold: whoever deletes its map entry first sends SIGCONT,

@@ -1,4 +1,4 @@
-// Tests for capture/hold_guardian: a process held in the `held` map is continued by the
+// Tests for capture/holds/hold_guardian: a process held in the `held` map is continued by the
 // capture's Release, by the guardian's bound, when the capture ends, and when the capture is
 // SIGKILLed; a stop xtrace did not take is never undone; each hold is continued once.
 #include "capture/holds/hold_guardian.h"

@@ -1,4 +1,4 @@
-// Tests for capture/process_holds: every hold heard of is released once at the next turn,
+// Tests for capture/holds/process_holds: every hold heard of is released once at the next turn,
 // holds continued elsewhere (the bound, an exit) are not timed, and the summary sentence.
 #include "capture/holds/process_holds.h"
 

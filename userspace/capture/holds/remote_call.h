@@ -3,7 +3,7 @@
 // runs on the thread's own stack below its red zone and returns to a `jmp .` in the process's
 // own code, where xtrace finds it by looking (no breakpoint, no signal), and everything is put
 // back before the thread is let go. Used to ask a process's own Level Zero loader about
-// objects it made before xtrace attached (capture/ze_query.h).
+// objects it made before xtrace attached (capture/sources/ze_query.h).
 //
 // What was saved lives in a RemoteCallSlot on a page shared with the hold guardian, so a
 // process is never left changed: if xtrace dies in the middle, the guardian finishes the call
@@ -51,7 +51,7 @@ struct RemoteCallSlot {
   uint32_t stack_len = 0;
   int32_t errno_value = 0;
   uint64_t errno_address = 0;  // 0: not saved
-  // The query hold the capture is serving (capture/ze_query.h), kept fresh for the guardian's
+  // The query hold the capture is serving (capture/sources/ze_query.h), kept fresh for the guardian's
   // bound here rather than in its `held` entry: user space never writes an entry, since the
   // one it means to rewrite may be another thread's hold by the time it writes. The process,
   // the time BPF took that hold (its entry's since_ns, which identifies it) and when the

@@ -1,4 +1,4 @@
-// Tests for capture/remote_call: a call into a stopped child returns its result and leaves the
+// Tests for capture/holds/remote_call: a call into a stopped child returns its result and leaves the
 // child exactly as it was (registers, errno, stack bytes below the red zone: it goes on and
 // checks itself); a call that does not return within its bound is never undone in the middle
 // but let finish, its thread put back once it returned (a lock it takes stays usable); a call whose

@@ -1,4 +1,4 @@
-// Tests for capture/capture_output: a rotated directory of logs, each complete on its own
+// Tests for capture/output/capture_output: a rotated directory of logs, each complete on its own
 // (header, the strings its events use, summary), named *.capnp.part while written, oldest
 // pruned beyond max_files.
 #include "capture/output/capture_output.h"

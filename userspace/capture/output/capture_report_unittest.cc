@@ -1,4 +1,4 @@
-// Tests for capture/capture_report: the closing paragraph, the per-process counts and the
+// Tests for capture/output/capture_report: the closing paragraph, the per-process counts and the
 // progress lines.
 #include "capture/output/capture_report.h"
 

@@ -1,4 +1,4 @@
-// Tests for capture/drm_summary: the per-device sentences of the capture summary.
+// Tests for capture/output/drm_summary: the per-device sentences of the capture summary.
 #include "capture/output/drm_summary.h"
 
 #include <gtest/gtest.h>

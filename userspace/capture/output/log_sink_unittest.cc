@@ -1,4 +1,4 @@
-// Tests for capture/log_sink: each rotated file starts with the identities still worth
+// Tests for capture/output/log_sink: each rotated file starts with the identities still worth
 // naming (not those of processes gone before it), and its tallies are its own.
 #include "capture/output/log_sink.h"
 

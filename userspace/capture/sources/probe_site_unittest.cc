@@ -1,4 +1,4 @@
-// Tests for capture/probe_site: the dispatch stubs of Debian's Level Zero loader are recognised
+// Tests for capture/sources/probe_site: the dispatch stubs of Debian's Level Zero loader are recognised
 // and probed on their `je`, never where a register the probe reads has been overwritten, and
 // anything else is left to its entry.
 #include "capture/sources/probe_site.h"

@@ -20,7 +20,7 @@
 //   nothing. Links are dropped when no traced process maps the file any more. A library
 //   inside a container is another inode: it is reached through /proc/PID/root.
 // - Records: the record type ranges in records.h say which source a record belongs to in the
-//   per-process summary (capture/record_families.cc).
+//   per-process summary (capture/output/record_families.cc).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Python frames as a probe source: it attaches nothing of its own, but when a traced process
 // maps a CPython interpreter (python3.N, libpython3.N.so) it checks the interpreter
-// (capture/python_process.h) and tells BPF where that process's frames are
+// (capture/sources/python_process.h) and tells BPF where that process's frames are
 // (CaptureMaps::SetPythonLayout), so that the Level Zero and ITT probes add the calling
 // thread's Python frames to the calls that matter (bpf/python_frames.bpf.h). What it learned
 // goes into the capture's PythonInterpreters, from which the correlator resolves the frames.

@@ -3,7 +3,7 @@
 // signal event xtrace never saw made (or an execution an unknown queue), BPF holds the thread
 // at that call's entry (bpf/query.bpf.h), where it holds no Level Zero lock, and this asks the
 // process's own loader about them by calling its query functions in that thread
-// (capture/remote_call.h), then lets it go: a kernel's name (zeKernelGetName), a list's device,
+// (capture/holds/remote_call.h), then lets it go: a kernel's name (zeKernelGetName), a list's device,
 // ordinal, index and kind, a queue's ordinal and index, an event's pool flags. The list, queue
 // and event queries arrived in Level Zero 1.9: with an older loader only kernels are asked
 // about. Each handle is asked about once; a handle whose creation was seen never is.

@@ -1,4 +1,4 @@
-// Tests for capture/ze_query: the summary sentence (what queries cost, why some were not
+// Tests for capture/sources/ze_query: the summary sentence (what queries cost, why some were not
 // made), which kinds a loader can be asked about, the `jmp .` found in the real Level Zero
 // loader's code, and the hold being served as the guardian and BPF change the `held` map.
 #include "capture/sources/ze_query.h"
