@@ -35,6 +35,7 @@ struct QueryStats {
   uint64_t holds = 0;         // threads held to ask
   uint64_t learned = 0;       // objects named by their process
   uint64_t failed = 0;        // objects asked about without an answer
+  uint64_t deferred = 0;      // objects left for a later hold: the hold's bound passed first
   uint64_t unusable = 0;      // holds whose thread could not be used (their launch unnamed)
   uint64_t held_ns = 0;       // from each stop to the process's continuation, together
   uint64_t max_held_ns = 0;

@@ -43,6 +43,12 @@ TEST(QuerySummaryTest, SaysWhatWasQueriedAndWhatItCost) {
             " 17 objects made before the attach were queried in the process: 2.1 ms held in all "
             "(2 holds, longest 1.5 ms). 1 could not be: kernel 0x10: did not return within 100 ms."
             " pid 42 was not queried: it is traced by pid 7 (strace).");
+  s.deferred = 4;
+  s.not_queried.clear();
+  EXPECT_NE(QuerySummary(s).find(" 4 waited for a later hold: the hold's bound of 2 s passed before "
+                                 "they were asked."),
+            std::string::npos)
+      << QuerySummary(s);
   QueryStats unusable_only;
   unusable_only.holds = 1;
   unusable_only.unusable = 1;
