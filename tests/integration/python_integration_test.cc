@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <regex>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -186,6 +187,11 @@ TEST_F(PythonIntegrationTest, RecordPlacesEveryCallUnderTheLineThatMadeIt) {
   EXPECT_EQ(r.err.find("no Python frames"), std::string::npos) << r.err;
   const Capture c = ReadCapture(out);
   ExpectEveryCallPlaced(c);
+  // The summary says how many stacks were resolved (each launch's among them).
+  std::smatch said;
+  ASSERT_TRUE(std::regex_search(r.err, said, std::regex(" Python frames: ([0-9]+) stacks resolved[,;]")))
+      << r.err;
+  EXPECT_GE(std::stoul(said[1]), static_cast<size_t>(kIterations)) << r.err;
 
   // The Chrome trace: the frames as python_function slices, the innermost around each launch.
   const std::string json = Path("record.json");
@@ -291,6 +297,7 @@ TEST_F(PythonIntegrationTest, NoPythonFramesUnlessAsked) {
   const Capture c = ReadCapture(out);
   EXPECT_EQ(c.launches.size(), 4u);
   EXPECT_EQ(c.stack_events, 0u);
+  EXPECT_EQ(r.err.find("Python frames:"), std::string::npos) << r.err;
 }
 
 }  // namespace

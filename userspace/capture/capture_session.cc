@@ -869,6 +869,8 @@ Result<CaptureReport> Session::Run() {
     stats.missed = counters[XT_CNT_QUERY_MISSED];
     facts.queries_text = QuerySummary(stats);
   }
+  if (const PythonFrameResolver* python = correlator_->python())
+    facts.python_text = PythonFramesSummary(python->stats());
   if (tap_) facts.kernels_text = tap_->Summary();
   facts.dropped_by_source = DroppedBySource(drop_windows_.total());
   facts.notes = notes_;

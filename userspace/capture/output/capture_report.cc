@@ -133,6 +133,7 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
   s << f.itt_text;
   s << f.holds_text;
   s << f.queries_text;
+  s << f.python_text;
   if (!f.kernels_text.empty()) {
     std::string_view kernels = f.kernels_text;
     while (!kernels.empty() && kernels.back() == '\n') kernels.remove_suffix(1);

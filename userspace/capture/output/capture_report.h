@@ -60,6 +60,7 @@ struct SummaryFacts {
   std::string itt_text;              // SummarizeItt
   std::string holds_text;            // HoldSummary
   std::string queries_text;          // QuerySummary
+  std::string python_text;           // PythonFramesSummary
   std::string kernels_text;          // report::TopKernels::Format: the top kernels, or ""
   std::vector<std::pair<std::string, uint64_t>> dropped_by_source;  // ("DRM", 3), ... if any
   std::vector<std::string> notes;  // what the sources could not trace (LogSummary::notes)

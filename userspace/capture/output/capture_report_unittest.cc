@@ -53,7 +53,9 @@ TEST(CaptureReport, SummarySaysWhatWasCapturedAndWhatWasLost) {
   f.correlator.threads = 2;
   f.ring_bytes = 8 << 20;
   f.itt_text = " ITT: 7 tasks.";
+  f.python_text = " Python frames: 7 stacks resolved; 3 code objects read.";
   const std::string text = SummaryText(r, f);
+  EXPECT_TRUE(Contains(text, " ITT: 7 tasks. Python frames: 7 stacks resolved;"));
   EXPECT_TRUE(Contains(text, "captured 12 kernel launches, 3 kernel creations and 0 other Level "
                              "Zero calls from 1 process (2 threads) in 1.50 s; 40 events written "
                              "to run.capnp (2.0 KiB)."));
