@@ -123,9 +123,9 @@ std::optional<PythonFrameResolver::CodeIdentity> PythonFrameResolver::ReadIdenti
 }
 
 void PythonFrameResolver::ReadCode(uint32_t pid, const PythonInterpreter& interp,
-                                   uint64_t address, Code& code) {
+                                   uint64_t address, uint64_t now, Code& code) {
   code = Code{};
-  code.checked_ns = now_ns_();
+  code.checked_ns = now;
   const CPythonLayout& l = *interp.layout;
   const auto identity = ReadIdentity(pid, l, address);
   if (!identity || identity->type != interp.code_type) return;
@@ -149,16 +149,16 @@ void PythonFrameResolver::ReadCode(uint32_t pid, const PythonInterpreter& interp
 
 const PythonFrameResolver::Code& PythonFrameResolver::CodeAt(uint32_t pid,
                                                              const PythonInterpreter& interp,
-                                                             uint64_t address) {
+                                                             uint64_t address,
+                                                             uint64_t now) {
   auto& codes = codes_[pid];
   auto [it, added] = codes.try_emplace(address);
   Code& code = it->second;
   if (added) {
     ++stats_.code_objects;
-    ReadCode(pid, interp, address, code);
+    ReadCode(pid, interp, address, now, code);
     return code;
   }
-  const uint64_t now = now_ns_();
   if (now - code.checked_ns < kCodeRecheckNs) return code;
   ++stats_.rechecks;
   if (ReadIdentity(pid, *interp.layout, address) == code.identity) {
@@ -167,7 +167,7 @@ const PythonFrameResolver::Code& PythonFrameResolver::CodeAt(uint32_t pid,
   }
   // Freed and reused for another code object (or gone): what it says now, if anything.
   ++stats_.replaced;
-  ReadCode(pid, interp, address, code);
+  ReadCode(pid, interp, address, now, code);
   return code;
 }
 
@@ -180,9 +180,10 @@ std::optional<std::vector<PythonFrame>> PythonFrameResolver::Resolve(
   }
   std::vector<PythonFrame> out;
   out.reserve(frames.size());
+  const uint64_t now = now_ns_();
   for (const auto& [address, instr] : frames) {
     if (address == 0) continue;  // the interpreter's own entry frame, blanked by BPF
-    const Code& code = CodeAt(pid, *interp, address);
+    const Code& code = CodeAt(pid, *interp, address, now);
     if (!code.valid) {
       // Not kept as invalid for good: a read that failed may succeed for a later stack (the
       // code object was not yet resident), and a freed one may be reused for a new object.

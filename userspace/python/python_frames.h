@@ -112,9 +112,12 @@ class PythonFrameResolver {
     StringId function = kEmptyString;
     std::vector<uint8_t> line_table;
   };
-  const Code& CodeAt(uint32_t pid, const PythonInterpreter& interp, uint64_t address);
+  // `now` is read once per stack: a stack's frames are all checked against the same time.
+  const Code& CodeAt(uint32_t pid, const PythonInterpreter& interp, uint64_t address,
+                     uint64_t now);
   // Reads the code object at `address` into `code` (valid only if every check passes).
-  void ReadCode(uint32_t pid, const PythonInterpreter& interp, uint64_t address, Code& code);
+  void ReadCode(uint32_t pid, const PythonInterpreter& interp, uint64_t address, uint64_t now,
+                Code& code);
   // The identity in a code object's header, or nullopt if the header cannot be read.
   std::optional<CodeIdentity> ReadIdentity(uint32_t pid, const CPythonLayout& l,
                                            uint64_t address);

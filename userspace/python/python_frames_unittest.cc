@@ -167,6 +167,32 @@ TEST_F(PythonFramesTest, AFreedCodeObjectAtRecheckLeavesTheStackUnresolved) {
   EXPECT_EQ(strings_.Get((*frames)[1].function), "outer");
 }
 
+TEST_F(PythonFramesTest, AStackReadsTheClockOnceWhateverItsDepth) {
+  // Each frame would otherwise cost a clock read on the collector's path for every stack.
+  constexpr int kDepth = 30;
+  std::vector<std::pair<uint64_t, uint64_t>> stack;
+  for (int i = 0; i < kDepth; ++i) {
+    const uint64_t at = 0x10'0000 + static_cast<uint64_t>(i) * 0x10'0000;
+    PutCode(at, "deep.py", "f" + std::to_string(i), i + 1);
+    stack.emplace_back(at, 0);
+  }
+  int clock_reads = 0;
+  PythonFrameResolver resolver(interpreters_, memory_, strings_, [&] {
+    ++clock_reads;
+    return now_;
+  });
+  ASSERT_TRUE(resolver.Resolve(kPid, stack));  // every code object read for the first time
+  EXPECT_EQ(clock_reads, 1);
+  ASSERT_TRUE(resolver.Resolve(kPid, stack));  // every code object from the cache
+  EXPECT_EQ(clock_reads, 2);
+  now_ += kCodeRecheckNs;
+  auto frames = resolver.Resolve(kPid, stack);  // every code object re-checked
+  ASSERT_TRUE(frames);
+  EXPECT_EQ(clock_reads, 3);
+  EXPECT_EQ(resolver.stats().rechecks, static_cast<uint64_t>(kDepth));
+  EXPECT_EQ(strings_.Get((*frames)[kDepth - 1].function), "f29");
+}
+
 TEST(PythonFramesSummary, SaysWhatWasResolvedLostAndReadAgain) {
   EXPECT_EQ(PythonFramesSummary({}), "");
   EXPECT_EQ(PythonFramesSummary({.stacks = 1, .code_objects = 1}),
