@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -88,13 +89,15 @@ Wait StopThread(RemoteTracee* t, uint64_t deadline) {
 bool Restart(RemoteTracee* t);
 
 // Lets the thread go (it must be in a ptrace stop) with the signals it missed meanwhile.
+// They are sent to it again after the detach rather than passed to PTRACE_DETACH: the kernel
+// delivers PTRACE_DETACH's signal only from a signal-delivery stop and drops it silently from
+// the other stops (an interrupt's or a group stop's), which is where a call ends. Sent to the
+// thread that was about to take each of them, it takes them as it would have.
 bool DetachWithSignals(RemoteTracee* t) {
-  int first = 0;
-  for (int sig = 1; sig < 64 && !first; ++sig)
-    if (t->signals & (uint64_t{1} << sig)) first = sig;
-  const bool ok = ptrace(PTRACE_DETACH, t->tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(first))) == 0;
-  for (int sig = first + 1; sig < 64; ++sig)
-    if (t->signals & (uint64_t{1} << sig)) kill(static_cast<pid_t>(t->pid), sig);
+  const bool ok = ptrace(PTRACE_DETACH, t->tid, nullptr, nullptr) == 0;
+  for (int sig = 1; sig < 64; ++sig)
+    if (t->signals & (uint64_t{1} << sig))
+      syscall(SYS_tgkill, static_cast<pid_t>(t->pid), t->tid, sig);
   t->signals = 0;
   t->stopped = false;
   return ok;

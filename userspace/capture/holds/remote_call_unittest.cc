@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,6 +30,7 @@ namespace {
 constexpr int kChildErrno = 1234;
 volatile uint64_t g_spins = 0;
 volatile uint64_t g_slow_calls = 0;
+volatile uint64_t g_usr1 = 0;  // SIGUSR1s the child took
 
 extern "C" __attribute__((noinline, used)) uint64_t RemoteCallTestMultiply(uint64_t a, uint64_t b,
                                                                            uint64_t* out) {
@@ -60,6 +62,7 @@ extern "C" __attribute__((noinline, used)) uint64_t RemoteCallTestSlow(uint64_t 
 // Spins with errno set and checks it on SIGTERM: exit 0 if errno and the spinning survived.
 // (errno through a volatile pointer: a plain store before an endless loop is dropped.)
 [[noreturn]] void ChildMain() {
+  signal(SIGUSR1, [](int) { g_usr1 = g_usr1 + 1; });
   signal(SIGTERM, [](int) {
     if (pthread_mutex_trylock(&g_lock) != 0) _exit(5);  // a call left the lock taken
     _exit(*static_cast<volatile int*>(&errno) != kChildErrno ? 3 : g_spins > 0 ? 0 : 4);
@@ -185,6 +188,34 @@ TEST(RemoteCallTest, ACallPastItsBoundIsLetFinishAndThenTheChildPutBack) {
   EXPECT_EQ(slot.state.load(), static_cast<uint32_t>(RemoteCallState::kOwned));
   EXPECT_EQ(ChildWord(child, &g_slow_calls), 1u) << "the call ran once, to its end";
   EXPECT_EQ(EndChild(child), 0) << "5: the call's lock was left taken";
+}
+
+// A signal sent to the thread while xtrace holds it in a ptrace stop comes to the thread as
+// it restarts for the call; xtrace keeps it from the call and gives it back at the end. The
+// end is an interrupt's stop, from which PTRACE_DETACH drops a signal it is given: the child
+// must still take it, once.
+TEST(RemoteCallTest, ASignalThatCameDuringACallIsTakenAfterTheEnd) {
+  const uint64_t loop = LibcLoop();
+  ASSERT_NE(loop, 0u);
+  const pid_t child = StartStoppedChild();
+  RemoteCallSlot slot;
+  slot.state = static_cast<uint32_t>(RemoteCallState::kOwned);
+  auto session = RemoteCallSession::Begin(child, child, 0, UINT64_MAX, loop, &slot, 1'000'000'000);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  ASSERT_EQ(syscall(SYS_tgkill, child, child, SIGUSR1), 0);
+  auto r = (*session)->Call(Address(reinterpret_cast<void*>(&RemoteCallTestSlow)), {20}, 1'000'000'000);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(*r, 5u);
+  EXPECT_EQ(ChildWord(child, &g_usr1), 0u) << "the handler ran inside the call";
+  ASSERT_TRUE((*session)->End().ok());
+  uint64_t taken = 0;
+  for (int i = 0; i < 200 && taken == 0; ++i) {
+    timespec pause{0, 5'000'000};
+    nanosleep(&pause, nullptr);
+    taken = ChildWord(child, &g_usr1);
+  }
+  EXPECT_EQ(taken, 1u) << "the signal that came during the call was lost";
+  EXPECT_EQ(EndChild(child), 0) << "the child did not go on as it was";
 }
 
 TEST(RemoteCallTest, TheGuardianFinishesAndUndoesACallWhoseCallerDied) {
