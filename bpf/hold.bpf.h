@@ -29,6 +29,28 @@ static __always_inline void xt_note_hold_parent(__u64 now, __u32 tgid_ns)
 	bpf_map_update_elem(&hold_parents, &parent, &entry, BPF_ANY);
 }
 
+/* Puts `hold` in `held` for the current process (keyed `tgid`, its pid in the collector's
+ * namespace) unless the process is held already: -XT_EEXIST then. An entry older than the
+ * process is no hold of it: an earlier process with the same pid left it (it exited in the
+ * moment the capture had taken the entry out to look at it, and the entry was put back). It
+ * would keep every hold of the new process from being taken until the guardian's bound, so
+ * it is replaced. Two threads replacing it at once are both stopped: the continue the capture
+ * sends for the one whose entry stands continues the other too. */
+static __always_inline long xt_held_insert(__u32 tgid, const struct xt_hold *hold)
+{
+	struct task_struct *task;
+	struct xt_hold *old;
+	long err = bpf_map_update_elem(&held, &tgid, hold, BPF_NOEXIST);
+
+	if (err != -XT_EEXIST)
+		return err;
+	old = bpf_map_lookup_elem(&held, &tgid);
+	task = (struct task_struct *)bpf_get_current_task();
+	if (!old || old->since_ns >= BPF_CORE_READ(task, group_leader, start_time))
+		return err;
+	return bpf_map_update_elem(&held, &tgid, hold, BPF_EXIST);
+}
+
 /* Holds the current process (`tgid`, thread `tid`) for `reason` if the capture asks for it:
  * its entry in `held` first, then the stop, which takes effect as the thread returns to user
  * space. XT_FLAG_HELD when held. The record that says so must be written after the stop is
@@ -41,7 +63,7 @@ static __always_inline __u32 xt_hold(const struct xt_capture_config *cfg, __u32 
 
 	if (!(cfg->hold & reason) || !tgid)
 		return 0;
-	err = bpf_map_update_elem(&held, &tgid, &hold, BPF_NOEXIST);
+	err = xt_held_insert(tgid, &hold);
 	if (err) {
 		/* Held already (the capture has not continued it yet): that hold covers this too. */
 		if (err != -XT_EEXIST)

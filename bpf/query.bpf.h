@@ -100,7 +100,7 @@ static __always_inline void xt_query_unknown(struct pt_regs *ctx, struct xt_call
 	hold.tid = tid;
 	hold.reason = XT_HOLD_QUERY;
 	hold.ip = PT_REGS_IP(ctx);
-	err = bpf_map_update_elem(&held, &tgid, &hold, BPF_NOEXIST);
+	err = xt_held_insert(tgid, &hold);
 	if (err) {
 		bpf_ringbuf_discard(rec, 0);
 		other = bpf_map_lookup_elem(&held, &tgid);

@@ -7,13 +7,17 @@
 // the user sends later is left alone; the summary counts the holds. Real BPF, the real loader,
 // the simulated GPU. Needs root; skips with the reason elsewhere, fails under CI. Other tests
 // may run workloads meanwhile: every check is about the processes a test started.
+#include <bpf/bpf.h>
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -22,7 +26,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "capture_steps.h"
+#include "xtrace/hold.h"
 #include "log_contents.h"
 #include "root_fixture.h"
 #include "subprocess.h"
@@ -63,6 +69,29 @@ bool WaitState(pid_t pid, char want, std::chrono::milliseconds timeout) {
     std::this_thread::sleep_for(5ms);
   }
   return true;
+}
+
+// The `held` map of the capture running as `pid`, found through its file descriptors (other
+// captures may run on the machine); an invalid fd if it has none.
+UniqueFd HeldMapOf(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fdinfo";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return UniqueFd();
+  UniqueFd found;
+  while (dirent* e = readdir(d)) {
+    std::ifstream in(dir + "/" + e->d_name);
+    for (std::string line; std::getline(in, line) && !found.valid();) {
+      if (line.rfind("map_id:", 0) != 0) continue;
+      UniqueFd map(bpf_map_get_fd_by_id(static_cast<__u32>(std::stoul(line.substr(7)))));
+      bpf_map_info info{};
+      __u32 len = sizeof(info);
+      if (map.valid() && bpf_obj_get_info_by_fd(map.get(), &info, &len) == 0 &&
+          std::string(info.name) == "held")
+        found = std::move(map);
+    }
+  }
+  closedir(d);
+  return found;
 }
 
 class HoldTest : public RootTest {
@@ -277,6 +306,45 @@ TEST_F(HoldTest, AUsersStopAfterTheReleaseIsNotUndone) {
       << xtrace.stderr_text();
   sleeping.Signal(SIGKILL);
   sleeping.Wait(10s);
+}
+
+// An entry an earlier process with the same pid left in `held` (it exited in the moment the
+// capture had the entry out to look at it, and it was put back) must not keep the next process
+// with that pid from being held: its holds are taken as if the entry were not there. The pid's
+// earlier process is played by an entry written into the capture's map for a process that
+// has not exec'd yet.
+TEST_F(HoldTest, AnEntryLeftByAnEarlierProcessWithThePidDoesNotKeepTheNextFromBeingHeld) {
+  const std::string sleeper = UniqueSleep();
+  const std::string name = std::filesystem::path(sleeper).filename();
+  // A bound far off: the guardian must not take the entry for a hold past its bound meanwhile.
+  Subprocess xtrace({kXtrace, "attach", "--comm", name, "--hold-max", "60000", "-o", Path("p.capnp")});
+  ASSERT_TRUE(xtrace.WaitStderr("tracing every process named " + name, 60s)) << xtrace.stderr_text();
+  const UniqueFd held_map = HeldMapOf(xtrace.pid());
+  ASSERT_TRUE(held_map.valid()) << "no map named held among xtrace's descriptors";
+
+  // Out of scope until it execs the sleeper: it stops itself first, for the entry to be put in.
+  timespec before{};
+  clock_gettime(CLOCK_MONOTONIC, &before);  // the clock of BPF's times and of a task's start
+  Subprocess starter({"/bin/sh", "-c", "kill -STOP $$; exec " + sleeper + " 0"});
+  ASSERT_TRUE(WaitState(starter.pid(), 'T', 10s)) << "state " << ProcessState(starter.pid());
+  const __u32 key = static_cast<__u32>(starter.pid());
+  xt_hold stale{};
+  stale.since_ns = static_cast<__u64>(before.tv_sec) * 1'000'000'000u +
+                   static_cast<__u64>(before.tv_nsec) - 1;  // before this process started
+  stale.tid = key;
+  stale.reason = XT_HOLD_EXEC;
+  ASSERT_EQ(bpf_map_update_elem(held_map.get(), &key, &stale, BPF_NOEXIST), 0) << std::strerror(errno);
+  starter.Signal(SIGCONT);
+  const auto status = starter.Wait(30s);
+  ASSERT_TRUE(status.has_value()) << "still running: state " << ProcessState(starter.pid());
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
+  // Held at its exec and once its linker mapped its libraries, both continued by xtrace.
+  EXPECT_TRUE(std::regex_search(
+      xtrace.stderr_text(),
+      std::regex(" 1 process start and 1 library load held [0-9.]+ ms on average \\(max [0-9.]+ ms\\) "
+                 "until probed; 0 released by the bound")))
+      << xtrace.stderr_text();
 }
 
 // The summary counts one hold per start, and each was released by xtrace, not the bound.
