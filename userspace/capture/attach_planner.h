@@ -79,6 +79,12 @@ class AttachPlanner {
   // Links held: the library links (also those being destroyed) and the sources' own.
   size_t link_count() const;
   bool per_process_links() const { return settings_.per_process_links; }
+  // The sources, in the order they loaded (owned here), for the capture's record routing.
+  std::vector<ProbeSource*> sources() const {
+    std::vector<ProbeSource*> all;
+    for (const auto& source : sources_) all.push_back(source.get());
+    return all;
+  }
 
  private:
   // The pseudo-owner of the dynamic linker hooks in attachments_ (sources are 0..n-1).

@@ -129,11 +129,11 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
     if (WIFEXITED(status)) s << " The command exited with status " << WEXITSTATUS(status) << ".";
     else if (WIFSIGNALED(status)) s << " The command was killed by signal " << WTERMSIG(status) << ".";
   }
-  s << f.drm_text;
-  s << f.itt_text;
+  s << f.source_sentences;
   s << f.holds_text;
   s << f.queries_text;
-  s << f.python_text;
+  // After every sentence of the paragraph: a sentence after them would end their last line.
+  s << f.source_lines;
   if (!f.kernels_text.empty()) {
     std::string_view kernels = f.kernels_text;
     while (!kernels.empty() && kernels.back() == '\n') kernels.remove_suffix(1);

@@ -56,11 +56,12 @@ struct SummaryFacts {
   uint64_t ring_bytes = 0;
   std::string first_malformed;
   std::optional<long> peak_rss_mib;  // with --verbose: the table sizes and the collector's RSS
-  std::string drm_text;              // DrmSummary
-  std::string itt_text;              // SummarizeItt
+  // The probe sources' parts (ProbeSource::Summary), in the order the sources load: the
+  // sentences join the paragraph, the lines follow it.
+  std::string source_sentences;
+  std::string source_lines;
   std::string holds_text;            // HoldSummary
   std::string queries_text;          // QuerySummary
-  std::string python_text;           // PythonFramesSummary
   std::string kernels_text;          // report::TopKernels::Format: the top kernels, or ""
   std::vector<std::pair<std::string, uint64_t>> dropped_by_source;  // ("DRM", 3), ... if any
   std::vector<std::string> notes;  // what the sources could not trace (LogSummary::notes)

@@ -52,9 +52,12 @@ TEST(CaptureReport, SummarySaysWhatWasCapturedAndWhatWasLost) {
   f.correlator.processes = 1;
   f.correlator.threads = 2;
   f.ring_bytes = 8 << 20;
-  f.itt_text = " ITT: 7 tasks.";
-  f.python_text = " Python frames: 7 stacks resolved; 3 code objects read.";
+  f.source_sentences = " ITT: 7 tasks. Python frames: 7 stacks resolved; 3 code objects read.";
+  f.source_lines = "\nxtrace: DRM card0: 3 submissions.";
+  f.holds_text = " 2 process starts held.";
   const std::string text = SummaryText(r, f);
+  // The sources' lines end the paragraph: no sentence is glued onto the last of them.
+  EXPECT_TRUE(Contains(text, " 2 process starts held.\nxtrace: DRM card0: 3 submissions.\n"));
   EXPECT_TRUE(Contains(text, " ITT: 7 tasks. Python frames: 7 stacks resolved;"));
   EXPECT_TRUE(Contains(text, "captured 12 kernel launches, 3 kernel creations and 0 other Level "
                              "Zero calls from 1 process (2 threads) in 1.50 s; 40 events written "

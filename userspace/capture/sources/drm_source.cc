@@ -7,6 +7,8 @@
 #include <string>
 
 #include "capture/capture_options.h"
+#include "capture/sources/drm_summary.h"
+#include "correlate/correlator.h"
 #include "drm_fence.skel.h"
 #include "drm_ioctl.skel.h"
 
@@ -160,6 +162,10 @@ void DrmSource::LoadCompletionProbes() {
     if (ctx_.options.verbose) say(std::string(source.what) + " attached");
     for (auto& link : attached) links_.push_back(std::move(link));
   }
+}
+
+SourceSummary DrmSource::Summary(const SourceSummaryInputs& in) const {
+  return {.sentences = {}, .lines = DrmSummary(in.correlator.drm(), in.counters)};
 }
 
 }  // namespace xtrace

@@ -25,6 +25,8 @@ class DrmSource final : public ProbeSource {
   // the capture fills before the command execs, selects the targets.
   bool needs_library() const override { return false; }
   size_t link_count() const override { return links_.size(); }
+  // A line per DRM device, and what the probes could not see (drm_summary.h).
+  SourceSummary Summary(const SourceSummaryInputs& in) const override;
 
  private:
   explicit DrmSource(const SourceContext& ctx) : ctx_(ctx) {}

@@ -13,8 +13,10 @@
 #include "capture/capture_options.h"
 #include "capture/discovery/elf_symbols.h"
 #include "capture/sources/itt_domains.h"
+#include "capture/sources/itt_summary.h"
 #include "capture/discovery/library_resolver.h"
 #include "capture/sources/tsc_clock.h"
+#include "correlate/correlator.h"
 #include "python/python_frames.h"
 #include "itt_probes.skel.h"
 
@@ -295,6 +297,16 @@ void IttSource::OnProcessExit(uint32_t pid) {
   if (fast_path_) fast_path_->Release(pid);
   processes_.erase(pid);
   ForgetHandles(pid);
+}
+
+RecordEffect IttSource::OnRecord(const DecodedRecord& record) {
+  const auto* state = std::get_if<DecodedIttState>(&record);
+  return {.process_detached = state && state->state == XT_COLLECT_DETACHED};
+}
+
+SourceSummary IttSource::Summary(const SourceSummaryInputs& in) const {
+  return {.sentences = SummarizeItt(in.correlator.itt_stats(), in.counters[XT_CNT_PAUSED]),
+          .lines = {}};
 }
 
 }  // namespace xtrace

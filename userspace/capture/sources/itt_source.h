@@ -45,6 +45,10 @@ class IttSource final : public ProbeSource {
   // Switches the collectors' ITT domains on again where due (itt_domains.h).
   void Tick(uint64_t now_ns, uint64_t idle_grace_ns) override;
   size_t link_count() const override { return 0; }  // the capture holds them
+  // A process that called __itt_detach ended its own capture.
+  RecordEffect OnRecord(const DecodedRecord& record) override;
+  // Labels captured, unbalanced input, what pause/resume/detach did (itt_summary.h).
+  SourceSummary Summary(const SourceSummaryInputs& in) const override;
 
  private:
   using FileKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // dev major, minor, inode

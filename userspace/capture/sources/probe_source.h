@@ -20,7 +20,14 @@
 //   nothing. Links are dropped when no traced process maps the file any more. A library
 //   inside a container is another inode: it is reached through /proc/PID/root.
 // - Records: the record type ranges in records.h say which source a record belongs to in the
-//   per-process summary (capture/output/record_families.cc).
+//   per-process summary (capture/output/record_families.cc). Every decoded record goes to the
+//   correlator, then to each source (OnRecord), which may tell the capture what the record
+//   means for its process (RecordEffect: it detached itself). The capture's loop
+//   (capture/record_router.h) knows no source by name.
+// - Its part of the log and of the closing summary: a source that needs the correlator (its
+//   devices, its clocks) is given it once the log is open (Begin), before anything is
+//   attached; at the end, after the last records were read, it has its last word (Finish)
+//   and says its part of the summary (Summary).
 #pragma once
 
 #include <cstdint>
@@ -34,12 +41,14 @@
 #include "capture/bpf/bpf_link.h"
 #include "capture/bpf/capture_maps.h"
 #include "capture/discovery/proc_maps.h"
+#include "decode/record_decoder.h"
 
 namespace xtrace {
 
 struct CaptureOptions;
 class PythonInterpreters;
-class DriverFunctions;
+class Correlator;
+class StringTable;
 
 // What a source is given when it loads.
 struct SourceContext {
@@ -50,9 +59,29 @@ struct SourceContext {
   // A fact about what the capture cannot trace, said once: the capture's closing summary and
   // each log's summary repeat it (a sentence without its final period).
   std::function<void(const std::string&)> note = {};
-  // Where drivers keep the functions they hand out by pointer, as xtrace's own Level Zero
-  // found them (filled before anything is attached); null or empty: found by their names.
-  const DriverFunctions* driver_functions = nullptr;
+};
+
+// What a source is given once the capture's log is open, before anything is attached.
+struct SourceStart {
+  Correlator& correlator;
+  StringTable& strings;  // the log's: names written into it
+};
+
+// What a record tells the capture about its process beyond what the log shows.
+struct RecordEffect {
+  bool process_detached = false;  // it ended its own capture: its probes go, it is not scanned
+};
+
+// What the closing summary is said from.
+struct SourceSummaryInputs {
+  const Correlator& correlator;
+  const Counters& counters;  // the BPF counters at the end
+};
+
+// A source's part of the closing summary (either may be empty).
+struct SourceSummary {
+  std::string sentences;  // each starting with a space: they join the summary's paragraph
+  std::string lines;      // each starting "\nxtrace: ": lines of their own after it
 };
 
 class ProbeSource {
@@ -148,6 +177,31 @@ class ProbeSource {
   // Links this source holds itself (for leak checks and verbose output); links returned by
   // AttachToLibrary are counted by the capture.
   virtual size_t link_count() const = 0;
+
+  // --- The source's part of the log and of the summary (see the contract above) ---
+
+  // Whether this source records the host API calls that the kernel driver's work is
+  // attributed to (and that queries in a held process can name).
+  virtual bool records_api_calls() const { return false; }
+
+  // The log is open and the correlator made: called once, before anything is attached.
+  virtual void Begin(const SourceStart& start) { (void)start; }
+
+  // Every decoded record of the capture, after the correlator took it (one of this source's
+  // or not: a source looks only at its own).
+  virtual RecordEffect OnRecord(const DecodedRecord& record) {
+    (void)record;
+    return {};
+  }
+
+  // The last records were read, before the correlator finishes, at `now_ns` (CLOCK_MONOTONIC).
+  virtual void Finish(uint64_t now_ns) { (void)now_ns; }
+
+  // This source's part of the closing summary.
+  virtual SourceSummary Summary(const SourceSummaryInputs& in) const {
+    (void)in;
+    return {};
+  }
 };
 
 // Every source this build knows, loaded; a source that cannot load on this kernel says why

@@ -4,6 +4,8 @@
 #include "capture/capture_options.h"
 #include "capture/sources/python_process.h"
 #include "capture/sources/tsc_clock.h"
+#include "correlate/correlator.h"
+#include "python/python_frames.h"
 
 namespace xtrace {
 
@@ -52,6 +54,11 @@ void PythonSource::OnProcessExec(uint32_t pid, uint64_t exec_ns) {
   auto it = set_.find(pid);
   if (it != set_.end() && it->second > exec_ns) return;  // inspected after the exec
   Forget(pid);
+}
+
+SourceSummary PythonSource::Summary(const SourceSummaryInputs& in) const {
+  const PythonFrameResolver* python = in.correlator.python();
+  return {.sentences = python ? PythonFramesSummary(python->stats()) : std::string(), .lines = {}};
 }
 
 }  // namespace xtrace

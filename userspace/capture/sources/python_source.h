@@ -28,6 +28,8 @@ class PythonSource final : public ProbeSource {
   // exec may be reported after the new image's interpreter was already found.
   void OnProcessExec(uint32_t pid, uint64_t exec_ns) override;
   size_t link_count() const override { return 0; }
+  // What frames were resolved, lost and read again (python_frames.h).
+  SourceSummary Summary(const SourceSummaryInputs& in) const override;
 
  private:
   explicit PythonSource(const SourceContext& ctx) : ctx_(ctx) {}

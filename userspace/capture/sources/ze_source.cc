@@ -24,6 +24,7 @@
 #include "capture/discovery/elf_function_offsets.h"
 #include "capture/discovery/elf_symbols.h"
 #include "capture/sources/probe_site.h"
+#include "correlate/correlator.h"
 #include "capture/bpf/uprobe_multi.h"
 #include "model/ze_api.h"
 #include "ze_probes.skel.h"
@@ -248,16 +249,16 @@ std::vector<std::string_view> ZeSource::DriverFunctionNames() {
 }
 
 const DriverFunctions::Offsets* ZeSource::HandedOutIn(const MappedLibrary& lib) {
-  if (IsLoader(lib) || !ctx_.driver_functions) return nullptr;
+  if (IsLoader(lib) || !begun_) return nullptr;
   auto id = ElfBuildId(lib.host_path);
-  const DriverFunctions::Offsets* found = id.ok() ? ctx_.driver_functions->Of(*id) : nullptr;
+  const DriverFunctions::Offsets* found = id.ok() ? driver_functions_.Of(*id) : nullptr;
   // Without them the driver's exports of those names are probed, which a call through the
   // pointer passes only where the driver hands out its exports themselves: said once a file.
   if (!found && said_by_name_.insert({lib.dev_major, lib.dev_minor, lib.inode}).second) {
     const std::vector<std::string_view> names = DriverFunctionNames();
     auto exported = ElfExports(lib.host_path, names);
     const std::string why =
-        ctx_.driver_functions->empty()
+        driver_functions_.empty()
             ? "xtrace's own Level Zero has no driver to ask where it keeps"
             : "not the driver build xtrace's own Level Zero loaded" +
                   (id.ok() && !id->empty() ? " (build id " + *id + ")" : std::string()) +
@@ -566,7 +567,19 @@ void ZeSource::ReleaseDispatchProbes(uint32_t pid) {
   }
 }
 
+void ZeSource::Begin(const SourceStart& start) {
+  begun_ = true;
+  const std::vector<std::string_view> names = DriverFunctionNames();
+  clocks_ = DeviceClocks::Open(start.correlator.ze(), start.strings, names, driver_functions_,
+                               ctx_.say);
+}
+
+void ZeSource::Finish(uint64_t now_ns) {
+  if (clocks_) clocks_->Read(now_ns);
+}
+
 void ZeSource::Tick(uint64_t now_ns, uint64_t idle_grace_ns) {
+  if (clocks_) clocks_->ReadIfDue(now_ns);
   for (auto it = dispatch_.begin(); it != dispatch_.end();) {
     auto next = std::next(it);
     if (it->second.users.empty() && now_ns - it->second.idle_since_ns >= idle_grace_ns) {

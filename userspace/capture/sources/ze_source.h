@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "capture/bpf/bpf_link.h"
+#include "capture/sources/device_clocks.h"
 #include "capture/sources/driver_functions.h"
 #include "capture/bpf/link_reaper.h"
 #include "capture/sources/probe_source.h"
@@ -38,12 +39,19 @@ class ZeSource final : public ProbeSource {
   std::vector<MappedLibrary> LibrariesBeforeExec(uint32_t pid) override;
   std::string_view host_soname() const override;
   void ProcessScanned(uint32_t pid, bool per_process) override;
-  // Dispatch probes nobody has used for `idle_grace_ns` go.
+  // Dispatch probes nobody has used for `idle_grace_ns` go; the device clocks are read
+  // every second.
   void Tick(uint64_t now_ns, uint64_t idle_grace_ns) override;
   void OnProcessExit(uint32_t pid) override;
   void OnProcessExec(uint32_t pid, uint64_t exec_ns) override;
   // The dispatch targets' links; the capture holds those of AttachToLibrary.
   size_t link_count() const override;
+  bool records_api_calls() const override { return true; }
+  // Opens the device clocks (device_clocks.h): the devices, and where their drivers keep the
+  // functions they hand out, before any driver file is probed.
+  void Begin(const SourceStart& start) override;
+  // A last clock reading, which covers the newest kernel timestamps.
+  void Finish(uint64_t now_ns) override;
 
   // Where this source probes `symbol` in the loader file at `path`: bytes into the function
   // (0: its entry; see probe_site.h), or nullopt if it does not probe that function. For the
@@ -52,7 +60,7 @@ class ZeSource final : public ProbeSource {
                                                      std::string_view symbol);
 
   // The functions probed in driver files: those drivers hand out by pointer, whose place the
-  // capture asks its own Level Zero for (SourceContext::driver_functions).
+  // source asks its own Level Zero for (device_clocks.h).
   static std::vector<std::string_view> DriverFunctionNames();
 
  private:
@@ -95,6 +103,11 @@ class ZeSource final : public ProbeSource {
   void ReleaseDispatchProbes(uint32_t pid);
 
   SourceContext ctx_;
+  // Where drivers keep the functions they hand out by pointer, as xtrace's own Level Zero
+  // found them at Begin (before it, nothing is asked: found by their names, silently).
+  bool begun_ = false;
+  DriverFunctions driver_functions_;
+  std::unique_ptr<DeviceClocks> clocks_;  // null: no Level Zero of its own, or not begun
   bool multi_ = false;
   std::map<std::tuple<uint32_t, uint32_t, uint64_t>, bool> said_missing_;  // (dev, inode)
   std::set<std::tuple<uint32_t, uint32_t, uint64_t>> said_by_name_;  // (dev, inode)

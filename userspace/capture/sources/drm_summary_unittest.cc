@@ -1,5 +1,5 @@
-// Tests for capture/output/drm_summary: the per-device sentences of the capture summary.
-#include "capture/output/drm_summary.h"
+// Tests for capture/sources/drm_summary: the per-device sentences of the capture summary.
+#include "capture/sources/drm_summary.h"
 
 #include <gtest/gtest.h>
 

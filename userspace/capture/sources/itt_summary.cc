@@ -1,5 +1,5 @@
 // Summary sentences for ITT labels and collection control.
-#include "capture/output/itt_summary.h"
+#include "capture/sources/itt_summary.h"
 
 #include <sstream>
 

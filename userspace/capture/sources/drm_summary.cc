@@ -1,5 +1,5 @@
 // Summary sentences of the DRM view; see drm_summary.h.
-#include "capture/output/drm_summary.h"
+#include "capture/sources/drm_summary.h"
 
 #include <sstream>
 

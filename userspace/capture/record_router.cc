@@ -1,0 +1,72 @@
+// Routing the ring's records; see record_router.h.
+#include "capture/record_router.h"
+
+#include <cstring>
+#include <utility>
+
+#include "capture/output/record_families.h"
+
+namespace xtrace {
+
+RecordRouter::RecordRouter(uint32_t self_pid, std::vector<ProbeSource*> sources, Routes routes)
+    : self_pid_(self_pid), sources_(std::move(sources)), routes_(std::move(routes)) {}
+
+void RecordRouter::Malformed(const std::string& why) {
+  if (malformed_++ == 0) first_malformed_ = why;
+}
+
+void RecordRouter::Route(std::span<const std::byte> data) {
+  if (data.size() >= sizeof(xt_record_header)) {
+    xt_record_header hdr;
+    std::memcpy(&hdr, data.data(), sizeof(hdr));
+    if (IsProcessRecordType(hdr.type)) {
+      auto decoded = DecodeProcessRecord(data);
+      if (!decoded.ok()) return Malformed(decoded.status().message());
+      return routes_.process(*decoded);
+    }
+    if (hdr.type == XT_REC_ZE_QUERY_HOLD) {
+      xt_ze_query_hold rec{};
+      if (data.size() < sizeof(rec)) return Malformed("query hold record too short");
+      std::memcpy(&rec, data.data(), sizeof(rec));
+      return routes_.query_hold(rec);
+    }
+    if (hdr.pid == self_pid_) return;
+    const std::string_view family = RecordFamily(data);
+    if (!family.empty()) routes_.counted(hdr.pid, family);
+  }
+  auto decoded = DecodeRecord(data);
+  if (!decoded.ok()) return Malformed(decoded.status().message());
+  routes_.decoded(*decoded);
+  for (ProbeSource* source : sources_) {
+    const RecordEffect effect = source->OnRecord(*decoded);
+    if (effect.process_detached) detached_.push_back(HeaderOf(*decoded).pid);
+  }
+}
+
+std::vector<uint32_t> RecordRouter::TakeDetached() { return std::exchange(detached_, {}); }
+
+bool RecordRouter::records_api_calls() const {
+  for (const ProbeSource* source : sources_)
+    if (source->records_api_calls()) return true;
+  return false;
+}
+
+void RecordRouter::Begin(const SourceStart& start) {
+  for (ProbeSource* source : sources_) source->Begin(start);
+}
+
+void RecordRouter::Finish(uint64_t now_ns) {
+  for (ProbeSource* source : sources_) source->Finish(now_ns);
+}
+
+SourceSummary RecordRouter::Summary(const SourceSummaryInputs& in) const {
+  SourceSummary all;
+  for (const ProbeSource* source : sources_) {
+    SourceSummary one = source->Summary(in);
+    all.sentences += one.sentences;
+    all.lines += one.lines;
+  }
+  return all;
+}
+
+}  // namespace xtrace

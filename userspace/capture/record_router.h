@@ -1,0 +1,71 @@
+// Where each record read from the ring goes, knowing no probe source by name: a process's
+// lifecycle records to whoever follows processes, a thread held for a query to the queries,
+// every other record counted by family for its process, decoded, given to the correlator and
+// then to each source (ProbeSource::OnRecord), whose word on what it means for its process
+// (it detached itself) the capture takes from here. The sources' part of the log's start,
+// its end and the closing summary go through here too. A record the decoders refuse is
+// counted as malformed, the first one's reason kept. Testable without BPF: the routes are
+// functions and the sources an interface.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capture/sources/probe_source.h"
+#include "decode/process_record_decoder.h"
+#include "decode/record_decoder.h"
+#include "xtrace/records.h"
+
+namespace xtrace {
+
+class RecordRouter {
+ public:
+  struct Routes {
+    // Exec, fork, exit and library records, whoever's (the collector's own too: it may be
+    // held like any other).
+    std::function<void(const DecodedProcessRecord&)> process;
+    // A thread held to be asked about objects its process made before the attach.
+    std::function<void(const xt_ze_query_hold&)> query_hold;
+    // A source's record (RecordFamily) of `pid`, counted before it is decoded.
+    std::function<void(uint32_t pid, std::string_view family)> counted;
+    // Every decoded record: the correlator.
+    std::function<void(const DecodedRecord&)> decoded;
+  };
+
+  // The records of `self_pid` (the collector, whose own Level Zero reads the device clocks)
+  // are not the workload's: only its lifecycle records are routed. `sources` outlive this.
+  RecordRouter(uint32_t self_pid, std::vector<ProbeSource*> sources, Routes routes);
+
+  // One record as the ring gave it.
+  void Route(std::span<const std::byte> data);
+
+  // The processes a source said detached themselves since the last call, in record order.
+  std::vector<uint32_t> TakeDetached();
+
+  uint64_t malformed() const { return malformed_; }
+  const std::string& first_malformed() const { return first_malformed_; }
+
+  // Whether a source records the host API calls kernel-driver work is attributed to.
+  bool records_api_calls() const;
+  // ProbeSource::Begin, Finish and Summary of every source, in the sources' order.
+  void Begin(const SourceStart& start);
+  void Finish(uint64_t now_ns);
+  SourceSummary Summary(const SourceSummaryInputs& in) const;
+
+ private:
+  void Malformed(const std::string& why);
+
+  uint32_t self_pid_;
+  std::vector<ProbeSource*> sources_;
+  Routes routes_;
+  std::vector<uint32_t> detached_;
+  uint64_t malformed_ = 0;
+  std::string first_malformed_;
+};
+
+}  // namespace xtrace
