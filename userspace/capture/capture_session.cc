@@ -435,8 +435,8 @@ Result<CaptureReport> Session::Run() {
   // Calls still running now return after the capture: their entries are all there is.
   for (const auto& [pid, t] : processes_.processes()) {
     if (t.gone || t.detached) continue;
-    for (const DecodedCallUnfinished& call : PendingCalls(maps_->thread_state_fd(), pid, end))
-      correlator_->OnRecord(DecodedRecord(call));
+    for (const Result<DecodedRecord>& call : PendingCalls(maps_->thread_state_fd(), pid, end))
+      router_->RouteDecoded(call);
   }
   correlator_->Finish(end);
 

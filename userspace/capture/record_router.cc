@@ -34,12 +34,16 @@ void RecordRouter::Route(std::span<const std::byte> data) {
     const std::string_view family = RecordFamily(data);
     if (!family.empty()) routes_.counted(hdr.pid, family);
   }
-  auto decoded = DecodeRecord(data);
+  RouteDecoded(DecodeRecord(data));
+}
+
+void RecordRouter::RouteDecoded(const Result<DecodedRecord>& decoded) {
   if (!decoded.ok()) return Malformed(decoded.status().message());
-  routes_.decoded(*decoded);
+  const DecodedRecord& record = decoded.value();
+  routes_.decoded(record);
   for (ProbeSource* source : sources_) {
-    const RecordEffect effect = source->OnRecord(*decoded);
-    if (effect.process_detached) detached_.push_back(HeaderOf(*decoded).pid);
+    const RecordEffect effect = source->OnRecord(record);
+    if (effect.process_detached) detached_.push_back(HeaderOf(record).pid);
   }
 }
 

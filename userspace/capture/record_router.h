@@ -43,6 +43,9 @@ class RecordRouter {
 
   // One record as the ring gave it.
   void Route(std::span<const std::byte> data);
+  // One record decoded elsewhere (a call still pending at the end, read from its thread's
+  // state): to the correlator and the sources, or counted as malformed, as a ring record is.
+  void RouteDecoded(const Result<DecodedRecord>& decoded);
 
   // The processes a source said detached themselves since the last call, in record order.
   std::vector<uint32_t> TakeDetached();

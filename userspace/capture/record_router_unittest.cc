@@ -171,6 +171,35 @@ TEST(RecordRouterTest, MalformedRecordsAreCountedWithTheFirstReason) {
   EXPECT_EQ(source.records, 0);
 }
 
+TEST(RecordRouterTest, APendingCallTakesTheRingRecordsPath) {
+  FakeSource source("", "", false);
+  Seen seen;
+  RecordRouter router(kSelf, {&source}, RoutesInto(seen));
+  xt_call_slot slot{};
+  slot.start_ns = 100;
+  slot.fn = XT_ZE_EVENT_HOST_SYNCHRONIZE;
+  auto good = DecodePendingCall(slot, 7, 71, 900);
+  ASSERT_TRUE(good.ok() && good->has_value());
+  router.RouteDecoded(DecodedRecord(**good));
+  EXPECT_EQ(seen.decoded_pids, std::vector<uint32_t>{7});
+  EXPECT_EQ(source.records, 1);
+
+  // A function id no record may carry: refused as a malformed record, from either path.
+  slot.fn = XT_ZE_FN_COUNT + 7;
+  auto bad = DecodePendingCall(slot, 7, 71, 900);
+  ASSERT_FALSE(bad.ok());
+  router.RouteDecoded(bad.status());
+  xt_call_unfinished rec{};
+  rec.hdr = Hdr(XT_REC_CALL_UNFINISHED, sizeof(rec), 7);
+  rec.hdr.end_ns = 900;
+  rec.fn = XT_ZE_FN_COUNT + 7;
+  router.Route(Bytes(rec));
+  EXPECT_EQ(router.malformed(), 2u);
+  EXPECT_EQ(router.first_malformed(), bad.status().message());
+  EXPECT_EQ(seen.decoded_pids, std::vector<uint32_t>{7}) << "neither reached the correlator";
+  EXPECT_EQ(source.records, 1);
+}
+
 TEST(RecordRouterTest, EverySourceBeginsFinishesAndSaysItsPartInOrder) {
   FakeSource first(" One.", "\nxtrace: first line.", false);
   FakeSource second(" Two.", "", true);

@@ -219,6 +219,29 @@ xt_py_frame DecodedPyStack::frame(uint32_t i) const {
   return f;
 }
 
+Result<std::optional<DecodedCallUnfinished>> DecodePendingCall(const xt_call_slot& slot,
+                                                               uint32_t pid, uint32_t tid,
+                                                               uint64_t now_ns) {
+  if (slot.start_ns == 0 || (slot.flags & XT_FLAG_PAUSED) || slot.start_ns > now_ns)
+    return std::optional<DecodedCallUnfinished>();
+  // The record BPF would write had the thread exited now, so that it is checked as that is.
+  xt_call_unfinished rec{};
+  rec.hdr.type = XT_REC_CALL_UNFINISHED;
+  rec.hdr.size = sizeof(rec);
+  rec.hdr.pid = pid;
+  rec.hdr.tid = tid;
+  rec.hdr.start_ns = slot.start_ns;
+  rec.hdr.end_ns = now_ns;
+  rec.fn = slot.fn;
+  std::byte bytes[sizeof(rec)];
+  std::memcpy(bytes, &rec, sizeof(rec));
+  auto decoded = DecodeCallUnfinished(bytes);
+  if (!decoded.ok()) return decoded.status().WithContext("pending call of thread " + std::to_string(tid));
+  auto call = std::get<DecodedCallUnfinished>(*decoded);
+  call.capture_ended = true;
+  return std::optional<DecodedCallUnfinished>(call);
+}
+
 std::span<const std::byte> NextRecordOfSample(std::span<const std::byte>& sample) {
   std::span<const std::byte> first = sample;
   if (sample.size() >= sizeof(xt_record_header)) {

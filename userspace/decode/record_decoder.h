@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <variant>
@@ -13,6 +14,7 @@
 #include "xtrace/drm_records.h"
 #include "xtrace/python.h"
 #include "xtrace/records.h"
+#include "xtrace/thread_state.h"
 
 namespace xtrace {
 
@@ -113,6 +115,16 @@ using DecodedRecord = std::variant<DecodedKernelCreate, DecodedLaunchKernel, Dec
 // Decodes one record. A short, oversized or unknown record yields an error naming the type
 // and the sizes involved; it never reads past `data`.
 Result<DecodedRecord> DecodeRecord(std::span<const std::byte> data);
+
+// The call a thread is inside when the capture stops, as its BPF thread state holds it
+// (xtrace/thread_state.h: `slot` of thread `tid` of `pid`): decoded as the record BPF writes
+// when a thread exits inside a call (XT_REC_CALL_UNFINISHED), by the same decoder and its
+// checks, ending at `now_ns` and flagged capture_ended. nullopt when there is none to show:
+// no call pending, one entered while the process was paused (recorded for its name alone),
+// or one entered after `now_ns`. An error as for the record: an unknown function id.
+Result<std::optional<DecodedCallUnfinished>> DecodePendingCall(const xt_call_slot& slot,
+                                                               uint32_t pid, uint32_t tid,
+                                                               uint64_t now_ns);
 
 // One ring sample as the records it holds, in order: one record, or a call's Python frames
 // (XT_REC_PY_STACK, whose header gives its size) followed by the call's own record, which

@@ -307,6 +307,56 @@ TEST(RecordDecoder, DecodesAnUnfinishedCallAndRejectsWhatCannotBeOne) {
   EXPECT_NE(cut.status().message().find("too short"), std::string::npos);
 }
 
+TEST(RecordDecoder, APendingCallIsDecodedAsTheRecordOfAThreadThatExitedInIt) {
+  xt_call_slot slot{};
+  slot.start_ns = 100;
+  slot.fn = XT_ZE_EVENT_HOST_SYNCHRONIZE;
+  auto pending = DecodePendingCall(slot, 10, 12, 900);
+  ASSERT_TRUE(pending.ok()) << pending.status().message();
+  ASSERT_TRUE(pending->has_value());
+  const DecodedCallUnfinished& u = **pending;
+  EXPECT_EQ(u.hdr.type, uint16_t{XT_REC_CALL_UNFINISHED});
+  EXPECT_EQ(u.hdr.pid, 10u);
+  EXPECT_EQ(u.hdr.tid, 12u);
+  EXPECT_EQ(u.hdr.start_ns, 100u);
+  EXPECT_EQ(u.hdr.end_ns, 900u);
+  EXPECT_EQ(u.fn, uint32_t{XT_ZE_EVENT_HOST_SYNCHRONIZE});
+  EXPECT_TRUE(u.capture_ended);
+
+  // Nothing to show: no call, one entered while paused, one entered after the stop.
+  xt_call_slot none{};
+  EXPECT_FALSE(DecodePendingCall(none, 10, 12, 900)->has_value());
+  xt_call_slot paused = slot;
+  paused.flags = XT_FLAG_PAUSED;
+  EXPECT_FALSE(DecodePendingCall(paused, 10, 12, 900)->has_value());
+  EXPECT_FALSE(DecodePendingCall(slot, 10, 12, 50)->has_value());
+}
+
+TEST(RecordDecoder, ABadFunctionIdIsRefusedTheSameWayFromTheRingAndFromAThreadsState) {
+  xt_call_unfinished rec{};
+  rec.hdr.type = XT_REC_CALL_UNFINISHED;
+  rec.hdr.size = sizeof(rec);
+  rec.hdr.pid = 10;
+  rec.hdr.tid = 12;
+  rec.hdr.start_ns = 100;
+  rec.hdr.end_ns = 900;
+  rec.fn = XT_ZE_FN_COUNT + 7;
+  auto from_ring = DecodeRecord(Bytes(&rec, sizeof(rec)));
+  ASSERT_FALSE(from_ring.ok());
+
+  xt_call_slot slot{};
+  slot.start_ns = 100;
+  slot.fn = XT_ZE_FN_COUNT + 7;
+  auto from_state = DecodePendingCall(slot, 10, 12, 900);
+  ASSERT_FALSE(from_state.ok());
+  const std::string ring_says = from_ring.status().message();
+  const std::string state_says = from_state.status().message();
+  EXPECT_NE(ring_says.find("unknown function id " + std::to_string(XT_ZE_FN_COUNT + 7)),
+            std::string::npos) << ring_says;
+  // The same refusal, with the thread it was read from.
+  EXPECT_EQ(state_says, "pending call of thread 12: " + ring_says);
+}
+
 std::vector<std::byte> ExecuteBytes(uint32_t num_lists, uint32_t copied, uint32_t flags = 0) {
   xt_ze_execute rec{};
   rec.hdr.type = XT_REC_ZE_EXECUTE;

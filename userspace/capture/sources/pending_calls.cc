@@ -26,8 +26,8 @@ UniqueFd OpenThread(uint32_t tid) {
 
 }  // namespace
 
-std::vector<DecodedCallUnfinished> PendingCalls(int thread_state_fd, uint32_t pid, uint64_t now_ns) {
-  std::vector<DecodedCallUnfinished> pending;
+std::vector<Result<DecodedRecord>> PendingCalls(int thread_state_fd, uint32_t pid, uint64_t now_ns) {
+  std::vector<Result<DecodedRecord>> pending;
   std::error_code ec;
   const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
   for (auto it = std::filesystem::directory_iterator(tasks, ec);
@@ -39,18 +39,9 @@ std::vector<DecodedCallUnfinished> PendingCalls(int thread_state_fd, uint32_t pi
     const int key = pidfd.get();
     xt_thread_state state{};
     if (bpf_map_lookup_elem(thread_state_fd, &key, &state) != 0) continue;  // never traced
-    const xt_call_slot& call = state.call;
-    if (call.start_ns == 0 || (call.flags & XT_FLAG_PAUSED) || call.start_ns > now_ns) continue;
-    DecodedCallUnfinished u{};
-    u.hdr.type = XT_REC_CALL_UNFINISHED;
-    u.hdr.size = sizeof(xt_call_unfinished);
-    u.hdr.pid = pid;
-    u.hdr.tid = tid;
-    u.hdr.start_ns = call.start_ns;
-    u.hdr.end_ns = now_ns;
-    u.fn = call.fn;
-    u.capture_ended = true;
-    pending.push_back(u);
+    auto call = DecodePendingCall(state.call, pid, tid, now_ns);
+    if (!call.ok()) pending.push_back(call.status());
+    else if (*call) pending.push_back(DecodedRecord(**call));
   }
   return pending;
 }
