@@ -292,10 +292,7 @@ Status Session::Prepare() {
 
 std::vector<ProcessCaptureStats> Session::PerProcess(const RecordTally& tally,
                                                      const std::map<uint32_t, uint64_t>& drops) const {
-  return PerProcessStats(tally, drops, [this](uint32_t pid) {
-    std::string comm = sink_->CommOf(pid);
-    return comm.empty() ? processes_.LastComm(pid) : comm;
-  });
+  return PerProcessStats(tally, drops, [this](uint32_t pid) { return processes_.NameOf(pid); });
 }
 
 LogSummary Session::FileSummary(uint64_t dropped_total,

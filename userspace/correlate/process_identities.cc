@@ -43,6 +43,7 @@ bool ProcessIdentities::Introduce(uint32_t pid, std::string_view fallback_comm) 
   if (auto details = inspector_.Process(pid)) info = FromDetails(pid, *details);
   known_.emplace(pid, Identity{info, as_of});
   sink_.OnEvent(info);
+  inspector_.Named(pid, strings_.Get(info.comm));
   return true;
 }
 
@@ -63,6 +64,7 @@ bool ProcessIdentities::Execed(uint32_t pid, uint64_t ts_ns, const ProcessDetail
     const ProcessInfo info = FromDetails(pid, details);
     known_.emplace(pid, Identity{info, ts_ns});
     sink_.OnEvent(info);
+    inspector_.Named(pid, strings_.Get(info.comm));
     return true;
   }
   Identity& known = it->second;
@@ -78,6 +80,7 @@ bool ProcessIdentities::Execed(uint32_t pid, uint64_t ts_ns, const ProcessDetail
   known.info = info;
   known.as_of_ns = ts_ns;
   sink_.OnEvent(info);
+  inspector_.Named(pid, strings_.Get(info.comm));
   return false;
 }
 

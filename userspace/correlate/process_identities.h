@@ -1,6 +1,8 @@
 // Who each process in the log is: introduced once, when the log first needs it, and again at
 // every exec after that, with the exec's time, so the log names a process by what it is now
-// and still says who it was before (`env A=1 python3 ...` is `env`, then `python3`).
+// and still says who it was before (`env A=1 python3 ...` is `env`, then `python3`). Each
+// name written is told to the inspector (ProcessInspector::Named), which the capture's process
+// table, the one owner of who a process is, keeps.
 #pragma once
 
 #include <cstdint>

@@ -16,7 +16,11 @@ class LiveProcesses : public ProcessInspector {
     if (comm.empty()) return std::nullopt;
     return ProcessDetails{comm, comm + " --live", pid, "/pods/a", "cid"};
   }
+  void Named(uint32_t pid, std::string_view name) override {
+    named.push_back(std::to_string(pid) + " " + std::string(name));
+  }
   std::string comm;
+  std::vector<std::string> named;  // what the inspector was told, in order
 };
 
 class Written : public EventSink {
@@ -87,6 +91,16 @@ TEST_F(ProcessIdentitiesTest, AForgottenPidIsIntroducedAfresh) {
   live.comm = "";
   EXPECT_TRUE(ids.Introduce(7, "shell"));
   EXPECT_EQ(Names(), (std::vector<std::string>{"app@0", "shell@0"}));
+}
+
+TEST_F(ProcessIdentitiesTest, EveryNameWrittenIsToldToTheInspector) {
+  live.comm = "bash";
+  EXPECT_TRUE(ids.Introduce(7));
+  EXPECT_FALSE(ids.Execed(7, 2'000, Exec("python3"), true));
+  live.comm = "";
+  EXPECT_TRUE(ids.Introduce(8, "gone"));
+  EXPECT_EQ(live.named, (std::vector<std::string>{"7 bash", "7 python3", "8 gone"}));
+  EXPECT_EQ(Names(), (std::vector<std::string>{"bash@0", "python3@2000", "gone@0"}));
 }
 
 }  // namespace

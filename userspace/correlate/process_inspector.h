@@ -34,6 +34,12 @@ class ProcessInspector {
     (void)at_call;
     return {};
   }
+  // The log now names `pid` `comm` (its introduction, or an exec after it): the capture's
+  // process table keeps it as the name to give the process by, also once it is gone.
+  virtual void Named(uint32_t pid, std::string_view comm) {
+    (void)pid;
+    (void)comm;
+  }
 };
 
 // Reads /proc (xtrace's own pid namespace: the initial one, or a pod's for a sidecar).

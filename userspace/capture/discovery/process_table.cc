@@ -81,7 +81,8 @@ uint32_t ProcessTable::live_count() const {
   return n;
 }
 
-std::string ProcessTable::LastComm(uint32_t pid) const {
+std::string ProcessTable::NameOf(uint32_t pid) const {
+  if (auto it = named_.find(pid); it != named_.end() && !it->second.empty()) return it->second;
   const TrackedProcess* t = Find(pid);
   return t && !t->identities.empty() ? t->identities.back().comm : std::string();
 }

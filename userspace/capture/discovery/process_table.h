@@ -10,6 +10,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "capture/discovery/proc_stat.h"
@@ -81,14 +83,17 @@ class ProcessTable final : public ProcessInspector {
   void NoteTraced(uint32_t pid) { ever_traced_.insert(pid); }
   uint32_t traced_count() const { return static_cast<uint32_t>(ever_traced_.size()); }
 
-  // The name its records gave it last, for the summary of a process gone from /proc.
-  std::string LastComm(uint32_t pid) const;
+  // The name to give `pid` by in the summary, also once it is gone: the one the log named it
+  // with last (ProcessInspector::Named), else the one its records gave it last; empty if
+  // neither did.
+  std::string NameOf(uint32_t pid) const;
 
   // ProcessInspector: /proc while the process lives, else its last identity.
   std::optional<ProcessDetails> Process(uint32_t pid) override;
   FdDevice Fd(uint32_t pid, uint32_t fd, const FdFileAtCall& at_call) override {
     return live_.Fd(pid, fd, at_call);
   }
+  void Named(uint32_t pid, std::string_view comm) override { named_[pid] = std::string(comm); }
 
  private:
   uint64_t StartTicks(uint32_t pid) const;
@@ -98,6 +103,9 @@ class ProcessTable final : public ProcessInspector {
   StatReader read_stat_;
   std::map<uint32_t, TrackedProcess> processes_;
   std::set<uint32_t> ever_traced_;
+  // What the log named each process last, by pid (a later process with the pid renames it):
+  // kept after the process is gone, as the summary covers the whole capture.
+  std::map<uint32_t, std::string> named_;
 };
 
 }  // namespace xtrace

@@ -127,7 +127,7 @@ TEST_F(ProcessTableTest, ExecAddsAnIdentityInOrder) {
   EXPECT_EQ(t->identities[0].comm, "bash");
   EXPECT_EQ(t->identities[1].comm, "python3");
   EXPECT_EQ(t->seen_cgroup_id, 7u);
-  EXPECT_EQ(table_.LastComm(400), "python3");
+  EXPECT_EQ(table_.NameOf(400), "python3");
 }
 
 TEST_F(ProcessTableTest, NamesLiveProcessesFromProcAndGoneOnesFromTheirRecords) {
@@ -145,6 +145,27 @@ TEST_F(ProcessTableTest, CountsProcessesTracedOnce) {
   table_.NoteTraced(1);
   table_.NoteTraced(2);
   EXPECT_EQ(table_.traced_count(), 2u);
+}
+
+TEST_F(ProcessTableTest, NamesAProcessAsTheLogNamedItLastAlsoOnceGone) {
+  proc_.Start(10, 100, "trainer");
+  table_.Track(10, false);
+  EXPECT_EQ(table_.NameOf(10), "") << "found in /proc, not named yet";
+  table_.Named(10, "trainer");
+  table_.MarkGone(10);
+  EXPECT_EQ(table_.NameOf(10), "trainer") << "the summary still names gone processes";
+  // An exec the log followed: the summary names what it is now.
+  table_.Named(10, "env");
+  table_.Named(10, "python3");
+  EXPECT_EQ(table_.NameOf(10), "python3") << "the summary names what it is now";
+  // A later process with the pid, named anew.
+  table_.Named(10, "shell");
+  EXPECT_EQ(table_.NameOf(10), "shell");
+  // Never named by the log: what its records said.
+  proc_.Start(20, 200, "x");
+  table_.Track(20, false);
+  table_.SawStart(20, Seen("server", "server --port 1"), 0);
+  EXPECT_EQ(table_.NameOf(20), "server");
 }
 
 }  // namespace

@@ -16,7 +16,6 @@ void LogSink::OnEvent(const Event& event) {
     std::vector<ProcessInfo>& identities = processes_[p->pid];
     if (!p->exec_ns) identities.clear();
     identities.push_back(*p);
-    comms_[p->pid] = std::string(writer_.strings().Get(p->comm));
   }
   if (const auto* t = std::get_if<ThreadInfo>(&event))
     threads_[(uint64_t{t->pid} << 32) | t->tid] = *t;
@@ -69,11 +68,6 @@ std::map<uint32_t, uint64_t> LogSink::FileDropsByPid(
 
 std::vector<std::pair<std::string, uint64_t>> LogSink::FileDroppedBySource() const {
   return DroppedBySource(file_dropped_);
-}
-
-std::string LogSink::CommOf(uint32_t pid) const {
-  auto it = comms_.find(pid);
-  return it == comms_.end() ? std::string() : it->second;
 }
 
 }  // namespace xtrace

@@ -1,7 +1,8 @@
 // Where a capture's events go: the correlator's output is appended to the log, and what each
-// file needs to read on its own is kept — the identity of every process and thread still
-// worth naming (written again at the top of each rotated file) and the per-file tallies its
-// summary gives (records per process and source, events, ring drops).
+// file needs to read on its own is kept — the process and thread events already written for
+// every process still worth naming (written again at the top of each rotated file) and the
+// per-file tallies its summary gives (records per process and source, events, ring drops).
+// Who a process is, and what to call it, is the process table's (ProcessTable::NameOf).
 #pragma once
 
 #include <cstdint>
@@ -49,10 +50,6 @@ class LogSink final : public EventSink {
   // What the current file lost, by source, from the RecordsDropped events it holds.
   std::vector<std::pair<std::string, uint64_t>> FileDroppedBySource() const;
 
-  // The last name `pid` was introduced with (kept after it is gone: the summary covers the
-  // whole capture); empty if it never was.
-  std::string CommOf(uint32_t pid) const;
-
   uint64_t events() const { return events_; }
   uint64_t file_events() const { return file_events_; }
   const RecordTally& file_tally() const { return file_tally_; }
@@ -68,7 +65,6 @@ class LogSink final : public EventSink {
   std::map<uint32_t, std::vector<ProcessInfo>> processes_;  // its identities, oldest first
   std::map<uint64_t, ThreadInfo> threads_;  // pid << 32 | tid
   std::set<uint32_t> gone_;
-  std::map<uint32_t, std::string> comms_;
   RecordTally file_tally_, total_tally_;
   uint64_t file_dropped_base_ = 0;
   RecordsDropped file_dropped_;  // summed from this file's RecordsDropped events
