@@ -275,7 +275,8 @@ TEST(RecordDecoder, RejectsZeCallCutShortOrOfUnknownFunction) {
   EXPECT_NE(unknown.status().message().find("unknown function"), std::string::npos);
 }
 
-TEST(RecordDecoder, DecodesAnUnfinishedCallAndRejectsWhatCannotBeOne) {
+// The record of thread 12 of pid 10 that exited inside call `fn`, entered at 100 ns, at 900.
+xt_call_unfinished UnfinishedCall(uint32_t fn) {
   xt_call_unfinished rec{};
   rec.hdr.type = XT_REC_CALL_UNFINISHED;
   rec.hdr.size = sizeof(rec);
@@ -283,7 +284,12 @@ TEST(RecordDecoder, DecodesAnUnfinishedCallAndRejectsWhatCannotBeOne) {
   rec.hdr.tid = 12;
   rec.hdr.start_ns = 100;
   rec.hdr.end_ns = 900;
-  rec.fn = XT_ZE_PAIR_APPEND_LAUNCH_KERNEL;
+  rec.fn = fn;
+  return rec;
+}
+
+TEST(RecordDecoder, DecodesAnUnfinishedCallAndRejectsWhatCannotBeOne) {
+  xt_call_unfinished rec = UnfinishedCall(XT_ZE_PAIR_APPEND_LAUNCH_KERNEL);
   rec.exit_code = 9;
   auto r = DecodeRecord(Bytes(&rec, sizeof(rec)));
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -333,14 +339,7 @@ TEST(RecordDecoder, APendingCallIsDecodedAsTheRecordOfAThreadThatExitedInIt) {
 }
 
 TEST(RecordDecoder, ABadFunctionIdIsRefusedTheSameWayFromTheRingAndFromAThreadsState) {
-  xt_call_unfinished rec{};
-  rec.hdr.type = XT_REC_CALL_UNFINISHED;
-  rec.hdr.size = sizeof(rec);
-  rec.hdr.pid = 10;
-  rec.hdr.tid = 12;
-  rec.hdr.start_ns = 100;
-  rec.hdr.end_ns = 900;
-  rec.fn = XT_ZE_FN_COUNT + 7;
+  const xt_call_unfinished rec = UnfinishedCall(XT_ZE_FN_COUNT + 7);
   auto from_ring = DecodeRecord(Bytes(&rec, sizeof(rec)));
   ASSERT_FALSE(from_ring.ok());
 
