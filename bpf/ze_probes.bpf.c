@@ -6,6 +6,7 @@
 #include "query.bpf.h"
 #include "python_frames.bpf.h"
 #include "scope.bpf.h"
+#include "xtrace/ze_tables.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -235,13 +236,11 @@ static __always_inline void ze_read(__u32 spec, const struct xt_call_slot *st, _
 		*flags |= XT_FLAG_ARG_UNREADABLE;
 }
 
-/* After zeInit or zeInitDrivers the loader's dispatch tables hold the driver's functions, and
- * an application can take them (zeGet*ProcAddrTable) and call them without passing the
- * loader's exports: the capture is asked to look at the process again (a process-maps record)
- * and probe where those tables point (capture/sources/ze_source.cc). Where the capture holds processes
- * at library loads (record), the process is held until it has, so that no call through a table
- * can come first. */
-static __always_inline void ze_rescan_after_init(__u64 now)
+/* Asks the capture to look at the current process again (a process-maps record) and probe
+ * where the loader's dispatch tables point (capture/sources/ze_source.cc). Where the capture
+ * holds processes at library loads, the process is held until it has, so that no call through
+ * a table can come first. */
+static __always_inline void ze_rescan(__u64 now)
 {
 	const struct xt_capture_config *cfg = xt_config();
 	struct xt_record_header rec = {};
@@ -253,6 +252,49 @@ static __always_inline void ze_rescan_after_init(__u64 now)
 	rec.flags |= xt_hold(cfg, tgid, pid, XT_HOLD_LIBRARY, now);
 	if (xt_output_waking(&rec, sizeof(rec), BPF_RB_FORCE_WAKEUP) && (rec.flags & XT_FLAG_HELD))
 		xt_unhold(tgid);
+}
+
+/* Processes that took a function table from their loader themselves (zeGet*ProcAddrTable):
+ * with one driver the table holds the driver's own functions, which no loader export passes.
+ * The capture probes where the loader's dispatch points for these processes alone
+ * (ZeSource::ProcessScanned), so that every other process keeps one trap per call. Keyed by
+ * process id as the collector numbers it; user space forgets a process at its exit and exec. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XT_MAX_TABLE_TAKERS);
+	__type(key, __u32);
+	__type(value, __u8);
+} table_takers SEC(".maps");
+
+/* The entry of a loader's zeGet*ProcAddrTable. The loader calls its own getters too, to fill
+ * its dispatch at zeInit (through its PLT, so they pass this probe): the caller's return
+ * address tells them apart, inside the loader's code or not, which the cookie bounds around
+ * this function (xtrace/ze_tables.h). An application's first call marks the
+ * process and asks for a scan, held: after zeInit the dispatch is filled and the scan probes
+ * the functions the table is about to hand out; before it, zeInit's own scan does. */
+SEC("uprobe")
+int BPF_KPROBE(ze_table_getter_entry)
+{
+	const struct xt_capture_config *cfg = xt_config();
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 ip = PT_REGS_IP(ctx), caller = 0;
+	__u32 pid = 0, tgid = 0;
+	__u8 one = 1;
+
+	if (!xt_traced())
+		return 0;
+	if (bpf_probe_read_user(&caller, sizeof(caller), (void *)PT_REGS_SP(ctx)))
+		return 0;
+	if (caller >= ip - XT_ZE_TABLE_COOKIE_BEFORE(cookie) &&
+	    caller < ip + XT_ZE_TABLE_COOKIE_FROM(cookie))
+		return 0; /* the loader filling its own dispatch */
+	if (!cfg || !xt_current_ids(cfg, &pid, &tgid))
+		return 0;
+	if (bpf_map_lookup_elem(&table_takers, &tgid))
+		return 0; /* said already: its scans probe the tables' functions */
+	bpf_map_update_elem(&table_takers, &tgid, &one, BPF_ANY);
+	ze_rescan(bpf_ktime_get_ns());
+	return 0;
 }
 
 /* Objects asked about in a process attached mid-run (query.bpf.h) that a successful call made
@@ -304,8 +346,10 @@ int BPF_KRETPROBE(ze_call_return, long ret)
 	if (rec.result == 0)
 		ze_note_object(st, fn, &rec);
 	xt_forget(st);
+	/* After zeInit or zeInitDrivers the loader's dispatch tables hold the driver's functions,
+	 * which a process that takes the tables calls without passing the exports. */
 	if ((fn == XT_ZE_INIT || fn == XT_ZE_INIT_DRIVERS) && rec.result == 0)
-		ze_rescan_after_init(now);
+		ze_rescan(now);
 	return 0;
 }
 

@@ -14,10 +14,11 @@
 // and counter-based events. The second workload, ze_sycl_legacy, is shaped like SYCL's legacy
 // adapter (cooperative launches, a multiple-indirect launch, lists filled per submission and
 // executed on a queue, batches appended with zeCommandListImmediateAppendCommandListsExp), and
-// with --through-tables makes every call through the function tables it took from the loader
-// (attached after the tables were taken, and before its zeInit); through the exports with
-// --driver-tables every call passes two probes and is counted once. Needs root; skips with
-// the reason elsewhere, fails under CI.
+// with --through-tables makes every call through the function tables it took from the loader,
+// captured by default where xtrace sees it take them (under record, and attached before its
+// zeInit), and with --driver-tables when attached after; through the exports no driver
+// function is probed by default, and with --driver-tables every call passes two probes and
+// is counted once. Needs root; skips with the reason elsewhere, fails under CI.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -745,21 +746,33 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeByTheOlderNamesOnTheHostsLoader) {
 // The legacy adapter's shape on bookworm's loader, through its exports: cooperative launches,
 // lists filled per submission and executed on a queue, its batch executed on the queue
 // (1.8.12 has no zeCommandListImmediateAppendCommandListsExp).
+// The loader calls its own zeGet*ProcAddrTable at zeInit: a process that takes no table
+// itself has no driver function probed, and each of its calls traps once (at the export).
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeOnTheHostsLoader) {
   const std::string log = Path("launches.tsv");
-  const Run run = Record({}, kLegacy, log, log);
+  const Run run = Record({}, kLegacy, log, log, {}, {}, {"--verbose"});
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
+  EXPECT_EQ(run.result.err.find("functions the loader dispatches to probed"), std::string::npos)
+      << "driver functions probed in a process that took no table: " << run.result.err;
 }
 
 // The same, every call after zeInit made through the tables the loader hands out
 // (zeGet*ProcAddrTable): with one driver they are the simulated driver's own functions, which
-// it does not export, so no probe by name reaches them; xtrace probes where the loader's
-// dispatch points, once zeInit has filled it (record holds the process there), and each call
-// is recorded once although loader and driver are both probed.
+// it does not export, so no probe by name reaches them. By default (no option) the process's
+// first call of a getter holds it until xtrace has probed where the loader's dispatch points,
+// for this process alone, and each call is recorded once although loader and driver are both
+// probed.
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesOnTheHostsLoader) {
   const std::string log = Path("launches.tsv");
-  const Run run = Record({}, kLegacy, log, log, {}, {"--through-tables"}, {"--driver-tables"});
+  const Run run = Record({}, kLegacy, log, log, {}, {"--through-tables"}, {"--verbose"});
   EXPECT_NE(run.result.out.find("tables=yes"), std::string::npos) << run.result.out;
+  // Probed for this process alone ("xtrace: pid N: FILE: K functions ..."), not for every
+  // process.
+  const size_t probed = run.result.err.find("functions the loader dispatches to probed where they are");
+  ASSERT_NE(probed, std::string::npos) << run.result.err;
+  const size_t line = run.result.err.rfind('\n', probed) + 1;  // npos + 1 == 0
+  const std::string alone = "xtrace: pid " + std::to_string(run.pid) + ": ";
+  EXPECT_EQ(run.result.err.substr(line, alone.size()), alone) << run.result.err;
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
   for (uint16_t fn : {XT_ZE_COMMAND_LIST_RESET, XT_ZE_COMMAND_LIST_CLOSE,
                       XT_ZE_COMMAND_QUEUE_EXECUTE_COMMAND_LISTS, XT_ZE_FENCE_HOST_SYNCHRONIZE,
@@ -790,7 +803,7 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheExportsWithDriverTablesOnThe
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedBeforeItsZeInitOnTheHostsLoader) {
   const std::string log = Path("launches.tsv");
   const Run run = Attach({}, kLegacy, log, log, {"--through-tables", "--wait-before-init"},
-                         {"--driver-tables", "--hold-max", "60000"});
+                         {"--hold-max", "60000"});
   EXPECT_NE(run.result.err.find("0 released by the bound"), std::string::npos) << run.result.err;
   EXPECT_NE(run.result.out.find("tables=yes"), std::string::npos) << run.result.out;
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
@@ -811,8 +824,20 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeWhoseZeInitCameDuringTheFirstScan) {
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
 }
 
-// Attached once the workload has taken the tables: the functions they point to are found in
-// the process's memory at the attach. (It makes its objects after the attach: asking a process
+// Attached once the workload has taken the tables, without --driver-tables: nothing in the
+// process says it took them, so the capture says that such calls are not traced.
+TEST_F(LevelZeroPathsTest, TablesTakenBeforeTheAttachAreSaidToBeMissedWithoutTheOption) {
+  const std::string log = Path("launches.tsv");
+  const Run run = Attach({}, kLegacy, log, log, {"--through-tables", "--wait-after-lookups"});
+  EXPECT_NE(run.result.err.find("pid " + std::to_string(run.pid) +
+                                " had initialised Level Zero before xtrace saw it"),
+            std::string::npos)
+      << run.result.err;
+  EXPECT_NE(run.result.err.find("--driver-tables traces them"), std::string::npos);
+}
+
+// Attached once the workload has taken the tables, with --driver-tables: the functions they
+// point to are found in the process's memory at the attach. (It makes its objects after the attach: asking a process
 // about objects made before is the SYCL v2 shape's attach test's concern.)
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedAfterItsLookupsOnTheHostsLoader) {
   const std::string log = Path("launches.tsv");
@@ -831,7 +856,7 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesOnTrixiesLoaderUnderCh
   const Run run = Record({"/usr/sbin/chroot", root, "/usr/bin/env",
                           "ZE_ENABLE_ALT_DRIVERS=" + tree.inside + "/libxtrace_simze.so"},
                          tree.inside + "/ze_sycl_legacy", tree.inside + "/launches.tsv",
-                         tree.dir + "/launches.tsv", {}, {"--through-tables"}, {"--driver-tables"});
+                         tree.dir + "/launches.tsv", {}, {"--through-tables"});
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/true);
   EXPECT_TRUE(Called(run, XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP));
 }

@@ -97,11 +97,12 @@ struct CaptureOptions {
   // holds the launching thread a moment, and xtrace asks the process's own loader for the
   // kernel's name (capture/sources/ze_query.h). `query` false: such launches stay "kernel@0x...".
   bool query = true;
-  // Also probe the driver functions the loader's exports lead to (capture/sources/ze_source.cc), so
-  // that calls an application makes through the driver's own function tables are captured.
-  // Off by default: every call through an export then traps twice, and the driver function's
-  // first instruction is rarely one a uprobe can take without single-stepping (measured:
-  // a traced launch +12.1 us instead of +1.95 us).
+  // Probe the driver functions the loader's exports lead to (capture/sources/ze_source.cc) in
+  // every traced process, so that calls through the driver's own function tables are captured
+  // also in processes that took them before xtrace saw them. By default only processes seen
+  // calling a zeGet*ProcAddrTable have them probed, for themselves alone: in every other
+  // process a call through an export traps once (measured with the option: a traced launch
+  // +12.1 us instead of +1.95 us, the driver function's entry being single-stepped).
   bool driver_tables = false;
   std::string xtrace_command_line;
 

@@ -40,6 +40,7 @@ CAP_SYS_PTRACE).
           "sudo xtrace attach -p 4242 -p 4243 --duration 30s     # two processes, 30 seconds",
           "sudo xtrace attach -p 4242 --drm-only                  # its GPU driver calls alone",
           "sudo xtrace attach -p 4242 --no-query                  # never write to the process",
+          "sudo xtrace attach -p 4242 --driver-tables             # also tables taken before the attach",
           "sudo xtrace attach --comm python3 --follow-children   # every python3, and its workers",
           "sudo xtrace attach --container 3f2a9c1b7e -o pod.capnp",
           "xtrace convert run.capnp -o run.json                   # then open in ui.perfetto.dev",

@@ -142,10 +142,13 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "so that the launch is named. With --no-query such launches are \"kernel@0x<handle>\"",
        [&o](Flag, Value) { return o.query = false, Status::Ok(); }},
       {0, "--driver-tables", "", "CAPTURE",
-       "also capture calls an application makes through the driver's own function tables "
-       "(zeGetKernelProcAddrTable, ...), which pass no loader export: the driver functions "
-       "the loader's exports lead to are probed too. Every call through an export then traps "
-       "twice, and a trap at a driver function's entry can cost several microseconds more",
+       "probe the driver functions the loader's exports lead to in every traced process, "
+       "not only in those seen taking the driver's function tables (zeGetKernelProcAddrTable, "
+       "...). By default a process that calls a zeGet*ProcAddrTable itself has them probed, "
+       "for itself alone, so calls through its tables are captured; one that took its tables "
+       "before xtrace saw it (attach) is not, and the summary says so. With this option "
+       "those are captured too, but every call through an export then traps twice, and a "
+       "trap at a driver function's entry can cost several microseconds more",
        SetTrue(o.driver_tables)},
       {0, "--hold-max", "MS", "CAPTURE",
        "the longest a process is held, in milliseconds (default 500): past it, it goes on "

@@ -48,18 +48,40 @@ class MappedFile {
   size_t size_ = 0;
 };
 
-}  // namespace
-
-Result<std::map<std::string, uint64_t, std::less<>>> FindFunctionOffsets(
-    const std::string& path, std::span<const std::string_view> names) {
-  MappedFile file;
-  if (Status st = file.Open(path); !st.ok()) return st;
+// The file's ELF header, checked to be one this file reads.
+Result<const Elf64_Ehdr*> Header(const MappedFile& file, const std::string& path) {
   const auto* eh = file.At<Elf64_Ehdr>(0);
   if (std::memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
       eh->e_ident[EI_DATA] != ELFDATA2LSB || eh->e_shentsize != sizeof(Elf64_Shdr) ||
       eh->e_phentsize != sizeof(Elf64_Phdr)) {
     return Status::Error(path + ": not a 64-bit little-endian ELF file");
   }
+  return eh;
+}
+
+}  // namespace
+
+Result<std::vector<FileRange>> ExecutableSegments(const std::string& path) {
+  MappedFile file;
+  if (Status st = file.Open(path); !st.ok()) return st;
+  auto eh = Header(file, path);
+  if (!eh.ok()) return eh.status();
+  const auto* segments = file.At<Elf64_Phdr>((*eh)->e_phoff, (*eh)->e_phnum);
+  if (!segments) return Status::Error(path + ": program headers out of bounds");
+  std::vector<FileRange> ranges;
+  for (int i = 0; i < (*eh)->e_phnum; ++i)
+    if (segments[i].p_type == PT_LOAD && (segments[i].p_flags & PF_X))
+      ranges.push_back({segments[i].p_offset, segments[i].p_filesz});
+  return ranges;
+}
+
+Result<std::map<std::string, uint64_t, std::less<>>> FindFunctionOffsets(
+    const std::string& path, std::span<const std::string_view> names) {
+  MappedFile file;
+  if (Status st = file.Open(path); !st.ok()) return st;
+  auto header = Header(file, path);
+  if (!header.ok()) return header.status();
+  const Elf64_Ehdr* eh = *header;
   const auto* sections = file.At<Elf64_Shdr>(eh->e_shoff, eh->e_shnum);
   const auto* segments = file.At<Elf64_Phdr>(eh->e_phoff, eh->e_phnum);
   if (!sections || !segments) return Status::Error(path + ": section or program headers out of bounds");

@@ -45,6 +45,28 @@ TEST(ElfFunctionOffsets, OffsetsPointAtTheFunctionsCode) {
   }
 }
 
+TEST(ElfFunctionOffsets, ExecutableSegmentsHoldTheFunctions) {
+  Dl_info info{};
+  ASSERT_NE(dladdr(dlsym(RTLD_DEFAULT, "getpid"), &info), 0);
+  const std::string lib = info.dli_fname;
+  auto segments = ExecutableSegments(lib);
+  ASSERT_TRUE(segments.ok()) << segments.status().message();
+  ASSERT_FALSE(segments->empty());
+  const std::string_view names[] = {"getpid", "write"};
+  auto offsets = FindFunctionOffsets(lib, names);
+  ASSERT_TRUE(offsets.ok()) << offsets.status().message();
+  for (const auto& [name, offset] : *offsets) {
+    bool held = false;
+    for (const FileRange& r : *segments) held = held || r.Holds(offset);
+    EXPECT_TRUE(held) << name << " at " << offset;
+  }
+  // The ELF header is in no executable segment of a library linked by today's ld (-z separate-code).
+  for (const FileRange& r : *segments) EXPECT_FALSE(r.Holds(0));
+  test_util::ScratchDir dir;
+  test_util::WriteFileBytes(dir.File("not-elf.so"), std::string(4096, 'x'));
+  EXPECT_FALSE(ExecutableSegments(dir.File("not-elf.so")).ok());
+}
+
 TEST(ElfFunctionOffsets, NotAnElfFileIsAnErrorNamingIt) {
   test_util::ScratchDir dir;
   const std::string path = dir.File("not-elf.so");

@@ -3,6 +3,7 @@
 
 #include "capture/discovery/library_resolver.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include "correlate/correlator.h"
 #include "capture/bpf/uprobe_multi.h"
 #include "model/ze_api.h"
+#include "xtrace/ze_tables.h"
 #include "ze_probes.skel.h"
 
 namespace xtrace {
@@ -64,6 +66,26 @@ struct ProbeSpec {
   // then finds the slot empty.
   bool in_loader = true;
   bool in_driver = false;
+};
+
+// The loader's getters of the driver's function tables (Level Zero's ze_ddi.h, as exported by
+// loader 1.20.6; an older loader lacks some). An application that calls one from outside the
+// loader takes the driver's own functions, which pass no export (ze_table_getter_entry).
+constexpr std::string_view kTableGetters[] = {
+    "zeGetGlobalProcAddrTable",        "zeGetDriverProcAddrTable",
+    "zeGetDriverExpProcAddrTable",     "zeGetDeviceProcAddrTable",
+    "zeGetDeviceExpProcAddrTable",     "zeGetContextProcAddrTable",
+    "zeGetCommandQueueProcAddrTable",  "zeGetCommandListProcAddrTable",
+    "zeGetCommandListExpProcAddrTable", "zeGetEventProcAddrTable",
+    "zeGetEventExpProcAddrTable",      "zeGetEventPoolProcAddrTable",
+    "zeGetFenceProcAddrTable",         "zeGetImageProcAddrTable",
+    "zeGetImageExpProcAddrTable",      "zeGetKernelProcAddrTable",
+    "zeGetKernelExpProcAddrTable",     "zeGetMemProcAddrTable",
+    "zeGetMemExpProcAddrTable",        "zeGetModuleProcAddrTable",
+    "zeGetModuleBuildLogProcAddrTable", "zeGetPhysicalMemProcAddrTable",
+    "zeGetSamplerProcAddrTable",       "zeGetVirtualMemProcAddrTable",
+    "zeGetFabricEdgeExpProcAddrTable", "zeGetFabricVertexExpProcAddrTable",
+    "zeGetRTASBuilderExpProcAddrTable", "zeGetRTASParallelOperationExpProcAddrTable",
 };
 
 // The dedicated programs read these arguments (ze_probes.bpf.c).
@@ -185,6 +207,22 @@ Result<ProbeSites> FindProbeSites(const std::string& path,
   return sites;
 }
 
+// Where the table getters of the loader file at `path` are probed (their entries) and each
+// one's cookie: the loader's code around it (xtrace/ze_tables.h).
+Result<std::map<uint64_t, uint64_t>> FindTableGetterSites(const std::string& path) {
+  auto offsets = FindFunctionOffsets(path, kTableGetters);
+  if (!offsets.ok()) return offsets.status();
+  auto segments = ExecutableSegments(path);
+  if (!segments.ok()) return segments.status();
+  std::map<uint64_t, uint64_t> sites;
+  for (const auto& [name, offset] : *offsets)
+    for (const FileRange& code : *segments)
+      if (code.Holds(offset))
+        sites.emplace(offset, XT_ZE_TABLE_COOKIE(offset - code.offset,
+                                                 code.offset + code.size - offset));
+  return sites;
+}
+
 // How a message names where probes go: one process, or every process that maps the file.
 std::string Who(int pid) { return pid < 0 ? "every process" : "pid " + std::to_string(pid); }
 
@@ -302,12 +340,44 @@ Result<std::vector<ProbeLink>> ZeSource::AttachToLibrary(const MappedLibrary& li
   std::string first_error;
   const size_t attached = multi_ ? AttachMulti(pid, lib, &first_error, &links)
                                  : AttachEach(pid, lib, &first_error, &links);
+  if (attached > 0 && IsLoader(lib) && !ctx_.options.driver_tables)
+    AttachTableGetters(pid, lib, &links);
   // A driver that exports none of the functions handed out by pointer has nothing to probe.
   if (attached == 0 && !IsLoader(lib) && first_error.empty()) return links;
   if (attached == 0)
     return Status::Error("no Level Zero probe could be attached to " + lib.path + " (" +
                          first_error + ")");
   return links;
+}
+
+void ZeSource::AttachTableGetters(int pid, const MappedLibrary& lib,
+                                  std::vector<ProbeLink>* links) {
+  auto sites = FindTableGetterSites(lib.host_path);
+  std::string error = sites.ok() ? "" : sites.status().message();
+  if (sites.ok() && multi_) {
+    std::vector<uint64_t> offsets, cookies;
+    for (const auto& [offset, cookie] : *sites) {
+      offsets.push_back(offset);
+      cookies.push_back(cookie);
+    }
+    if (!offsets.empty()) {
+      auto link = AttachUprobeMulti(skel_->progs.ze_table_getter_entry, pid < 0 ? 0 : pid,
+                                    lib.host_path, offsets, cookies, false);
+      if (link.ok()) links->emplace_back(std::move(*link));
+      else error = link.status().message();
+    }
+  } else if (sites.ok()) {
+    for (const auto& [offset, cookie] : *sites) {
+      auto link = AttachUprobeAt(skel_->progs.ze_table_getter_entry, pid, lib.host_path, offset,
+                                 false, cookie);
+      if (link.ok()) links->emplace_back(std::move(*link));
+      else if (error.empty()) error = link.status().message();
+    }
+  }
+  if (!error.empty())
+    ctx_.say(Who(pid) + ": " + lib.path + ": cannot probe zeGet*ProcAddrTable (" + error +
+             "); calls through function tables an application takes are not traced (" +
+             "--driver-tables traces them)");
 }
 
 size_t ZeSource::AttachMulti(int pid, const MappedLibrary& lib, std::string* first_error,
@@ -435,8 +505,20 @@ const std::vector<ZeSource::LoaderStub>& ZeSource::StubsOf(uint32_t pid, const F
   return stubs;
 }
 
+bool ZeSource::TookTables(uint32_t pid) const {
+  uint8_t took = 0;
+  return bpf_map_lookup_elem(bpf_map__fd(skel_->maps.table_takers), &pid, &took) == 0;
+}
+
 void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
-  if (!ctx_.options.driver_tables) return;
+  // By default only a process seen taking a table (ze_table_getter_entry) has the functions
+  // they hold probed, for itself alone: every other process keeps one trap per call. A
+  // process first seen with its dispatch filled may have taken tables before: it is looked
+  // at once, to say so.
+  const bool always = ctx_.options.driver_tables;
+  const bool took = !always && TookTables(pid);
+  const bool first_look = !always && !took && looked_at_.insert(pid).second;
+  if (!always && !took && (!first_look || said_taken_before_)) return;
   const auto text = ReadWholeFile("/proc/" + std::to_string(pid) + "/maps");
   if (!text) return;
   const std::vector<MappedSegment> segments = ParseMappedSegments(*text);
@@ -473,6 +555,18 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
       file.second.emplace(*target - to->start + to->file_offset, stub.spec);
     }
   }
+  if (!always && !took) {
+    if (targets.empty()) return;
+    said_taken_before_ = true;
+    const std::string text =
+        "pid " + std::to_string(pid) +
+        " had initialised Level Zero before xtrace saw it: calls through function tables it "
+        "took before then (zeGet*ProcAddrTable) are not traced, nor in other such processes; "
+        "--driver-tables traces them (every call through an export then traps twice)";
+    ctx_.say(text);
+    if (ctx_.note) ctx_.note(text);
+    return;
+  }
   for (const auto& [key, file] : targets) {
     MappedLibrary lib;
     lib.path = file.first->path;
@@ -480,7 +574,7 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
     lib.inode = file.first->inode;
     lib.dev_major = file.first->dev_major;
     lib.dev_minor = file.first->dev_minor;
-    ProbeDispatchTargets(pid, per_process, lib, file.second);
+    ProbeDispatchTargets(pid, per_process || took, lib, file.second);
   }
 }
 
@@ -590,10 +684,17 @@ void ZeSource::Tick(uint64_t now_ns, uint64_t idle_grace_ns) {
   }
 }
 
-void ZeSource::OnProcessExit(uint32_t pid) { ReleaseDispatchProbes(pid); }
+void ZeSource::Forget(uint32_t pid) {
+  ReleaseDispatchProbes(pid);
+  bpf_map_delete_elem(bpf_map__fd(skel_->maps.table_takers), &pid);
+  looked_at_.erase(pid);
+}
 
-// A new image maps new files; the next scan probes what its loader points to.
-void ZeSource::OnProcessExec(uint32_t pid, uint64_t) { ReleaseDispatchProbes(pid); }
+void ZeSource::OnProcessExit(uint32_t pid) { Forget(pid); }
+
+// A new image maps new files and takes its tables anew; the next scan probes what its loader
+// points to if it does.
+void ZeSource::OnProcessExec(uint32_t pid, uint64_t) { Forget(pid); }
 
 size_t ZeSource::link_count() const {
   size_t n = reaper_.pending();

@@ -101,6 +101,13 @@ class ZeSource final : public ProbeSource {
   // `pid` no longer uses its dispatch probes: its own go, shared ones it was the last user of
   // wait for Tick.
   void ReleaseDispatchProbes(uint32_t pid);
+  // Probes the loader `lib`'s zeGet*ProcAddrTable exports for `pid` (-1: every process), adding
+  // the links to `links`; says so if it cannot.
+  void AttachTableGetters(int pid, const MappedLibrary& lib, std::vector<ProbeLink>* links);
+  // Whether `pid` called a zeGet*ProcAddrTable of its loader itself (the table_takers map).
+  bool TookTables(uint32_t pid) const;
+  // `pid` is gone or replaced its image: its dispatch probes and marks go.
+  void Forget(uint32_t pid);
 
   SourceContext ctx_;
   // Where drivers keep the functions they hand out by pointer, as xtrace's own Level Zero
@@ -113,6 +120,10 @@ class ZeSource final : public ProbeSource {
   std::set<std::tuple<uint32_t, uint32_t, uint64_t>> said_by_name_;  // (dev, inode)
   std::unique_ptr<::ze_probes, SkeletonDeleter> skel_;
   std::map<FileKey, std::vector<LoaderStub>> loader_stubs_;
+  // Processes whose dispatch was looked at once (without --driver-tables, to say whether it
+  // was filled before xtrace saw them), and whether that was said.
+  std::set<uint32_t> looked_at_;
+  bool said_taken_before_ = false;
   // Dispatch targets probed, per file (device and inode as opened) and scope (pid, or -1 for
   // every process): their offsets and links. Declared after skel_: destroyed before it.
   struct DispatchProbes {
