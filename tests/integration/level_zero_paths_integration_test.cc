@@ -781,6 +781,23 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesOnTheHostsLoader) {
     EXPECT_TRUE(Called(run, fn)) << "call " << fn << " through a table is missing";
 }
 
+// One process that calls both ways, by default: its set-up and every other iteration through
+// the loader's exports, the rest through the tables it took. Once it has taken them, each
+// call through an export passes two probes (the export's and, for this process, the driver
+// function's it jumps to) and is recorded once (the calls counted exactly in
+// ExpectEveryLegacyLaunch); each call through a table passes one.
+TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAndTheExportsOnTheHostsLoader) {
+  const std::string log = Path("launches.tsv");
+  const Run run = Record({}, kLegacy, log, log, {}, {"--through-tables", "--mixed"},
+                         {"--verbose", "--hold-max", "60000"});
+  EXPECT_NE(run.result.out.find("tables=yes"), std::string::npos) << run.result.out;
+  EXPECT_NE(run.result.err.find("functions the loader dispatches to probed where they are"),
+            std::string::npos)
+      << "the driver's functions were probed too: " << run.result.err;
+  EXPECT_NE(run.result.err.find("0 released by the bound"), std::string::npos) << run.result.err;
+  ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
+}
+
 // Through the loader's exports with --driver-tables: every call passes two probes, the
 // export's and the driver function's it jumps to, and is recorded once (the launches and the
 // calls counted exactly in ExpectEveryLegacyLaunch).

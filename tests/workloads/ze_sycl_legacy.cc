@@ -34,7 +34,8 @@ using namespace xtrace::workloads;
 
 constexpr const char* kUsage =
     "usage: ze_sycl_legacy [--iterations N] [--launch-log FILE] [--wait-for-signal]\n"
-    "                      [--through-tables] [--wait-after-lookups] [--wait-before-init]\n"
+    "                      [--through-tables [--mixed]] [--wait-after-lookups]\n"
+    "                      [--wait-before-init]\n"
     "\n"
     "Drives Level Zero like SYCL's legacy Level Zero adapter (Unified Runtime's level_zero\n"
     "adapter, before v2): zeInit, event pools with kernel timestamps, a regular command list\n"
@@ -63,9 +64,13 @@ constexpr const char* kUsage =
     "                     (zeGetCommandListProcAddrTable, zeGetKernelProcAddrTable, ...) and\n"
     "                     make every later call through them, as a runtime that dispatches\n"
     "                     itself does: with one driver they are the driver's own functions\n"
+    "  --mixed            with --through-tables, make the set-up calls and every odd\n"
+    "                     iteration's through the loader's exports, the even iterations'\n"
+    "                     through the tables: one process that calls both ways\n"
     "\n"
     "Examples:\n"
     "  ZE_ENABLE_ALT_DRIVERS=$PWD/build/lib/libxtrace_simze.so build/bin/ze_sycl_legacy\n"
+    "  build/bin/ze_sycl_legacy --through-tables --mixed\n"
     "  build/bin/ze_sycl_legacy --through-tables --wait-for-signal &\n"
     "      # then: xtrace attach --pid $!; kill -USR1 $!\n";
 
@@ -205,19 +210,29 @@ Api LoaderTables() {
 
 int main(int argc, char** argv) {
   set_program_name("ze_sycl_legacy");
-  bool wait_after_lookups = false, through_tables = false, wait_before_init = false;
+  bool wait_after_lookups = false, through_tables = false, wait_before_init = false,
+       mixed = false;
   const SyclShapeOptions options =
       ParseSyclShapeOptions(argc, argv, kUsage,
                             {{"--wait-after-lookups", &wait_after_lookups},
                              {"--through-tables", &through_tables},
-                             {"--wait-before-init", &wait_before_init}});
+                             {"--wait-before-init", &wait_before_init},
+                             {"--mixed", &mixed}});
+  if (mixed && !through_tables) {
+    std::fprintf(stderr, "ze_sycl_legacy: --mixed needs --through-tables\n%s", kUsage);
+    return 2;
+  }
   const bool wait_for_signal = options.wait_for_signal && !wait_before_init;
   LaunchLog* const log = options.launch_log.get();
   const ReadyHandshake ready(wait_for_signal || wait_after_lookups || wait_before_init);
 
   if (wait_before_init) ready.SayReadyAndWait();
   ZE_CHECK(zeInit(0));
-  const Api ze = through_tables ? LoaderTables() : LoaderExports();
+  const Api exports = LoaderExports();
+  const Api tables = through_tables ? LoaderTables() : exports;
+  // What the calls go through; with --mixed, switched every iteration (the set-up's calls go
+  // through the exports).
+  Api ze = mixed ? exports : tables;
   if (wait_after_lookups) ready.SayReadyAndWait();
 
   ze_driver_handle_t driver = nullptr;
@@ -288,6 +303,7 @@ int main(int argc, char** argv) {
     ++launches;
   };
   for (uint32_t it = 0; it < options.iterations; ++it) {
+    if (mixed) ze = it % 2 ? exports : tables;
     // The queue's list, filled afresh and executed with a fence.
     ZE_CHECK(ze.CommandListReset(queued));
     launch(queued, 0, it, nullptr);
