@@ -611,8 +611,12 @@ TEST_F(LevelZeroPathsTest, SyclV2ShapeOnTrixiesLoaderUnderChroot) {
   const Run run = Record({"/usr/sbin/chroot", root, "/usr/bin/env",
                           "ZE_ENABLE_ALT_DRIVERS=" + tree.inside + "/libxtrace_simze.so"},
                          tree.inside + "/ze_sycl_v2", tree.inside + "/launches.tsv",
-                         tree.dir + "/launches.tsv");
+                         tree.dir + "/launches.tsv", {}, {}, {"--verbose"});
   ExpectEveryLaunchOnTrixiesLoader(run, root);
+  // Trixie's loader calls its own zeGet*ProcAddrTable at zeInitDrivers too; the process takes
+  // no table itself, so no driver function the dispatch points to is probed.
+  EXPECT_EQ(run.result.err.find("functions the loader dispatches to probed"), std::string::npos)
+      << "driver functions probed in a process that took no table: " << run.result.err;
 }
 
 // Trixie's loader in a podman container whose root is the trixie tree (--rootfs, over an
