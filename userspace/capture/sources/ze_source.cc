@@ -25,6 +25,7 @@
 #include "capture/discovery/elf_function_offsets.h"
 #include "capture/discovery/elf_symbols.h"
 #include "capture/sources/probe_site.h"
+#include "capture/sources/ze_probe_specs.h"
 #include "correlate/correlator.h"
 #include "capture/bpf/uprobe_multi.h"
 #include "model/ze_api.h"
@@ -47,103 +48,6 @@ constexpr size_t kStubBytes = 48;
 // Bytes of a stub followed to its dispatch target (trixie's loader's reach their `je` at 42,
 // or at 78 where they first save registers and load stack arguments).
 constexpr size_t kDispatchStubBytes = 128;
-
-// One probed entry point: its symbol, the programs on its entry and return, and the cookie
-// they read. (The skeleton's program table is an anonymous struct, hence accessors.)
-struct ProbeSpec {
-  const char* symbol;
-  bpf_program* (*entry)(const ze_probes*);
-  bpf_program* (*ret)(const ze_probes*);
-  uint64_t cookie = 0;
-  ArgRegisterMask needed = 0;  // argument registers the programs read (see probe_site.h)
-  // Of those, the ones the programs can take from r10 where a stub saved them there (the
-  // generic entry program can: its cookie says which).
-  ArgRegisterMask readable_from_r10 = 0;
-  // Where it is probed: the loader's export, the driver's function of that name (handed out
-  // by zeDriverGetExtensionFunctionAddress), or both. A call that goes through both (a loader
-  // stub jumps into the driver's function) is recorded once: the thread's one call slot
-  // (pairing.bpf.h) holds the inner entry, whose return records the call; the outer return
-  // then finds the slot empty.
-  bool in_loader = true;
-  bool in_driver = false;
-};
-
-// The loader's getters of the driver's function tables (Level Zero's ze_ddi.h, as exported by
-// loader 1.20.6; an older loader lacks some). An application that calls one from outside the
-// loader takes the driver's own functions, which pass no export (ze_table_getter_entry).
-constexpr std::string_view kTableGetters[] = {
-    "zeGetGlobalProcAddrTable",        "zeGetDriverProcAddrTable",
-    "zeGetDriverExpProcAddrTable",     "zeGetDeviceProcAddrTable",
-    "zeGetDeviceExpProcAddrTable",     "zeGetContextProcAddrTable",
-    "zeGetCommandQueueProcAddrTable",  "zeGetCommandListProcAddrTable",
-    "zeGetCommandListExpProcAddrTable", "zeGetEventProcAddrTable",
-    "zeGetEventExpProcAddrTable",      "zeGetEventPoolProcAddrTable",
-    "zeGetFenceProcAddrTable",         "zeGetImageProcAddrTable",
-    "zeGetImageExpProcAddrTable",      "zeGetKernelProcAddrTable",
-    "zeGetKernelExpProcAddrTable",     "zeGetMemProcAddrTable",
-    "zeGetMemExpProcAddrTable",        "zeGetModuleProcAddrTable",
-    "zeGetModuleBuildLogProcAddrTable", "zeGetPhysicalMemProcAddrTable",
-    "zeGetSamplerProcAddrTable",       "zeGetVirtualMemProcAddrTable",
-    "zeGetFabricEdgeExpProcAddrTable", "zeGetFabricVertexExpProcAddrTable",
-    "zeGetRTASBuilderExpProcAddrTable", "zeGetRTASParallelOperationExpProcAddrTable",
-};
-
-// The dedicated programs read these arguments (ze_probes.bpf.c).
-constexpr ArgRegisterMask kKernelCreateArgs = 0b111;
-constexpr ArgRegisterMask kLaunchArgs = 0b11111;
-// A launch with arguments: rdi, rsi, and the group counts in rdx and rcx (the rest is on the
-// stack, which a stub leaves as it is until its jump).
-constexpr ArgRegisterMask kLaunchWithArgumentsArgs = 0b1111;
-// A launch with parameters: rdi, rsi, the group counts' pointer in rdx, the signal event and
-// wait count in r8 and r9 (pNext, in rcx, is not read).
-constexpr ArgRegisterMask kLaunchWithParametersArgs = 0b110111;
-
-// The argument registers a generic probe's words come from, per the table.
-ArgRegisterMask RegistersRead(const ZeApiInfo& api) {
-  ArgRegisterMask mask = 0;
-  for (const ZeArgInfo& arg : api.args)
-    if (arg.name && arg.source.kind == ZeArgSource::kArg && arg.source.index < 6)
-      mask |= ArgRegisterMask(1u << arg.source.index);
-  for (const ZeRead& r : api.reads)
-    if (r.size && r.arg < 6) mask |= ArgRegisterMask(1u << r.arg);
-  return mask;
-}
-
-bpf_program* KernelCreateEntry(const ze_probes* s) { return s->progs.ze_kernel_create_entry; }
-bpf_program* KernelCreateReturn(const ze_probes* s) { return s->progs.ze_kernel_create_return; }
-bpf_program* LaunchEntry(const ze_probes* s) { return s->progs.ze_append_launch_kernel_entry; }
-bpf_program* LaunchReturn(const ze_probes* s) { return s->progs.ze_append_launch_kernel_return; }
-bpf_program* CallEntry(const ze_probes* s) { return s->progs.ze_call_entry; }
-bpf_program* CallReturn(const ze_probes* s) { return s->progs.ze_call_return; }
-bpf_program* ExecuteReturn(const ze_probes* s) { return s->progs.ze_execute_return; }
-
-// Every probed entry point: the dedicated records first, then model/ze_api.h's table.
-const std::vector<ProbeSpec>& Probes() {
-  static const std::vector<ProbeSpec> probes = [] {
-    std::vector<ProbeSpec> v = {
-        {"zeKernelCreate", KernelCreateEntry, KernelCreateReturn, 0, kKernelCreateArgs},
-        {"zeCommandListAppendLaunchKernel", LaunchEntry, LaunchReturn, XT_LAUNCH_PLAIN,
-         kLaunchArgs},
-        {"zeCommandListAppendLaunchCooperativeKernel", LaunchEntry, LaunchReturn,
-         XT_LAUNCH_COOPERATIVE, kLaunchArgs},
-        {"zeCommandListAppendLaunchKernelIndirect", LaunchEntry, LaunchReturn, XT_LAUNCH_INDIRECT,
-         kLaunchArgs},
-        // SYCL's adapter looks it up through zeDriverGetExtensionFunctionAddress where the
-        // loader does not export it (before loader 1.25, Level Zero 1.14): probed in both files.
-        {"zeCommandListAppendLaunchKernelWithArguments", LaunchEntry, LaunchReturn,
-         XT_LAUNCH_WITH_ARGUMENTS, kLaunchWithArgumentsArgs, 0, true, true},
-        // The same for its sibling, which Intel's driver hands out too.
-        {"zeCommandListAppendLaunchKernelWithParameters", LaunchEntry, LaunchReturn,
-         XT_LAUNCH_WITH_PARAMETERS, kLaunchWithParametersArgs, 0, true, true},
-    };
-    for (const ZeApiInfo& api : ZeApiTable())
-      v.push_back({api.symbol, CallEntry, api.dedicated_return ? ExecuteReturn : CallReturn,
-                   ZeProbeCookie(api), RegistersRead(api), RegistersRead(api), !api.driver_only,
-                   api.driver_only || api.also_in_driver});
-    return v;
-  }();
-  return probes;
-}
 
 // Where each probed function of `path` gets its probes: its file offset, and how far into it
 // (past a stub's single-stepped instructions, see probe_site.h).
@@ -180,12 +84,12 @@ bool ProbedIn(const ProbeSpec& spec, const MappedLibrary& lib) {
 Result<ProbeSites> FindProbeSites(const std::string& path,
                                   const DriverFunctions::Offsets* handed_out = nullptr) {
   std::vector<std::string_view> symbols;
-  for (const ProbeSpec& spec : Probes()) symbols.push_back(spec.symbol);
+  for (const ProbeSpec& spec : ZeProbeSpecs()) symbols.push_back(spec.symbol);
   auto offsets = FindFunctionOffsets(path, symbols);
   if (!offsets.ok()) return offsets.status();
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   ProbeSites sites;
-  for (const ProbeSpec& spec : Probes()) {
+  for (const ProbeSpec& spec : ZeProbeSpecs()) {
     auto it = offsets->find(spec.symbol);
     if (it == offsets->end()) continue;
     ProbeSite site{it->second, 0, spec.cookie};
@@ -201,7 +105,7 @@ Result<ProbeSites> FindProbeSites(const std::string& path,
     sites.emplace(spec.symbol, site);
   }
   if (handed_out)
-    for (const ProbeSpec& spec : Probes())
+    for (const ProbeSpec& spec : ZeProbeSpecs())
       if (auto it = handed_out->find(spec.symbol); spec.in_driver && it != handed_out->end())
         sites.insert_or_assign(spec.symbol, ProbeSite{it->second, 0, spec.cookie});
   return sites;
@@ -210,7 +114,7 @@ Result<ProbeSites> FindProbeSites(const std::string& path,
 // Where the table getters of the loader file at `path` are probed (their entries) and each
 // one's cookie: the loader's code around it (xtrace/ze_tables.h).
 Result<std::map<uint64_t, uint64_t>> FindTableGetterSites(const std::string& path) {
-  auto offsets = FindFunctionOffsets(path, kTableGetters);
+  auto offsets = FindFunctionOffsets(path, ZeTableGetters());
   if (!offsets.ok()) return offsets.status();
   auto segments = ExecutableSegments(path);
   if (!segments.ok()) return segments.status();
@@ -281,7 +185,7 @@ bool ZeSource::ProbesLibrary(const MappedLibrary& lib) { return IsLoader(lib) ||
 
 std::vector<std::string_view> ZeSource::DriverFunctionNames() {
   std::vector<std::string_view> names;
-  for (const ProbeSpec& spec : Probes())
+  for (const ProbeSpec& spec : ZeProbeSpecs())
     if (spec.in_driver) names.push_back(spec.symbol);
   return names;
 }
@@ -396,7 +300,7 @@ size_t ZeSource::AttachMulti(int pid, const MappedLibrary& lib, std::string* fir
   std::map<std::pair<bpf_program*, bool>, Group> groups;
   std::string missing;
   size_t probed = 0;
-  for (const ProbeSpec& spec : Probes()) {
+  for (const ProbeSpec& spec : ZeProbeSpecs()) {
     if (!ProbedIn(spec, lib)) continue;
     auto it = offsets->find(spec.symbol);
     if (it == offsets->end()) {
@@ -438,7 +342,7 @@ size_t ZeSource::AttachEach(int pid, const MappedLibrary& lib, std::string* firs
   if (sites.ok()) ReportSites(ctx_, pid, lib, *sites);
   size_t attached = 0;
   std::string missing;
-  for (const ProbeSpec& spec : Probes()) {
+  for (const ProbeSpec& spec : ZeProbeSpecs()) {
     if (!ProbedIn(spec, lib)) continue;
     // Without the file's symbols libbpf finds each function itself (and fails for those it
     // lacks, said below as for any failed probe).
@@ -485,12 +389,12 @@ const std::vector<ZeSource::LoaderStub>& ZeSource::StubsOf(uint32_t pid, const F
   }
   const std::string path = "/proc/self/fd/" + std::to_string(held.get());
   std::vector<std::string_view> symbols;
-  for (const ProbeSpec& spec : Probes())
+  for (const ProbeSpec& spec : ZeProbeSpecs())
     if (spec.in_loader) symbols.push_back(spec.symbol);
   auto offsets = FindFunctionOffsets(path, symbols);
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!offsets.ok() || !fd.valid()) return stubs;
-  const std::vector<ProbeSpec>& probes = Probes();
+  const std::vector<ProbeSpec>& probes = ZeProbeSpecs();
   for (size_t i = 0; i < probes.size(); ++i) {
     if (!probes[i].in_loader) continue;
     auto at = offsets->find(probes[i].symbol);
@@ -593,12 +497,12 @@ void ZeSource::ProbeDispatchTargets(uint32_t pid, bool per_process, const Mapped
   std::set<uint64_t> by_name;
   if (ProbesLibrary(lib)) {
     if (auto sites = FindProbeSites(lib.host_path, HandedOutIn(lib)); sites.ok())
-      for (const ProbeSpec& spec : Probes())
+      for (const ProbeSpec& spec : ZeProbeSpecs())
         if (ProbedIn(spec, lib))
           if (auto it = sites->find(spec.symbol); it != sites->end())
             by_name.insert(it->second.file_offset);
   }
-  const std::vector<ProbeSpec>& probes = Probes();
+  const std::vector<ProbeSpec>& probes = ZeProbeSpecs();
   struct Group {
     std::vector<uint64_t> offsets, cookies;
   };
