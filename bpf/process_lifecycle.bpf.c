@@ -117,11 +117,21 @@ int BPF_PROG(xt_process_exec, struct task_struct *task, pid_t old_pid, struct li
 		seen->control = 0;
 	/* The new image's credentials are set by now: a set-user-ID program makes a process
 	 * somebody else's. The thread's kept filter answer is for the old ones; a process that
-	 * is no longer the owner's leaves the filter (and its children with it). */
+	 * is no longer the owner's leaves the filter (and its children with it), and user space
+	 * is told, to say so (an exec record flagged XT_FLAG_LEFT_SCOPE, bare: nothing of the
+	 * other user's program, neither its arguments nor its name). */
 	if (cfg->scope & XT_SCOPE_OWNER) {
 		xt_forget_thread_answer();
-		if (!xt_owned(cfg) && bpf_map_delete_elem(&traced_pids, &tgid) == 0)
+		if (!xt_owned(cfg) && bpf_map_delete_elem(&traced_pids, &tgid) == 0) {
+			struct xt_process_event left = {};
+
 			xt_filter_changed();
+			xt_fill_process_event(&left, XT_REC_PROCESS_EXEC, task, cfg, pid, tgid);
+			__builtin_memset(left.comm, 0, sizeof(left.comm));
+			left.hdr.flags |= XT_FLAG_LEFT_SCOPE;
+			xt_output_now(&left, sizeof(left));
+			return 0;
+		}
 	}
 	/* The new image's name is set by now: this is where --comm selects a process. */
 	if ((cfg->scope & XT_SCOPE_COMM) && xt_owned(cfg)) {

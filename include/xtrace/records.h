@@ -63,6 +63,9 @@ enum xt_record_flags {
 					* the capture continues it */
 	XT_FLAG_PAUSED = 1u << 3,      /* made while the process's collection was paused: kept
 					* for what it names (a kernel), not shown */
+	XT_FLAG_LEFT_SCOPE = 1u << 4,  /* exec record: a followed process exec'd a program that
+					* made it another user's (XT_SCOPE_OWNER) and left the
+					* capture; neither its arguments nor its new name are in it */
 };
 
 /* Process and thread ids, in every record (the header's and any other field naming a process)

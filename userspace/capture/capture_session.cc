@@ -23,6 +23,7 @@
 #include "capture/discovery/capture_scope.h"
 #include "capture/discovery/process_table.h"
 #include "capture/discovery/process_watcher.h"
+#include "capture/discovery/slurm_job.h"
 #include "capture/holds/process_holds.h"
 #include "capture/output/capture_output.h"
 #include "capture/output/drop_windows.h"
@@ -90,6 +91,9 @@ class Session {
                                               const std::map<uint32_t, uint64_t>& drops) const;
   // The summary that closes the current file.
   LogSummary FileSummary(uint64_t dropped_total, const std::map<uint32_t, uint64_t>& drops) const;
+  // What the capture says once about what it could not trace: the sources' notes, and the
+  // processes it left out as another user's (in the summary and the log's).
+  std::vector<std::string> Notes() const;
   Status RotateIfDue(uint64_t now);
   void Publish();
   void ReportProgress(uint64_t elapsed_ns);
@@ -270,6 +274,12 @@ Status Session::Prepare() {
   // Found, not given: a job runs processes that never use the GPU (its shell, mpirun), and
   // they need no word of waiting for one.
   for (uint32_t pid : scope_.job_pids) follower_->Track(pid, false);
+  if (!scope_.job_pids_without_cluster_name.empty()) {
+    std::string pids;
+    for (uint32_t pid : scope_.job_pids_without_cluster_name)
+      pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
+    Say(SlurmJobWithoutClusterNameLine(scope_.slurm, pids));
+  }
   if (opt_.start_paused)
     for (uint32_t pid : opt_.pids) correlator_->NoteStartPaused(pid, MonotonicNs());
   // Before anything is attached: a source may need to know what to probe (the Level Zero
@@ -290,6 +300,13 @@ Status Session::Prepare() {
   return Status::Ok();
 }
 
+std::vector<std::string> Session::Notes() const {
+  std::vector<std::string> notes = notes_;
+  if (scope_.owner && follower_ && follower_->left_out().size())
+    notes.push_back(follower_->left_out().Note(*scope_.owner));
+  return notes;
+}
+
 std::vector<ProcessCaptureStats> Session::PerProcess(const RecordTally& tally,
                                                      const std::map<uint32_t, uint64_t>& drops) const {
   return PerProcessStats(tally, drops, [this](uint32_t pid) { return processes_.NameOf(pid); });
@@ -304,7 +321,7 @@ LogSummary Session::FileSummary(uint64_t dropped_total,
   summary.processes = static_cast<uint32_t>(sink_->file_tally().records.size());
   summary.process_stats = PerProcess(sink_->file_tally(), sink_->FileDropsByPid(drops));
   summary.dropped_by_source = sink_->FileDroppedBySource();
-  summary.notes = notes_;
+  summary.notes = Notes();
   return summary;
 }
 
@@ -496,7 +513,7 @@ Result<CaptureReport> Session::Run() {
   }
   if (tap_) facts.kernels_text = tap_->Summary();
   facts.dropped_by_source = DroppedBySource(drop_windows_.total());
-  facts.notes = notes_;
+  facts.notes = Notes();
   report.summary_text = SummaryText(report, facts);
   if (!opt_.quiet) std::fprintf(stderr, "%s\n", report.summary_text.c_str());
   Publish();

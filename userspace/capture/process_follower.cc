@@ -4,11 +4,13 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <set>
 #include <type_traits>
 #include <variant>
 
 #include "base/monotonic_clock.h"
+#include "base/read_file.h"
 #include "capture/discovery/proc_stat.h"
 #include "capture/discovery/process_owner.h"
 #include "capture/discovery/running_processes.h"
@@ -133,6 +135,7 @@ bool ProcessFollower::NotTheOwners(uint32_t pid) const {
 
 void ProcessFollower::LeaveOut(TrackedProcess& t) {
   if (t.detached) return;
+  NoteLeftOut(t.pid);
   t.detached = true;
   t.rescan = false;
   p_.planner.ProcessGone(t.pid, MonotonicNs());
@@ -181,6 +184,13 @@ void ProcessFollower::OnProcessRecord(const DecodedProcessRecord& record) {
         if ((r.hdr.flags & XT_FLAG_HELD) && p_.holds)
           p_.holds->Held(pid, r.hdr.type == XT_REC_PROCESS_EXEC, r.hdr.start_ns);
         if (pid == p_.self_pid || pid == 0) return;
+        // A followed process that became another user's at this exec: it left the capture
+        // in BPF; it is neither probed nor named in the log from here on, and said.
+        if (r.hdr.type == XT_REC_PROCESS_EXEC && (r.hdr.flags & XT_FLAG_LEFT_SCOPE)) {
+          if (TrackedProcess* t = p_.processes.Find(pid); t && !t->gone) LeaveOut(*t);
+          else NoteLeftOut(pid);
+          return;
+        }
         if constexpr (std::is_same_v<T, DecodedProcessExit>) {
           TrackedProcess* t = p_.processes.Find(pid);
           if (!t || t->gone) return;
@@ -231,7 +241,11 @@ void ProcessFollower::WatchForQueries() {
 void ProcessFollower::DiscoverRunning() {
   std::set<uint32_t> followed;
   for (const auto& [pid, t] : p_.processes.processes()) followed.insert(pid);
-  for (uint32_t pid : SelectRunningProcesses(p_.scope, followed, p_.self_pid)) Track(pid, false);
+  std::vector<uint32_t> not_the_owners;
+  for (uint32_t pid : SelectRunningProcesses(p_.scope, followed, p_.self_pid, &not_the_owners))
+    Track(pid, false);
+  for (const auto& [pid, uid] : p_.scope.job_pids_not_the_owners) NoteLeftOut(pid, uid);
+  for (uint32_t pid : not_the_owners) NoteLeftOut(pid);
 }
 
 // A step started in the job during the capture runs under a slurmstepd of its own, not as a
@@ -239,18 +253,41 @@ void ProcessFollower::DiscoverRunning() {
 // environment says so. Its tasks are found here and attached as running processes are,
 // once they are the user's (a slurmstepd's child is root's until it takes the user's uid).
 void ProcessFollower::FindJobProcessesStartedLater() {
-  if (p_.scope.slurm_job.empty() || p_.scope.cgroup) return;
-  const SlurmJobOnNode job = FindSlurmJobOnNode(p_.scope.slurm_job, p_.scope.slurm_node,
-                                                p_.options.client_pid, p_.scope.owner);
+  if (p_.scope.slurm.job_id.empty() || p_.scope.cgroup) return;
+  const SlurmJobOnNode job = FindSlurmJobOnNode(p_.scope.slurm, p_.options.client_pid, p_.scope.owner);
   for (uint32_t pid : job.pids) {
     if (pid == p_.self_pid) continue;
     if (const TrackedProcess* t = p_.processes.Find(pid); t && !t->gone) continue;
-    if (!p_.scope.Owns(pid)) continue;
+    if (!p_.scope.Owns(pid)) {
+      NoteLeftOut(pid);
+      continue;
+    }
+    left_out_.Remove(pid);  // it gave the other uid up: the user's now, and captured
+    if (std::find(job.without_cluster_name.begin(), job.without_cluster_name.end(), pid) !=
+        job.without_cluster_name.end())
+      Say(SlurmJobWithoutClusterNameLine(p_.scope.slurm, std::to_string(pid)));
     Track(pid, false).rescan = true;
     // Running before xtrace found it: what it made meanwhile is asked about, as for the
     // processes found at the start.
     if (p_.queries) p_.queries->Watch(pid);
   }
+}
+
+void ProcessFollower::NoteLeftOut(uint32_t pid, std::optional<uid_t> as_uid) {
+  if (!p_.scope.owner || left_out_.Contains(pid)) return;
+  if (!as_uid) {
+    const auto uids = ReadProcessUids(pid);
+    if (!uids) return;  // gone: nothing of it to leave out
+    for (uid_t uid : {uids->effective, uids->real, uids->saved})
+      if (uid != *p_.scope.owner && !as_uid) as_uid = uid;
+    if (!as_uid) return;
+  }
+  std::string comm = ReadWholeFile("/proc/" + std::to_string(pid) + "/comm").value_or("");
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  left_out_.Add(pid, comm, *as_uid);
+  Say("pid " + std::to_string(pid) + (comm.empty() ? "" : " (" + comm + ")") +
+      " left out: it runs as " + DescribeUser(*as_uid) + ", and this capture covers the "
+      "processes of " + DescribeUser(*p_.scope.owner) + " alone");
 }
 
 Status ProcessFollower::LaunchCommand() {

@@ -18,6 +18,7 @@
 #include "capture/bpf/capture_maps.h"
 #include "capture/capture_options.h"
 #include "capture/discovery/capture_scope.h"
+#include "capture/discovery/left_out_processes.h"
 #include "capture/discovery/process_table.h"
 #include "capture/holds/process_holds.h"
 #include "capture/output/log_sink.h"
@@ -72,6 +73,9 @@ class ProcessFollower {
   void FindJobProcessesStartedLater();
 
   bool FollowedAllGone() const;
+  // The processes in the scope left out as another user's (with --user), to be said in the
+  // summary and the log's notes.
+  const LeftOutProcesses& left_out() const { return left_out_; }
   // How the launched command ended (a wait(2) status), once it has.
   std::optional<int> child_status() const { return child_status_; }
 
@@ -87,12 +91,16 @@ class ProcessFollower {
   bool NotTheOwners(uint32_t pid) const;
   // A followed process that is no longer the owner's: never probed or scanned again.
   void LeaveOut(TrackedProcess& t);
+  // `pid`, in the scope, is left out as somebody else's (running as `as_uid`, read from
+  // /proc when not given): counted, said now and in the summary.
+  void NoteLeftOut(uint32_t pid, std::optional<uid_t> as_uid = std::nullopt);
   // Notes what attaching found for `t`: the first time, it is announced (by the library
   // that covers it, unless its source said so itself).
   void NoteAttached(TrackedProcess& t, const AttachPlanner::Attached& attached);
 
   Parts p_;
   std::optional<int> child_status_;
+  LeftOutProcesses left_out_;
 };
 
 }  // namespace xtrace

@@ -85,6 +85,11 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "with --slurm-job: only the job's tasks that slurmd started as node NODE "
        "(SLURMD_NODENAME), for several slurmd on one host (slurmd -N)",
        [&o](Flag flag, Value value) { return Text(flag, value, "a node name", o.slurm_node); }},
+      {0, "--slurm-cluster", "CLUSTER", "TARGET",
+       "with --slurm-job: only the job's processes of cluster CLUSTER (SLURM_CLUSTER_NAME; a "
+       "job id is unique within its cluster only); a process without SLURM_CLUSTER_NAME is "
+       "taken by its job id (and --slurm-node) alone, and the capture says which",
+       [&o](Flag flag, Value value) { return Text(flag, value, "a cluster name", o.slurm_cluster); }},
       {0, "--user", "USER", "TARGET",
        "only processes of USER (name or uid): their real, effective and saved uid are all "
        "USER's, checked for each running process and every later one (a set-user-ID program "

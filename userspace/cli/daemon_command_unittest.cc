@@ -27,7 +27,7 @@ const std::vector<std::string> kAttachOnly = {"--output", "--quiet"};
 const std::map<std::string, std::string> kSampleValues = {
     {"PID", "4242"}, {"NAME", "python3"}, {"PATH", "/sys/fs/cgroup/x"}, {"ID", "3f2a9c1b7e"},
     {"TIME", "3s"},  {"SIZE", "64M"}, {"MS", "20"},     {"JOBID", "4242"},
-    {"USER", "root"},   {"NODE", "n1"},
+    {"USER", "root"},   {"NODE", "n1"},     {"CLUSTER", "c1"},
 };
 
 // Every CaptureOptions field a capture request carries, as text. A new capture option that
@@ -48,7 +48,8 @@ std::string RequestFields(const CaptureOptions& o) {
       << "; verbose " << o.verbose << "; hold " << o.hold << "; hold_max " << o.hold_max_ns
       << "; query " << o.query << "; user " << o.user << "; slurm_job " << o.slurm_job
       << "; python_frames " << (o.python_frames ? (*o.python_frames ? "yes" : "no") : "default")
-      << "; slurm_node " << o.slurm_node << "; driver_tables " << o.driver_tables;
+      << "; slurm_node " << o.slurm_node << "; driver_tables " << o.driver_tables
+      << "; slurm_cluster " << o.slurm_cluster;
   return out.str();
 }
 

@@ -42,6 +42,7 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
                                        : *r.python_frames ? Python::YES : Python::NO);
   out.setSlurmNode(r.slurm_node);
   out.setDriverTables(r.driver_tables);
+  out.setSlurmCluster(r.slurm_cluster);
 }
 
 CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
@@ -76,6 +77,7 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   if (in.getPythonFrames() == Python::YES) r.python_frames = true;
   if (in.getPythonFrames() == Python::NO) r.python_frames = false;
   r.slurm_node = ToString(in.getSlurmNode());
+  r.slurm_cluster = ToString(in.getSlurmCluster());
   return r;
 }
 

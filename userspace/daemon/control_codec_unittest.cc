@@ -30,6 +30,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   r.user = "alice";
   r.slurm_job = "42";
   r.slurm_node = "n7";
+  r.slurm_cluster = "c3";
   capnp::MallocMessageBuilder message;
   auto built = message.initRoot<control_schema::CaptureRequest>();
   control_codec::EncodeRequest(r, built);
@@ -56,6 +57,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_EQ(back.user, "alice");
   EXPECT_EQ(back.slurm_job, "42");
   EXPECT_EQ(back.slurm_node, "n7");
+  EXPECT_EQ(back.slurm_cluster, "c3");
 
   // Unset fields stay the capture's defaults.
   capnp::MallocMessageBuilder empty;

@@ -34,6 +34,7 @@ struct CaptureRequest {
   pythonFrames @21 :PythonFrames;  # --python-frames, --no-python-frames
   slurmNode @22 :Text;       # ... started by slurmd as this node (several slurmd on one host)
   driverTables @23 :Bool;    # also probe the driver functions the loader's exports lead to
+  slurmCluster @24 :Text;    # ... of this cluster (SLURM_CLUSTER_NAME): job ids repeat across clusters
 
   enum PythonFrames {
     default @0;    # off

@@ -27,20 +27,28 @@ std::optional<uid_t> ForeignOwner(const CaptureScope& scope, uint32_t pid) {
 // --slurm-job: its cgroup when Slurm made one, else its processes (the user's, with --user).
 Status ResolveSlurmJob(const CaptureOptions& o, CaptureScope& scope) {
   if (Status st = CheckSlurmJobId(o.slurm_job); !st.ok()) return st.WithContext("--slurm-job");
-  scope.slurm_job = o.slurm_job;
-  scope.slurm_node = o.slurm_node;
-  const SlurmJobOnNode job = FindSlurmJobOnNode(o.slurm_job, o.slurm_node, o.client_pid);
+  scope.slurm = {o.slurm_job, o.slurm_node, o.slurm_cluster};
+  const SlurmJobOnNode job = FindSlurmJobOnNode(scope.slurm, o.client_pid);
   if (job.pids.empty())
-    return Status::Error("no process of Slurm job " + o.slurm_job + " runs on " +
-                         (o.slurm_node.empty() ? "this node" : "node " + o.slurm_node) +
-                         " (none has SLURM_JOB_ID=" + o.slurm_job + " in its environment)");
+    return Status::Error(
+        "no process of " + DescribeSlurmJob(scope.slurm) + " runs on " +
+        (o.slurm_node.empty() ? "this node" : "this host") + " (none has SLURM_JOB_ID=" + o.slurm_job +
+        (o.slurm_node.empty() ? "" : " and SLURMD_NODENAME=" + o.slurm_node) + " in its environment" +
+        (o.slurm_cluster.empty() ? "" : ", with SLURM_CLUSTER_NAME=" + o.slurm_cluster + " or none") + ")");
   std::optional<uid_t> foreign;
   for (uint32_t pid : job.pids) {
-    if (auto owner = ForeignOwner(scope, pid)) foreign = foreign.value_or(*owner);
-    else scope.job_pids.push_back(pid);
+    if (auto owner = ForeignOwner(scope, pid)) {
+      foreign = foreign.value_or(*owner);
+      scope.job_pids_not_the_owners.emplace_back(pid, *owner);
+    } else {
+      scope.job_pids.push_back(pid);
+      if (std::find(job.without_cluster_name.begin(), job.without_cluster_name.end(), pid) !=
+          job.without_cluster_name.end())
+        scope.job_pids_without_cluster_name.push_back(pid);
+    }
   }
   if (scope.job_pids.empty())
-    return Status::Error("Slurm job " + o.slurm_job + " is not yours: its processes on this node "
+    return Status::Error(DescribeSlurmJob(scope.slurm) + " is not yours: its processes on this node "
                          "belong to " + DescribeUser(*foreign) + ", and this capture may cover "
                          "only the processes of " + DescribeUser(*scope.owner));
   if (!job.cgroup_path.empty() && !scope.cgroup) {
@@ -90,6 +98,8 @@ Result<CaptureScope> ResolveCaptureScope(const CaptureOptions& o) {
   scope.follow_children = o.follow_children.value_or(!o.command.empty() || !o.slurm_job.empty());
   if (!o.slurm_node.empty() && o.slurm_job.empty())
     return Status::Error("--slurm-node narrows --slurm-job; give the job too");
+  if (!o.slurm_cluster.empty() && o.slurm_job.empty())
+    return Status::Error("--slurm-cluster narrows --slurm-job; give the job too");
   if (!o.slurm_job.empty()) {
     const bool had_cgroup = scope.cgroup.has_value();
     if (Status st = ResolveSlurmJob(o, scope); !st.ok()) return st;
@@ -142,8 +152,7 @@ bool CaptureScope::Owns(uint32_t pid) const {
 
 std::string CaptureScope::Describe() const {
   std::string what;
-  if (!slurm_job.empty())
-    what = "the processes of Slurm job " + slurm_job + (slurm_node.empty() ? "" : " on node " + slurm_node);
+  if (!slurm.job_id.empty()) what = "the processes of " + DescribeSlurmJob(slurm);
   else if (all_processes) what = "every process";
   else if (!comm.empty()) what = "every process named " + comm;
   else what = "the given processes";

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <sys/types.h>
@@ -26,6 +27,7 @@
 #include "capture/capture_options.h"
 #include "capture/discovery/cgroup.h"
 #include "capture/discovery/process_watcher.h"
+#include "capture/discovery/slurm_job.h"
 #include "xtrace/capture_config.h"
 
 namespace xtrace {
@@ -37,9 +39,13 @@ struct CaptureScope {
   std::optional<CgroupScope> cgroup;  // --cgroup or --container
   std::string container_id;           // --container, as given
   std::optional<uid_t> owner;          // --user: only processes whose uids are all this one
-  std::string slurm_job;               // --slurm-job, as given
-  std::string slurm_node;              // --slurm-node
+  SlurmJobSelector slurm;              // --slurm-job (empty job_id: none), --slurm-node, --slurm-cluster
   std::vector<uint32_t> job_pids;      // its processes found running (no job cgroup)
+  // Of the job's processes found running: those taken by job id (and node) alone, having no
+  // SLURM_CLUSTER_NAME to compare with --slurm-cluster; and those that are somebody else's
+  // (with --user), left out, with the uid each runs as.
+  std::vector<uint32_t> job_pids_without_cluster_name;
+  std::vector<std::pair<uint32_t, uid_t>> job_pids_not_the_owners;
 
   // The capture looks for processes itself (as they start, fork or load libraries) rather
   // than only watching the ones it was given.

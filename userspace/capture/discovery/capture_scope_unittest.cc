@@ -147,6 +147,18 @@ TEST(CaptureScope, ASlurmJobWithNoProcessHereIsAnError) {
             std::string::npos) << ResolveCaptureScope(o).status().message();
 }
 
+TEST(CaptureScope, ASlurmClusterNarrowsAJobAndIsNamedWhenNothingMatches) {
+  CaptureOptions o;
+  o.slurm_cluster = "c1";
+  EXPECT_EQ(ResolveCaptureScope(o).status().message(), "--slurm-cluster narrows --slurm-job; give the job too");
+  o.slurm_job = "999999999";
+  o.slurm_node = "n1";
+  EXPECT_EQ(ResolveCaptureScope(o).status().message(),
+            "no process of Slurm job 999999999 of cluster c1 on node n1 runs on this host (none has "
+            "SLURM_JOB_ID=999999999 and SLURMD_NODENAME=n1 in its environment, with "
+            "SLURM_CLUSTER_NAME=c1 or none)");
+}
+
 TEST(RecordFamilies, AnIttHandleTextIsBookkeepingAndAThreadNameACall) {
   const auto family = [](uint32_t kind) {
     xt_itt_name rec{};

@@ -28,7 +28,8 @@ std::vector<uint32_t> ListProcesses() {
 
 std::vector<uint32_t> SelectRunningProcesses(const CaptureScope& scope,
                                              const std::set<uint32_t>& followed,
-                                             uint32_t self_pid) {
+                                             uint32_t self_pid,
+                                             std::vector<uint32_t>* not_the_owners) {
   std::vector<uint32_t> selected_pids;
   if (!scope.discovers()) return selected_pids;
   const std::vector<uint32_t> all = ListProcesses();
@@ -40,18 +41,19 @@ std::vector<uint32_t> SelectRunningProcesses(const CaptureScope& scope,
     }
   for (uint32_t pid : all) {
     if (pid == self_pid || followed.count(pid)) continue;
-    bool selected = false;
+    bool selected = false, descends = false;
     if (scope.follow_children) {
       for (uint32_t p = parent[pid], hops = 0; p > 1 && hops < 64; p = parent[p], ++hops)
-        if (followed.count(p)) selected = true;
+        if (followed.count(p)) selected = descends = true;
     }
     if (!selected && (scope.all_processes || !scope.comm.empty())) {
       auto details = ProcfsInspector().Process(pid);
       if (!details) continue;
       selected = scope.SelectsRunning(details->comm, details->cgroup_path);
     }
-    if (selected && scope.InCgroup(CgroupPathOfProcess(pid)) && scope.Owns(pid))
-      selected_pids.push_back(pid);
+    if (!selected || !scope.InCgroup(CgroupPathOfProcess(pid))) continue;
+    if (scope.Owns(pid)) selected_pids.push_back(pid);
+    else if (descends && not_the_owners) not_the_owners->push_back(pid);
   }
   return selected_pids;
 }

@@ -19,20 +19,26 @@ Status CheckSlurmJobId(const std::string& job_id) {
   return Status::Ok();
 }
 
-bool EnvironHasSlurmJob(std::string_view text, std::string_view job_id, std::string_view node) {
-  const std::string job = "SLURM_JOB_ID=" + std::string(job_id);
-  const std::string node_entry = "SLURMD_NODENAME=" + std::string(node);
-  bool job_found = false, node_found = node.empty();
+SlurmJobMatch MatchSlurmJob(std::string_view text, const SlurmJobSelector& job) {
+  const std::string job_entry = "SLURM_JOB_ID=" + job.job_id;
+  const std::string node_entry = "SLURMD_NODENAME=" + job.node;
+  constexpr std::string_view kCluster = "SLURM_CLUSTER_NAME=";
+  bool job_found = false, node_found = job.node.empty();
+  std::optional<std::string_view> cluster;
   size_t at = 0;
   while (at < text.size()) {
     size_t end = text.find('\0', at);
     if (end == std::string_view::npos) end = text.size();
     const std::string_view entry = text.substr(at, end - at);
-    job_found = job_found || entry == job;
+    job_found = job_found || entry == job_entry;
     node_found = node_found || entry == node_entry;
+    if (entry.substr(0, kCluster.size()) == kCluster) cluster = entry.substr(kCluster.size());
     at = end + 1;
   }
-  return job_found && node_found;
+  if (!job_found || !node_found) return SlurmJobMatch::kNo;
+  if (job.cluster.empty()) return SlurmJobMatch::kYes;
+  if (!cluster) return SlurmJobMatch::kWithoutClusterName;
+  return *cluster == job.cluster ? SlurmJobMatch::kYes : SlurmJobMatch::kNo;
 }
 
 std::string SlurmJobCgroup(std::string_view path, std::string_view job_id) {
@@ -45,8 +51,8 @@ std::string SlurmJobCgroup(std::string_view path, std::string_view job_id) {
   return "";
 }
 
-SlurmJobOnNode FindSlurmJobOnNode(const std::string& job_id, const std::string& node,
-                                  uint32_t skip_pid, std::optional<uid_t> only_uid) {
+SlurmJobOnNode FindSlurmJobOnNode(const SlurmJobSelector& selector, uint32_t skip_pid,
+                                  std::optional<uid_t> only_uid) {
   SlurmJobOnNode job;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
@@ -60,11 +66,27 @@ SlurmJobOnNode FindSlurmJobOnNode(const std::string& job_id, const std::string& 
     if (!in) continue;
     std::stringstream text;
     text << in.rdbuf();
-    if (!EnvironHasSlurmJob(text.str(), job_id, node)) continue;
+    const SlurmJobMatch match = MatchSlurmJob(text.str(), selector);
+    if (match == SlurmJobMatch::kNo) continue;
     job.pids.push_back(pid);
-    if (job.cgroup_path.empty()) job.cgroup_path = SlurmJobCgroup(CgroupPathOfProcess(pid), job_id);
+    if (match == SlurmJobMatch::kWithoutClusterName) job.without_cluster_name.push_back(pid);
+    if (job.cgroup_path.empty())
+      job.cgroup_path = SlurmJobCgroup(CgroupPathOfProcess(pid), selector.job_id);
   }
   return job;
+}
+
+std::string DescribeSlurmJob(const SlurmJobSelector& job) {
+  std::string what = "Slurm job " + job.job_id;
+  if (!job.cluster.empty()) what += " of cluster " + job.cluster;
+  if (!job.node.empty()) what += " on node " + job.node;
+  return what;
+}
+
+std::string SlurmJobWithoutClusterNameLine(const SlurmJobSelector& job, const std::string& pids) {
+  return "pid " + pids + " of " + DescribeSlurmJob(job) +
+         ": no SLURM_CLUSTER_NAME in its environment, taken as the job's by SLURM_JOB_ID" +
+         (job.node.empty() ? "" : " and SLURMD_NODENAME") + " alone";
 }
 
 }  // namespace xtrace
