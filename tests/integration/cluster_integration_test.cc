@@ -151,13 +151,22 @@ void KillProcessesWithEnv(const std::string& entry) {
 }
 
 // A Slurm cluster of the test's own on this machine: munge, slurmctld and two node names
-// (slurmd -N xt1, -N xt2, each on its own port, as Debian's slurmd allows), with PMIx for MPI
-// jobs. Everything runs as a child of the test and is stopped by the destructor: jobs are
+// (slurmd -N NODE, each on its own port, as Debian's slurmd allows), with PMIx for MPI jobs.
+// Its cluster name and node names are this test run's own (its pid is in them): another run
+// of the test at the same time has jobs of the same ids on this host, and neither may capture
+// the other's, whether it tells jobs apart by cluster (SLURM_CLUSTER_NAME) or, as older
+// builds did, by job id and node name alone. Everything runs as a child of the test and is stopped by the destructor: jobs are
 // cancelled, the daemons terminated, and whatever still carries this cluster's SLURM_CONF in
 // its environment killed. error() is empty once the nodes are idle.
 class ScratchSlurmCluster {
  public:
-  explicit ScratchSlurmCluster(const std::string& dir) : dir_(dir), conf_(dir + "/slurm.conf") {
+  // `extra_conf`: lines added to slurm.conf (a Prolog=...).
+  explicit ScratchSlurmCluster(const std::string& dir, const std::string& extra_conf = "")
+      : dir_(dir),
+        extra_conf_(extra_conf),
+        conf_(dir + "/slurm.conf"),
+        name_("xt-" + std::to_string(getpid())),
+        nodes_{"x" + std::to_string(getpid()) + "n1", "x" + std::to_string(getpid()) + "n2"} {
     error_ = Start();
   }
   ~ScratchSlurmCluster() {
@@ -175,12 +184,16 @@ class ScratchSlurmCluster {
   }
   const std::string& error() const { return error_; }
   std::string Env() const { return "SLURM_CONF=" + conf_; }
+  const std::string& name() const { return name_; }
+  // The first node, or the second.
+  const std::string& node(int n) const { return nodes_[n]; }
   std::string Squeue(const std::string& format = "%i") const {
     return RunCommand({"/usr/bin/squeue", "--noheader", "--format=" + format}, {Env()}, 30s).out;
   }
   std::string Logs() const {
     std::string all;
-    for (const char* f : {"slurmctld.log", "slurmd-xt1.log", "slurmd-xt2.log", "munged.log"}) {
+    for (const std::string& f : {std::string("slurmctld.log"), "slurmd-" + nodes_[0] + ".log",
+                                 "slurmd-" + nodes_[1] + ".log", std::string("munged.log")}) {
       std::ifstream in(dir_ + "/" + f);
       std::stringstream text;
       text << in.rdbuf();
@@ -192,12 +205,11 @@ class ScratchSlurmCluster {
  private:
   std::string Start() {
     const std::string munge = dir_ + "/munge", sock = dir_ + "/munge-sock";
-    for (const std::string& d : {munge, sock, dir_ + "/state", dir_ + "/spool", dir_ + "/tmp/xt1",
-                                 dir_ + "/tmp/xt2"})
+    for (const std::string& d : {munge, sock, dir_ + "/state", dir_ + "/spool", dir_ + "/tmp/" + nodes_[0],
+                                 dir_ + "/tmp/" + nodes_[1]})
       std::filesystem::create_directories(d);
     ::chmod(dir_.c_str(), 0755);
-    ::chmod((dir_ + "/tmp/xt1").c_str(), 01777);
-    ::chmod((dir_ + "/tmp/xt2").c_str(), 01777);
+    for (const std::string& node : nodes_) ::chmod((dir_ + "/tmp/" + node).c_str(), 01777);
     const RunResult munge_user = RunCommand({"/usr/bin/id", "-u", "munge"});
     if (munge_user.exit_code() != 0) return "no munge user: is munge installed (scripts/install-deps.sh)?";
     const uid_t munge_uid = static_cast<uid_t>(std::stoul(munge_user.out));
@@ -225,7 +237,7 @@ class ScratchSlurmCluster {
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
     std::ofstream conf(conf_);
-    conf << "ClusterName=xtrace-test\nSlurmctldHost=" << host << "(127.0.0.1)\n"
+    conf << "ClusterName=" << name_ << "\nSlurmctldHost=" << host << "(127.0.0.1)\n"
          << "SlurmctldPort=" << base << "\n"
          << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << sock << "/munge.socket\n"
          << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n"
@@ -233,23 +245,23 @@ class ScratchSlurmCluster {
          // Cores alone: counting memory would give the first job all of it.
          << "SelectTypeParameters=CR_Core\n"
          << "SchedulerType=sched/builtin\nAccountingStorageType=accounting_storage/none\n"
-         << "JobCompType=jobcomp/none\nMpiDefault=none\nReturnToService=2\n"
+         << "JobCompType=jobcomp/none\nMpiDefault=none\nReturnToService=2\n" << extra_conf_
          << "StateSaveLocation=" << dir_ << "/state\nSlurmdSpoolDir=" << dir_ << "/spool/%n\n"
          // PMIx makes its client directory under TmpFS: one per node name, or the two slurmd
          // of this host would share (and refuse) it.
          << "TmpFS=" << dir_ << "/tmp/%n\n"
          << "SlurmctldPidFile=" << dir_ << "/slurmctld.pid\nSlurmdPidFile=" << dir_ << "/slurmd-%n.pid\n"
          << "SlurmctldLogFile=" << dir_ << "/slurmctld.log\nSlurmdLogFile=" << dir_ << "/slurmd-%n.log\n"
-         << "NodeName=xt1 NodeHostname=" << host << " NodeAddr=127.0.0.1 Port=" << base + 1 << " CPUs=2\n"
-         << "NodeName=xt2 NodeHostname=" << host << " NodeAddr=127.0.0.1 Port=" << base + 2 << " CPUs=2\n"
+         << "NodeName=" << nodes_[0] << " NodeHostname=" << host << " NodeAddr=127.0.0.1 Port=" << base + 1 << " CPUs=2\n"
+         << "NodeName=" << nodes_[1] << " NodeHostname=" << host << " NodeAddr=127.0.0.1 Port=" << base + 2 << " CPUs=2\n"
          // FORCE: two users' jobs share the two nodes' CPUs, as on an oversubscribed node.
-         << "PartitionName=xt Nodes=xt1,xt2 Default=YES OverSubscribe=FORCE:4 MaxTime=INFINITE State=UP\n";
+         << "PartitionName=xt Nodes=" << nodes_[0] << "," << nodes_[1] << " Default=YES OverSubscribe=FORCE:4 MaxTime=INFINITE State=UP\n";
     conf.close();
     slurmctld_ = std::make_unique<Subprocess>(
         std::vector<std::string>{"/usr/sbin/slurmctld", "-D", "-f", conf_}, std::vector<std::string>{Env()});
     for (int n = 0; n < 2; ++n)
       slurmd_[n] = std::make_unique<Subprocess>(
-          std::vector<std::string>{"/usr/sbin/slurmd", "-D", "-N", n ? "xt2" : "xt1", "-f", conf_},
+          std::vector<std::string>{"/usr/sbin/slurmd", "-D", "-N", nodes_[n], "-f", conf_},
           std::vector<std::string>{Env()});
     for (int i = 0; i < 150; ++i) {
       const RunResult nodes = RunCommand({"/usr/bin/sinfo", "--noheader", "--Node", "--format=%T"}, {Env()});
@@ -259,7 +271,9 @@ class ScratchSlurmCluster {
     return "the nodes did not become idle:\n" + Logs();
   }
 
-  std::string dir_, conf_, error_;
+  std::string dir_, extra_conf_, conf_, name_;
+  std::string nodes_[2];
+  std::string error_;
   std::unique_ptr<Subprocess> munged_, slurmctld_, slurmd_[2];
 };
 
@@ -268,26 +282,42 @@ class ClusterTest : public RootTest {
   ClusterTest() : RootTest("cluster", "cluster") {}
 };
 
-// mpirun starts an xtrace per rank; each writes the log its template names, tagged with the
-// rank of the process it traced, and the report across them names the slow rank. Kernels of
+// mpirun starts an xtrace per rank; each writes the log its template names — rank, host and
+// xtrace's own pid (the rank's parent, as the rank itself says) — tagged with the rank of the
+// process it traced, and the report across them names the slow rank. Kernels of
 // 3 ms, 18 ms on the slow rank, as in the Slurm test: on two loaded cores 1 ms kernels drown
 // in the time the ranks wait for a core (x median 1.4 was seen with stress beside).
 TEST_F(ClusterTest, MpirunWithARankTemplateWritesALogPerRankAndTheReportNamesTheSlowRank) {
-  const std::string out = dir_ + "/run.%r.capnp";
+  const std::string out = dir_ + "/run.%h.%r.%p.capnp";
   const RunResult run = RunCommand(
       {"/usr/bin/mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "4", kXtrace, "record", "-q",
        "-o", out, "--", kMpiJob, "--duration", "5", "--slow-rank", "2", "--slow-factor", "6",
        "--kernel-us", "3000", "--host-us", "2000"},
       {kSimDriver, kWithCollector}, 240s);
   ASSERT_EQ(run.exit_code(), 0) << run.out << run.err;
-  for (int rank = 0; rank < 4; ++rank) {
-    const std::string path = dir_ + "/run." + std::to_string(rank) + ".capnp";
+  char host_name[256] = {};
+  gethostname(host_name, sizeof(host_name) - 1);
+  const std::string host = std::string(host_name).substr(0, std::string(host_name).find('.'));
+  // Each rank's pid and its parent's, the xtrace that traced it: "ready rank R of 4 pid P parent Q".
+  std::map<int, std::pair<uint32_t, uint32_t>> pids_of_rank;
+  std::smatch m;
+  for (auto at = run.out.cbegin();
+       std::regex_search(at, run.out.cend(), m, std::regex("ready rank ([0-9]+) of 4 pid ([0-9]+) parent ([0-9]+)"));
+       at = m.suffix().first)
+    pids_of_rank[std::stoi(m[1])] = {static_cast<uint32_t>(std::stoul(m[2])), static_cast<uint32_t>(std::stoul(m[3]))};
+  ASSERT_EQ(pids_of_rank.size(), 4u) << run.out;
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) files += e.path().extension() == ".capnp";
+  EXPECT_EQ(files, 4u);
+  for (const auto& [rank, pids] : pids_of_rank) {
+    const std::string path =
+        dir_ + "/run." + host + "." + std::to_string(rank) + "." + std::to_string(pids.second) + ".capnp";
     const LogContents c = ReadLogContents(path);
     ASSERT_TRUE(c.readable) << path << ": " << c.error;
     EXPECT_TRUE(c.complete) << path;
-    size_t launches = 0;
-    for (const auto& [pid, l] : c.launches) launches += l.size();
-    EXPECT_GT(launches, 100u) << path;
+    EXPECT_EQ(c.header.host, host_name) << path;
+    // Its launches are those of the rank its name says.
+    EXPECT_GT(c.launches.count(pids.first) ? c.launches.at(pids.first).size() : 0, 100u) << path;
   }
   const json report = ReportJson({dir_});
   ASSERT_TRUE(report.is_object());
@@ -324,7 +354,8 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
   // The node daemons: one per node name, as a real cluster has one per host.
   std::filesystem::create_directories(dir_ + "/run");
   std::vector<std::unique_ptr<Subprocess>> daemons;
-  for (const char* node : {"xt1", "xt2"}) {
+  const std::vector<std::string> nodes = {cluster.node(0), cluster.node(1)};
+  for (const std::string& node : nodes) {
     daemons.push_back(std::make_unique<Subprocess>(
         std::vector<std::string>{kXtrace, "daemon", "--allow-users", "--socket",
                                  dir_ + "/run/" + node + ".sock", "--output-dir",
@@ -365,18 +396,26 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
   ASSERT_EQ(traced.exit_code(), 0) << traced.out << traced.err << daemons[0]->stderr_text()
                                    << daemons[1]->stderr_text() << "job:\n" << job.stdout_text()
                                    << job.stderr_text();
-  EXPECT_NE(traced.err.find("xtrace slurm: xt1: xtrace: captured"), std::string::npos) << traced.err;
-  EXPECT_NE(traced.err.find("xtrace slurm: xt2: xtrace: captured"), std::string::npos) << traced.err;
+  for (const std::string& node : nodes)
+    EXPECT_NE(traced.err.find("xtrace slurm: " + node + ": xtrace: captured"), std::string::npos) << traced.err;
   EXPECT_NE(traced.err.find("2 log(s) from 2 node(s) in " + out), std::string::npos) << traced.err;
-  for (const char* node : {"xt1", "xt2"})
-    EXPECT_TRUE(std::regex_search(traced.err, std::regex(std::string("xtrace slurm: ") + node +
-                                                         ": capturing job " + jid +
+  // Every rank carries its cluster's name (Slurm gives each task SLURM_CLUSTER_NAME): none was
+  // taken by its job id and node name alone.
+  for (auto& daemon : daemons) {
+    ASSERT_TRUE(daemon->WaitStderr("xtrace: captured", 60s)) << daemon->stderr_text();
+    EXPECT_EQ(daemon->stderr_text().find("no SLURM_CLUSTER_NAME"), std::string::npos) << daemon->stderr_text();
+  }
+  // Each node's step names the job by its cluster too: another cluster's job of the same id
+  // on this host is not this one.
+  for (const std::string& node : nodes)
+    EXPECT_TRUE(std::regex_search(traced.err, std::regex("xtrace slurm: " + node + ": capturing job " + jid +
+                                                         " of cluster " + cluster.name() +
                                                          " \\(started [0-9]+ ms after the common start")))
         << traced.err;
 
   // Each node's log: written as the user, both ranks of its node and no other.
   std::set<uint32_t> pids;
-  for (const char* node : {"xt1", "xt2"}) {
+  for (const std::string& node : nodes) {
     std::vector<std::string> files;
     for (const auto& e : std::filesystem::directory_iterator(out + "/" + node)) files.push_back(e.path());
     ASSERT_EQ(files.size(), 1u) << node;
@@ -444,7 +483,7 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
 
   // Another user's job on the same nodes: refused by the daemon, naming its owner; nothing of
   // it is probed.
-  Subprocess other(As(other_user.uid(), {"/usr/bin/srun", "--nodes=1", "--ntasks=1", "--nodelist=xt1",
+  Subprocess other(As(other_user.uid(), {"/usr/bin/srun", "--nodes=1", "--ntasks=1", "--nodelist=" + nodes[0],
                                "/bin/sleep", "60"}),
                    {cluster.Env()});
   std::string other_id;
@@ -459,7 +498,7 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
     std::this_thread::sleep_for(100ms);
   std::this_thread::sleep_for(1s);  // its task runs
   const RunResult refused = RunCommand(
-      As(kUser, {kXtrace, "ctl", "--socket", dir_ + "/run/xt1.sock", "start", "--slurm-job",
+      As(kUser, {kXtrace, "ctl", "--socket", dir_ + "/run/" + nodes[0] + ".sock", "start", "--slurm-job",
                  other_id, "-o", home + "/other"}),
       {}, 60s);
   EXPECT_EQ(refused.exit_code(), 1);
@@ -476,7 +515,7 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
                  "--socket", dir_ + "/run/%n.sock"}),
       {cluster.Env(), "HOME=" + home}, 120s);
   EXPECT_NE(not_mine.exit_code(), 0) << not_mine.err;
-  EXPECT_FALSE(std::filesystem::exists(home + "/other/xt1")) << not_mine.err;
+  EXPECT_FALSE(std::filesystem::exists(home + "/other/" + nodes[0])) << not_mine.err;
 }
 
 // Lines in `path` (0 if it cannot be read yet).
@@ -513,8 +552,10 @@ TEST_F(ClusterTest, ProcessesJoiningASlurmJobDuringTheCaptureAreCheckedAsTheyJoi
   ScratchSlurmCluster cluster(dir_ + "/slurm");
   ASSERT_EQ(cluster.error(), "");
   std::filesystem::create_directories(dir_ + "/run");
-  Subprocess daemon({kXtrace, "daemon", "--allow-users", "--socket", dir_ + "/run/xt1.sock",
-                     "--output-dir", dir_ + "/daemon-xt1"},
+  const std::string node = cluster.node(0);
+  const std::string socket = dir_ + "/run/" + node + ".sock";
+  Subprocess daemon({kXtrace, "daemon", "--allow-users", "--socket", socket,
+                     "--output-dir", dir_ + "/daemon"},
                     {kSimDriver});
   ASSERT_TRUE(daemon.WaitStderr("listening on", 30s)) << daemon.stderr_text();
   const std::string home = dir_ + "/home";
@@ -532,13 +573,13 @@ TEST_F(ClusterTest, ProcessesJoiningASlurmJobDuringTheCaptureAreCheckedAsTheyJoi
   ASSERT_EQ(::chown(theirs.c_str(), other_user.uid(), other_user.uid()), 0);
   ASSERT_EQ(::chmod(theirs.c_str(), 04755), 0);  // after chown, which clears the bit
 
-  // The job: a shell on node xt1 that waits for GO, then starts both and waits for them.
+  // The job: a shell on the first node that waits for GO, then starts both and waits for them.
   const std::string go = dir_ + "/go";
   const std::string args = " --duration 120 --sleep-us 20000 --launch-log " + launches;
   const std::string script = "echo shell $$; while [ ! -e " + go + " ]; do sleep 0.1; done; " + mine +
                              args + "/mine.tsv & echo mine $!; " + theirs + args +
                              "/theirs.tsv & echo theirs $!; wait";
-  Subprocess job(As(kUser, {"/usr/bin/srun", "--nodes=1", "--ntasks=1", "--nodelist=xt1",
+  Subprocess job(As(kUser, {"/usr/bin/srun", "--nodes=1", "--ntasks=1", "--nodelist=" + node,
                             "--chdir=" + home, "/bin/sh", "-c", script}),
                  {cluster.Env(), kSimDriver, "HOME=" + home});
   ASSERT_TRUE(job.WaitStdout("shell", 60s)) << job.stderr_text() << cluster.Logs();
@@ -551,7 +592,7 @@ TEST_F(ClusterTest, ProcessesJoiningASlurmJobDuringTheCaptureAreCheckedAsTheyJoi
   Subprocess traced(As(kUser, {kXtrace, "slurm", jid, "--duration", "600s", "--start-in", "1s",
                                "-o", out, "--socket", dir_ + "/run/%n.sock"}),
                     {cluster.Env(), "HOME=" + home});
-  ASSERT_TRUE(traced.WaitStderr("xt1: capturing job " + jid, 120s))
+  ASSERT_TRUE(traced.WaitStderr(node + ": capturing job " + jid, 120s))
       << traced.stderr_text() << daemon.stderr_text();
 
   // Both programs join the job now, and launch.
@@ -574,7 +615,6 @@ TEST_F(ClusterTest, ProcessesJoiningASlurmJobDuringTheCaptureAreCheckedAsTheyJoi
     if (line.rfind("Uid:", 0) == 0) uids = line;
   EXPECT_NE(uids.find("\t" + std::to_string(other_user.uid()) + "\t"), std::string::npos) << uids;
   // The user's late program is in the capture, launches and all, before it is stopped.
-  const std::string socket = dir_ + "/run/xt1.sock";
   const std::regex mine_traced("pid " + std::to_string(mine_pid) + " \\(.*Level Zero [0-9]+");
   std::string status;
   ASSERT_TRUE(WaitFor(
@@ -588,7 +628,7 @@ TEST_F(ClusterTest, ProcessesJoiningASlurmJobDuringTheCaptureAreCheckedAsTheyJoi
 
   // A new step of the job, on the same node: found by its SLURM_JOB_ID, and traced.
   Subprocess step(As(kUser, {"/usr/bin/srun", "--jobid=" + jid, "--overlap", "--nodes=1", "--ntasks=1",
-                             "--nodelist=xt1", "--chdir=" + home, mine, "--duration", "120",
+                             "--nodelist=" + node, "--chdir=" + home, mine, "--duration", "120",
                              "--sleep-us", "20000"}),
                   {cluster.Env(), kSimDriver, "HOME=" + home});
   const uint32_t step_pid = testing::PidFromReadyLine(step.WaitStdout("ready", 120s));
@@ -611,24 +651,31 @@ TEST_F(ClusterTest, ProcessesJoiningASlurmJobDuringTheCaptureAreCheckedAsTheyJoi
       120s))
       << status << daemon.stderr_text();
 
-  // The epilog of another job leaves the capture running; this job's stops it.
-  const auto epilog = [&](const std::string& job) {
+  // The epilog of another job leaves the capture running, as does the epilog of a job of the
+  // same id in another cluster; this job's stops it.
+  const auto epilog = [&](const std::string& job, const std::string& cluster_name) {
     return RunCommand({"/bin/sh", SLURM_EPILOG},
-                      {"SLURM_JOB_ID=" + job, "SLURM_JOB_USER=nobody", "XTRACE_SOCKET=" + socket,
+                      {"SLURM_JOB_ID=" + job, "SLURM_JOB_USER=nobody", "SLURM_CLUSTER_NAME=" + cluster_name,
+                       "XTRACE_SOCKET=" + socket,
                        "PATH=" + std::filesystem::path(kXtrace).parent_path().string() +
                            ":/usr/sbin:/usr/bin:/sbin:/bin"},
                       120s);
   };
-  EXPECT_EQ(epilog("9" + jid).exit_code(), 0);
-  EXPECT_NE(RunCommand({kXtrace, "ctl", "--socket", socket, "status"}, {}, 60s).out.find("capturing"),
-            std::string::npos);
-  EXPECT_EQ(epilog(jid).exit_code(), 0);
+  const auto capturing = [&] {
+    return RunCommand({kXtrace, "ctl", "--socket", socket, "status"}, {}, 60s).out.find("capturing") !=
+           std::string::npos;
+  };
+  EXPECT_EQ(epilog("9" + jid, cluster.name()).exit_code(), 0);
+  EXPECT_TRUE(capturing());
+  EXPECT_EQ(epilog(jid, cluster.name() + "-other").exit_code(), 0);
+  EXPECT_TRUE(capturing());
+  EXPECT_EQ(epilog(jid, cluster.name()).exit_code(), 0);
   const auto ended = traced.Wait(180s);
   ASSERT_TRUE(ended.has_value()) << traced.stderr_text();
   EXPECT_TRUE(WIFEXITED(*ended) && WEXITSTATUS(*ended) == 0) << traced.stderr_text();
 
   std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(out + "/xt1")) files.push_back(e.path());
+  for (const auto& e : std::filesystem::directory_iterator(out + "/" + node)) files.push_back(e.path());
   ASSERT_EQ(files.size(), 1u);
   const LogContents c = ReadLogContents(files[0]);
   ASSERT_TRUE(c.readable) << c.error;
@@ -642,6 +689,136 @@ TEST_F(ClusterTest, ProcessesJoiningASlurmJobDuringTheCaptureAreCheckedAsTheyJoi
   if (c.identities.count(theirs_pid)) {
     for (const auto& id : c.identities.at(theirs_pid))
       EXPECT_EQ(id.command_line.find("setuid-workload"), std::string::npos) << id.command_line;
+  }
+  // Left out, and said so: by the daemon when it happened, in the summary the node's step
+  // printed, and in the log's notes, which `xtrace report` shows.
+  const std::regex left_out("pid " + std::to_string(theirs_pid) + "( \\([^)]*\\))? (left out: it )?runs as " +
+                            other_user.name() + " \\(uid " + std::to_string(other_user.uid()) + "\\)");
+  ASSERT_TRUE(daemon.WaitStderr("xtrace: captured", 60s)) << daemon.stderr_text();
+  EXPECT_TRUE(std::regex_search(daemon.stderr_text(), left_out)) << daemon.stderr_text();
+  EXPECT_TRUE(std::regex_search(traced.stderr_text(), std::regex("1 process left out as another user's: .*" +
+                                                                 std::to_string(theirs_pid))))
+      << traced.stderr_text();
+  ASSERT_TRUE(c.summary.has_value());
+  bool noted = false;
+  for (const std::string& note : c.summary->notes) noted = noted || std::regex_search(note, left_out);
+  EXPECT_TRUE(noted) << ::testing::PrintToString(c.summary->notes);
+}
+
+// Daemons that a test did not start itself (the prolog did), known by their pid files: asked
+// to stop (SIGTERM, which finishes the open capture file) when the object goes, then killed.
+class DaemonsByPidFile {
+ public:
+  explicit DaemonsByPidFile(std::vector<std::string> pid_files) : pid_files_(std::move(pid_files)) {}
+  ~DaemonsByPidFile() {
+    for (const std::string& file : pid_files_) {
+      const pid_t pid = Pid(file);
+      if (pid <= 0) continue;
+      ::kill(pid, SIGTERM);
+      for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(100ms);
+      ::kill(pid, SIGKILL);
+    }
+  }
+  // The pid in `file`, 0 if there is none.
+  static pid_t Pid(const std::string& file) {
+    std::ifstream in(file);
+    long pid = 0;
+    in >> pid;
+    return static_cast<pid_t>(pid);
+  }
+
+ private:
+  std::vector<std::string> pid_files_;
+};
+
+// The node daemons are started by the deployed Slurm prolog (scripts/deploy/slurm/prolog.sh),
+// run by slurmd as the job starts on each node: no systemd here, so the prolog starts each
+// daemon itself, in a session of its own. Then Ctrl-C on `xtrace slurm` stops the capture on
+// every node at once, rather than leaving each to run its --duration: the terminal's SIGINT
+// reaches the command (srun runs apart from it), which has every node's step stop the capture
+// it started. Each node's log is complete, each daemon idle again, long before the duration.
+TEST_F(ClusterTest, ThePrologStartsTheNodeDaemonsAndCtrlCStopsTheCaptureOnEveryNode) {
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  std::filesystem::create_directories(dir_ + "/run");
+  // The site's settings, as a wrapper that runs the deployed prolog (slurmd gives a prolog an
+  // environment of its own making).
+  const std::string prolog = dir_ + "/prolog";
+  std::ofstream(prolog) << "#!/bin/sh\nexport XTRACE=" << kXtrace << " XTRACE_SOCKET=" << dir_
+                        << "/run/%n.sock XTRACE_OUTPUT_DIR=" << dir_ << "/daemon-%n XTRACE_GROUP= XTRACE_LOG="
+                        << dir_ << "/daemon-%n.log " << kSimDriver << "\nexec /bin/sh " << SLURM_PROLOG << "\n";
+  ASSERT_EQ(::chmod(prolog.c_str(), 0755), 0);
+  ScratchSlurmCluster cluster(dir_ + "/slurm", "Prolog=" + prolog + "\n");
+  ASSERT_EQ(cluster.error(), "");
+  const std::vector<std::string> nodes = {cluster.node(0), cluster.node(1)};
+  DaemonsByPidFile daemons({dir_ + "/run/" + nodes[0] + ".pid", dir_ + "/run/" + nodes[1] + ".pid"});
+  const std::string home = dir_ + "/home";
+  std::filesystem::create_directories(home);
+  ASSERT_EQ(::chown(home.c_str(), kUser, kUser), 0);
+  Subprocess job(As(kUser, {"/usr/bin/srun", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1",
+                            "--chdir=" + home, kZeWorkload, "--duration", "300", "--sleep-us", "20000"}),
+                 {cluster.Env(), kSimDriver, "HOME=" + home});
+  for (int task = 0; task < 2; ++task)
+    ASSERT_TRUE(job.WaitStdout("ready", 60s)) << job.stdout_text() << job.stderr_text() << cluster.Logs();
+  const std::string job_ids = cluster.Squeue();
+  ASSERT_FALSE(job_ids.empty());
+  const std::string jid = job_ids.substr(0, job_ids.find('\n'));
+  // The prolog ran before the tasks: a daemon answers on each node's socket, in a session of
+  // its own (it outlives the prolog), known by its pid file.
+  for (const std::string& node : nodes) {
+    const pid_t pid = DaemonsByPidFile::Pid(dir_ + "/run/" + node + ".pid");
+    ASSERT_GT(pid, 0) << node << "\n" << cluster.Logs();
+    EXPECT_EQ(::getsid(pid), pid) << node;
+    const RunResult status = RunCommand({kXtrace, "ctl", "--socket", dir_ + "/run/" + node + ".sock", "status"}, {}, 60s);
+    EXPECT_EQ(status.out.rfind("idle", 0), 0u) << node << ": " << status.out << status.err;
+  }
+
+  const std::string out = home + "/trace";
+  Subprocess traced(As(kUser, {kXtrace, "slurm", jid, "--duration", "600s", "--start-in", "1s", "-o", out,
+                               "--socket", dir_ + "/run/%n.sock"}),
+                    {cluster.Env(), "HOME=" + home});
+  // One line per node, in whichever order they come.
+  for (size_t n = 0; n < nodes.size(); ++n)
+    ASSERT_TRUE(traced.WaitStderr(": capturing job " + jid, 120s)) << traced.stderr_text();
+  for (const std::string& node : nodes)
+    ASSERT_NE(traced.stderr_text().find(node + ": capturing job " + jid), std::string::npos) << traced.stderr_text();
+  // Mid-capture: each node's task has calls in it.
+  for (const std::string& node : nodes) {
+    std::string status;
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          status = RunCommand(As(kUser, {kXtrace, "ctl", "--socket", dir_ + "/run/" + node + ".sock", "status"}),
+                              {}, 60s).out;
+          return std::regex_search(status, std::regex("Level Zero [1-9]"));
+        },
+        120s))
+        << node << ": " << status;
+  }
+  // As a terminal sends it: to the command's whole process group.
+  const auto interrupted = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(-traced.pid(), SIGINT), 0);
+  const auto ended = traced.Wait(180s);
+  ASSERT_TRUE(ended.has_value()) << traced.stderr_text();
+  const auto took = std::chrono::steady_clock::now() - interrupted;
+  EXPECT_TRUE(WIFEXITED(*ended) && WEXITSTATUS(*ended) == 0) << traced.stderr_text();
+  EXPECT_LT(took, 170s);  // the 600 s duration, cut short
+  const std::string& said = traced.stderr_text();
+  EXPECT_NE(said.find("xtrace slurm: Interrupt: stopping the capture on every node"), std::string::npos) << said;
+  EXPECT_NE(said.find("2 log(s) from 2 node(s) in " + out + ", stopped early on every node"), std::string::npos)
+      << said;
+  for (const std::string& node : nodes) {
+    EXPECT_NE(said.find("xtrace slurm: " + node + ": stopped early: xtrace: captured"), std::string::npos) << said;
+    const RunResult status =
+        RunCommand(As(kUser, {kXtrace, "ctl", "--socket", dir_ + "/run/" + node + ".sock", "status"}), {}, 60s);
+    EXPECT_EQ(status.out.rfind("idle", 0), 0u) << status.out;
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(out + "/" + node)) files.push_back(e.path());
+    ASSERT_EQ(files.size(), 1u) << node;
+    const LogContents c = ReadLogContents(files[0]);
+    ASSERT_TRUE(c.readable) << c.error;
+    EXPECT_TRUE(c.complete) << files[0];
+    size_t launches = 0;
+    for (const auto& [pid, l] : c.launches) launches += l.size();
+    EXPECT_GT(launches, 0u) << files[0];
   }
 }
 

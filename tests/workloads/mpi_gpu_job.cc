@@ -6,7 +6,7 @@
 //   mpirun -n 4 build/bin/mpi_gpu_job --duration 20 --slow-rank 2 [--recreate-kernels]
 //   srun -n 4 --mpi=pmix build/bin/mpi_gpu_job --duration 20 --slow-rank 2
 //
-// Prints "ready rank R of N pid P" once its device is set up, and "done rank R steps S" at
+// Prints "ready rank R of N pid P parent Q" once its device is set up, and "done rank R steps S" at
 // the end. The kernels are named by the simulated module this program builds: "step_forward"
 // (1 ms, --slow-factor times longer on the slow rank) and "step_allreduce_pack" (0.2 ms).
 // --recreate-kernels creates them again at every step, as a runtime that JIT-compiles per
@@ -168,7 +168,8 @@ int main(int argc, char** argv) {
     ZE_CHECK(zeEventCreate(pool.get(), &event_desc, done[i].out()));
   }
 
-  std::printf("ready rank %d of %d pid %d\n", rank, size, static_cast<int>(getpid()));
+  std::printf("ready rank %d of %d pid %d parent %d\n", rank, size, static_cast<int>(getpid()),
+              static_cast<int>(getppid()));
   std::fflush(stdout);
   // Every rank runs the same number of steps: rank 0 decides, from the clock, when to stop.
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.duration_s);

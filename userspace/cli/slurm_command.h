@@ -3,7 +3,8 @@
 // trigger: a job step with one task per node of the job (srun --jobid=J --overlap
 // --ntasks-per-node=1) asks the daemon of its node to capture the job's processes there from
 // a common start time, into DIR/NODE, written as the user. Then `xtrace convert DIR` and
-// `xtrace report DIR` read every node's logs as one run.
+// `xtrace report DIR` read every node's logs as one run. Interrupted (Ctrl-C, SIGTERM), the
+// command has every node's step stop the capture it started, and waits for their last files.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,7 @@ struct SlurmCommandLine {
   // The step on each node (what the command runs through srun).
   bool node_step = false;
   uint64_t start_at_realtime_ns = 0;
+  std::string cluster;  // the job's cluster, as the command found it (SLURM_CLUSTER_NAME)
 };
 
 // argv[0] is "slurm".
@@ -31,6 +33,13 @@ std::string SlurmCommandHelp();
 
 // "/run/xtrace/%n.sock" for node "n1" -> "/run/xtrace/n1.sock".
 std::string NodeSocketPath(const std::string& pattern, const std::string& node);
+
+// The job's cluster, for a step on its node: the step's own SLURM_CLUSTER_NAME (`env`, its
+// environment's value, null if unset), else what the command passed it; "" if neither.
+std::string NodeStepCluster(const char* env, const std::string& passed);
+
+// "ClusterName = c1" in `scontrol show config` output -> "c1" ("" if there is no such line).
+std::string ClusterNameInConfig(const std::string& scontrol_show_config);
 
 int RunSlurmCommand(int argc, char** argv);
 

@@ -115,13 +115,9 @@ Result<UniqueFd> ConnectToDaemon(const std::string& path) {
                        " (is it running?)");
 }
 
-// The daemon's status, as it sent it: whether it captures and how its last capture ended.
-struct CaptureState {
-  bool capturing = false;
-  std::string last_result;
-};
+}  // namespace
 
-Result<CaptureState> AskState(const std::string& socket_path) {
+Result<DaemonCaptureState> AskCaptureState(const std::string& socket_path) {
   try {
     auto connected = ConnectToDaemon(socket_path);
     if (!connected.ok()) return connected.status();
@@ -133,18 +129,17 @@ Result<CaptureState> AskState(const std::string& socket_path) {
     auto control = client.bootstrap().castAs<Control>();
     auto reply = control.statusRequest().send().wait(io.waitScope);
     const auto s = reply.getStatus();
-    return CaptureState{s.getCapturing(), s.getLastResult().cStr()};
+    return DaemonCaptureState{s.getCapturing(), s.getStartedRealtimeNs(), s.getOwnerUid(),
+                              s.getRequest().getSlurmJob().cStr(), s.getLastResult().cStr()};
   } catch (const kj::Exception& e) {
     return Status::Error(RemoteMessage(e));
   }
 }
 
-}  // namespace
-
 Result<std::string> WaitForCaptureEnd(const std::string& socket_path, uint64_t timeout_ns) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
   while (true) {
-    auto state = AskState(socket_path);
+    auto state = AskCaptureState(socket_path);
     if (!state.ok()) return state.status();
     if (!state->capturing) {
       // A capture ends with its summary ("xtrace: captured ..."); anything else is its error.

@@ -2,6 +2,7 @@
 // renders the answer as text for a person.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "base/status.h"
@@ -15,6 +16,17 @@ enum class ControlVerb { kStart, kStop, kStatus, kList };
 // Returns the text to print, or the daemon's (or the connection's) error.
 Result<std::string> CallDaemon(const std::string& socket_path, ControlVerb verb,
                                const CaptureOptions& request);
+
+// The daemon's status as a program needs it: whether a capture runs, which one (its start
+// and its owner tell one capture from the next), and how the last one ended.
+struct DaemonCaptureState {
+  bool capturing = false;
+  uint64_t started_realtime_ns = 0;  // of the running (or last) capture
+  uint32_t owner_uid = 0;
+  std::string slurm_job;             // the --slurm-job it was asked for, if any
+  std::string last_result;           // its summary ("xtrace: captured ..."), or its error
+};
+Result<DaemonCaptureState> AskCaptureState(const std::string& socket_path);
 
 // Waits until the daemon's capture has ended (by its --duration, or its targets gone), asking
 // its status a few times a second, at most `timeout_ns`. Returns how it ended (its summary, or
