@@ -55,7 +55,7 @@ struct CaptureOptions {
   std::string user;                  // only this user's processes (name or uid): see capture_scope.h
   std::string slurm_job;             // the processes of this Slurm job on this node
   std::string slurm_node;            // ... that Slurm started as this node (SLURMD_NODENAME)
-  std::string slurm_cluster;         // ... of this cluster (SLURM_CLUSTER_NAME; see slurm_job.h)
+  std::string slurm_cluster;         // ... of this cluster (SLURM_CLUSTER_NAME; see discovery/slurm_job.h)
   uint32_t client_pid = 0;           // who asked the daemon for it: never a target itself
 
   // OUTPUT: one file, or a directory of rotated files (each a complete log)
