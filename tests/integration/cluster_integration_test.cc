@@ -5,12 +5,15 @@
 // report must name it. Real BPF; needs root (skips elsewhere, fails under CI).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -150,6 +153,38 @@ void KillProcessesWithEnv(const std::string& entry) {
   }
 }
 
+// Whether a TCP port can be bound now: nothing listens on it, and no connection, not even one
+// in TIME_WAIT, has it as its local port.
+bool PortFree(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  const bool free = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
+  ::close(fd);
+  return free;
+}
+
+// The first of three consecutive free ports for slurmctld and the two slurmd, starting from
+// one that depends on this test run's pid (two runs at once start apart). All below the
+// kernel's ephemeral range (ip_local_port_range, 32768-60999 by default): a port in it is one
+// any outgoing connection on the machine may take at any time (an MPI job's TCP, another
+// test's client), and slurmctld then dies at its start with "Address already in use". Away
+// from a real cluster's 6817-6819 too.
+int FreeSlurmPortBase() {
+  int ephemeral_low = 32768;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> ephemeral_low;
+  constexpr int kFirst = 10000;
+  const int slots = std::max(1, (ephemeral_low - kFirst) / 3);
+  for (int i = 0; i < slots; ++i) {
+    const int base = kFirst + static_cast<int>((static_cast<unsigned>(getpid()) + i) % slots) * 3;
+    if (PortFree(base) && PortFree(base + 1) && PortFree(base + 2)) return base;
+  }
+  return kFirst + static_cast<int>(static_cast<unsigned>(getpid()) % slots) * 3;
+}
+
 // A Slurm cluster of the test's own on this machine: munge, slurmctld and two node names
 // (slurmd -N NODE, each on its own port, as Debian's slurmd allows), with PMIx for MPI jobs.
 // Its cluster name and node names are this test run's own (its pid is in them): another run
@@ -232,8 +267,7 @@ class ScratchSlurmCluster {
       std::this_thread::sleep_for(100ms);
     if (!std::filesystem::exists(sock + "/munge.socket")) return "munged did not start";
 
-    // Ports of this test's own, away from a real cluster's 6817-6819.
-    const int base = 20000 + static_cast<int>(getpid() % 10000) * 3;
+    const int base = FreeSlurmPortBase();
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
     std::ofstream conf(conf_);
@@ -263,12 +297,19 @@ class ScratchSlurmCluster {
       slurmd_[n] = std::make_unique<Subprocess>(
           std::vector<std::string>{"/usr/sbin/slurmd", "-D", "-N", nodes_[n], "-f", conf_},
           std::vector<std::string>{Env()});
-    for (int i = 0; i < 150; ++i) {
-      const RunResult nodes = RunCommand({"/usr/bin/sinfo", "--noheader", "--Node", "--format=%T"}, {Env()});
+    // Bounded by the clock, not by a count of looks: sinfo itself waits seconds for a
+    // controller that does not answer. A daemon that exited is not waited for at all.
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (slurmctld_->Wait(0ms)) return "slurmctld exited at its start:\n" + Logs();
+      for (int n = 0; n < 2; ++n)
+        if (slurmd_[n]->Wait(0ms)) return "slurmd " + nodes_[n] + " exited at its start:\n" + Logs();
+      const RunResult nodes =
+          RunCommand({"/usr/bin/sinfo", "--noheader", "--Node", "--format=%T"}, {Env()}, 20s);
       if (nodes.exit_code() == 0 && nodes.out == "idle\nidle\n") return "";
       std::this_thread::sleep_for(200ms);
     }
-    return "the nodes did not become idle:\n" + Logs();
+    return "the nodes did not become idle within 60 s:\n" + Logs();
   }
 
   std::string dir_, extra_conf_, conf_, name_;
