@@ -96,6 +96,9 @@ the per-rank tables with the slowest rank per kernel.
       .notes = "The xtrace binary must be at the same path on every node (as srun runs it there).\n",
       .examples = {
           "xtrace slurm 4242 --duration 10s -o $HOME/trace-4242",
+          "xtrace slurm 4242 -d 10m -o $HOME/trace-4242       # Ctrl-C stops every node early",
+          "xtrace slurm 4242 -d 60s --start-in 10s -o /shared/$USER/t   # srun slow to reach the nodes",
+          "xtrace slurm 4242 --socket '/run/xtrace/%n.sock'     # a daemon per slurmd -N node name",
           "xtrace convert $HOME/trace-4242 -o trace-4242.json     # one timeline, ranks in order",
           "xtrace report $HOME/trace-4242                         # per-rank tables, the straggler",
       },
