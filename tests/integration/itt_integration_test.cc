@@ -340,6 +340,50 @@ TEST_F(IttIntegrationTest, AttachMovesARunningProcessToTheFastPathAndNeverHitsIt
   EXPECT_EQ(c.tasks.size(), 2u * 3u * 6u);
 }
 
+// Two captures of one process (a node's system-wide capture and a user's attach, say): the
+// collector writes into the rings of the capture that drains them and never calls its probe
+// site, so the second reads the same rings alongside the first; when the first ends, the
+// second takes the fast path over. Each has every call of its own window.
+TEST_F(IttIntegrationTest, TwoCapturesOfOneProcessEachHaveEveryCallOfTheirWindow) {
+  const std::string log = Path("labels.tsv"), first_out = Path("first.capnp"), second_out = Path("second.capnp");
+  Subprocess workload({ITT_WORKLOAD_BIN, "--wait-for-signal", "--threads", "2", "--iterations",
+                       "3", "--log", log},
+                      {kWithCollector});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << workload.stderr_text();
+  const std::string who = "pid " + std::to_string(pid) + ": ";
+
+  Subprocess first({kXtrace, "attach", "--pid", std::to_string(pid), "-o", first_out});
+  ASSERT_TRUE(first.WaitStderr(who + "ITT calls go through the in-process fast path", 30s)) << first.stderr_text();
+  EXPECT_EQ(first.stderr_text().find("alongside"), std::string::npos) << first.stderr_text();
+  Subprocess second({kXtrace, "attach", "--pid", std::to_string(pid), "-o", second_out});
+  ASSERT_TRUE(second.WaitStderr(who + "ITT calls go through the in-process fast path, read alongside "
+                                      "another capture that drains it", 30s))
+      << second.stderr_text();
+  workload.Signal(SIGUSR1);
+  ASSERT_TRUE(workload.WaitStdout("round 1", 60s)) << workload.stderr_text();
+
+  first.Signal(SIGINT);
+  auto status = first.Wait(30s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << first.stderr_text();
+  ASSERT_TRUE(second.WaitStderr(who + "the capture whose ITT rings this one read alongside let go; attached again", 30s))
+      << second.stderr_text();
+  workload.Signal(SIGUSR1);
+  ASSERT_TRUE(workload.WaitStdout("round 2", 60s)) << workload.stderr_text();
+  second.Signal(SIGINT);
+  status = second.Wait(30s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << second.stderr_text();
+  EXPECT_EQ(LiveControl(pid).value_or(xt_itt_control{}).generation, 0u) << "the last one let go";
+  workload.Signal(SIGTERM);
+  workload.Wait(30s);
+
+  const IttCapture a = ReadIttCapture(first_out), b = ReadIttCapture(second_out);
+  EXPECT_EQ(AsLabelLines(a), LogLines(log, {1}));
+  EXPECT_EQ(AsLabelLines(b), LogLines(log));
+  EXPECT_EQ(a.tasks.size(), 2u * 3u * 6u);
+  EXPECT_EQ(b.tasks.size(), 2u * 2u * 3u * 6u);
+}
+
 // xtrace killed outright: the target runs on, and its collector lets go once the heartbeat
 // is older than the lease, at its next call.
 TEST_F(IttIntegrationTest, AKilledCaptureLeavesTheTargetRunningAndItsCollectorLetsGo) {

@@ -102,25 +102,22 @@ void IttFastPath::KeepOnProbeSiteIf(std::function<std::string(uint32_t pid)> why
 }
 
 bool IttFastPath::TryAttach(uint32_t pid, uint64_t address, bool last_try) {
-  if (keep_on_probe_site_) {
-    if (const std::string why = keep_on_probe_site_(pid); !why.empty()) {
-      Tell("pid " + std::to_string(pid) + ": ITT calls go through the probe site (" + why + ")");
-      return true;
-    }
-  }
+  // Kept on the probe site: unless another capture drains its rings, where its calls go then.
+  std::string keep;
+  if (keep_on_probe_site_) keep = keep_on_probe_site_(pid);
   uint64_t magic = 0;
   const RemoteMemory memory(pid);
   Status st = memory.Read(address, &magic, sizeof(magic));
   if (st.ok() && magic == 0 && !last_try) return false;  // mapped, constructors still to run
   std::unique_ptr<IttRingReader> reader;
   if (st.ok()) {
-    auto attached = IttRingReader::Attach(pid, address, ClockNow());
+    auto attached = IttRingReader::Attach(pid, address, ClockNow(), !keep.empty());
     if (attached.ok()) reader = std::move(*attached);
     else st = attached.status();
   }
   if (!reader) {
-    Tell("pid " + std::to_string(pid) + ": ITT calls go through the probe site (no fast path: " +
-         st.message() + ")");
+    Tell("pid " + std::to_string(pid) + ": ITT calls go through the probe site (" +
+         (keep.empty() ? "no fast path: " + st.message() : keep) + ")");
     return true;
   }
   Process& proc = processes_[pid];
@@ -137,7 +134,10 @@ bool IttFastPath::TryAttach(uint32_t pid, uint64_t address, bool last_try) {
   proc.attached_ns = TscClock::MonotonicNs();
   proc.own_pid_namespace = SamePidNamespace(pid);
   states_[pid] = {{0, maps_.CollectionState(pid)}};
-  Tell("pid " + std::to_string(pid) + ": ITT calls go through the in-process fast path");
+  Tell("pid " + std::to_string(pid) + ": ITT calls go through the in-process fast path" +
+       (!proc.reader->following() ? ""
+        : keep.empty()            ? ", read alongside another capture that drains it"
+                                  : ", read alongside another capture that drains it (so without " + keep + ")"));
   return true;
 }
 
@@ -243,14 +243,22 @@ void IttFastPath::DrainProcess(uint32_t pid, Process& proc, bool final) {
     proc.reader.reset();
     return;
   }
+  if (stats.overrun && proc.overruns++ == 0)
+    Tell("pid " + std::to_string(pid) + ": ITT records were written over before they could be "
+         "read alongside the capture that drains them; counted dropped at its end");
   if (stats.lapsed && !final) {
-    // The collector let go (no drain within the lease): its calls went to the probe site
-    // meanwhile, so nothing was lost. Take it back.
+    // The collector let go (no drain within the lease), or the capture followed did: its
+    // calls went to the probe site meanwhile, so nothing was lost. Take it back.
+    const bool followed = proc.reader->following();
     auto again = IttRingReader::Attach(pid, proc.control_address, ClockNow());
     if (again.ok()) proc.reader = std::move(*again);
-    Tell("pid " + std::to_string(pid) + ": ITT fast path lapsed (no drain for " +
-         std::to_string(kLeaseNs / 1'000'000'000) + " s); " +
-         (again.ok() ? "attached again" : "staying on the probe site: " + again.status().message()));
+    Tell("pid " + std::to_string(pid) + ": " +
+         (followed ? std::string("the capture whose ITT rings this one read alongside let go; ")
+                   : "ITT fast path lapsed (no drain for " + std::to_string(kLeaseNs / 1'000'000'000) +
+                         " s); ") +
+         (!again.ok()                ? "staying on the probe site: " + again.status().message()
+          : proc.reader->following()    ? "reading alongside another capture"
+                                       : "attached again"));
     if (!again.ok()) proc.reader.reset();
   }
 }

@@ -108,6 +108,7 @@ class IttFastPath final : public SideStream {
     std::set<std::pair<uint32_t, uint64_t>> named;  // (kind, handle) whose text was sent
     uint64_t outside = 0;  // records stamped outside the capture
     uint64_t malformed = 0;
+    uint64_t overruns = 0;  // times a follower's copy was written over (itt_ring_reader.h)
     uint64_t dropped = 0;  // counted by the target, not yet added to the capture's counters
     // What this capture knows its rings took in, for the count at the process's end.
     IttRingTotals base;          // the totals at the first attach (earlier ones are no call of ours)

@@ -75,7 +75,7 @@ Result<std::string> RemoteMemory::ReadString(uint64_t address, size_t max, bool*
 }
 
 Result<std::unique_ptr<IttRingReader>> IttRingReader::Attach(uint32_t pid, uint64_t control_address,
-                                                             const Clock& clock) {
+                                                             const Clock& clock, bool follow_only) {
   std::unique_ptr<IttRingReader> self(new IttRingReader(pid, control_address));
   self->control_ = std::make_unique<xt_itt_control>();
   xt_itt_control& c = *self->control_;
@@ -83,32 +83,22 @@ Result<std::unique_ptr<IttRingReader>> IttRingReader::Attach(uint32_t pid, uint6
   if (Status st = mem.Read(control_address, &c, sizeof(c)); !st.ok()) return st;
   if (Status st = ValidateIttControl(c, control_address); !st.ok()) return st;
   if (c.refused) return Status::Error("the process opted out (XTRACE_ITT_FAST_PATH=0)");
-  if (c.generation != 0 && c.clock == clock.kind &&
-      static_cast<int64_t>(clock.heartbeat - c.heartbeat) < static_cast<int64_t>(c.lease))
-    return Status::Error("another capture is draining its ITT rings");
+  self->following_ = c.generation != 0 && c.clock == clock.kind &&
+                     static_cast<int64_t>(clock.heartbeat - c.heartbeat) < static_cast<int64_t>(c.lease);
+  if (self->following_) {
+    // Another capture drains it: what its rings hold now is that capture's; from here on
+    // both read the same records.
+    self->StartAtWritePositions(false);
+    return self;
+  }
+  if (follow_only) return Status::Error("no other capture drains its ITT rings");
   // Stop writers of an earlier (dead) capture first, then skip what its rings still hold.
   const uint64_t zero = 0;
   if (Status st = mem.Write(FieldAddress(control_address, &xt_itt_control::generation), &zero, 8);
       !st.ok())
     return st;
   if (Status st = mem.Read(control_address, &c, sizeof(c)); !st.ok()) return st;
-  self->no_ring_dropped_seen_ = c.no_ring_dropped;
-  self->at_attach_.dropped = c.no_ring_dropped;
-  for (uint32_t i = 0; i < IttRingCount(c); ++i) {
-    const uint64_t address = c.rings[i];
-    if (!address) continue;
-    xt_itt_ring ring;
-    RingState& state = self->rings_[address];
-    if (!mem.Read(address, &ring, sizeof(ring)).ok() || !ValidateIttRing(ring, address).ok()) {
-      state.bad = true;
-      continue;
-    }
-    state.read_pos = state.committed = ring.write_pos;
-    state.dropped_seen = ring.dropped;
-    self->at_attach_.records += ring.records;
-    self->at_attach_.dropped += ring.dropped;
-    (void)mem.Write(address + offsetof(xt_itt_ring, read_pos), &state.read_pos, 8);
-  }
+  self->StartAtWritePositions(true);
   struct {
     uint64_t heartbeat, lease;
     uint32_t clock;
@@ -123,6 +113,27 @@ Result<std::unique_ptr<IttRingReader>> IttRingReader::Attach(uint32_t pid, uint6
       !st.ok())
     return st;
   return self;
+}
+
+void IttRingReader::StartAtWritePositions(bool write_back) {
+  const xt_itt_control& c = *control_;
+  no_ring_dropped_seen_ = c.no_ring_dropped;
+  at_attach_.dropped = c.no_ring_dropped;
+  for (uint32_t i = 0; i < IttRingCount(c); ++i) {
+    const uint64_t address = c.rings[i];
+    if (!address) continue;
+    xt_itt_ring ring;
+    RingState& state = rings_[address];
+    if (!memory_.Read(address, &ring, sizeof(ring)).ok() || !ValidateIttRing(ring, address).ok()) {
+      state.bad = true;
+      continue;
+    }
+    state.read_pos = state.committed = ring.write_pos;
+    state.dropped_seen = ring.dropped;
+    at_attach_.records += ring.records;
+    at_attach_.dropped += ring.dropped;
+    if (write_back) (void)memory_.Write(address + offsetof(xt_itt_ring, read_pos), &state.read_pos, 8);
+  }
 }
 
 IttDrainStats IttRingReader::Drain(uint64_t heartbeat,
@@ -142,9 +153,15 @@ IttDrainStats IttRingReader::Drain(uint64_t heartbeat,
     malformed(st.message());
     return stats;
   }
-  stats.lapsed = c.generation != generation_;
-  if (!stats.lapsed)
-    (void)memory_.Write(FieldAddress(control_address_, &xt_itt_control::heartbeat), &heartbeat, 8);
+  if (following_) {
+    // The capture followed let go (or its lease ran out): the calls go to the probe site now.
+    // Another nonzero generation is another capture taking over: still followed.
+    stats.lapsed = c.generation == 0;
+  } else {
+    stats.lapsed = c.generation != generation_;
+    if (!stats.lapsed)
+      (void)memory_.Write(FieldAddress(control_address_, &xt_itt_control::heartbeat), &heartbeat, 8);
+  }
   if (c.no_ring_dropped > no_ring_dropped_seen_) stats.dropped += c.no_ring_dropped - no_ring_dropped_seen_;
   no_ring_dropped_seen_ = c.no_ring_dropped;
 
@@ -167,11 +184,20 @@ IttDrainStats IttRingReader::Drain(uint64_t heartbeat,
       continue;
     }
     if (!known) {
-      state.read_pos = state.committed = ring.read_pos;  // new since attach: started empty
+      // New since the attach: it started empty. A follower starts where it started, unless
+      // the capture it follows took so much of it already that its start is written over.
+      state.read_pos = state.committed =
+          !following_ ? ring.read_pos
+                      : ring.write_pos + XT_ITT_RING_MAX_RECORD <= ring.data_bytes ? 0 : ring.write_pos;
       state.dropped_seen = 0;
     }
     if (ring.dropped > state.dropped_seen) stats.dropped += ring.dropped - state.dropped_seen;
     state.dropped_seen = ring.dropped;
+    if (following_ && ring.write_pos > state.read_pos + ring.data_bytes) {
+      state.read_pos = ring.write_pos;  // lapped while the capture followed freed the room
+      ++stats.overrun;
+      continue;
+    }
     auto pending = IttRingPending(ring, state.read_pos);
     if (!pending.ok()) {
       malformed(pending.status().message());
@@ -193,6 +219,10 @@ IttDrainStats IttRingReader::Drain(uint64_t heartbeat,
       malformed(st.message());
       continue;
     }
+    if (following_ && Overrun(address, ring.data_bytes, state)) {
+      ++stats.overrun;
+      continue;
+    }
     const IttRingDecodeStats decoded = DecodeIttRingRecords(data, out);
     stats.records += decoded.records;
     if (decoded.malformed) malformed(decoded.first_error);
@@ -201,7 +231,21 @@ IttDrainStats IttRingReader::Drain(uint64_t heartbeat,
   return stats;
 }
 
+// A follower reads bytes the capture it follows may have taken already, so the writer may
+// reuse them meanwhile. The writer publishes each record after writing it, so it wrote
+// nowhere past the write position read after the copy, plus one record; that write lands
+// data_bytes lower. What was copied from below that is not to be trusted: the follower skips
+// to the write position (the records skipped are counted lost at the process's end).
+bool IttRingReader::Overrun(uint64_t address, uint32_t data_bytes, RingState& state) {
+  xt_itt_ring after;
+  if (!memory_.Read(address, &after, sizeof(after)).ok()) return false;  // gone: decode what was copied
+  if (state.read_pos + data_bytes >= after.write_pos + XT_ITT_RING_MAX_RECORD) return false;
+  state.read_pos = after.write_pos;
+  return true;
+}
+
 void IttRingReader::Commit() {
+  if (following_) return;
   for (auto& [address, state] : rings_) {
     if (state.bad || state.read_pos == state.committed) continue;
     if (memory_.Write(address + offsetof(xt_itt_ring, read_pos), &state.read_pos, 8).ok())
@@ -225,6 +269,7 @@ Result<IttRingTotals> IttRingReader::ReadTotals() const {
 }
 
 void IttRingReader::Detach() {
+  if (following_) return;  // the capture followed lets go itself
   uint64_t current = 0;
   const uint64_t at = FieldAddress(control_address_, &xt_itt_control::generation);
   if (!memory_.Read(at, &current, 8).ok() || current != generation_) return;

@@ -40,7 +40,9 @@ struct IttDrainStats {
   uint64_t dropped = 0;    // new drops the target counted (full rings, threads without a ring)
   uint64_t malformed = 0;  // records (or ring headers) that failed a check
   std::string first_error;
-  bool lapsed = false;     // the collector let go (its lease ran out): attach again
+  bool lapsed = false;     // the collector let go (its lease ran out), or the capture this
+                           // reader follows did: attach again
+  uint64_t overrun = 0;    // records a follower could not read in time (overwritten; rings)
   bool gone = false;       // the process cannot be read any more
 };
 
@@ -60,19 +62,25 @@ class IttRingReader {
   };
 
   // Attaches to the collector whose control block is at `control_address` in `pid`. Fails
-  // when the block does not check out, the process refused the fast path, another live
-  // capture is draining it, or its memory cannot be read or written (ptrace access denied).
-  // Records already in its rings predate this capture and are skipped.
+  // when the block does not check out, the process refused the fast path, or its memory
+  // cannot be read or written (ptrace access denied). Records already in its rings predate
+  // this capture and are skipped.
+  //
+  // When another live capture is draining the process (its heartbeat is within the lease),
+  // the collector writes into rings that capture empties, and its calls never reach the probe
+  // site: the reader then *follows*, reading the same rings alongside that capture without
+  // writing anything into the process (following() is true). `follow_only`: attach only as a
+  // follower; fails when no other capture drains the process.
   static Result<std::unique_ptr<IttRingReader>> Attach(uint32_t pid, uint64_t control_address,
-                                                       const Clock& clock);
+                                                       const Clock& clock, bool follow_only = false);
 
-  // Writes the heartbeat `heartbeat` (in the attach clock) and reads every ring's new
-  // records, passing each valid one to `out`.
+  // Writes the heartbeat `heartbeat` (in the attach clock; a follower writes none) and reads
+  // every ring's new records, passing each valid one to `out`.
   IttDrainStats Drain(uint64_t heartbeat, const std::function<void(const IttRingRecord&)>& out);
 
   // Tells the collector the records of the last Drain were taken: only then may their
   // rings be reused, and an exiting process go (so what they name, handle texts and thread
-  // names, can still be read in between).
+  // names, can still be read in between). A follower tells nothing: the capture it follows does.
   void Commit();
 
   // Lets go: the collector returns to its probe site at once (best effort: the process may be gone).
@@ -85,6 +93,7 @@ class IttRingReader {
 
   const RemoteMemory& memory() const { return memory_; }
   uint64_t generation() const { return generation_; }
+  bool following() const { return following_; }
 
  private:
   struct RingState {
@@ -95,10 +104,16 @@ class IttRingReader {
   };
   IttRingReader(uint32_t pid, uint64_t control_address)
       : memory_(pid), control_address_(control_address) {}
+  // Every ring read from its write position on (and, `write_back`, told so), and the
+  // totals at attach, from the control block last read.
+  void StartAtWritePositions(bool write_back);
+  // A follower's copy of a ring may have been written over while it was read: skips it.
+  bool Overrun(uint64_t address, uint32_t data_bytes, RingState& state);
 
   RemoteMemory memory_;
   uint64_t control_address_;
-  uint64_t generation_ = 0;
+  uint64_t generation_ = 0;  // ours; 0 for a follower
+  bool following_ = false;
   uint64_t no_ring_dropped_seen_ = 0;
   IttRingTotals at_attach_;
   std::map<uint64_t, RingState> rings_;  // by address in the target
