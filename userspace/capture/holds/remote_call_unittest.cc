@@ -123,32 +123,46 @@ uint64_t StackWord(pid_t pid, uint64_t at) {
   return v;
 }
 
-TEST(RemoteCallTest, CallsAFunctionInAStoppedChildAndPutsEverythingBack) {
-  const uint64_t loop = LibcLoop();
-  ASSERT_NE(loop, 0u);
-  const pid_t child = StartStoppedChild();
+// A spinning child stopped as a hold stops it, with a call session begun on it (its slot
+// owned by this process): what most tests here start from.
+class RemoteCallTest : public ::testing::Test {
+ protected:
+  void BeginOnStoppedChild() {
+    loop = LibcLoop();
+    ASSERT_NE(loop, 0u);
+    child = StartStoppedChild();
+    slot.state = static_cast<uint32_t>(RemoteCallState::kOwned);
+    auto begun = RemoteCallSession::Begin(child, child, 0, UINT64_MAX, loop, &slot, 1'000'000'000);
+    ASSERT_TRUE(begun.ok()) << begun.status().message();
+    session = std::move(*begun);
+  }
+
+  uint64_t loop = 0;
+  pid_t child = 0;
   RemoteCallSlot slot;
-  slot.state = static_cast<uint32_t>(RemoteCallState::kOwned);
-  auto session = RemoteCallSession::Begin(child, child, 0, UINT64_MAX, loop, &slot, 1'000'000'000);
-  ASSERT_TRUE(session.ok()) << session.status().message();
+  std::unique_ptr<RemoteCallSession> session;
+};
+
+TEST_F(RemoteCallTest, CallsAFunctionInAStoppedChildAndPutsEverythingBack) {
+  ASSERT_NO_FATAL_FAILURE(BeginOnStoppedChild());
   const uint64_t return_slot = slot.stack_address;  // the lowest word the calls write
   ASSERT_LT(return_slot, slot.regs.rsp - kRedZoneBytes);
   const uint64_t stack_before = StackWord(child, return_slot);
-  ASSERT_TRUE((*session)->SaveErrno(Address(reinterpret_cast<void*>(&__errno_location)), 1'000'000'000).ok());
+  ASSERT_TRUE(session->SaveErrno(Address(reinterpret_cast<void*>(&__errno_location)), 1'000'000'000).ok());
   EXPECT_EQ(slot.errno_value, kChildErrno);
-  EXPECT_EQ((*session)->scratch() % 16, 0u);
-  EXPECT_LE((*session)->scratch() + (*session)->scratch_bytes(), slot.regs.rsp - kRedZoneBytes);
+  EXPECT_EQ(session->scratch() % 16, 0u);
+  EXPECT_LE(session->scratch() + session->scratch_bytes(), slot.regs.rsp - kRedZoneBytes);
 
-  const uint64_t out_at = (*session)->scratch();
-  auto r = (*session)->Call(Address(reinterpret_cast<void*>(&RemoteCallTestMultiply)), {6, 7, out_at},
+  const uint64_t out_at = session->scratch();
+  auto r = session->Call(Address(reinterpret_cast<void*>(&RemoteCallTestMultiply)), {6, 7, out_at},
                             1'000'000'000);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(*r, 42u);
   uint64_t out = 0;
-  ASSERT_TRUE((*session)->Read(out_at, &out, sizeof(out)).ok());
+  ASSERT_TRUE(session->Read(out_at, &out, sizeof(out)).ok());
   EXPECT_EQ(out, 43u);
   EXPECT_EQ(StackWord(child, return_slot), loop) << "the call returned through that word";
-  ASSERT_TRUE((*session)->End().ok());
+  ASSERT_TRUE(session->End().ok());
   EXPECT_EQ(StackWord(child, return_slot), stack_before);
   EXPECT_EQ(slot.state.load(), static_cast<uint32_t>(RemoteCallState::kOwned));
   EXPECT_EQ(EndChild(child), 0) << "the child did not go on as it was (errno or registers)";
@@ -164,26 +178,20 @@ uint64_t ChildWord(pid_t pid, const volatile uint64_t* at) {
 // The call holds a lock of the child's and outlasts its bound (50 ms of 300): it is not
 // undone there (the old way: the child put back with the lock taken, exit 5 at its end) but
 // let finish; Finish puts the child back once it returned, and the child goes on.
-TEST(RemoteCallTest, ACallPastItsBoundIsLetFinishAndThenTheChildPutBack) {
-  const uint64_t loop = LibcLoop();
-  ASSERT_NE(loop, 0u);
-  const pid_t child = StartStoppedChild();
-  RemoteCallSlot slot;
-  slot.state = static_cast<uint32_t>(RemoteCallState::kOwned);
-  auto session = RemoteCallSession::Begin(child, child, 0, UINT64_MAX, loop, &slot, 1'000'000'000);
-  ASSERT_TRUE(session.ok()) << session.status().message();
-  auto r = (*session)->Call(Address(reinterpret_cast<void*>(&RemoteCallTestSlowLocked)), {300}, 50'000'000);
+TEST_F(RemoteCallTest, ACallPastItsBoundIsLetFinishAndThenTheChildPutBack) {
+  ASSERT_NO_FATAL_FAILURE(BeginOnStoppedChild());
+  auto r = session->Call(Address(reinterpret_cast<void*>(&RemoteCallTestSlowLocked)), {300}, 50'000'000);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("did not return within 50 ms (let finish)"), std::string::npos)
       << r.status().message();
-  EXPECT_TRUE((*session)->unfinished());
-  EXPECT_FALSE((*session)->End().ok()) << "a session is never ended in the middle of a call";
-  EXPECT_FALSE((*session)->Call(Address(reinterpret_cast<void*>(&RemoteCallTestMultiply)), {1, 2, 0},
+  EXPECT_TRUE(session->unfinished());
+  EXPECT_FALSE(session->End().ok()) << "a session is never ended in the middle of a call";
+  EXPECT_FALSE(session->Call(Address(reinterpret_cast<void*>(&RemoteCallTestMultiply)), {1, 2, 0},
                                 1'000'000'000)
                    .ok());
   EXPECT_EQ(slot.state.load(), static_cast<uint32_t>(RemoteCallState::kModified));
   bool finished = false;
-  for (int i = 0; i < 500 && !finished; ++i) finished = (*session)->Finish(10'000'000);
+  for (int i = 0; i < 500 && !finished; ++i) finished = session->Finish(10'000'000);
   ASSERT_TRUE(finished);
   EXPECT_EQ(slot.state.load(), static_cast<uint32_t>(RemoteCallState::kOwned));
   EXPECT_EQ(ChildWord(child, &g_slow_calls), 1u) << "the call ran once, to its end";
@@ -194,20 +202,14 @@ TEST(RemoteCallTest, ACallPastItsBoundIsLetFinishAndThenTheChildPutBack) {
 // it restarts for the call; xtrace keeps it from the call and gives it back at the end. The
 // end is an interrupt's stop, from which PTRACE_DETACH drops a signal it is given: the child
 // must still take it, once.
-TEST(RemoteCallTest, ASignalThatCameDuringACallIsTakenAfterTheEnd) {
-  const uint64_t loop = LibcLoop();
-  ASSERT_NE(loop, 0u);
-  const pid_t child = StartStoppedChild();
-  RemoteCallSlot slot;
-  slot.state = static_cast<uint32_t>(RemoteCallState::kOwned);
-  auto session = RemoteCallSession::Begin(child, child, 0, UINT64_MAX, loop, &slot, 1'000'000'000);
-  ASSERT_TRUE(session.ok()) << session.status().message();
+TEST_F(RemoteCallTest, ASignalThatCameDuringACallIsTakenAfterTheEnd) {
+  ASSERT_NO_FATAL_FAILURE(BeginOnStoppedChild());
   ASSERT_EQ(syscall(SYS_tgkill, child, child, SIGUSR1), 0);
-  auto r = (*session)->Call(Address(reinterpret_cast<void*>(&RemoteCallTestSlow)), {20}, 1'000'000'000);
+  auto r = session->Call(Address(reinterpret_cast<void*>(&RemoteCallTestSlow)), {20}, 1'000'000'000);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(*r, 5u);
   EXPECT_EQ(ChildWord(child, &g_usr1), 0u) << "the handler ran inside the call";
-  ASSERT_TRUE((*session)->End().ok());
+  ASSERT_TRUE(session->End().ok());
   uint64_t taken = 0;
   for (int i = 0; i < 200 && taken == 0; ++i) {
     timespec pause{0, 5'000'000};
@@ -218,21 +220,21 @@ TEST(RemoteCallTest, ASignalThatCameDuringACallIsTakenAfterTheEnd) {
   EXPECT_EQ(EndChild(child), 0) << "the child did not go on as it was";
 }
 
-TEST(RemoteCallTest, TheGuardianFinishesAndUndoesACallWhoseCallerDied) {
-  const uint64_t loop = LibcLoop();
+TEST_F(RemoteCallTest, TheGuardianFinishesAndUndoesACallWhoseCallerDied) {
+  loop = LibcLoop();
   ASSERT_NE(loop, 0u);
-  const pid_t child = StartStoppedChild();
+  child = StartStoppedChild();
   void* page = mmap(nullptr, sizeof(RemoteCallSlot), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(page, MAP_FAILED);
-  auto* slot = new (page) RemoteCallSlot();
-  slot->state = static_cast<uint32_t>(RemoteCallState::kOwned);
+  auto* shared = new (page) RemoteCallSlot();  // shared with the caller, another process
+  shared->state = static_cast<uint32_t>(RemoteCallState::kOwned);
   // The caller: another process that starts a 300 ms call and dies 50 ms into it, as xtrace
   // SIGKILLed mid-query.
   const pid_t caller = fork();
   if (caller == 0) {
-    auto session = RemoteCallSession::Begin(child, child, 0, UINT64_MAX, loop, slot, 1'000'000'000);
-    if (!session.ok()) _exit(2);
-    if (!(*session)->SaveErrno(Address(reinterpret_cast<void*>(&__errno_location)), 1'000'000'000).ok()) _exit(3);
+    auto begun = RemoteCallSession::Begin(child, child, 0, UINT64_MAX, loop, shared, 1'000'000'000);
+    if (!begun.ok()) _exit(2);
+    if (!(*begun)->SaveErrno(Address(reinterpret_cast<void*>(&__errno_location)), 1'000'000'000).ok()) _exit(3);
     const pid_t killer = fork();
     if (killer == 0) {
       timespec pause{0, 50'000'000};
@@ -240,7 +242,7 @@ TEST(RemoteCallTest, TheGuardianFinishesAndUndoesACallWhoseCallerDied) {
       kill(getppid(), SIGKILL);
       _exit(0);
     }
-    (void)(*session)->Call(Address(reinterpret_cast<void*>(&RemoteCallTestSlow)), {300}, 10'000'000'000);
+    (void)(*begun)->Call(Address(reinterpret_cast<void*>(&RemoteCallTestSlow)), {300}, 10'000'000'000);
     _exit(4);  // not reached: killed mid-call
   }
   int status = 0;
@@ -250,19 +252,19 @@ TEST(RemoteCallTest, TheGuardianFinishesAndUndoesACallWhoseCallerDied) {
     GTEST_SKIP() << "a process may not ptrace its sibling here (Yama's ptrace_scope; root may)";
   }
   ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
-  EXPECT_EQ(slot->state.load(), static_cast<uint32_t>(RemoteCallState::kModified));
-  EXPECT_TRUE(RecoverRemoteCall(slot, /*seize=*/true, 2'000'000'000));
-  EXPECT_EQ(slot->state.load(), static_cast<uint32_t>(RemoteCallState::kFree));
+  EXPECT_EQ(shared->state.load(), static_cast<uint32_t>(RemoteCallState::kModified));
+  EXPECT_TRUE(RecoverRemoteCall(shared, /*seize=*/true, 2'000'000'000));
+  EXPECT_EQ(shared->state.load(), static_cast<uint32_t>(RemoteCallState::kFree));
   uint64_t calls = 0;
   iovec local{&calls, sizeof(calls)}, remote{const_cast<uint64_t*>(&g_slow_calls), sizeof(calls)};
   process_vm_readv(child, &local, 1, &remote, 1, 0);
   EXPECT_EQ(calls, 1u) << "the call in progress ran once, to its end";
   EXPECT_EQ(EndChild(child), 0) << "the child did not go on as it was";
-  slot->~RemoteCallSlot();
+  shared->~RemoteCallSlot();
   munmap(page, sizeof(RemoteCallSlot));
 }
 
-TEST(RemoteCallTest, OtherTracerNamesNoneForAProcessNobodyTraces) {
+TEST_F(RemoteCallTest, OtherTracerNamesNoneForAProcessNobodyTraces) {
   EXPECT_EQ(OtherTracer(static_cast<uint32_t>(getpid()), 0), "");
 }
 
