@@ -98,6 +98,9 @@ struct CaptureOptions {
   // holds the launching thread a moment, and xtrace asks the process's own loader for the
   // kernel's name (capture/sources/ze_query.h). `query` false: such launches stay "kernel@0x...".
   bool query = true;
+  // The longest one such hold asks, from its stop (ze_query.h's HoldBound): it asks on while
+  // the process answers, each call given up to 2 s; what is left is asked at a later hold.
+  uint64_t query_max_ns = 10'000'000'000;
   // Probe the driver functions the loader's exports lead to (capture/sources/ze_source.cc) in
   // every traced process, so that calls through the driver's own function tables are captured
   // also in processes that took them before xtrace saw them. By default only processes seen

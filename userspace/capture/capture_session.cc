@@ -261,7 +261,7 @@ Status Session::Prepare() {
         "holds and their guardian (--no-hold, or the lifecycle programs did not load)");
   if (opt_.query && router_->records_api_calls() && holds_ && holds_->call_slot())
     queries_ = std::make_unique<ZeQueries>(
-        *maps_, maps_->held_fd(), holds_->call_slot(),
+        *maps_, maps_->held_fd(), holds_->call_slot(), opt_.query_max_ns,
         [this](uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns, const LearnedKernel& k) {
           correlator_->LearnKernel(pid, tid, start_ns, end_ns, k.kernel, k.name, false);
         },

@@ -143,9 +143,21 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
       {0, "--no-query", "", "CAPTURE",
        "never write to a traced process: by default, in a process that was running before the "
        "capture, a launch of a kernel made before the attach stops its thread a moment while "
-       "xtrace calls the process's own zeKernelGetName (through ptrace, everything restored), "
-       "so that the launch is named. With --no-query such launches are \"kernel@0x<handle>\"",
+       "xtrace calls the process's own Level Zero queries (zeKernelGetName; with a 1.9 loader "
+       "or newer also the list's device and engine, the queue's engine, the event pool's flags) "
+       "through ptrace, everything restored, so that the launch is named, placed and measured. "
+       "With --no-query such launches are \"kernel@0x<handle>\" on an unknown device",
        [&o](Flag, Value) { return o.query = false, Status::Ok(); }},
+      {0, "--query-max", "MS", "CAPTURE",
+       "the longest one thread is held to ask about objects made before the attach, in "
+       "milliseconds (default 10000): it asks on while the process answers, each call given up "
+       "to 2 s; what is left is asked at a later hold, and launches meanwhile may stay unnamed",
+       [&o](Flag flag, Value value) {
+         auto ms = ParseCount(flag, value, 100, 600'000);
+         if (!ms.ok()) return ms.status();
+         o.query_max_ns = *ms * 1'000'000;
+         return Status::Ok();
+       }},
       {0, "--driver-tables", "", "CAPTURE",
        "probe the driver functions the loader's exports lead to in every traced process, "
        "not only in those seen taking the driver's function tables (zeGetKernelProcAddrTable, "

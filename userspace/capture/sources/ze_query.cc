@@ -32,11 +32,12 @@ namespace xtrace {
 namespace {
 
 // The bound of a whole hold, from the moment it is served: the thread's stop and every call
-// made in it. Generous: the calls take microseconds, but on a loaded machine a thread woken
-// for one can wait long for a CPU. No call begins once it has passed; a call under way then
-// is never undone in the middle (it may hold a lock: remote_call.h) but let finish while the
-// capture goes on (Tick), and its answer is not used.
-constexpr uint64_t kHoldBoundNs = 2'000'000'000;
+// made in it. It asks on while the process answers (HoldBound): each call may take up to
+// `kHoldIdleNs`, generous because the calls take microseconds and only CPU waits make them
+// slow, and the hold never asks past its cap in all (--query-max). No call begins once it has
+// passed; a call under way then is never undone in the middle (it may hold a lock:
+// remote_call.h) but let finish while the capture goes on (Tick), and its answer is not used.
+constexpr uint64_t kHoldIdleNs = 2'000'000'000;
 // A call let finish that has still not returned when the capture ends: how long the capture
 // waits for it before handing the thread to the guardian (which waits as long as it takes).
 constexpr uint64_t kFinishAtEndNs = 5'000'000'000;
@@ -58,6 +59,13 @@ constexpr int kMaxUnusableHolds = 3;
 // Holds served one after the other in one OnHold (each taken while the one before it closed).
 constexpr int kMaxChainedHolds = 16;
 
+// "10 s", "2.5 s".
+std::string FormatSeconds(uint64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g s", ns / 1e9);
+  return text;
+}
+
 uint64_t NowNs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -66,15 +74,18 @@ uint64_t NowNs() {
 
 }  // namespace
 
-ZeQueries::ZeQueries(CaptureMaps& maps, int held_map_fd, RemoteCallSlot* slot, Learned learned,
-                     LearnedCall learned_call, Say say)
+ZeQueries::ZeQueries(CaptureMaps& maps, int held_map_fd, RemoteCallSlot* slot, uint64_t hold_cap_ns,
+                     Learned learned, LearnedCall learned_call, Say say)
     : maps_(maps),
       held_fd_(held_map_fd),
       slot_(slot),
       learned_(std::move(learned)),
       learned_call_(std::move(learned_call)),
       say_(std::move(say)),
-      self_pid_(static_cast<uint32_t>(getpid())) {}
+      self_pid_(static_cast<uint32_t>(getpid())),
+      bound_(kHoldIdleNs, hold_cap_ns) {
+  stats_.hold_cap_ns = hold_cap_ns;
+}
 
 void ZeQueries::Refuse(uint32_t pid, const std::string& why) {
   if (stats_.not_queried.emplace(pid, why).second)
@@ -155,6 +166,9 @@ bool ZeQueries::EndOwnHold() { return EndQueryHold(held_fd_, slot_, hold_); }
 
 uint64_t ZeQueries::CallBound() {
   (void)RenewHold();
+  // A call begins only once the one before it returned, answered or refused: the process
+  // answers, so the hold asks on, up to its cap.
+  bound_.Answered(NowNs());
   return Remaining();
 }
 
@@ -207,10 +221,7 @@ void ZeQueries::OnHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t since_n
   }
 }
 
-uint64_t ZeQueries::Remaining() const {
-  const uint64_t now = NowNs();
-  return hold_deadline_ns_ > now ? hold_deadline_ns_ - now : 0;
-}
+uint64_t ZeQueries::Remaining() const { return bound_.Remaining(NowNs()); }
 
 bool ZeQueries::SlotFree(uint64_t wait_ns) {
   if (!finishing_) return true;
@@ -227,7 +238,7 @@ ZeQueries::~ZeQueries() {
   // Still in the function it was called into: never undone there. The guardian, which
   // outlives the capture, takes the thread over and puts it back once the call returned.
   say_("pid " + std::to_string(finishing_pid_) + ": a call into its loader has not returned after " +
-       std::to_string((kHoldBoundNs + kFinishAtEndNs) / 1'000'000'000) +
+       std::to_string((kHoldIdleNs + kFinishAtEndNs) / 1'000'000'000) +
        " s; its thread is left to the hold guardian, which puts it back once the call returns");
   (void)finishing_->HandOver(kFinishAtEndNs);
   finishing_.reset();
@@ -249,7 +260,7 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
     stats_.max_held_ns = std::max(stats_.max_held_ns, held);
     return false;
   }
-  hold_deadline_ns_ = NowNs() + kHoldBoundNs;
+  bound_.Begin(NowNs());
   // The hold is ours while its entry stays: renewed (the guardian's bound continues stale
   // holds) and deleted by us. While it is there, other threads of the process that launch
   // unknown kernels only ask (bpf/query.bpf.h) and run on: they are asked about here, in the
@@ -321,9 +332,8 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
           auto ask = [&](const CaptureMaps::AskedHandle& h) {
             // Past the hold's bound (or behind a call let finish), nothing more is asked. The
             // handle stays asked for: the next launch that uses it holds again and it is asked
-            // then (many objects met at once on a loaded machine, each call waiting for a CPU,
-            // can outlast one hold). Settled unasked, it was never asked again: eight threads
-            // on trixie's loader (88 objects in one hold) left 37 of them unnamed for good.
+            // then. Settled unasked, it was never asked again: eight threads on trixie's loader
+            // (88 objects in one hold) left 37 of them unnamed for good.
             if ((*session)->unfinished() || Remaining() == 0) {
               if (deferred.insert(h.handle).second) ++stats_.deferred;
               return;
@@ -453,8 +463,9 @@ std::string QuerySummary(const QueryStats& stats) {
             std::to_string(missing.second) + " process" + (missing.second == 1 ? "" : "es") +
             ": their loader " + loader + " has no " + missing.first + " (Level Zero 1.9).";
   if (stats.deferred)
-    text += " " + std::to_string(stats.deferred) + " waited for a later hold: the hold's bound of " +
-            std::to_string(kHoldBoundNs / 1'000'000'000) + " s passed before they were asked.";
+    text += " " + std::to_string(stats.deferred) + " waited for a later hold: the hold's bound (" +
+            FormatSeconds(kHoldIdleNs) + " a call, " +
+            FormatSeconds(stats.hold_cap_ns) + " in all) passed before they were asked.";
   if (stats.missed)
     text += " " + std::to_string(stats.missed) +
             " uses of objects made before the attach could not be asked about (a query map was "

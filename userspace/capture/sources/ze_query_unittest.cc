@@ -26,6 +26,33 @@
 namespace xtrace {
 namespace {
 
+// A hold asks on while answers come: 2 s after the last one, 10 s after its start at most.
+TEST(HoldBoundTest, EachAnswerGivesMoreTimeUpToTheCap) {
+  constexpr uint64_t kS = 1'000'000'000;
+  HoldBound bound(2 * kS, 10 * kS);
+  bound.Begin(100 * kS);
+  EXPECT_EQ(bound.Remaining(100 * kS), 2 * kS);
+  EXPECT_EQ(bound.Remaining(102 * kS), 0u) << "no answer for the idle bound";
+  bound.Begin(200 * kS);
+  // An answer every 1.5 s: past the idle bound of the start, until the cap.
+  uint64_t now = 200 * kS;
+  for (int i = 0; i < 5; ++i) {
+    now += 3 * kS / 2;
+    ASSERT_GT(bound.Remaining(now), 0u) << i;
+    bound.Answered(now);
+  }
+  EXPECT_EQ(now, 207 * kS + kS / 2);
+  EXPECT_EQ(bound.Remaining(now), 2 * kS);
+  now += 3 * kS / 2;  // 209 s
+  bound.Answered(now);
+  EXPECT_EQ(bound.Remaining(now), kS) << "the cap, not the idle bound";
+  bound.Answered(210 * kS);
+  EXPECT_EQ(bound.Remaining(210 * kS), 0u) << "answers never pass the cap";
+  // A new hold starts afresh.
+  bound.Begin(300 * kS);
+  EXPECT_EQ(bound.Remaining(300 * kS), 2 * kS);
+}
+
 TEST(QuerySummaryTest, SaysWhatWasQueriedAndWhatItCost) {
   QueryStats s;
   EXPECT_EQ(QuerySummary(s), "");
@@ -45,8 +72,9 @@ TEST(QuerySummaryTest, SaysWhatWasQueriedAndWhatItCost) {
             " pid 42 was not queried: it is traced by pid 7 (strace).");
   s.deferred = 4;
   s.not_queried.clear();
-  EXPECT_NE(QuerySummary(s).find(" 4 waited for a later hold: the hold's bound of 2 s passed before "
-                                 "they were asked."),
+  s.hold_cap_ns = 10'000'000'000;
+  EXPECT_NE(QuerySummary(s).find(" 4 waited for a later hold: the hold's bound (2 s a call, "
+                                 "10 s in all) passed before they were asked."),
             std::string::npos)
       << QuerySummary(s);
   QueryStats unusable_only;
