@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -111,6 +112,9 @@ class AttachQueryIntegrationTest : public RootTest {
     return run;
   }
 
+  // Attaches to a workload with `threads` threads on trixie's loader (below).
+  void AttachOnTrixiesLoader(int threads);
+
   // Every launch named as the workload logged it, none "kernel@", and the learned kernels in
   // the log as creations marked learned, one per kernel.
   void ExpectEveryLaunchNamed(const Run& run, int threads) {
@@ -175,12 +179,11 @@ TEST_F(AttachQueryIntegrationTest, ExecutionsOfListsRecordedBeforeTheAttachAreCo
   EXPECT_EQ(Sorted(log.launches_no_tid.at(pid)), ReadLaunchLog(Path("launches.tsv"), /*strip_tid=*/true));
 }
 
-// Trixie's loader (Level Zero 1.20) has the questions for lists, queues and event pools. The
-// workload runs under chroot in the trixie tree, on the second of two simulated devices (it
-// lists them the other way round, as an affinity mask can) and on engine index 2; it made
-// everything before "ready". Every launch after the attach is named, on device 1 and engine
-// (compute, 2), and those whose events carry kernel timestamps are measured.
-TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderListsQueuesAndEventsMadeBeforeTheAttachAreLearned) {
+// Attaches to ze_workload with `threads` launching threads under chroot in the trixie tree
+// (Level Zero 1.20), after it made everything, runs a round, and checks every launch named, on
+// device 1 and engine (compute, 2), measured exactly where the workload read its event's kernel
+// timestamps, and the lists, queues, events and device learned as creations.
+void AttachQueryIntegrationTest::AttachOnTrixiesLoader(int threads) {
   const std::string root = testing::TrixieRoot();
   if (root.empty()) {
     if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << testing::TrixieDir() << ": " << testing::WhyNoTrixie();
@@ -196,11 +199,10 @@ TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderListsQueuesAndEventsMadeBefore
   const std::string inside = dir.substr(root.size());
   std::filesystem::copy_file(kWorkload, dir + "/ze_workload");
   std::filesystem::copy_file(SIMZE_LIB, dir + "/libxtrace_simze.so");
-  constexpr int kThreads = 2;
   Subprocess workload({"/usr/sbin/chroot", root, "/usr/bin/env",
                        "ZE_ENABLE_ALT_DRIVERS=" + inside + "/libxtrace_simze.so", "XTRACE_SIMZE_DEVICES=2",
                        "XTRACE_SIMZE_DEVICE_ORDER=1,0", inside + "/ze_workload", "--wait-for-signal",
-                       "--threads", std::to_string(kThreads), "--iterations", "3", "--queue-index", "2",
+                       "--threads", std::to_string(threads), "--iterations", "3", "--queue-index", "2",
                        "--launch-log", inside + "/launches.tsv"},
                       {});
   const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 60s));
@@ -219,29 +221,42 @@ TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderListsQueuesAndEventsMadeBefore
 
   const LogContents log = ReadLogContents(Path("run.capnp"));
   ASSERT_TRUE(log.launches_no_tid.count(pid)) << err;
-  EXPECT_EQ(Sorted(log.launches_no_tid.at(pid)), ReadLaunchLog(dir + "/launches.tsv", /*strip_tid=*/true)) << err;
+  const auto expected = ReadLaunchLog(dir + "/launches.tsv", /*strip_tid=*/true);
+  ASSERT_EQ(expected.size(), size_t(threads) * 3 * kKernelsPerThread);
+  EXPECT_EQ(Sorted(log.launches_no_tid.at(pid)), expected) << err;
   const testing::Capture c = testing::ReadWholeCapture(Path("run.capnp"));
   // Each thread's queue and immediate list, learned: on device 1, compute ordinal 0, index 2.
   int queues = 0, immediate = 0;
+  std::set<uint32_t> engines;  // their tracks
   for (const DeviceQueue& q : c.All<DeviceQueue>()) {
     if (q.pid != pid) continue;
     EXPECT_EQ(q.device, 1u) << "engine 0x" << std::hex << q.handle;
     EXPECT_EQ(q.ordinal, 0u);
     EXPECT_EQ(q.index, 2u);
     ++(q.immediate ? immediate : queues);
+    engines.insert(q.track);
   }
-  EXPECT_EQ(queues, kThreads);
-  EXPECT_EQ(immediate, kThreads);
-  size_t ops = 0, measured = 0;
+  EXPECT_EQ(queues, threads);
+  EXPECT_EQ(immediate, threads);
+  // The events whose kernel timestamps the workload read.
+  std::set<uint64_t> read;
+  for (const ApiCall& call : c.Calls(XT_ZE_EVENT_QUERY_KERNEL_TIMESTAMP))
+    if (call.pid == pid && call.result == 0) read.insert(call.arg[0]);
+  EXPECT_EQ(read.size(), size_t(threads) * 3) << "three events a thread";
+  size_t kernels = 0, measured = 0;
   for (const DeviceOp& op : c.All<DeviceOp>()) {
     if (op.pid != pid) continue;
-    ++ops;
     EXPECT_EQ(op.device, 1u);
+    EXPECT_TRUE(engines.count(op.track)) << "op on track " << op.track;
+    if (op.kind != DeviceOpKind::kKernel) continue;
+    ++kernels;
+    EXPECT_NE(c.strings.Get(op.name).rfind("kernel@", 0), 0u) << c.strings.Get(op.name);
+    EXPECT_EQ(op.measured, read.count(op.signal_event) == 1) << c.strings.Get(op.name);
     measured += op.measured ? 1 : 0;
   }
-  EXPECT_GT(ops, 0u);
+  EXPECT_EQ(kernels, expected.size());
   // Three of each iteration's five kernels signal a timestamp event the workload reads.
-  EXPECT_GE(measured, size_t(kThreads) * 3 * 3) << ops << " operations";
+  EXPECT_EQ(measured, size_t(threads) * 3 * 3) << kernels << " kernels\n" << err;
   // In the log as creations marked learned: per thread a list of each kind, a queue, a pool
   // with kernel timestamps and the three signal events; the one device once.
   std::map<uint16_t, int> learned;
@@ -252,17 +267,36 @@ TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderListsQueuesAndEventsMadeBefore
       EXPECT_NE(call.arg[1] & 4u, 0u) << "kernel timestamps";
     }
   }
-  EXPECT_EQ(learned[XT_ZE_COMMAND_LIST_CREATE], kThreads);
-  EXPECT_EQ(learned[XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE], kThreads);
-  EXPECT_EQ(learned[XT_ZE_COMMAND_QUEUE_CREATE], kThreads);
-  EXPECT_EQ(learned[XT_ZE_EVENT_POOL_CREATE], kThreads);
-  EXPECT_EQ(learned[XT_ZE_EVENT_CREATE], kThreads * 3);
+  EXPECT_EQ(learned[XT_ZE_COMMAND_LIST_CREATE], threads);
+  EXPECT_EQ(learned[XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE], threads);
+  EXPECT_EQ(learned[XT_ZE_COMMAND_QUEUE_CREATE], threads);
+  EXPECT_EQ(learned[XT_ZE_EVENT_POOL_CREATE], threads);
+  EXPECT_EQ(learned[XT_ZE_EVENT_CREATE], threads * 3);
   EXPECT_EQ(learned[XT_ZE_DEVICE_GET_PROPERTIES], 1);
   // Objects: 5 kernels, 2 lists, a queue and 3 events per thread.
-  EXPECT_NE(err.find(std::to_string(kThreads * 11) + " objects made before the attach were queried"),
+  EXPECT_NE(err.find(std::to_string(threads * 11) + " objects made before the attach were queried"),
             std::string::npos)
       << err;
   EXPECT_EQ(err.find("Level Zero 1.9"), std::string::npos) << err;
+  EXPECT_EQ(err.find("waited for a later hold"), std::string::npos) << err;
+}
+
+// Trixie's loader (Level Zero 1.20) has the questions for lists, queues and event pools. The
+// workload runs under chroot in the trixie tree, on the second of two simulated devices (it
+// lists them the other way round, as an affinity mask can) and on engine index 2; it made
+// everything before "ready". Every launch after the attach is named, on device 1 and engine
+// (compute, 2), and those whose events carry kernel timestamps are measured.
+TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderListsQueuesAndEventsMadeBeforeTheAttachAreLearned) {
+  AttachOnTrixiesLoader(2);
+}
+
+// The same with eight threads launching at once, each on its own lists, queue and events: one
+// hold asks about whatever the others use meanwhile (88 objects), and their launches, which
+// ride on it, are read only after it. On a loaded machine those calls outlasted a fixed bound
+// of 2 s for the hold: the rest waited for a later hold, and the launches read before it were
+// "kernel@0x...". A hold now asks on while the process answers (HoldBound).
+TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderEightThreadsLaunchingAtOnceAreAllOnTheirDeviceAndEngine) {
+  AttachOnTrixiesLoader(8);
 }
 
 TEST_F(AttachQueryIntegrationTest, EightThreadsLaunchingAtOnceAreAllNamed) {
@@ -282,16 +316,26 @@ TEST_F(AttachQueryIntegrationTest, ASlowQueryThatHoldsTheDriversLockIsAnsweredWi
   EXPECT_EQ(run.xtrace_err.find("could not be:"), std::string::npos) << run.xtrace_err;
 }
 
-// More to ask than one hold's bound (2 s) allows: the simulated driver's zeKernelGetName takes
-// 450 ms, and while the first thread is held at its first launch the second one launches its
-// five kernels, all asked in that hold. What is not asked when the bound passes stays asked
-// for and is asked at the next hold (the first thread's next launch of a kernel it had not
-// used): once settled unasked, it was never asked again, and its launches stayed unnamed for
-// good (eight threads on trixie's loader, 88 objects in one hold on a loaded machine, left 37).
-// Every kernel ends learned, or failed by its own call (the one under way at the bound is let
-// finish, its answer unused); none is left unasked.
-TEST_F(AttachQueryIntegrationTest, WhatOneHoldsBoundLeavesUnaskedIsAskedAtTheNextHold) {
-  const Run run = AttachAndRunARound(2, {}, {}, {"XTRACE_SIMZE_KERNEL_NAME_DELAY_MS=450"});
+// The simulated driver's zeKernelGetName takes 300 ms (two calls a kernel): while the first
+// thread is held at its first launch the second one launches its five kernels, all asked in
+// that hold, which so lasts past 2 s. A hold asks on while the process answers: nothing waits
+// for a later hold, and every launch, those that rode on the hold included, is named.
+TEST_F(AttachQueryIntegrationTest, AHoldAsksOnWhileTheProcessAnswers) {
+  const Run run = AttachAndRunARound(2, {}, {}, {"XTRACE_SIMZE_KERNEL_NAME_DELAY_MS=300"});
+  ExpectEveryLaunchNamed(run, 2);
+  EXPECT_EQ(run.xtrace_err.find("waited for a later hold"), std::string::npos) << run.xtrace_err;
+  EXPECT_EQ(run.xtrace_err.find("could not be:"), std::string::npos) << run.xtrace_err;
+}
+
+// More to ask than one hold's cap (--query-max 2000) allows: the simulated driver's
+// zeKernelGetName takes 450 ms, and while the first thread is held at its first launch the
+// second one launches its five kernels, all asked in that hold. What is not asked when the cap
+// passes stays asked for and is asked at the next hold (the first thread's next launch of a
+// kernel it had not used): once settled unasked, it was never asked again, and its launches
+// stayed unnamed for good. Every kernel ends learned, or failed by its own call (the one under
+// way at the cap is let finish, its answer unused); none is left unasked.
+TEST_F(AttachQueryIntegrationTest, WhatOneHoldsCapLeavesUnaskedIsAskedAtTheNextHold) {
+  const Run run = AttachAndRunARound(2, {"--query-max", "2000"}, {}, {"XTRACE_SIMZE_KERNEL_NAME_DELAY_MS=450"});
   ASSERT_EQ(run.expected.size(), size_t(2) * 3 * kKernelsPerThread) << run.workload_out;
   EXPECT_NE(run.xtrace_err.find("waited for a later hold"), std::string::npos) << run.xtrace_err;
   EXPECT_EQ(run.xtrace_err.find("not asked"), std::string::npos) << run.xtrace_err;
