@@ -153,7 +153,7 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "milliseconds (default 10000): it asks on while the process answers, each call given up "
        "to 2 s; what is left is asked at a later hold, and launches meanwhile may stay unnamed",
        [&o](Flag flag, Value value) {
-         auto ms = ParseCount(flag, value, 100, 600'000);
+         auto ms = ParseCount(flag, value, 1, 600'000);
          if (!ms.ok()) return ms.status();
          o.query_max_ns = *ms * 1'000'000;
          return Status::Ok();

@@ -46,7 +46,7 @@ std::string RequestFields(const CaptureOptions& o) {
       << "; single_uprobes " << o.single_uprobes << "; probes_per_process "
       << o.probes_per_process << "; drm_syscall_tracepoints " << o.drm_syscall_tracepoints
       << "; verbose " << o.verbose << "; hold " << o.hold << "; hold_max " << o.hold_max_ns
-      << "; query " << o.query << "; user " << o.user << "; slurm_job " << o.slurm_job
+      << "; query " << o.query << "; query_max " << o.query_max_ns << "; user " << o.user << "; slurm_job " << o.slurm_job
       << "; python_frames " << (o.python_frames ? (*o.python_frames ? "yes" : "no") : "default")
       << "; slurm_node " << o.slurm_node << "; driver_tables " << o.driver_tables
       << "; slurm_cluster " << o.slurm_cluster;

@@ -33,6 +33,7 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
   out.setVerbose(r.verbose);
   out.setNoHold(!r.hold);
   out.setHoldMaxNs(r.hold_max_ns);
+  out.setQueryMaxNs(r.query_max_ns);
   out.setOutputDir(r.output_dir);
   out.setUser(r.user);
   out.setSlurmJob(r.slurm_job);
@@ -68,6 +69,7 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   r.verbose = in.getVerbose();
   r.hold = !in.getNoHold();
   if (in.getHoldMaxNs()) r.hold_max_ns = in.getHoldMaxNs();
+  if (in.getQueryMaxNs()) r.query_max_ns = in.getQueryMaxNs();
   r.output_dir = ToString(in.getOutputDir());
   r.user = ToString(in.getUser());
   r.slurm_job = ToString(in.getSlurmJob());

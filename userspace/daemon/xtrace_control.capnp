@@ -35,6 +35,7 @@ struct CaptureRequest {
   slurmNode @22 :Text;       # ... started by slurmd as this node (several slurmd on one host)
   driverTables @23 :Bool;    # also probe the driver functions the loader's exports lead to
   slurmCluster @24 :Text;    # ... of this cluster (SLURM_CLUSTER_NAME): job ids repeat across clusters
+  queryMaxNs @25 :UInt64;    # the longest one query hold asks; 0: the default
 
   enum PythonFrames {
     default @0;    # off
