@@ -3,7 +3,7 @@
 // holding a thread a moment), one thread or eight launching at once; --no-query leaves them
 // "kernel@0x..."; a parent that stops with its held child (nsenter) goes on with it; xtrace
 // SIGKILLed in the middle of a query leaves the workload running with its results unchanged
-// (the guardian finishes and undoes the call); a process another tracer (strace) holds is
+// (the guardian finishes and undoes the call); a process another tracer (strace, gdb) holds is
 // left alone, and the summary says why. On trixie's loader (Level Zero 1.20, under chroot) the
 // lists, queues and events made before the attach are asked about too: every launch on its
 // device and engine. A regular list recorded before the attach and executed after it is
@@ -412,6 +412,22 @@ TEST_F(AttachQueryIntegrationTest, AProcessUnderAnotherTracerIsLeftAlone) {
             std::string::npos)
       << run.xtrace_err;
   EXPECT_NE(run.xtrace_err.find("(strace)"), std::string::npos) << run.xtrace_err;
+  const auto& got = run.log.launches_no_tid.at(run.pid);
+  EXPECT_EQ(got.size(), run.expected.size());
+  for (const auto& launch : got) EXPECT_EQ(launch.rfind("kernel@", 0), 0u) << launch;
+}
+
+// The same under gdb, which passes the workload's signals on: its TracerPid is gdb, so it is
+// never held or asked, and the summary names gdb.
+TEST_F(AttachQueryIntegrationTest, AProcessUnderADebuggerIsLeftAlone) {
+  if (!std::filesystem::exists("/usr/bin/gdb")) GTEST_SKIP() << "no /usr/bin/gdb";
+  const Run run = AttachAndRunARound(1, {},
+                                     {"/usr/bin/gdb", "-q", "-batch", "-nx", "-ex", "handle SIGUSR1 nostop noprint pass",
+                                      "-ex", "handle SIGTERM nostop noprint pass", "-ex", "run", "--args"});
+  EXPECT_NE(run.xtrace_err.find("pid " + std::to_string(run.pid) + " was not queried: it is traced by pid"),
+            std::string::npos)
+      << run.xtrace_err;
+  EXPECT_NE(run.xtrace_err.find("(gdb)"), std::string::npos) << run.xtrace_err;
   const auto& got = run.log.launches_no_tid.at(run.pid);
   EXPECT_EQ(got.size(), run.expected.size());
   for (const auto& launch : got) EXPECT_EQ(launch.rfind("kernel@", 0), 0u) << launch;
