@@ -25,6 +25,14 @@ Status SetDrm(DrmCapture want, DrmCapture& drm) {
   return Status::Ok();
 }
 
+// Milliseconds from 1 to `max_ms`, kept in nanoseconds.
+Status SetMs(Flag flag, Value value, uint64_t max_ms, uint64_t& into_ns) {
+  auto ms = ParseCount(flag, value, 1, max_ms);
+  if (!ms.ok()) return ms.status();
+  into_ns = *ms * 1'000'000;
+  return Status::Ok();
+}
+
 Status SetRingBytes(Flag flag, Value value, uint64_t& ring_bytes) {
   auto size = ParseSize(flag, value);
   if (!size.ok()) return size.status();
@@ -152,12 +160,7 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "the longest one thread is held to ask about objects made before the attach, in "
        "milliseconds (default 10000): it asks on while the process answers, each call given up "
        "to 2 s; what is left is asked at a later hold, and launches meanwhile may stay unnamed",
-       [&o](Flag flag, Value value) {
-         auto ms = ParseCount(flag, value, 1, 600'000);
-         if (!ms.ok()) return ms.status();
-         o.query_max_ns = *ms * 1'000'000;
-         return Status::Ok();
-       }},
+       [&o](Flag flag, Value value) { return SetMs(flag, value, 600'000, o.query_max_ns); }},
       {0, "--driver-tables", "", "CAPTURE",
        "probe the driver functions the loader's exports lead to in every traced process, "
        "not only in those seen taking the driver's function tables (zeGetKernelProcAddrTable, "
@@ -170,12 +173,7 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
       {0, "--hold-max", "MS", "CAPTURE",
        "the longest a process is held, in milliseconds (default 500): past it, it goes on "
        "whether or not its probes are in place",
-       [&o](Flag flag, Value value) {
-         auto ms = ParseCount(flag, value, 1, 60'000);
-         if (!ms.ok()) return ms.status();
-         o.hold_max_ns = *ms * 1'000'000;
-         return Status::Ok();
-       }},
+       [&o](Flag flag, Value value) { return SetMs(flag, value, 60'000, o.hold_max_ns); }},
 
       {0, "--buffer-size", "SIZE", "ADVANCED",
        "BPF ring buffer size, a power of two (default 16M); raise it when the summary reports "
