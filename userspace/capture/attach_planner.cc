@@ -178,6 +178,10 @@ void AttachPlanner::ProcessExeced(uint32_t pid, uint64_t exec_ns) {
   for (const auto& source : sources_) source->OnProcessExec(pid, exec_ns);
 }
 
+void AttachPlanner::ProcessFoundRunning(uint32_t pid) {
+  for (const auto& source : sources_) source->FoundRunning(pid);
+}
+
 std::string AttachPlanner::WaitsFor() const {
   std::string what;
   for (const auto& source : sources_) {

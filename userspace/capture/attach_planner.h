@@ -67,6 +67,9 @@ class AttachPlanner {
   void ProcessGone(uint32_t pid, uint64_t now_ns);
   // `pid` replaced its image at `exec_ns`: every source forgets what it kept about its memory.
   void ProcessExeced(uint32_t pid, uint64_t exec_ns);
+  // `pid` was running before the capture found it: every source is told
+  // (ProbeSource::FoundRunning).
+  void ProcessFoundRunning(uint32_t pid);
   // One turn of the capture's loop: destroys the links of shared files nobody has used for
   // `idle_grace_ns`, and gives every source its turn (ProbeSource::Tick).
   void Tick(uint64_t now_ns, uint64_t idle_grace_ns) {

@@ -24,6 +24,7 @@
 #include "capture/discovery/process_table.h"
 #include "capture/discovery/process_watcher.h"
 #include "capture/discovery/slurm_job.h"
+#include "capture/holds/hold_guardian.h"
 #include "capture/holds/process_holds.h"
 #include "capture/output/capture_output.h"
 #include "capture/output/drop_windows.h"
@@ -34,7 +35,6 @@
 #include "capture/sources/pending_calls.h"
 #include "capture/sources/probe_source.h"
 #include "python/python_frames.h"
-#include "capture/sources/ze_query.h"
 #include "correlate/correlator.h"
 #include "decode/record_decoder.h"
 #include "xtrace/hold.h"
@@ -64,7 +64,6 @@ class Session {
   ~Session() {
     follower_.reset();
     router_.reset();
-    queries_.reset();
     planner_.reset();
     watcher_.reset();
     holds_.reset();
@@ -83,8 +82,6 @@ class Session {
   Status Prepare();
   // Processes are held from now on (the capture is ready to release them promptly), or no more.
   Status SetHolding(bool on);
-  // A thread held to be asked about objects its process made before the attach.
-  void OnQueryHold(const xt_ze_query_hold& rec);
   // The source detaches read since the last look.
   void TakeDetached() { follower_->Detached(router_->TakeDetached()); }
   std::vector<ProcessCaptureStats> PerProcess(const RecordTally& tally,
@@ -112,7 +109,6 @@ class Session {
   ProcessVmMemory python_memory_;
   std::unique_ptr<ProcessWatcher> watcher_;
   std::unique_ptr<ProcessHolds> holds_;  // null: processes are not held
-  std::unique_ptr<ZeQueries> queries_;   // null: objects made before the attach stay unknown
   xt_capture_config config_{};
   LinkReaper reaper_;
   std::unique_ptr<AttachPlanner> planner_;
@@ -153,15 +149,8 @@ void Session::ReportProgress(uint64_t elapsed_ns) {
 // the capture is already finishing (writing the log) would wait for the bound.
 Status Session::SetHolding(bool on) {
   if (!holds_) return Status::Ok();
-  config_.hold = on ? XT_HOLD_EXEC | XT_HOLD_LIBRARY | (queries_ ? XT_HOLD_QUERY : 0) : 0;
+  config_.hold = on ? XT_HOLD_EXEC | XT_HOLD_LIBRARY | router_->holds_served() : 0;
   return maps_->SetScope(config_);
-}
-
-// A thread held to be asked about objects its process made before the attach: asked now,
-// before any later record, so that the launch it was held in and every later one is named.
-void Session::OnQueryHold(const xt_ze_query_hold& rec) {
-  if (queries_) queries_->OnHold(rec.hdr.pid, rec.hdr.tid, rec.ip, rec.hdr.start_ns);
-  else ContinueHeld(maps_->held_fd(), rec.hdr.pid);
 }
 
 Status Session::Prepare() {
@@ -232,7 +221,8 @@ Status Session::Prepare() {
       self_pid_, planner_->sources(),
       RecordRouter::Routes{
           .process = [this](const DecodedProcessRecord& r) { follower_->OnProcessRecord(r); },
-          .query_hold = [this](const xt_ze_query_hold& r) { OnQueryHold(r); },
+          .unserved_hold =
+              [this](const DecodedHold& h) { ContinueHeld(maps_->held_fd(), h.hdr.pid); },
           .counted =
               [this](uint32_t pid, std::string_view family) {
                 sink_->CountRecord(pid, family);
@@ -254,22 +244,9 @@ Status Session::Prepare() {
   // With nothing recording host API calls there is no call to attribute an ioctl to.
   correlator_->drm().set_link_host_calls(router_->records_api_calls());
   if (opt_.wants_python_frames()) correlator_->SetPython(python_, python_memory_);
-  // Asking a process about what it made before the attach stops a thread of it: only with
-  // the guardian, which puts the thread back and continues it whatever becomes of xtrace.
-  if (opt_.query && !holds_ && !opt_.pids.empty())
-    Say("kernels made before the attach stay unnamed: asking the process about them needs "
-        "holds and their guardian (--no-hold, or the lifecycle programs did not load)");
-  if (opt_.query && router_->records_api_calls() && holds_ && holds_->call_slot())
-    queries_ = std::make_unique<ZeQueries>(
-        *maps_, maps_->held_fd(), holds_->call_slot(), opt_.query_max_ns,
-        [this](uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns, const LearnedKernel& k) {
-          correlator_->LearnKernel(pid, tid, start_ns, end_ns, k.kernel, k.name, false);
-        },
-        [this](const ApiCall& call) { correlator_->LearnCall(call); },
-        [this](const std::string& line) { Say(line); });
   follower_ = std::make_unique<ProcessFollower>(ProcessFollower::Parts{
       opt_, scope_, self_pid_, *maps_, *planner_, processes_, *correlator_, *sink_, holds_.get(),
-      queries_.get(), on_record_, [this](const std::string& line) { Say(line); }});
+      on_record_, [this](const std::string& line) { Say(line); }});
   for (uint32_t pid : opt_.pids) follower_->Track(pid, true);
   // Found, not given: a job runs processes that never use the GPU (its shell, mpirun), and
   // they need no word of waiting for one.
@@ -283,8 +260,9 @@ Status Session::Prepare() {
   if (opt_.start_paused)
     for (uint32_t pid : opt_.pids) correlator_->NoteStartPaused(pid, MonotonicNs());
   // Before anything is attached: a source may need to know what to probe (the Level Zero
-  // source asks its own Level Zero where drivers keep the functions they hand out).
-  router_->Begin(SourceStart{*correlator_, output_->writer().strings()});
+  // source asks its own Level Zero where drivers keep the functions they hand out), and
+  // before holding goes on, which holds it serves.
+  router_->Begin(SourceStart{*correlator_, output_->writer().strings(), holds_.get()});
 
   if (watcher_) {
     if (Status st = watcher_->AttachLifecycle(); !st.ok()) {
@@ -374,7 +352,7 @@ Result<CaptureReport> Session::Run() {
   // its thread waits for the next look at the ring.
   if (Status st = SetHolding(true); !st.ok()) return st;
   follower_->DiscoverRunning();
-  follower_->WatchForQueries();
+  follower_->NoteFoundRunning();
   // A command, and the children it starts, are held from its start: the libraries it loads
   // right after its exec (the Level Zero driver, at zeInit) are probed before it calls them,
   // as for any later load.
@@ -429,7 +407,6 @@ Result<CaptureReport> Session::Run() {
     }
     follower_->ScanPending();
     follower_->ReleaseHolds();
-    if (queries_) queries_->Tick();
     Publish();
     if (scope_.ends_with_targets() && follower_->FollowedAllGone()) break;
   }
@@ -503,14 +480,8 @@ Result<CaptureReport> Session::Run() {
   SourceSummary sources = router_->Summary(SourceSummaryInputs{*correlator_, counters});
   facts.source_sentences = std::move(sources.sentences);
   facts.source_lines = std::move(sources.lines);
-  if (holds_)
-    facts.holds_text =
-        HoldSummary(holds_->Stats(counters[XT_CNT_HOLD_MISSED], counters[XT_CNT_PARENT_CONTINUED]));
-  if (queries_) {
-    QueryStats stats = queries_->stats();
-    stats.missed = counters[XT_CNT_QUERY_MISSED];
-    facts.queries_text = QuerySummary(stats);
-  }
+  if (holds_) facts.holds_text = holds_->Summary(counters);
+  facts.source_hold_sentences = std::move(sources.hold_sentences);
   if (tap_) facts.kernels_text = tap_->Summary();
   facts.dropped_by_source = DroppedBySource(drop_windows_.total());
   facts.notes = Notes();

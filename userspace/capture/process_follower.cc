@@ -51,7 +51,6 @@ void ProcessFollower::Forget(TrackedProcess& t, uint64_t ended_ns) {
   const uint32_t pid = t.pid;
   t.had_records = t.had_records || p_.correlator.SawProcess(pid);
   p_.correlator.ProcessEnded(pid, ended_ns);
-  if (p_.queries) p_.queries->Forget(pid);
   p_.planner.ProcessGone(pid, MonotonicNs());
   if (!p_.scope.all_processes) p_.maps.ForgetPid(pid);
   p_.sink.ProcessGone(pid);
@@ -218,8 +217,6 @@ void ProcessFollower::OnProcessRecord(const DecodedProcessRecord& record) {
             if (r.hdr.type == XT_REC_PROCESS_EXEC) {
               p_.correlator.ProcessExeced(pid, r.hdr.start_ns, seen, t.given);
               p_.planner.ProcessExeced(pid, r.hdr.start_ns);
-              // A new image: everything it uses from now on is made under our eyes.
-              if (p_.queries) p_.queries->Forget(pid);
             }
             p_.processes.SawStart(pid, std::move(seen), r.cgroup_id);
             t.rescan = true;
@@ -231,10 +228,9 @@ void ProcessFollower::OnProcessRecord(const DecodedProcessRecord& record) {
       record);
 }
 
-void ProcessFollower::WatchForQueries() {
-  if (!p_.queries) return;
+void ProcessFollower::NoteFoundRunning() {
   for (const auto& [pid, t] : p_.processes.processes())
-    if (!t.gone && !t.is_child && pid != p_.self_pid) p_.queries->Watch(pid);
+    if (!t.gone && !t.is_child && pid != p_.self_pid) p_.planner.ProcessFoundRunning(pid);
 }
 
 // Processes already running that the scope selects (children of the given ones among them).
@@ -267,9 +263,9 @@ void ProcessFollower::FindJobProcessesStartedLater() {
         job.without_cluster_name.end())
       Say(SlurmJobWithoutClusterNameLine(p_.scope.slurm, std::to_string(pid)));
     Track(pid, false).rescan = true;
-    // Running before xtrace found it: what it made meanwhile is asked about, as for the
+    // Running before xtrace found it: what it made meanwhile is unknown, as for the
     // processes found at the start.
-    if (p_.queries) p_.queries->Watch(pid);
+    p_.planner.ProcessFoundRunning(pid);
   }
 }
 

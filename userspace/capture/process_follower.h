@@ -22,7 +22,6 @@
 #include "capture/discovery/process_table.h"
 #include "capture/holds/process_holds.h"
 #include "capture/output/log_sink.h"
-#include "capture/sources/ze_query.h"
 #include "correlate/correlator.h"
 #include "decode/process_record_decoder.h"
 
@@ -41,7 +40,6 @@ class ProcessFollower {
     Correlator& correlator;
     LogSink& sink;
     ProcessHolds* holds;  // null: processes are not held
-    ZeQueries* queries;   // null: objects made before the attach stay unknown
     RecordCallback on_record;  // what the ring's records are given to when it is read here
     std::function<void(const std::string&)> say;
   };
@@ -51,8 +49,9 @@ class ProcessFollower {
   TrackedProcess& Track(uint32_t pid, bool given);
   // Processes already running that the scope selects (children of the given ones among them).
   void DiscoverRunning();
-  // Processes running before the capture began: their unknown objects are asked about.
-  void WatchForQueries();
+  // Tells the sources which processes were running before the capture began (not the
+  // children of others, whose start it saw): what they made until then is unknown to them.
+  void NoteFoundRunning();
   // Starts the command held, probes where its libraries will be, and lets it exec.
   Status LaunchCommand();
 

@@ -24,11 +24,12 @@ void RecordRouter::Route(std::span<const std::byte> data) {
       if (!decoded.ok()) return Malformed(decoded.status().message());
       return routes_.process(*decoded);
     }
-    if (hdr.type == XT_REC_ZE_QUERY_HOLD) {
-      xt_ze_query_hold rec{};
-      if (data.size() < sizeof(rec)) return Malformed("query hold record too short");
-      std::memcpy(&rec, data.data(), sizeof(rec));
-      return routes_.query_hold(rec);
+    if (IsHoldRecordType(hdr.type)) {
+      auto hold = DecodeHoldRecord(data);
+      if (!hold.ok()) return Malformed(hold.status().message());
+      for (ProbeSource* source : sources_)
+        if (source->OnHold(*hold)) return;
+      return routes_.unserved_hold(*hold);
     }
     if (hdr.pid == self_pid_) return;
     const std::string_view family = RecordFamily(data);
@@ -55,6 +56,12 @@ bool RecordRouter::records_api_calls() const {
   return false;
 }
 
+uint32_t RecordRouter::holds_served() const {
+  uint32_t kinds = 0;
+  for (const ProbeSource* source : sources_) kinds |= source->holds_served();
+  return kinds;
+}
+
 void RecordRouter::Begin(const SourceStart& start) {
   for (ProbeSource* source : sources_) source->Begin(start);
 }
@@ -69,6 +76,7 @@ SourceSummary RecordRouter::Summary(const SourceSummaryInputs& in) const {
     SourceSummary one = source->Summary(in);
     all.sentences += one.sentences;
     all.lines += one.lines;
+    all.hold_sentences += one.hold_sentences;
   }
   return all;
 }

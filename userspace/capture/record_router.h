@@ -1,6 +1,6 @@
 // Where each record read from the ring goes, knowing no probe source by name: a process's
-// lifecycle records to whoever follows processes, a thread held for a query to the queries,
-// every other record counted by family for its process, decoded, given to the correlator and
+// lifecycle records to whoever follows processes, a thread held for a source to the source
+// that serves it (ProbeSource::OnHold), every other record counted by family for its process, decoded, given to the correlator and
 // then to each source (ProbeSource::OnRecord), whose word on what it means for its process
 // (it detached itself) the capture takes from here. The sources' part of the log's start,
 // its end and the closing summary go through here too. A record the decoders refuse is
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "capture/sources/probe_source.h"
+#include "decode/hold_record_decoder.h"
 #include "decode/process_record_decoder.h"
 #include "decode/record_decoder.h"
 #include "xtrace/records.h"
@@ -29,8 +30,8 @@ class RecordRouter {
     // Exec, fork, exit and library records, whoever's (the collector's own too: it may be
     // held like any other).
     std::function<void(const DecodedProcessRecord&)> process;
-    // A thread held to be asked about objects its process made before the attach.
-    std::function<void(const xt_ze_query_hold&)> query_hold;
+    // A thread held that no source serves (none took its record): to be continued.
+    std::function<void(const DecodedHold&)> unserved_hold;
     // A source's record (RecordFamily) of `pid`, counted before it is decoded.
     std::function<void(uint32_t pid, std::string_view family)> counted;
     // Every decoded record: the correlator.
@@ -55,6 +56,8 @@ class RecordRouter {
 
   // Whether a source records the host API calls kernel-driver work is attributed to.
   bool records_api_calls() const;
+  // The kinds of holds the sources serve (ProbeSource::holds_served), together.
+  uint32_t holds_served() const;
   // ProbeSource::Begin, Finish and Summary of every source, in the sources' order.
   void Begin(const SourceStart& start);
   void Finish(uint64_t now_ns);

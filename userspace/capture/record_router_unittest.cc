@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "correlate/correlator.h"
+#include "xtrace/hold.h"
 
 namespace xtrace {
 namespace {
@@ -40,12 +41,15 @@ std::vector<std::byte> IttState(uint32_t pid, uint32_t state) {
   return Bytes(rec);
 }
 
-// A source that says a process detached when it sees an ITT state record saying so, and
-// keeps what it was shown.
+// A source that says a process detached when it sees an ITT state record saying so, serves
+// the holds of `hold_kinds` if any, and keeps what it was shown.
 class FakeSource : public ProbeSource {
  public:
-  FakeSource(std::string sentences, std::string lines, bool api_calls)
-      : summary_{std::move(sentences), std::move(lines)}, api_calls_(api_calls) {}
+  FakeSource(std::string sentences, std::string lines, bool api_calls, uint32_t hold_kinds = 0,
+             std::string hold_sentences = "")
+      : summary_{std::move(sentences), std::move(lines), std::move(hold_sentences)},
+        api_calls_(api_calls),
+        hold_kinds_(hold_kinds) {}
   std::string_view name() const override { return "fake"; }
   bool needs_library() const override { return false; }
   size_t link_count() const override { return 0; }
@@ -58,20 +62,28 @@ class FakeSource : public ProbeSource {
     return {.process_detached = state && state->state == XT_COLLECT_DETACHED};
   }
   SourceSummary Summary(const SourceSummaryInputs&) const override { return summary_; }
+  uint32_t holds_served() const override { return hold_kinds_; }
+  bool OnHold(const DecodedHold& hold) override {
+    if (!hold_kinds_) return false;
+    held_tids.push_back(hold.hdr.tid);
+    return true;
+  }
 
   int begun = 0;
   int records = 0;
   uint64_t finished_at = 0;
+  std::vector<uint32_t> held_tids;
 
  private:
   SourceSummary summary_;
   bool api_calls_;
+  uint32_t hold_kinds_;
 };
 
 // What reached each route.
 struct Seen {
   std::vector<uint32_t> process_pids;
-  std::vector<uint32_t> query_hold_tids;
+  std::vector<uint32_t> unserved_hold_tids;
   std::vector<std::pair<uint32_t, std::string>> counted;
   std::vector<uint32_t> decoded_pids;
 };
@@ -82,7 +94,8 @@ RecordRouter::Routes RoutesInto(Seen& seen) {
           [&seen](const DecodedProcessRecord& r) {
             seen.process_pids.push_back(std::visit([](const auto& x) { return x.hdr.pid; }, r));
           },
-      .query_hold = [&seen](const xt_ze_query_hold& r) { seen.query_hold_tids.push_back(r.hdr.tid); },
+      .unserved_hold =
+          [&seen](const DecodedHold& h) { seen.unserved_hold_tids.push_back(h.hdr.tid); },
       .counted =
           [&seen](uint32_t pid, std::string_view family) {
             seen.counted.emplace_back(pid, std::string(family));
@@ -114,9 +127,10 @@ TEST(RecordRouterTest, WithoutASourceToSayItNoProcessDetaches) {
 }
 
 TEST(RecordRouterTest, LifecycleAndQueryHoldRecordsTakeTheirOwnRoutes) {
-  FakeSource source("", "", false);
+  FakeSource bystander("", "", false);
+  FakeSource source("", "", false, XT_HOLD_QUERY);
   Seen seen;
-  RecordRouter router(kSelf, {&source}, RoutesInto(seen));
+  RecordRouter router(kSelf, {&bystander, &source}, RoutesInto(seen));
   xt_process_exit exit_rec{};
   exit_rec.hdr = Hdr(XT_REC_PROCESS_EXIT, sizeof(exit_rec), 5);
   router.Route(Bytes(exit_rec));
@@ -128,10 +142,26 @@ TEST(RecordRouterTest, LifecycleAndQueryHoldRecordsTakeTheirOwnRoutes) {
   hold.hdr.tid = 61;
   router.Route(Bytes(hold));
   EXPECT_EQ(seen.process_pids, (std::vector<uint32_t>{5, kSelf}));
-  EXPECT_EQ(seen.query_hold_tids, std::vector<uint32_t>{61});
+  EXPECT_EQ(source.held_tids, std::vector<uint32_t>{61}) << "the source that serves it";
+  EXPECT_TRUE(bystander.held_tids.empty());
+  EXPECT_TRUE(seen.unserved_hold_tids.empty());
   EXPECT_TRUE(seen.decoded_pids.empty());
   EXPECT_TRUE(seen.counted.empty());
   EXPECT_EQ(source.records, 0) << "sources see decoded records only";
+  EXPECT_EQ(bystander.records, 0);
+}
+
+TEST(RecordRouterTest, AHoldNoSourceServesIsHandedBackToBeContinued) {
+  FakeSource source("", "", false);
+  Seen seen;
+  RecordRouter router(kSelf, {&source}, RoutesInto(seen));
+  xt_ze_query_hold hold{};
+  hold.hdr = Hdr(XT_REC_ZE_QUERY_HOLD, sizeof(hold), 6);
+  hold.hdr.tid = 62;
+  router.Route(Bytes(hold));
+  EXPECT_EQ(seen.unserved_hold_tids, std::vector<uint32_t>{62});
+  EXPECT_TRUE(seen.decoded_pids.empty());
+  EXPECT_EQ(source.records, 0);
 }
 
 TEST(RecordRouterTest, TheCollectorsOwnCallsAreNotTheWorkloads) {
@@ -167,7 +197,7 @@ TEST(RecordRouterTest, MalformedRecordsAreCountedWithTheFirstReason) {
   EXPECT_NE(router.first_malformed(), "query hold record too short") << "the first one's reason";
   EXPECT_TRUE(seen.decoded_pids.empty());
   EXPECT_TRUE(seen.process_pids.empty());
-  EXPECT_TRUE(seen.query_hold_tids.empty());
+  EXPECT_TRUE(seen.unserved_hold_tids.empty());
   EXPECT_EQ(source.records, 0);
 }
 
@@ -201,13 +231,15 @@ TEST(RecordRouterTest, APendingCallTakesTheRingRecordsPath) {
 }
 
 TEST(RecordRouterTest, EverySourceBeginsFinishesAndSaysItsPartInOrder) {
-  FakeSource first(" One.", "\nxtrace: first line.", false);
-  FakeSource second(" Two.", "", true);
-  FakeSource third("", "\nxtrace: third line.", false);
+  FakeSource first(" One.", "\nxtrace: first line.", false, 0, " Held once.");
+  FakeSource second(" Two.", "", true, XT_HOLD_QUERY);
+  FakeSource third("", "\nxtrace: third line.", false, 0, " Held twice.");
   Seen seen;
   RecordRouter router(kSelf, {&first, &second, &third}, RoutesInto(seen));
   EXPECT_TRUE(router.records_api_calls()) << "one source is enough";
   EXPECT_FALSE(RecordRouter(kSelf, {&first, &third}, RoutesInto(seen)).records_api_calls());
+  EXPECT_EQ(router.holds_served(), uint32_t{XT_HOLD_QUERY});
+  EXPECT_EQ(RecordRouter(kSelf, {&first, &third}, RoutesInto(seen)).holds_served(), 0u);
 
   StringTable strings;
   class NullSink : public EventSink {
@@ -226,6 +258,7 @@ TEST(RecordRouterTest, EverySourceBeginsFinishesAndSaysItsPartInOrder) {
   const SourceSummary all = router.Summary(SourceSummaryInputs{correlator, counters});
   EXPECT_EQ(all.sentences, " One. Two.");
   EXPECT_EQ(all.lines, "\nxtrace: first line.\nxtrace: third line.");
+  EXPECT_EQ(all.hold_sentences, " Held once. Held twice.");
 }
 
 }  // namespace

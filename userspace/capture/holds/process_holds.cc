@@ -61,6 +61,10 @@ HoldStats ProcessHolds::Stats(uint64_t missed, uint64_t parents_continued) const
   return s;
 }
 
+std::string ProcessHolds::Summary(const std::array<uint64_t, XT_CNT_MAX>& counters) const {
+  return HoldSummary(Stats(counters[XT_CNT_HOLD_MISSED], counters[XT_CNT_PARENT_CONTINUED]));
+}
+
 std::string HoldSummary(const HoldStats& s) {
   if (!s.taken() && !s.missed) return "";
   std::string text = " ";

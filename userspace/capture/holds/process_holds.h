@@ -5,6 +5,7 @@
 // new, an error, a process out of scope); the guardian continues the rest (the bound, the end).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -13,6 +14,7 @@
 
 #include "base/status.h"
 #include "capture/holds/hold_guardian.h"
+#include "xtrace/records.h"
 
 namespace xtrace {
 
@@ -56,6 +58,8 @@ class ProcessHolds {
 
   // `missed`: from the BPF counter.
   HoldStats Stats(uint64_t missed, uint64_t parents_continued) const;
+  // The summary's sentence about holds (HoldSummary), from the BPF counters at the end.
+  std::string Summary(const std::array<uint64_t, XT_CNT_MAX>& counters) const;
 
  private:
   std::unique_ptr<HoldGuardian> guardian_;

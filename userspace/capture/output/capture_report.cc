@@ -131,7 +131,7 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
   }
   s << f.source_sentences;
   s << f.holds_text;
-  s << f.queries_text;
+  s << f.source_hold_sentences;
   // After every sentence of the paragraph: a sentence after them would end their last line.
   s << f.source_lines;
   if (!f.kernels_text.empty()) {

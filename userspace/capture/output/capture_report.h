@@ -61,7 +61,7 @@ struct SummaryFacts {
   std::string source_sentences;
   std::string source_lines;
   std::string holds_text;            // HoldSummary
-  std::string queries_text;          // QuerySummary
+  std::string source_hold_sentences;  // what the holds the sources served came to
   std::string kernels_text;          // report::TopKernels::Format: the top kernels, or ""
   std::vector<std::pair<std::string, uint64_t>> dropped_by_source;  // ("DRM", 3), ... if any
   std::vector<std::string> notes;  // what the sources could not trace (LogSummary::notes)

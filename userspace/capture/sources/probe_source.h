@@ -28,6 +28,10 @@
 //   devices, its clocks) is given it once the log is open (Begin), before anything is
 //   attached; at the end, after the last records were read, it has its last word (Finish)
 //   and says its part of the summary (Summary).
+// - Holds of its own: a source whose programs hold a thread to do something in it (the Level
+//   Zero source asks a process about objects made before the attach) says which
+//   (holds_served), is given each such record before any later one is read (OnHold), and
+//   ends the hold itself; it gets the capture's holds and their guardian at Begin.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +45,7 @@
 #include "capture/bpf/bpf_link.h"
 #include "capture/bpf/capture_maps.h"
 #include "capture/discovery/proc_maps.h"
+#include "decode/hold_record_decoder.h"
 #include "decode/record_decoder.h"
 
 namespace xtrace {
@@ -48,6 +53,7 @@ namespace xtrace {
 struct CaptureOptions;
 class PythonInterpreters;
 class Correlator;
+class ProcessHolds;
 class StringTable;
 
 // What a source is given when it loads.
@@ -65,6 +71,7 @@ struct SourceContext {
 struct SourceStart {
   Correlator& correlator;
   StringTable& strings;  // the log's: names written into it
+  ProcessHolds* holds = nullptr;  // the capture's holds and their guardian; null: none
 };
 
 // What a record tells the capture about its process beyond what the log shows.
@@ -82,6 +89,9 @@ struct SourceSummaryInputs {
 struct SourceSummary {
   std::string sentences;  // each starting with a space: they join the summary's paragraph
   std::string lines;      // each starting "\nxtrace: ": lines of their own after it
+  // What the holds it served came to (sentences, each starting with a space): they follow
+  // the capture's own sentence about holds.
+  std::string hold_sentences = {};
 };
 
 class ProbeSource {
@@ -163,6 +173,10 @@ class ProbeSource {
     (void)idle_grace_ns;
   }
 
+  // `pid` was running before the capture found it (at the start, or a job's step found later;
+  // never a child the capture saw start): what it made until then was made out of sight.
+  virtual void FoundRunning(uint32_t pid) { (void)pid; }
+
   // The process is gone (or detached): forget what was kept about it.
   virtual void OnProcessExit(uint32_t pid) { (void)pid; }
 
@@ -186,6 +200,18 @@ class ProbeSource {
 
   // The log is open and the correlator made: called once, before anything is attached.
   virtual void Begin(const SourceStart& start) { (void)start; }
+
+  // The kinds of holds (XT_HOLD_* of include/xtrace/hold.h) this source's programs take and
+  // it serves, once begun: they are taken only while the capture holds processes.
+  virtual uint32_t holds_served() const { return 0; }
+
+  // A thread held (a record of hold_record_decoder.h), before any later record is read:
+  // whether it is one of this source's holds, which it then serves and ends, continuing the
+  // thread.
+  virtual bool OnHold(const DecodedHold& hold) {
+    (void)hold;
+    return false;
+  }
 
   // Every decoded record of the capture, after the correlator took it (one of this source's
   // or not: a source looks only at its own).

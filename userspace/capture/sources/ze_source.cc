@@ -24,11 +24,15 @@
 #include "capture/sources/driver_functions.h"
 #include "capture/discovery/elf_function_offsets.h"
 #include "capture/discovery/elf_symbols.h"
+#include "capture/holds/hold_guardian.h"
+#include "capture/holds/process_holds.h"
 #include "capture/sources/probe_site.h"
 #include "capture/sources/ze_probe_specs.h"
+#include "capture/sources/ze_query.h"
 #include "correlate/correlator.h"
 #include "capture/bpf/uprobe_multi.h"
 #include "model/ze_api.h"
+#include "xtrace/hold.h"
 #include "xtrace/ze_tables.h"
 #include "ze_probes.skel.h"
 
@@ -567,16 +571,53 @@ void ZeSource::ReleaseDispatchProbes(uint32_t pid) {
 
 void ZeSource::Begin(const SourceStart& start) {
   begun_ = true;
+  const CaptureOptions& opt = ctx_.options;
+  // Asking a process about what it made before the attach stops a thread of it: only with
+  // the guardian, which puts the thread back and continues it whatever becomes of xtrace.
+  if (opt.query && !start.holds && !opt.pids.empty())
+    ctx_.say("kernels made before the attach stay unnamed: asking the process about them needs "
+             "holds and their guardian (--no-hold, or the lifecycle programs did not load)");
+  if (opt.query && start.holds && start.holds->call_slot()) {
+    Correlator& correlator = start.correlator;
+    queries_ = std::make_unique<ZeQueries>(
+        ctx_.maps, ctx_.maps.held_fd(), start.holds->call_slot(), opt.query_max_ns,
+        [&correlator](uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns,
+                      const LearnedKernel& k) {
+          correlator.LearnKernel(pid, tid, start_ns, end_ns, k.kernel, k.name, false);
+        },
+        [&correlator](const ApiCall& call) { correlator.LearnCall(call); }, ctx_.say);
+  }
   const std::vector<std::string_view> names = DriverFunctionNames();
   clocks_ = DeviceClocks::Open(start.correlator.ze(), start.strings, names, driver_functions_,
                                ctx_.say);
+}
+
+uint32_t ZeSource::holds_served() const { return queries_ ? XT_HOLD_QUERY : 0; }
+
+bool ZeSource::OnHold(const DecodedHold& hold) {
+  if (hold.hdr.type != XT_REC_ZE_QUERY_HOLD) return false;
+  if (queries_) queries_->OnHold(hold.hdr.pid, hold.hdr.tid, hold.ip, hold.hdr.start_ns);
+  else ContinueHeld(ctx_.maps.held_fd(), hold.hdr.pid);
+  return true;
+}
+
+void ZeSource::FoundRunning(uint32_t pid) {
+  if (queries_) queries_->Watch(pid);
 }
 
 void ZeSource::Finish(uint64_t now_ns) {
   if (clocks_) clocks_->Read(now_ns);
 }
 
+SourceSummary ZeSource::Summary(const SourceSummaryInputs& in) const {
+  if (!queries_) return {};
+  QueryStats stats = queries_->stats();
+  stats.missed = in.counters[XT_CNT_QUERY_MISSED];
+  return SourceSummary{.sentences = "", .lines = "", .hold_sentences = QuerySummary(stats)};
+}
+
 void ZeSource::Tick(uint64_t now_ns, uint64_t idle_grace_ns) {
+  if (queries_) queries_->Tick();
   if (clocks_) clocks_->ReadIfDue(now_ns);
   for (auto it = dispatch_.begin(); it != dispatch_.end();) {
     auto next = std::next(it);
@@ -589,6 +630,8 @@ void ZeSource::Tick(uint64_t now_ns, uint64_t idle_grace_ns) {
 }
 
 void ZeSource::Forget(uint32_t pid) {
+  // Everything it uses from now on is made under xtrace's eyes (a new image), or it is gone.
+  if (queries_) queries_->Forget(pid);
   ReleaseDispatchProbes(pid);
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.table_takers), &pid);
   looked_at_.erase(pid);

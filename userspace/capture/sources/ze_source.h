@@ -3,7 +3,9 @@
 // name in the driver file, attached by the capture per file (or per process and file for
 // explicit targets); and on the functions the loader's dispatch tables point to (the driver's
 // own, which an application that takes the tables with zeGet*ProcAddrTable calls directly),
-// found in the process's memory whenever the capture scans it, attached and held here.
+// found in the process's memory whenever the capture scans it, attached and held here. It
+// keeps the device clocks, and asks processes attached mid-run about the objects they made
+// before (ze_query.h) in the threads its programs hold for that.
 #pragma once
 
 #include <map>
@@ -20,6 +22,7 @@
 #include "capture/sources/driver_functions.h"
 #include "capture/bpf/link_reaper.h"
 #include "capture/sources/probe_source.h"
+#include "capture/sources/ze_query.h"
 
 struct ze_probes;  // generated skeleton (build/bpf/ze_probes.skel.h)
 
@@ -39,19 +42,30 @@ class ZeSource final : public ProbeSource {
   std::vector<MappedLibrary> LibrariesBeforeExec(uint32_t pid) override;
   std::string_view host_soname() const override;
   void ProcessScanned(uint32_t pid, bool per_process) override;
-  // Dispatch probes nobody has used for `idle_grace_ns` go; the device clocks are read
-  // every second.
+  // A query call let finish past its hold's bound is looked at; dispatch probes nobody has
+  // used for `idle_grace_ns` go; the device clocks are read every second.
   void Tick(uint64_t now_ns, uint64_t idle_grace_ns) override;
+  // Its unknown kernels, lists, queues and events are asked about (with --query).
+  void FoundRunning(uint32_t pid) override;
   void OnProcessExit(uint32_t pid) override;
   void OnProcessExec(uint32_t pid, uint64_t exec_ns) override;
   // The dispatch targets' links; the capture holds those of AttachToLibrary.
   size_t link_count() const override;
   bool records_api_calls() const override { return true; }
   // Opens the device clocks (device_clocks.h): the devices, and where their drivers keep the
-  // functions they hand out, before any driver file is probed.
+  // functions they hand out, before any driver file is probed; with --query and the holds'
+  // guardian, makes the queries.
   void Begin(const SourceStart& start) override;
+  // Query holds (XT_HOLD_QUERY), once the queries are made.
+  uint32_t holds_served() const override;
+  // A thread held to be asked about objects its process made before the attach: asked now,
+  // before any later record, so that the launch it was held in and every later one is named
+  // (continued at once without queries).
+  bool OnHold(const DecodedHold& hold) override;
   // A last clock reading, which covers the newest kernel timestamps.
   void Finish(uint64_t now_ns) override;
+  // What the queries came to (after the capture's sentence about holds).
+  SourceSummary Summary(const SourceSummaryInputs& in) const override;
 
   // Where this source probes `symbol` in the loader file at `path`: bytes into the function
   // (0: its entry; see probe_site.h), or nullopt if it does not probe that function. For the
@@ -134,8 +148,11 @@ class ZeSource final : public ProbeSource {
   };
   std::map<std::tuple<uint32_t, uint32_t, uint64_t, int64_t>, DispatchProbes> dispatch_;
   // Detaching waits for every CPU to leave the probes: done off the capture loop. Declared
-  // last: it destroys what is still queued before the programs go.
+  // after the links and the programs: it destroys what is still queued before they go.
   LinkReaper reaper_;
+  // Null: objects made before the attach stay unknown. Declared last: a query call still let
+  // finish is waited for, and handed to the guardian, while the programs that hold are there.
+  std::unique_ptr<ZeQueries> queries_;
 };
 
 }  // namespace xtrace
