@@ -245,7 +245,7 @@ Status Session::Prepare() {
   correlator_->drm().set_link_host_calls(router_->records_api_calls());
   if (opt_.wants_python_frames()) correlator_->SetPython(python_, python_memory_);
   follower_ = std::make_unique<ProcessFollower>(ProcessFollower::Parts{
-      opt_, scope_, self_pid_, *maps_, *planner_, processes_, *correlator_, *sink_, holds_.get(),
+      opt_, scope_, self_pid_, *maps_, *planner_, processes_, *correlator_, holds_.get(),
       on_record_, [this](const std::string& line) { Say(line); }});
   for (uint32_t pid : opt_.pids) follower_->Track(pid, true);
   // Found, not given: a job runs processes that never use the GPU (its shell, mpirun), and
@@ -308,7 +308,7 @@ Status Session::RotateIfDue(uint64_t now) {
   const uint64_t dropped = maps_->ReadCounters()[XT_CNT_DROPPED];
   const auto drops = maps_->ReadDropsByPid();
   Status st = output_->Rotate(FileSummary(dropped, drops), MakeLogHeader(opt_.xtrace_command_line), now);
-  sink_->BeginFile(dropped, drops);
+  sink_->BeginFile(dropped, drops, correlator_->identities().Written());
   if (st.ok() && !opt_.quiet && opt_.verbose) Say("now writing " + output_->current_path());
   return st;
 }

@@ -53,7 +53,6 @@ void ProcessFollower::Forget(TrackedProcess& t, uint64_t ended_ns) {
   p_.correlator.ProcessEnded(pid, ended_ns);
   p_.planner.ProcessGone(pid, MonotonicNs());
   if (!p_.scope.all_processes) p_.maps.ForgetPid(pid);
-  p_.sink.ProcessGone(pid);
   p_.processes.MarkGone(pid);  // `t` is no more if it was found by discovery
 }
 

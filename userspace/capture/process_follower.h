@@ -21,7 +21,6 @@
 #include "capture/discovery/left_out_processes.h"
 #include "capture/discovery/process_table.h"
 #include "capture/holds/process_holds.h"
-#include "capture/output/log_sink.h"
 #include "correlate/correlator.h"
 #include "decode/process_record_decoder.h"
 
@@ -38,7 +37,6 @@ class ProcessFollower {
     AttachPlanner& planner;
     ProcessTable& processes;
     Correlator& correlator;
-    LogSink& sink;
     ProcessHolds* holds;  // null: processes are not held
     RecordCallback on_record;  // what the ring's records are given to when it is read here
     std::function<void(const std::string&)> say;

@@ -16,8 +16,8 @@ Correlator::Correlator(StringTable& strings, EventSink& sink, ProcessInspector& 
       sink_(sink),
       identities_(strings, sink, inspector, std::move(now)),
       itt_(strings, sink, [this](uint32_t pid, uint32_t tid, std::string_view name) {
-        itt_named_threads_.insert((uint64_t{pid} << 32) | tid);
-        NameThread(pid, tid, strings_.Intern(name));
+        if (identities_.NameThread(pid, tid, strings_.Intern(name), /*by_program=*/true))
+          ++stats_.threads;
       }),
       drm_(strings, sink, inspector),
       ze_(strings, sink) {}
@@ -28,15 +28,13 @@ void Correlator::NoteProcess(uint32_t pid, std::string_view fallback_comm) {
 
 void Correlator::ProcessEnded(uint32_t pid, uint64_t ts_ns) {
   itt_.CloseProcess(pid, ts_ns);
-  identities_.Forget(pid);
+  identities_.Forget(pid);  // and its threads
   if (python_) python_->ForgetProcess(pid);
-  std::erase_if(threads_, [pid](const auto& kv) { return (kv.first >> 32) == pid; });
-  std::erase_if(itt_named_threads_, [pid](uint64_t key) { return (key >> 32) == pid; });
 }
 
 void Correlator::SeeThread(uint32_t pid, uint32_t tid) {
   NoteProcess(pid);
-  if (threads_.try_emplace((uint64_t{pid} << 32) | tid, kEmptyString).second) ++stats_.threads;
+  if (identities_.SeeThread(pid, tid)) ++stats_.threads;
 }
 
 void Correlator::OnThreadName(const DecodedThreadName& r) {
@@ -44,19 +42,11 @@ void Correlator::OnThreadName(const DecodedThreadName& r) {
   // A name the program gave with __itt_thread_set_name outranks the kernel's comm (cut at 15
   // bytes, often the process's own name): a comm read later must not take it back, whichever
   // source reports first.
-  if (itt_named_threads_.count((uint64_t{r.hdr.pid} << 32) | r.hdr.tid)) {
+  if (identities_.NamedByProgram(r.hdr.pid, r.hdr.tid)) {
     SeeThread(r.hdr.pid, r.hdr.tid);
     return;
   }
-  NameThread(r.hdr.pid, r.hdr.tid, strings_.Intern(r.comm));
-}
-
-void Correlator::NameThread(uint32_t pid, uint32_t tid, StringId name) {
-  auto [it, added] = threads_.try_emplace((uint64_t{pid} << 32) | tid, name);
-  if (added) ++stats_.threads;
-  else if (it->second == name) return;  // already known under this name
-  it->second = name;
-  sink_.OnEvent(ThreadInfo{pid, tid, name});
+  if (identities_.NameThread(r.hdr.pid, r.hdr.tid, strings_.Intern(r.comm))) ++stats_.threads;
 }
 
 void Correlator::OnRecord(const DecodedRecord& record) {

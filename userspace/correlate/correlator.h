@@ -97,6 +97,8 @@ class Correlator {
   // Whether any record of `pid` has been seen (or the process was announced) since the
   // process with that pid started.
   bool SawProcess(uint32_t pid) const { return identities_.Known(pid); }
+  // The processes and threads the log knows, as it said them (what a new file starts with).
+  const ProcessIdentities& identities() const { return identities_; }
 
   // The kernel-driver (DRM) part: its settings, counts and per-device summary.
   DrmCorrelator& drm() { return drm_; }
@@ -110,8 +112,6 @@ class Correlator {
   void OnKernelCreate(const DecodedKernelCreate& r);
   void OnLaunchKernel(const DecodedLaunchKernel& r);
   void OnThreadName(const DecodedThreadName& r);
-  // Names a thread (from the kernel's comm, or the program's own __itt_thread_set_name).
-  void NameThread(uint32_t pid, uint32_t tid, StringId name);
   void OnApiCall(const ApiCall& call, const DecodedZeExecute* execute);
   void OnCallUnfinished(const DecodedCallUnfinished& r);
   void OnDrmFence(const DecodedDrmFence& r);
@@ -121,9 +121,7 @@ class Correlator {
 
   StringTable& strings_;
   EventSink& sink_;
-  ProcessIdentities identities_;
-  std::unordered_map<uint64_t, StringId> threads_;  // pid << 32 | tid -> name
-  std::unordered_set<uint64_t> itt_named_threads_;   // named by __itt_thread_set_name
+  ProcessIdentities identities_;  // the processes and threads the log knows, and their names
   std::unordered_map<PidHandle, StringId, PidHandleHash> kernel_names_;
   std::unordered_set<PidHandle, PidHandleHash> unnamed_kernels_;
   CorrelatorStats stats_;

@@ -1,7 +1,9 @@
-// Process introduction and exec tracking for the log; see process_identities.h.
+// Process introduction, exec tracking and thread names for the log; see process_identities.h.
 #include "correlate/process_identities.h"
 
 #include <time.h>
+
+#include <algorithm>
 
 #include "correlate/process_rank.h"
 
@@ -41,7 +43,7 @@ bool ProcessIdentities::Introduce(uint32_t pid, std::string_view fallback_comm) 
   info.ns_pid = pid;
   info.comm = strings_.Intern(fallback_comm);
   if (auto details = inspector_.Process(pid)) info = FromDetails(pid, *details);
-  known_.emplace(pid, Identity{info, as_of});
+  known_.emplace(pid, Identity{{info}, as_of});
   sink_.OnEvent(info);
   inspector_.Named(pid, strings_.Get(info.comm));
   return true;
@@ -62,7 +64,7 @@ bool ProcessIdentities::Execed(uint32_t pid, uint64_t ts_ns, const ProcessDetail
       }
     }
     const ProcessInfo info = FromDetails(pid, details);
-    known_.emplace(pid, Identity{info, ts_ns});
+    known_.emplace(pid, Identity{{info}, ts_ns});
     sink_.OnEvent(info);
     inspector_.Named(pid, strings_.Get(info.comm));
     return true;
@@ -70,18 +72,60 @@ bool ProcessIdentities::Execed(uint32_t pid, uint64_t ts_ns, const ProcessDetail
   Identity& known = it->second;
   if (ts_ns < known.as_of_ns) return false;
   ProcessInfo info = FromDetails(pid, identity);
-  if (info.comm == known.info.comm && info.command_line == known.info.command_line) return false;
+  if (info.comm == known.info().comm && info.command_line == known.info().command_line) return false;
   // An exec keeps the process's cgroup; the record does not carry its path.
   if (identity.cgroup_path.empty()) {
-    info.cgroup = known.info.cgroup;
-    info.container_id = known.info.container_id;
+    info.cgroup = known.info().cgroup;
+    info.container_id = known.info().container_id;
   }
   info.exec_ns = ts_ns;
-  known.info = info;
+  known.written.push_back(info);
   known.as_of_ns = ts_ns;
   sink_.OnEvent(info);
   inspector_.Named(pid, strings_.Get(info.comm));
   return false;
+}
+
+void ProcessIdentities::Forget(uint32_t pid) {
+  known_.erase(pid);
+  std::erase_if(threads_, [pid](const auto& kv) { return (kv.first >> 32) == pid; });
+}
+
+bool ProcessIdentities::SeeThread(uint32_t pid, uint32_t tid) {
+  return threads_.try_emplace(ThreadKey(pid, tid)).second;
+}
+
+bool ProcessIdentities::NameThread(uint32_t pid, uint32_t tid, StringId name, bool by_program) {
+  auto [it, added] = threads_.try_emplace(ThreadKey(pid, tid));
+  Thread& thread = it->second;
+  thread.by_program = thread.by_program || by_program;
+  if (!added && thread.name == name) return false;  // already known under this name
+  thread.name = name;
+  thread.written = true;
+  sink_.OnEvent(ThreadInfo{pid, tid, name});
+  return added;
+}
+
+bool ProcessIdentities::NamedByProgram(uint32_t pid, uint32_t tid) const {
+  auto it = threads_.find(ThreadKey(pid, tid));
+  return it != threads_.end() && it->second.by_program;
+}
+
+std::vector<Event> ProcessIdentities::Written() const {
+  std::vector<uint32_t> pids;
+  for (const auto& [pid, identity] : known_) pids.push_back(pid);
+  std::sort(pids.begin(), pids.end());
+  std::vector<uint64_t> threads;
+  for (const auto& [key, thread] : threads_)
+    if (thread.written) threads.push_back(key);
+  std::sort(threads.begin(), threads.end());
+  std::vector<Event> out;
+  for (uint32_t pid : pids)
+    for (const ProcessInfo& info : known_.at(pid).written) out.emplace_back(info);
+  for (uint64_t key : threads)
+    out.emplace_back(ThreadInfo{static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key),
+                                threads_.at(key).name});
+  return out;
 }
 
 }  // namespace xtrace

@@ -1,4 +1,4 @@
-// The capture's log sink: identity replay on rotation and the per-file tallies.
+// The capture's log sink: the identities at the top of each rotated file, the per-file tallies.
 #include "capture/output/log_sink.h"
 
 #include <variant>
@@ -8,17 +8,6 @@
 namespace xtrace {
 
 void LogSink::OnEvent(const Event& event) {
-  if (const auto* p = std::get_if<ProcessInfo>(&event)) {
-    // A pid that exited and now names another process: the old one's threads go at once,
-    // and the new one is not forgotten with the old at the next rotation.
-    if (gone_.erase(p->pid)) Forget(p->pid);
-    // Each file repeats who a process was before its execs too, in order.
-    std::vector<ProcessInfo>& identities = processes_[p->pid];
-    if (!p->exec_ns) identities.clear();
-    identities.push_back(*p);
-  }
-  if (const auto* t = std::get_if<ThreadInfo>(&event))
-    threads_[(uint64_t{t->pid} << 32) | t->tid] = *t;
   if (const auto* d = std::get_if<RecordsDropped>(&event)) {
     file_dropped_.level_zero += d->level_zero;
     file_dropped_.itt += d->itt;
@@ -36,24 +25,14 @@ void LogSink::CountRecord(uint32_t pid, std::string_view family) {
   total_tally_.Add(pid, family);
 }
 
-void LogSink::Forget(uint32_t pid) {
-  processes_.erase(pid);
-  std::erase_if(threads_, [pid](const auto& kv) { return kv.second.pid == pid; });
-}
-
-void LogSink::BeginFile(uint64_t dropped_total, const std::map<uint32_t, uint64_t>& drops_total) {
+void LogSink::BeginFile(uint64_t dropped_total, const std::map<uint32_t, uint64_t>& drops_total,
+                        const std::vector<Event>& identities) {
   file_tally_ = RecordTally();
   file_dropped_ = RecordsDropped();
   file_dropped_base_ = dropped_total;
   file_drops_base_ = drops_total;
-  for (uint32_t pid : gone_) Forget(pid);
-  gone_.clear();
-  file_events_ = threads_.size();
-  for (const auto& [pid, identities] : processes_) {
-    for (const ProcessInfo& info : identities) writer_.Append(info);
-    file_events_ += identities.size();
-  }
-  for (const auto& [key, info] : threads_) writer_.Append(info);
+  for (const Event& identity : identities) writer_.Append(identity);
+  file_events_ = identities.size();
 }
 
 std::map<uint32_t, uint64_t> LogSink::FileDropsByPid(

@@ -1,13 +1,12 @@
-// Where a capture's events go: the correlator's output is appended to the log, and what each
-// file needs to read on its own is kept — the process and thread events already written for
-// every process still worth naming (written again at the top of each rotated file) and the
-// per-file tallies its summary gives (records per process and source, events, ring drops).
-// Who a process is, and what to call it, is the process table's (ProcessTable::NameOf).
+// Where a capture's events go: the correlator's output is appended to the log, each rotated
+// file starts with the identities it is given (the processes and threads the log knows, as
+// the correlator's ProcessIdentities said them), and the per-file tallies its summary gives
+// are kept (records per process and source, events, ring drops). Who a process is, and what
+// to call it, is the process table's (ProcessTable::NameOf).
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,13 +35,11 @@ class LogSink final : public EventSink {
   // A record of source `family` from `pid` was read (counted for this file and in all).
   void CountRecord(uint32_t pid, std::string_view family);
 
-  // The process exited: it is named in the files up to the next rotation, not after.
-  void ProcessGone(uint32_t pid) { gone_.insert(pid); }
-
   // The writer has just gone on in a new file. Its tallies start here, from the ring's
-  // running drop totals now; processes gone meanwhile are forgotten; the identity of every
-  // other process and thread is written first, so the file reads on its own.
-  void BeginFile(uint64_t dropped_total, const std::map<uint32_t, uint64_t>& drops_total);
+  // running drop totals now; `identities` (ProcessIdentities::Written: every process and
+  // thread the log knows) are written first, so the file reads on its own.
+  void BeginFile(uint64_t dropped_total, const std::map<uint32_t, uint64_t>& drops_total,
+                 const std::vector<Event>& identities);
 
   // What the current file lost in the ring, given the ring's running totals.
   uint64_t FileDropped(uint64_t dropped_total) const { return dropped_total - file_dropped_base_; }
@@ -56,15 +53,10 @@ class LogSink final : public EventSink {
   const RecordTally& total_tally() const { return total_tally_; }
 
  private:
-  void Forget(uint32_t pid);
-
   LogWriter& writer_;
   EventTap* tap_;
   uint64_t events_ = 0;
   uint64_t file_events_ = 0;
-  std::map<uint32_t, std::vector<ProcessInfo>> processes_;  // its identities, oldest first
-  std::map<uint64_t, ThreadInfo> threads_;  // pid << 32 | tid
-  std::set<uint32_t> gone_;
   RecordTally file_tally_, total_tally_;
   uint64_t file_dropped_base_ = 0;
   RecordsDropped file_dropped_;  // summed from this file's RecordsDropped events

@@ -1,12 +1,15 @@
 // Tests for capture/output/log_sink: each rotated file starts with the identities still worth
-// naming (not those of processes gone before it), and its tallies are its own.
+// naming (not those of processes gone before it), as the one keeper of what the log said
+// (correlate/process_identities) gives them, and its tallies are its own.
 #include "capture/output/log_sink.h"
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "correlate/process_identities.h"
 #include "log/log_reader.h"
 #include "log_test_util.h"
 
@@ -17,6 +20,12 @@ using test_util::SampleHeader;
 using test_util::SampleSummary;
 using test_util::ScratchDir;
 
+// Processes that are gone: each is named by what its records said.
+class NoLiveProcesses : public ProcessInspector {
+ public:
+  std::optional<ProcessDetails> Process(uint32_t) override { return std::nullopt; }
+};
+
 class LogSinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -24,26 +33,30 @@ class LogSinkTest : public ::testing::Test {
     ASSERT_TRUE(writer.ok()) << writer.status().message();
     writer_ = std::move(*writer);
     sink_ = std::make_unique<LogSink>(*writer_);
+    ids_ = std::make_unique<ProcessIdentities>(writer_->strings(), *sink_, inspector_,
+                                               [] { return uint64_t{0}; });
   }
 
+  // The log introduces `pid` as `comm`, or says it exec'd into `comm` at `exec_ns`.
   void Process(uint32_t pid, std::string_view comm, uint64_t exec_ns = 0) {
-    ProcessInfo info;
-    info.pid = pid;
-    info.ns_pid = pid;
-    info.comm = writer_->strings().Intern(comm);
-    info.exec_ns = exec_ns;
-    sink_->OnEvent(info);
+    if (exec_ns == 0) {
+      ASSERT_TRUE(ids_->Introduce(pid, comm));
+    } else {
+      ids_->Execed(pid, exec_ns, ProcessDetails{std::string(comm), "", pid, "", ""}, false);
+    }
   }
   void Thread(uint32_t pid, uint32_t tid, std::string_view name) {
-    sink_->OnEvent(ThreadInfo{pid, tid, writer_->strings().Intern(name)});
+    ids_->NameThread(pid, tid, writer_->strings().Intern(name));
   }
+  // The process exited (the correlator forgets it).
+  void Gone(uint32_t pid) { ids_->Forget(pid); }
   // Goes on in file `n`, the way the capture rotates.
   void Rotate(int n, uint64_t dropped_total = 0, const std::map<uint32_t, uint64_t>& drops = {}) {
     ASSERT_TRUE(writer_
                     ->ContinueInNewFile(SampleSummary(), dir_.File(std::to_string(n) + ".capnp"),
                                         SampleHeader())
                     .ok());
-    sink_->BeginFile(dropped_total, drops);
+    sink_->BeginFile(dropped_total, drops, ids_->Written());
   }
   // "process 4242 app" / "thread 4242/4243 worker", in the order file `n` holds them.
   std::vector<std::string> Identities(int n) {
@@ -69,6 +82,8 @@ class LogSinkTest : public ::testing::Test {
   ScratchDir dir_;
   std::unique_ptr<LogWriter> writer_;
   std::unique_ptr<LogSink> sink_;
+  NoLiveProcesses inspector_;
+  std::unique_ptr<ProcessIdentities> ids_;
 };
 
 TEST_F(LogSinkTest, NewFileStartsWithLiveIdentities) {
@@ -86,9 +101,9 @@ TEST_F(LogSinkTest, GoneProcessIsNamedUntilTheNextRotationOnly) {
   Process(10, "trainer");
   Thread(10, 11, "loader");
   Process(20, "server");
-  sink_->ProcessGone(10);
+  Gone(10);
   Rotate(1);  // 10 left during file 0: file 1 no longer names it
-  sink_->ProcessGone(20);
+  Gone(20);
   Rotate(2);
   EXPECT_EQ(sink_->file_events(), 0u);
   EXPECT_TRUE(Identities(2).empty());
@@ -97,7 +112,7 @@ TEST_F(LogSinkTest, GoneProcessIsNamedUntilTheNextRotationOnly) {
 TEST_F(LogSinkTest, RecycledPidIsReplayedUnderItsNewName) {
   Process(10, "trainer");
   Thread(10, 11, "loader");
-  sink_->ProcessGone(10);
+  Gone(10);
   Process(10, "shell");  // the pid now names another process
   Thread(10, 10, "shell");
   Rotate(1);
@@ -134,7 +149,7 @@ TEST_F(LogSinkTest, AProcessThatExecdIsReplayedWithEveryIdentityInOrder) {
 TEST_F(LogSinkTest, ARecycledPidForgetsTheOldProcessesExecs) {
   Process(10, "env");
   Process(10, "python3", 5'000);
-  sink_->ProcessGone(10);
+  Gone(10);
   Process(10, "shell");
   Rotate(1);
   EXPECT_EQ(Identities(1), (std::vector<std::string>{"process 10 shell"}));
