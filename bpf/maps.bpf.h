@@ -163,6 +163,26 @@ struct {
 	__type(value, struct xt_py_layout);
 } python_procs SEC(".maps");
 
+/* What a thread remembers between its traced calls (python_frames.bpf.h): its search for its
+ * Python thread state, and the frames of the last stack it wrote to the ring, so that the
+ * next writes only the inner frames that differ (xt_py_stack.shared). Shared by every
+ * object, as the ring is: a thread's stacks from all sources form one chain, in ring order. */
+struct xt_py_thread {
+	__u64 tstate;     /* 0: none found */
+	__u64 fsbase;     /* the thread's fs base when it was searched */
+	__u64 checked_ns; /* when it was searched */
+	__u32 generation; /* xt_py_layout.generation it was searched with */
+	__u32 sent;       /* frames of the last stack written; 0 after a lost one */
+	struct xt_py_frame last[XT_PY_MAX_FRAMES]; /* its frames, outermost first */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct xt_py_thread);
+} py_threads SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

@@ -19,21 +19,6 @@
  * gets one, but a thread may enter Python later (PyGILState_Ensure). */
 #define XT_PY_NONE_RECHECK_NS 100000000ull
 
-/* What a thread remembers of its search (task-local, so it goes with the thread). */
-struct xt_py_thread {
-	__u64 tstate;     /* 0: none found */
-	__u64 fsbase;     /* the thread's fs base when it was searched */
-	__u64 checked_ns; /* when it was searched */
-	__u32 generation; /* xt_py_layout.generation it was searched with */
-	__u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct xt_py_thread);
-} py_threads SEC(".maps");
 
 /* A thread's frames lie in its data stack (CPython 3.11 on: chunks of XT_PY_MIN_CHUNK bytes
  * or more, each frame just above its caller's), so one probe read of the bytes below the
@@ -251,18 +236,12 @@ static __always_inline __u64 xt_py_tstate_field(const __u8 *bytes, __u32 offset)
  * none. The state's bytes are read once, into the window (free until the walk); its data
  * stack's current chunk goes to *chunk (0 where the layout has none). */
 static __always_inline __u64 xt_py_thread_frame(const struct xt_py_layout *l,
-						struct xt_py_scratch *buf, __u64 now,
-						__u64 *chunk)
+						struct xt_py_scratch *buf,
+						struct xt_py_thread *pt, __u64 fsbase,
+						__u64 now, __u64 *chunk)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 fsbase = task->thread.fsbase;
-	struct xt_py_thread *pt;
-	__u64 tstate;
+	__u64 tstate = pt->tstate;
 
-	pt = bpf_task_storage_get(&py_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!pt)
-		return 0;
-	tstate = pt->tstate;
 	if (pt->generation != l->generation || pt->fsbase != fsbase || !pt->checked_ns ||
 	    (!tstate && now - pt->checked_ns >= XT_PY_NONE_RECHECK_NS))
 		goto search;
@@ -318,6 +297,49 @@ static __always_inline void xt_py_walk_unrolled(struct xt_py_walk *w, struct xt_
 	buf->rec.frames = n;
 }
 
+/* Outer frames of the stack just walked (`n` frames in buf->frame, innermost first) that equal
+ * those of the last stack the thread wrote (pt->last, outermost first): counted from the
+ * outermost while (code, instruction) pairs are equal. */
+static __always_inline __u32 xt_py_shared(const struct xt_py_scratch *buf,
+					  const struct xt_py_thread *pt, __u32 n)
+{
+	__u32 m = pt->sent, j, i;
+
+	for (j = 0; j < XT_PY_MAX_FRAMES; j++) {
+		if (j >= n || j >= m)
+			break;
+		i = (n - 1 - j) & (XT_PY_MAX_FRAMES - 1);
+		if (buf->frame[i].code != pt->last[j].code || buf->frame[i].instr != pt->last[j].instr)
+			break;
+	}
+	return j;
+}
+
+/* After the stack staged in `buf` went to the ring (`failed` 0) or was lost: the thread's
+ * last stack becomes it, or none, so that the next stack is written whole (user space
+ * takes shared frames from the last stack it received of the thread, which a lost one
+ * is not). */
+static __always_inline void xt_py_sent(const struct xt_py_scratch *buf, int failed)
+{
+	struct xt_py_thread *pt =
+		bpf_task_storage_get(&py_threads, bpf_get_current_task_btf(), 0, 0);
+	__u32 n = buf->rec.frames, k = buf->rec.shared, j;
+
+	if (!pt)
+		return;
+	if (failed || n > XT_PY_MAX_FRAMES) {
+		pt->sent = 0;
+		return;
+	}
+	for (j = 0; j < XT_PY_MAX_FRAMES; j++) {
+		if (j >= n)
+			break;
+		if (j >= k)
+			pt->last[j] = buf->frame[(n - 1 - j) & (XT_PY_MAX_FRAMES - 1)];
+	}
+	pt->sent = n;
+}
+
 /* Builds the Python frames of the calling thread of process `tgid` (as the collector numbers
  * it) as an xt_py_stack record stamped [start_ns, end_ns] in py_scratch, if the process is a
  * checked Python process and the thread is running Python code; returns the record's size,
@@ -326,17 +348,22 @@ static __always_inline void xt_py_walk_unrolled(struct xt_py_walk *w, struct xt_
 static __always_inline __u32 xt_py_stage(__u32 tgid, __u64 start_ns, __u64 end_ns)
 {
 	const struct xt_py_layout *l = bpf_map_lookup_elem(&python_procs, &tgid);
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct xt_py_walk w = {};
 	struct xt_py_scratch *buf;
+	struct xt_py_thread *pt;
 	__u64 frame, chunk = 0;
-	__u32 zero = 0, n, size;
+	__u32 zero = 0, n, k, size;
 
 	if (!l)
 		return 0;
 	buf = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!buf)
 		return 0;
-	frame = xt_py_thread_frame(l, buf, start_ns, &chunk);
+	pt = bpf_task_storage_get(&py_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!pt)
+		return 0;
+	frame = xt_py_thread_frame(l, buf, pt, task->thread.fsbase, start_ns, &chunk);
 	if (frame && l->cframe_frame != XT_PY_NO_OFFSET)
 		frame = xt_py_read_ptr(frame + l->cframe_frame);
 	if (!frame)
@@ -358,11 +385,13 @@ static __always_inline __u32 xt_py_stage(__u32 tgid, __u64 start_ns, __u64 end_n
 		bpf_loop(2 * XT_PY_MAX_FRAMES + 1, xt_py_walk_step, &w, 0);
 	else
 		xt_py_walk_unrolled(&w, buf);
-	/* The mask changes nothing (n <= XT_PY_MAX_FRAMES) but bounds the size for the verifier. */
+	/* The masks change nothing (k <= n <= XT_PY_MAX_FRAMES) but bound the size for the
+	 * verifier. Only the frames that differ from the thread's last stack are written. */
 	n = buf->rec.frames & (2 * XT_PY_MAX_FRAMES - 1);
-	size = sizeof(buf->rec) + n * sizeof(struct xt_py_frame);
+	k = xt_py_shared(buf, pt, n);
+	size = sizeof(buf->rec) + ((n - k) & (2 * XT_PY_MAX_FRAMES - 1)) * sizeof(struct xt_py_frame);
 	buf->rec.frames = n;
-	buf->rec.reserved = 0;
+	buf->rec.shared = k;
 	xt_fill_header(&buf->rec.hdr, XT_REC_PY_STACK, size, w.flags, start_ns, end_ns);
 	return size;
 }
@@ -377,7 +406,8 @@ static __always_inline void xt_py_output_staged(__u32 staged)
 		return;
 	buf = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (buf)
-		xt_output(&buf->rec, staged & (2 * XT_PY_MAX_FRAMES * sizeof(struct xt_py_frame) - 1));
+		xt_py_sent(buf, xt_output(&buf->rec, staged & (2 * XT_PY_MAX_FRAMES *
+								 sizeof(struct xt_py_frame) - 1)));
 }
 
 /* Writes a call's record `rec` of `size` bytes (a constant, at most XT_PY_MAX_FRAMES * 16)
@@ -395,7 +425,7 @@ static __always_inline int xt_py_output_with(__u32 staged, void *rec, __u32 size
 		return xt_output(rec, size);
 	buf = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!buf)
-		return xt_output(rec, size);
+		return xt_output(rec, size); /* never: xt_py_stage found it */
 	/* The mask changes nothing (staged <= 40 + 64 * 16) but bounds the offset: the record
 	 * lands inside the frames' array, twice as long as any stack. */
 	staged &= 2 * XT_PY_MAX_FRAMES * sizeof(struct xt_py_frame) - 1;
@@ -404,8 +434,10 @@ static __always_inline int xt_py_output_with(__u32 staged, void *rec, __u32 size
 	if (bpf_ringbuf_output(&events, &buf->rec, staged + size, xt_wakeup_flags())) {
 		xt_count_drop(XT_REC_PY_STACK);
 		xt_count_drop(((struct xt_record_header *)rec)->type);
+		xt_py_sent(buf, 1);
 		return -1;
 	}
+	xt_py_sent(buf, 0);
 	return 0;
 }
 

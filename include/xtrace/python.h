@@ -88,13 +88,16 @@ struct xt_py_frame {
 
 /* The Python frames of the thread making a traced call, written just before the call's own
  * record with the call's start_ns and end_ns (ITT events: their time). Only threads with a
- * Python thread state get one. Followed by `frames` struct xt_py_frame, innermost first;
- * XT_FLAG_TRUNCATED when the stack went deeper than max_frames. */
+ * Python thread state get one. The stack has `frames` frames, innermost first; its outermost
+ * `shared` are those of the thread's previous stack record (equal code and instruction,
+ * outermost first) and are not repeated: the record is followed by its `frames - shared`
+ * inner struct xt_py_frame. A stack after a lost one has shared 0. XT_FLAG_TRUNCATED when
+ * the stack went deeper than max_frames. */
 struct xt_py_stack {
 	struct xt_record_header hdr;
 	__u32 frames;
-	__u32 reserved;
-	/* struct xt_py_frame frame[frames]; */
+	__u32 shared;
+	/* struct xt_py_frame frame[frames - shared]; */
 };
 
 /* Set by user space, read by BPF; frames written by BPF, read by the decoder (layout_check.h). */
@@ -105,5 +108,6 @@ XT_LAYOUT(XT_OFFSET(xt_py_layout, tstate_chunk) == 56);
 XT_LAYOUT(XT_SIZE(xt_py_frame) == 16);
 XT_LAYOUT(XT_SIZE(xt_py_stack) == 40);
 XT_LAYOUT(XT_OFFSET(xt_py_stack, frames) == 32);
+XT_LAYOUT(XT_OFFSET(xt_py_stack, shared) == 36);
 
 #endif /* XTRACE_PYTHON_H */

@@ -40,7 +40,12 @@ void RecordRouter::Route(std::span<const std::byte> data) {
 
 void RecordRouter::RouteDecoded(const Result<DecodedRecord>& decoded) {
   if (!decoded.ok()) return Malformed(decoded.status().message());
-  const DecodedRecord& record = decoded.value();
+  if (const auto* stack = std::get_if<DecodedPyStack>(&decoded.value()))
+    return RouteWhole(DecodedRecord(py_stacks_.Expand(*stack)));
+  RouteWhole(decoded.value());
+}
+
+void RecordRouter::RouteWhole(const DecodedRecord& record) {
   routes_.decoded(record);
   for (ProbeSource* source : sources_) {
     const RecordEffect effect = source->OnRecord(record);

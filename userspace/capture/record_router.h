@@ -19,6 +19,7 @@
 #include "capture/sources/probe_source.h"
 #include "decode/hold_record_decoder.h"
 #include "decode/process_record_decoder.h"
+#include "decode/py_stack_chains.h"
 #include "decode/record_decoder.h"
 #include "xtrace/records.h"
 
@@ -64,12 +65,14 @@ class RecordRouter {
   SourceSummary Summary(const SourceSummaryInputs& in) const;
 
  private:
+  void RouteWhole(const DecodedRecord& record);  // Python stacks made whole
   void Malformed(const std::string& why);
 
   uint32_t self_pid_;
   std::vector<ProbeSource*> sources_;
   Routes routes_;
   std::vector<uint32_t> detached_;
+  PyStackChains py_stacks_;  // every stack record made whole here, in ring order
   uint64_t malformed_ = 0;
   std::string first_malformed_;
 };

@@ -78,7 +78,7 @@ void Correlator::OnRecord(const DecodedRecord& record) {
 }
 
 void Correlator::OnPyStack(const DecodedPyStack& r) {
-  if (!python_) return;
+  if (!python_ || r.shared) return;  // not made whole (RecordRouter does): no frames at all
   std::vector<std::pair<uint64_t, uint64_t>> frames;
   frames.reserve(r.frames);
   for (uint32_t i = 0; i < r.frames; ++i) {

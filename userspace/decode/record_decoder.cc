@@ -156,13 +156,14 @@ Result<DecodedRecord> DecodePyStack(std::span<const std::byte> data) {
   if (data.size() < sizeof(xt_py_stack))
     return SizeError("python-stack", sizeof(xt_py_stack), data.size());
   const auto rec = Load<xt_py_stack>(data);
-  if (rec.frames > XT_PY_MAX_FRAMES ||
-      sizeof(rec) + uint64_t{rec.frames} * sizeof(xt_py_frame) > data.size()) {
-    return Status::Error("python-stack record: " + std::to_string(rec.frames) +
-                         " frames do not fit the record (" + std::to_string(data.size()) +
-                         " bytes)");
+  if (rec.frames > XT_PY_MAX_FRAMES || rec.shared > rec.frames ||
+      sizeof(rec) + uint64_t{rec.frames - rec.shared} * sizeof(xt_py_frame) > data.size()) {
+    return Status::Error("python-stack record: " + std::to_string(rec.frames) + " frames (" +
+                         std::to_string(rec.shared) + " shared) do not fit the record (" +
+                         std::to_string(data.size()) + " bytes)");
   }
-  return DecodedRecord(DecodedPyStack{rec.hdr, rec.frames, data.data() + sizeof(rec)});
+  return DecodedRecord(
+      DecodedPyStack{rec.hdr, rec.frames, data.data() + sizeof(rec), rec.shared});
 }
 
 }  // namespace
@@ -215,7 +216,7 @@ uint64_t DecodedZeExecute::list(uint32_t i) const {
 
 xt_py_frame DecodedPyStack::frame(uint32_t i) const {
   xt_py_frame f{};
-  if (i < frames) std::memcpy(&f, data + i * sizeof(f), sizeof(f));
+  if (i + shared < frames) std::memcpy(&f, data + i * sizeof(f), sizeof(f));
   return f;
 }
 

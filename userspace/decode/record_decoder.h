@@ -102,9 +102,11 @@ struct DecodedDrmFence {
 // The Python frames of a traced call's thread (struct xt_py_stack).
 struct DecodedPyStack {
   xt_record_header hdr;  // the call's times; XT_FLAG_TRUNCATED: deeper than the frames read
-  uint32_t frames;       // frames in the record, innermost first
-  const std::byte* data; // `frames` unaligned struct xt_py_frame in the decoded buffer
-  xt_py_frame frame(uint32_t i) const;
+  uint32_t frames;       // the stack's frames, innermost first
+  const std::byte* data; // its `frames - shared` inner frames, unaligned struct xt_py_frame
+  uint32_t shared = 0;   // its outer frames that are the thread's previous stack's
+                         // (PyStackChains makes the stack whole)
+  xt_py_frame frame(uint32_t i) const;  // i < frames - shared
 };
 
 using DecodedRecord = std::variant<DecodedKernelCreate, DecodedLaunchKernel, DecodedThreadName,

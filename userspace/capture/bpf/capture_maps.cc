@@ -84,6 +84,7 @@ Status CaptureMaps::Share(bpf_object* obj) const {
       {"known_handles", skel_->maps.known_handles},
       {"asked_handles", skel_->maps.asked_handles},
       {"python_procs", skel_->maps.python_procs},
+      {"py_threads", skel_->maps.py_threads},
   };
   for (const auto& [name, ours] : shared) {
     bpf_map* theirs = bpf_object__find_map_by_name(obj, name);
