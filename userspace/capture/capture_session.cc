@@ -34,7 +34,6 @@
 #include "capture/record_router.h"
 #include "capture/sources/pending_calls.h"
 #include "capture/sources/probe_source.h"
-#include "python/python_frames.h"
 #include "correlate/correlator.h"
 #include "decode/record_decoder.h"
 #include "xtrace/hold.h"
@@ -103,10 +102,6 @@ class Session {
   CollectorPidNamespace pidns_;
   uint32_t self_pid_ = 0;
   std::unique_ptr<CaptureMaps> maps_;
-  // Python interpreters found in traced processes (capture/sources/python_source.h), for the
-  // correlator to resolve their frames; declared before the sources and the correlator.
-  PythonInterpreters python_;
-  ProcessVmMemory python_memory_;
   std::unique_ptr<ProcessWatcher> watcher_;
   std::unique_ptr<ProcessHolds> holds_;  // null: processes are not held
   xt_capture_config config_{};
@@ -205,7 +200,7 @@ Status Session::Prepare() {
     if (std::find(notes_.begin(), notes_.end(), n) == notes_.end()) notes_.push_back(n);
   };
   auto sources =
-      LoadProbeSources(SourceContext{*maps_, opt_, say, &python_, note});
+      LoadProbeSources(SourceContext{*maps_, opt_, say, nullptr, note});
   if (!sources.ok()) return sources.status();
   // Given processes alone: their own uprobes. A scope that discovers processes: uprobes per
   // library file unless asked otherwise (see docs/design-notes.md, "Probes per library file").
@@ -243,7 +238,6 @@ Status Session::Prepare() {
   correlator_ = std::make_unique<Correlator>(output_->writer().strings(), *sink_, processes_);
   // With nothing recording host API calls there is no call to attribute an ioctl to.
   correlator_->drm().set_link_host_calls(router_->records_api_calls());
-  if (opt_.wants_python_frames()) correlator_->SetPython(python_, python_memory_);
   follower_ = std::make_unique<ProcessFollower>(ProcessFollower::Parts{
       opt_, scope_, self_pid_, *maps_, *planner_, processes_, *correlator_, holds_.get(),
       on_record_, [this](const std::string& line) { Say(line); }});

@@ -61,7 +61,9 @@ struct SourceContext {
   CaptureMaps& maps;
   const CaptureOptions& options;
   std::function<void(const std::string&)> say;  // one progress line on stderr (unless quiet)
-  PythonInterpreters* python = nullptr;  // where Python interpreters found are registered
+  // The Python source's interpreter registry (null without Python frames), which
+  // LoadProbeSources hands the other sources.
+  PythonInterpreters* python = nullptr;
   // A fact about what the capture cannot trace, said once: the capture's closing summary and
   // each log's summary repeat it (a sentence without its final period).
   std::function<void(const std::string&)> note = {};

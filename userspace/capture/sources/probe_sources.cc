@@ -21,12 +21,17 @@ Result<std::vector<std::unique_ptr<ProbeSource>>> LoadProbeSources(const SourceC
       {&DrmSource::Load, true},
   };
   std::vector<std::unique_ptr<ProbeSource>> sources;
+  // Made first: the others are told of its interpreter registry (the ITT source keeps a
+  // Python process's calls on its probe site, where frames are read).
+  std::unique_ptr<PythonSource> python = PythonSource::Load(ctx);
+  SourceContext shared = ctx;
+  if (python) shared.python = &python->interpreters();
   std::string errors;
   for (const Entry& entry : kEntries) {
     if (entry.kernel_driver ? ctx.options.drm == DrmCapture::kOff
                             : ctx.options.drm == DrmCapture::kOnly)
       continue;
-    auto source = entry.load(ctx);
+    auto source = entry.load(shared);
     if (!source.ok()) {
       ctx.say(source.status().message() + "; continuing without it");
       errors += (errors.empty() ? "" : "; ") + source.status().message();
@@ -35,12 +40,8 @@ Result<std::vector<std::unique_ptr<ProbeSource>>> LoadProbeSources(const SourceC
     sources.push_back(std::move(*source));
   }
   if (sources.empty()) return Status::Error(errors);
-  // Python frames ride on the other sources' probes: not a source of records by itself.
-  if (ctx.options.wants_python_frames() && ctx.options.drm != DrmCapture::kOnly) {
-    auto python = PythonSource::Load(ctx);
-    if (python.ok()) sources.push_back(std::move(*python));
-    else ctx.say(python.status().message() + "; continuing without it");
-  }
+  // Not a source of records by itself: last, after the sources whose probes it rides on.
+  if (python) sources.push_back(std::move(python));
   return sources;
 }
 

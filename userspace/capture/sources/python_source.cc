@@ -9,9 +9,16 @@
 
 namespace xtrace {
 
-Result<std::unique_ptr<ProbeSource>> PythonSource::Load(const SourceContext& ctx) {
-  if (!ctx.python) return Status::Error("Python frames: no interpreter registry");
-  return std::unique_ptr<ProbeSource>(new PythonSource(ctx));
+PythonSource::PythonSource(const SourceContext& ctx) : ctx_(ctx) { ctx_.python = &interpreters_; }
+
+std::unique_ptr<PythonSource> PythonSource::Load(const SourceContext& ctx) {
+  // Python frames ride on the other sources' probes, which the DRM-only view has none of.
+  if (!ctx.options.wants_python_frames() || ctx.options.drm == DrmCapture::kOnly) return nullptr;
+  return std::unique_ptr<PythonSource>(new PythonSource(ctx));
+}
+
+void PythonSource::Begin(const SourceStart& start) {
+  start.correlator.SetPython(interpreters_, memory_);
 }
 
 bool PythonSource::ProbesLibrary(const MappedLibrary& lib) { return IsCPythonBinary(lib.path); }
