@@ -47,7 +47,16 @@ struct xt_py_scratch {
 	/* A frame read alone (one far from the window: the interpreter's entry frame on the C
 	 * stack, a generator's frame); XT_PY_FRAME_READ bytes, the rest room as above. */
 	__u8 single[128] __attribute__((aligned(8)));
+	/* Which staging the buffer holds (1..XT_PY_TOKEN_MASK, one more each time): a program
+	 * preempted between its stage and its write by another thread's probe on this CPU finds
+	 * another token here, and writes its call without frames rather than the other's. */
+	__u32 token;
 };
+
+/* xt_py_stage's result: the record's size in the low bits (at most 40 + 64 * 16), the
+ * staging's token above them; 0 for no frames. */
+#define XT_PY_STAGED_SIZE_BITS 16
+#define XT_PY_TOKEN_MASK 0x7fffu
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -393,18 +402,38 @@ static __always_inline __u32 xt_py_stage(__u32 tgid, __u64 start_ns, __u64 end_n
 	buf->rec.frames = n;
 	buf->rec.shared = k;
 	xt_fill_header(&buf->rec.hdr, XT_REC_PY_STACK, size, w.flags, start_ns, end_ns);
-	return size;
+	buf->token = (buf->token & XT_PY_TOKEN_MASK) + 1;
+	if (buf->token > XT_PY_TOKEN_MASK)
+		buf->token = 1;
+	return size | (buf->token << XT_PY_STAGED_SIZE_BITS);
+}
+
+/* py_scratch if it still holds the staging `staged` names; else null, and the stack counts
+ * as lost (its thread's next stack is written whole). */
+static __always_inline struct xt_py_scratch *xt_py_staged_buffer(__u32 staged)
+{
+	struct xt_py_scratch *buf;
+	__u32 zero = 0;
+
+	buf = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!buf)
+		return 0; /* never: xt_py_stage found it */
+	if (buf->token != staged >> XT_PY_STAGED_SIZE_BITS) {
+		xt_count_drop(XT_REC_PY_STACK);
+		xt_py_sent(buf, 1);
+		return 0;
+	}
+	return buf;
 }
 
 /* Writes the frames xt_py_stage built (`staged` bytes, 0 for none) alone. */
 static __always_inline void xt_py_output_staged(__u32 staged)
 {
 	struct xt_py_scratch *buf;
-	__u32 zero = 0;
 
 	if (!staged)
 		return;
-	buf = bpf_map_lookup_elem(&py_scratch, &zero);
+	buf = xt_py_staged_buffer(staged);
 	if (buf)
 		xt_py_sent(buf, xt_output(&buf->rec, staged & (2 * XT_PY_MAX_FRAMES *
 								 sizeof(struct xt_py_frame) - 1)));
@@ -418,14 +447,13 @@ static __always_inline void xt_py_output_staged(__u32 staged)
 static __always_inline int xt_py_output_with(__u32 staged, void *rec, __u32 size)
 {
 	struct xt_py_scratch *buf;
-	__u32 zero = 0;
 	__u8 *at;
 
 	if (!staged)
 		return xt_output(rec, size);
-	buf = bpf_map_lookup_elem(&py_scratch, &zero);
+	buf = xt_py_staged_buffer(staged);
 	if (!buf)
-		return xt_output(rec, size); /* never: xt_py_stage found it */
+		return xt_output(rec, size);
 	/* The mask changes nothing (staged <= 40 + 64 * 16) but bounds the offset: the record
 	 * lands inside the frames' array, twice as long as any stack. */
 	staged &= 2 * XT_PY_MAX_FRAMES * sizeof(struct xt_py_frame) - 1;
