@@ -1,16 +1,21 @@
 // Section 8: what `attach --pid` costs a running training job. Debian's python3-torch runs
 // tests/workloads/torch_train_loop.py (training steps of a small convolutional model, oneDNN's
 // primitives reaching xtrace's collector as ITT tasks) and reports its own iteration count
-// every second. One process is measured four times: untraced, attached (from a little after
-// xtrace says its ITT calls are captured), attached with --python-frames, and untraced again
-// after the captures ended; the figures are the attached rates over the mean of the two
-// untraced ones, so load that drifts on a shared machine is bracketed rather than measured.
+// every second. One process is measured in rounds: untraced, attached (the default: ITT on
+// the in-process fast path), untraced, attached with --python-frames (every ITT call on the
+// probe site, its frames read), and untraced once more at the end. Each attached
+// rate is taken over the mean of the untraced rates just before and just after it, and a row
+// gives the median of its rounds' ratios: a loop that speeds up as it warms (it does, by a
+// third over its first minute here) or a neighbour that comes and goes then moves both sides
+// of a ratio alike, so a ratio above 1 cannot come from drift.
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "bench_sections.h"
@@ -55,8 +60,10 @@ class TorchAttachSection final : public BenchSection {
 
   void Run(BenchContext& ctx) override {
     const std::string section = "8 PyTorch attach";
-    ctx.Say(section + ": a running training loop (python3-torch), untraced and attached");
-    const int periods = ctx.options.quick ? 3 : 10;
+    const int periods = ctx.options.quick ? 2 : 4;
+    const int rounds = ctx.options.quick ? 1 : std::clamp(ctx.options.repetitions, 1, 3);
+    ctx.Say(section + Format(": a running training loop (python3-torch), untraced and attached "
+                             "in turn (%d rounds)", rounds));
     ChildProcess loop({kPython, ctx.paths.torch_loop, "--report-every", "1"},
                       {"INTEL_LIBITTNOTIFY64=" + ctx.paths.itt_collector});
     const auto ready = loop.WaitStdout("ready", kTorchStart);
@@ -67,55 +74,72 @@ class TorchAttachSection final : public BenchSection {
       return;
     }
     const std::string pid = ready->substr(ready->find(' ') + 1);
-    auto before = Rate(loop, 1, periods);
-    // Attached twice in turn: without Python frames (the fast path, where the collector
-    // allows it) and with them (every ITT call on the probe site, its frames read).
-    struct Attached {
-      Result<double> rate = Status::Error("not measured");
-      bool fast = false;
-    };
-    Attached attached[2];
-    for (int frames = 0; frames < 2 && before.ok(); ++frames) {
+    auto attached_rate = [&](bool frames, bool* fast) -> Result<double> {
       // --no-drm: the syscall tracepoints would tax every syscall of the machine, which is
       // not what this row is about (section 2 measures them).
-      ChildProcess xtrace(std::vector<std::string>{
-          ctx.paths.xtrace, "attach", "--pid", pid, "--no-drm",
-          frames ? "--python-frames" : "--no-python-frames", "-o",
-          ctx.Scratch("torch-attach.capnp")});
+      std::vector<std::string> argv = {ctx.paths.xtrace, "attach", "--pid", pid, "--no-drm",
+                                       "-o", ctx.Scratch("torch-attach.capnp")};
+      if (frames) argv.push_back("--python-frames");
+      ChildProcess xtrace(argv);
       const bool on = xtrace.WaitStderr("pid " + pid + ": ITT calls go through",
                                         std::chrono::seconds(60))
                           .has_value();
-      attached[frames].rate = on ? Rate(loop, 1, periods)
-                                 : Result<double>(Status::Error("xtrace attach: " +
-                                                                xtrace.stderr_text()));
-      attached[frames].fast =
-          on && xtrace.stderr_text().find("in-process fast path") != std::string::npos;
+      Result<double> rate = on ? Rate(loop, 1, periods)
+                               : Result<double>(Status::Error("xtrace attach: " +
+                                                              xtrace.stderr_text()));
+      *fast = on && xtrace.stderr_text().find("in-process fast path") != std::string::npos;
       xtrace.Signal(SIGINT);
       xtrace.Wait(std::chrono::seconds(60));
-      if (!attached[frames].rate.ok()) break;
+      return rate;
+    };
+    // untraced[k] is measured before attached run k; the last one after every run.
+    std::vector<double> untraced, attached[2];
+    bool fast[2] = {false, false};
+    Status failed = Status::Ok();
+    auto measure_untraced = [&] {
+      auto r = Rate(loop, 1, periods);
+      if (r.ok()) untraced.push_back(*r);
+      return r.status();
+    };
+    // The loop's first seconds are its slowest (allocator and oneDNN caches warming): one
+    // untraced period is spent before anything is measured.
+    if (Status st = Rate(loop, 1, 1).status(); !st.ok()) failed = st;
+    for (int round = 0; round < rounds && failed.ok(); ++round) {
+      for (int frames = 0; frames < 2 && failed.ok(); ++frames) {
+        if (failed = measure_untraced(); !failed.ok()) break;
+        auto r = attached_rate(frames == 1, &fast[frames]);
+        if (r.ok()) attached[frames].push_back(*r);
+        failed = r.status();
+      }
     }
-    auto after = attached[1].rate.ok() ? Rate(loop, 1, periods) : attached[1].rate;
+    if (failed.ok()) failed = measure_untraced();
     loop.Signal(SIGTERM);
     loop.Wait(std::chrono::seconds(30));
-    const Result<double>& failed = !before.ok()              ? before
-                                   : !attached[0].rate.ok() ? attached[0].rate
-                                   : !attached[1].rate.ok() ? attached[1].rate
-                                                            : after;
     if (!failed.ok()) {
-      ctx.table.Add({section, "training loop, attach --pid", "failed", "",
-                     failed.status().message(), "", ""});
+      ctx.table.Add({section, "training loop, attach --pid", "failed", "", failed.message(), "",
+                     ""});
       return;
     }
-    const double untraced = (*before + *after) / 2;
     for (int frames = 0; frames < 2; ++frames) {
-      const Attached& a = attached[frames];
-      ctx.table.Add(
-          {section,
-           std::string("training loop, attach --pid") + (frames ? " --python-frames" : "") +
-               " (" + (a.fast ? "fast path" : "probe site") + ")",
-           Format("%.1f it/s", a.rate.value()), Format("%.3fx untraced", a.rate.value() / untraced),
-           Format("untraced %.1f before, %.1f after; %d s each", *before, *after, periods), "",
-           ""});
+      std::vector<double> ratios;
+      std::string raw;
+      for (size_t r = 0; r < attached[frames].size(); ++r) {
+        const size_t k = 2 * r + frames;  // the untraced period just before this run
+        const double around = (untraced[k] + untraced[k + 1]) / 2;
+        ratios.push_back(attached[frames][r] / around);
+        raw += Format("%s%.0f it/s against %.0f", raw.empty() ? "" : "; ", attached[frames][r],
+                      around);
+      }
+      std::vector<double> sorted = ratios;
+      std::sort(sorted.begin(), sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      ctx.table.Add({section,
+                     std::string("training loop, attach --pid") +
+                         (frames ? " --python-frames" : "") + " (" +
+                         (fast[frames] ? "fast path" : "probe site") + ")",
+                     Format("%.3fx untraced", median),
+                     Format("median of %zu", ratios.size()),
+                     raw + Format(" (untraced around each; %d s each)", periods), "", ""});
     }
   }
 };

@@ -177,9 +177,10 @@ class PythonIntegrationTest : public RootTest {
   std::map<std::string, uint32_t> lines_;
 };
 
+// Frames are on by default: nothing asks for them here.
 TEST_F(PythonIntegrationTest, RecordPlacesEveryCallUnderTheLineThatMadeIt) {
   const std::string out = Path("record.capnp");
-  auto r = RunCommand({kXtrace, "record", "--python-frames", "-o", out, "--", "/usr/bin/env",
+  auto r = RunCommand({kXtrace, "record", "-o", out, "--", "/usr/bin/env",
                        kSimulatedGpu, kPython, kScript, "--iterations", std::to_string(kIterations)},
                       {}, 120s);
   ASSERT_EQ(r.exit_code(), 0) << r.err << r.out;
@@ -287,10 +288,10 @@ TEST_F(PythonIntegrationTest, OneDnnTasksOfRealPyTorchCarryTheModelsLines) {
   EXPECT_EQ(seen, model_lines);
 }
 
-// The default: no frames.
-TEST_F(PythonIntegrationTest, NoPythonFramesUnlessAsked) {
+// --no-python-frames: none.
+TEST_F(PythonIntegrationTest, NoPythonFramesWhenTurnedOff) {
   const std::string out = Path("off.capnp");
-  auto r = RunCommand({kXtrace, "record", "-o", out, "--", "/usr/bin/env",
+  auto r = RunCommand({kXtrace, "record", "--no-python-frames", "-o", out, "--", "/usr/bin/env",
                        kSimulatedGpu, kPython, kScript, "--iterations", "2", "--linger", "0.3"},
                       {}, 120s);
   ASSERT_EQ(r.exit_code(), 0) << r.err << r.out;

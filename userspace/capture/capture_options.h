@@ -85,10 +85,15 @@ struct CaptureOptions {
   bool probes_per_process = false;
   bool drm_syscall_tracepoints = false;  // DRM ioctls from sys_enter/exit, not fentry/fexit
   // Python frames of a CPython process's thread on its launches, copies, submissions,
-  // synchronizations and ITT tasks (capture/sources/python_source.h); --python-frames. Off by default:
-  // it costs more per call than the probe itself (docs/design-notes.md, "Python frames").
-  std::optional<bool> python_frames;  // unset: off
-  bool wants_python_frames() const { return python_frames.value_or(false); }
+  // synchronizations and ITT tasks (capture/sources/python_source.h). On by default for the
+  // calls that trap anyway: at a model's depth the frames add under a tenth of the trap such a
+  // call already pays (make bench, section 10). ITT calls on the in-process fast path pay no
+  // trap, and reading their frames would put each back on the probe site (a PyTorch loop ran
+  // at 0.69x instead of 0.96x, section 8): they keep the fast path unless --python-frames is
+  // given. --no-python-frames: none at all. See docs/design-notes.md, "Python frames".
+  std::optional<bool> python_frames;  // unset: on, ITT's fast path kept
+  bool wants_python_frames() const { return python_frames.value_or(true); }
+  bool python_frames_over_itt_fast_path() const { return python_frames.value_or(false); }
   // Where processes can start or load libraries during the capture, each selected one is held
   // (stopped) from its exec or library load until its new files are probed, at most this long
   // (include/xtrace/hold.h); `hold` false: never held, first calls may be lost.

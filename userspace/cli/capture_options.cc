@@ -129,10 +129,13 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "the Python frames of a CPython 3.11-3.13 process's thread on each of its launches, "
        "copies, submissions, synchronizations and ITT tasks (which line of the model made it): "
        "python_function slices in the trace, the line in each device slice, report --by "
-       "python. Costs about 0.5 us plus 10-25 ns a frame per such call on a VM (+0.9 us at depth 30), "
-       "and keeps that process's ITT calls off the in-process fast path",
+       "python. On by default, where a call traps anyway: about 0.6 us per such call at depth "
+       "30 on a VM, under a tenth of its trap. Given, it also keeps that process's ITT calls "
+       "off the in-process fast path, so that its ITT tasks carry frames too (a trap per ITT "
+       "call)",
        [&o](Flag, Value) { return o.python_frames = true, Status::Ok(); }},
-      {0, "--no-python-frames", "", "SOURCES", "no Python frames (the default)",
+      {0, "--no-python-frames", "", "SOURCES",
+       "no Python frames at all",
        [&o](Flag, Value) { return o.python_frames = false, Status::Ok(); }},
 
       {'d', "--duration", "TIME", "CAPTURE", "stop after TIME (e.g. 10, 30s, 500ms, 5m)",

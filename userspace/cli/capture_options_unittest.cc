@@ -46,6 +46,20 @@ TEST(CaptureOptions, TargetsAccumulate) {
   EXPECT_FALSE(Parse({"--comm", "python3"}).options.probes_per_process);
 }
 
+// Python frames by default on the calls that trap anyway; the ITT fast path is given up for
+// them only when asked.
+TEST(CaptureOptions, PythonFramesOnByDefaultWithoutTakingIttsFastPath) {
+  const CaptureOptions by_default = Parse({"--pid", "1"}).options;
+  EXPECT_TRUE(by_default.wants_python_frames());
+  EXPECT_FALSE(by_default.python_frames_over_itt_fast_path());
+  const CaptureOptions asked = Parse({"--python-frames"}).options;
+  EXPECT_TRUE(asked.wants_python_frames());
+  EXPECT_TRUE(asked.python_frames_over_itt_fast_path());
+  const CaptureOptions off = Parse({"--no-python-frames"}).options;
+  EXPECT_FALSE(off.wants_python_frames());
+  EXPECT_FALSE(off.python_frames_over_itt_fast_path());
+}
+
 TEST(CaptureOptions, SourcesAndAdvancedSwitches) {
   auto p = Parse({"--drm-only", "--start-paused", "--single-uprobes", "--drm-syscall-tracepoints",
                   "-v", "--follow-children", "-d", "500ms"});

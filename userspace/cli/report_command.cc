@@ -106,7 +106,7 @@ OptionTable ReportOptionTable(ReportArguments& a) {
       {0, "--by", "KEY", "OUTPUT",
        "one section per process, thread, device, rank or host; or python: one table of device "
        "time, device operations and launches per line of the Python code that made them (the "
-       "innermost frame outside library code; needs a capture with --python-frames)",
+       "innermost frame outside library code; needs a capture with Python frames, the default)",
        [&a, by = OneOf(o.read.aggregate.by,
                        {{"process", GroupBy::kProcess},
                         {"thread", GroupBy::kThread},

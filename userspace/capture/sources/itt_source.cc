@@ -84,14 +84,13 @@ Result<std::unique_ptr<ProbeSource>> IttSource::Load(const SourceContext& ctx) {
   if (int err = itt_probes__load(skel))
     return Status::Error("loading ITT BPF programs: " + BpfErrorText(err));
   self->fast_path_ = std::make_unique<IttFastPath>(ctx.maps, ctx.say);
-  // The fast path's calls never pass BPF, which reads the Python frames: a Python process
-  // whose frames are wanted keeps its ITT calls on the probe site.
-  if (ctx.options.wants_python_frames() && ctx.python) {
+  // The fast path's calls never pass BPF, which reads the Python frames: with --python-frames
+  // given, a Python process keeps its ITT calls on the probe site so that its tasks carry
+  // them (by default they keep the fast path; see CaptureOptions::python_frames).
+  if (ctx.options.python_frames_over_itt_fast_path() && ctx.python) {
     PythonInterpreters* python = ctx.python;
     self->fast_path_->KeepOnProbeSiteIf([python](uint32_t pid) -> std::string {
-      return python->Find(pid) ? "its Python frames are read there; --no-python-frames for the "
-                                 "fast path"
-                               : "";
+      return python->Find(pid) ? "its Python frames are read there (--python-frames)" : "";
     });
   }
   return std::unique_ptr<ProbeSource>(std::move(self));
