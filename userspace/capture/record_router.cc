@@ -22,6 +22,8 @@ void RecordRouter::Route(std::span<const std::byte> data) {
     if (IsProcessRecordType(hdr.type)) {
       auto decoded = DecodeProcessRecord(data);
       if (!decoded.ok()) return Malformed(decoded.status().message());
+      if (const auto* exit = std::get_if<DecodedProcessExit>(&*decoded))
+        py_stacks_.ForgetProcess(exit->hdr.pid);
       return routes_.process(*decoded);
     }
     if (IsHoldRecordType(hdr.type)) {

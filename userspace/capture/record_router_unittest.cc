@@ -151,6 +151,39 @@ TEST(RecordRouterTest, LifecycleAndQueryHoldRecordsTakeTheirOwnRoutes) {
   EXPECT_EQ(bystander.records, 0);
 }
 
+// Python stacks are made whole here from each thread's chain; a process's exit lets its
+// chains go, so a stack of a later process with that pid that claims shared frames gets none.
+TEST(RecordRouterTest, AProcessExitEndsItsThreadsPythonStackChains) {
+  Seen seen;
+  RecordRouter::Routes routes = RoutesInto(seen);
+  std::vector<uint32_t> frames;
+  routes.decoded = [&frames](const DecodedRecord& r) {
+    if (const auto* stack = std::get_if<DecodedPyStack>(&r)) frames.push_back(stack->frames);
+  };
+  RecordRouter router(kSelf, {}, std::move(routes));
+  auto stack = [](uint32_t total, uint32_t shared) {
+    struct {
+      xt_py_stack rec;
+      xt_py_frame inner[2];
+    } r{};
+    const uint32_t written = total - shared;
+    r.rec.hdr = Hdr(XT_REC_PY_STACK, sizeof(r.rec) + written * sizeof(xt_py_frame), 5);
+    r.rec.frames = total;
+    r.rec.shared = shared;
+    for (uint32_t i = 0; i < written; ++i) r.inner[i] = {0x10 + i, i};
+    std::vector<std::byte> bytes = Bytes(r);
+    bytes.resize(r.rec.hdr.size);
+    return bytes;
+  };
+  router.Route(stack(2, 0));
+  router.Route(stack(2, 1));  // shares the outer frame: whole
+  xt_process_exit exit_rec{};
+  exit_rec.hdr = Hdr(XT_REC_PROCESS_EXIT, sizeof(exit_rec), 5);
+  router.Route(Bytes(exit_rec));
+  router.Route(stack(2, 1));  // nothing left to share with
+  EXPECT_EQ(frames, (std::vector<uint32_t>{2, 2, 0}));
+}
+
 TEST(RecordRouterTest, AHoldNoSourceServesIsHandedBackToBeContinued) {
   FakeSource source("", "", false);
   Seen seen;

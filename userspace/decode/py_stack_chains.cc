@@ -20,4 +20,8 @@ DecodedPyStack PyStackChains::Expand(const DecodedPyStack& stack) {
                         0};
 }
 
+void PyStackChains::ForgetProcess(uint32_t pid) {
+  std::erase_if(last_, [pid](const auto& entry) { return entry.first >> 32 == pid; });
+}
+
 }  // namespace xtrace

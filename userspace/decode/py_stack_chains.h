@@ -20,6 +20,11 @@ class PyStackChains {
   // is written whole: never frames of another stack.
   DecodedPyStack Expand(const DecodedPyStack& stack);
 
+  // The process's last thread exited: its threads' chains go (a process that lives on keeps
+  // one chain per thread it ever had, about 1 KiB each at depth 64).
+  void ForgetProcess(uint32_t pid);
+  size_t threads() const { return last_.size(); }
+
   // Stacks that could not be made whole.
   uint64_t broken() const { return broken_; }
 

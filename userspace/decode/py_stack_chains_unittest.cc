@@ -101,5 +101,21 @@ TEST(PyStackChains, ARecordSharingMoreThanItsFramesIsMalformed) {
   EXPECT_FALSE(DecodeRecord(bytes).ok());
 }
 
+// An exited process's chains go, every thread's, and no other process's; a process that
+// reuses the pid starts without them (its first stack is whole, as BPF's new task storage
+// makes it, and a record claiming shared frames gets none).
+TEST(PyStackChains, AnExitedProcessesChainsAreForgotten) {
+  PyStackChains chains;
+  chains.Expand(Record(7, 7, 2, 0, {{0xa, 0}, {0xb, 0}}).Decoded());
+  chains.Expand(Record(7, 9, 2, 0, {{0xc, 0}, {0xd, 0}}).Decoded());
+  chains.Expand(Record(6, 7, 2, 0, {{0xe, 0}, {0xf, 0}}).Decoded());
+  ASSERT_EQ(chains.threads(), 3u);
+  chains.ForgetProcess(7);
+  EXPECT_EQ(chains.threads(), 1u);
+  EXPECT_EQ(chains.Expand(Record(7, 7, 2, 1, {{0x1, 0}}).Decoded()).frames, 0u);
+  EXPECT_EQ(Codes(Frames(chains.Expand(Record(6, 7, 2, 1, {{0x3, 0}}).Decoded()))),
+            (std::vector<uint64_t>{0x3, 0xf}));
+}
+
 }  // namespace
 }  // namespace xtrace
