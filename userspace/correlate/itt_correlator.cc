@@ -62,17 +62,17 @@ void IttCorrelator::OnName(const DecodedIttName& r) {
     else rename_thread_(r.hdr.pid, r.hdr.tid, r.text);
     return;
   }
-  names_[{r.hdr.pid, r.kind, r.handle}] = InternName(r.text, r.hdr.flags);
+  names_[{r.handle, r.hdr.pid, r.kind}] = InternName(r.text, r.hdr.flags);
 }
 
 StringId IttCorrelator::HandleName(uint32_t pid, uint32_t kind, uint64_t handle) {
   if (handle == 0) return kEmptyString;
-  if (auto it = names_.find({pid, kind, handle}); it != names_.end()) return it->second;
+  if (auto it = names_.find({handle, pid, kind}); it != names_.end()) return it->second;
   // Its name record was lost (ring full) or it was unreadable: name it by address, once.
   ++stats_.unknown_handles;
   const StringId id =
       strings_.Intern(HexName(kind == XT_ITT_NAME_DOMAIN ? "domain" : "name", handle));
-  names_[{pid, kind, handle}] = id;
+  names_[{handle, pid, kind}] = id;
   return id;
 }
 
@@ -151,8 +151,17 @@ void IttCorrelator::EndWithoutBegin(const DecodedIttEvent& r, IttTaskKind kind, 
   sink_.OnEvent(e);
 }
 
+IttCorrelator::ThreadStack& IttCorrelator::StackOf(uint32_t pid, uint32_t tid) {
+  const uint64_t key = ThreadKey(pid, tid);
+  if (!last_stack_ || last_key_ != key) {
+    last_stack_ = &threads_[key];
+    last_key_ = key;
+  }
+  return *last_stack_;
+}
+
 void IttCorrelator::BeginTask(const DecodedIttEvent& r) {
-  ThreadStack& thread = threads_[ThreadKey(r.hdr.pid, r.hdr.tid)];
+  ThreadStack& thread = StackOf(r.hdr.pid, r.hdr.tid);
   if (thread.open.size() >= kMaxOpenPerThread) {
     ++stats_.too_deep;
     ++thread.ignored;
@@ -172,13 +181,12 @@ void IttCorrelator::BeginTask(const DecodedIttEvent& r) {
 void IttCorrelator::EndTask(const DecodedIttEvent& r) {
   uint64_t domain_key = 0;
   const StringId domain = DomainOf(r, &domain_key);
-  auto it = threads_.find(ThreadKey(r.hdr.pid, r.hdr.tid));
-  if (it != threads_.end() && it->second.ignored > 0) {
-    --it->second.ignored;
+  ThreadStack& thread = StackOf(r.hdr.pid, r.hdr.tid);
+  if (thread.ignored > 0) {
+    --thread.ignored;
     return;
   }
-  if (it == threads_.end()) return EndWithoutBegin(r, IttTaskKind::kTask, domain);
-  std::vector<Open>& open = it->second.open;
+  std::vector<Open>& open = thread.open;
   size_t match = open.size();
   while (match > 0 && open[match - 1].domain_key != domain_key) --match;
   if (match == 0) return EndWithoutBegin(r, IttTaskKind::kTask, domain);
@@ -187,7 +195,11 @@ void IttCorrelator::EndTask(const DecodedIttEvent& r) {
   Emit(r.hdr.pid, open[match - 1], r.hdr.tid, r.hdr.start_ns, IttTaskKind::kTask, 0, false,
        false);
   open.resize(match - 1);
-  if (open.empty()) threads_.erase(it);
+  // A thread pool that churns threads would keep a stack for every thread it ever had.
+  if (open.empty() && threads_.size() > kMaxIdleStacks) {
+    threads_.erase(ThreadKey(r.hdr.pid, r.hdr.tid));
+    last_stack_ = nullptr;
+  }
 }
 
 void IttCorrelator::BeginKeyed(const DecodedIttEvent& r, IttTaskKind kind) {
@@ -247,6 +259,7 @@ void IttCorrelator::NoteStartPaused(uint32_t pid, uint64_t ts_ns) {
 }
 
 void IttCorrelator::CloseProcess(uint32_t pid, uint64_t end_ns) {
+  last_stack_ = nullptr;
   for (auto it = threads_.begin(); it != threads_.end();) {
     if (it->first >> 32 != pid) {
       ++it;
@@ -275,6 +288,7 @@ void IttCorrelator::Finish(uint64_t end_ns) {
       Emit(static_cast<uint32_t>(key >> 32), *open, open->tid, end_ns, IttTaskKind::kTask, 0,
            true, false);
   threads_.clear();
+  last_stack_ = nullptr;
   for (auto& [key, opens] : keyed_)
     for (const Open& open : opens)
       Emit(std::get<0>(key), open, open.tid, end_ns, std::get<1>(key), std::get<3>(key), true,

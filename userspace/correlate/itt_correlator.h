@@ -40,6 +40,9 @@ class IttCorrelator {
   // that begins without ever ending would grow memory without bound.
   static constexpr size_t kMaxOpenPerThread = 1024;
   static constexpr size_t kMaxOpenKeyed = 65536;
+  // Threads whose stack is kept while empty (so a task costs no allocation); past this many,
+  // a stack that empties goes.
+  static constexpr size_t kMaxIdleStacks = 4096;
 
   using RenameThread = std::function<void(uint32_t pid, uint32_t tid, std::string_view name)>;
 
@@ -72,6 +75,18 @@ class IttCorrelator {
     std::vector<Open> open;
     uint32_t ignored = 0;  // begins past kMaxOpenPerThread still waiting for their ends
   };
+  // (pid, kind, handle) of a handle's text.
+  struct HandleKey {
+    uint64_t handle;
+    uint32_t pid;
+    uint32_t kind;
+    bool operator==(const HandleKey&) const = default;
+  };
+  struct HandleKeyHash {
+    size_t operator()(const HandleKey& k) const {
+      return std::hash<uint64_t>()(k.handle ^ (uint64_t{k.pid} << 40) ^ (uint64_t{k.kind} << 32));
+    }
+  };
   using KeyedKey = std::tuple<uint32_t /*pid*/, IttTaskKind, uint64_t /*domain*/,
                               uint64_t /*id d1*/, uint64_t /*id d2*/>;
 
@@ -82,6 +97,9 @@ class IttCorrelator {
   StringId HandleName(uint32_t pid, uint32_t kind, uint64_t handle);
   StringId DomainOf(const DecodedIttEvent& r, uint64_t* domain_key);
   StringId NameOf(const DecodedIttEvent& r);
+  // The thread's stack of open tasks (made on first use, kept while its process lives: a
+  // task a pair is then no allocation).
+  ThreadStack& StackOf(uint32_t pid, uint32_t tid);
   void BeginTask(const DecodedIttEvent& r);
   void EndTask(const DecodedIttEvent& r);
   void BeginKeyed(const DecodedIttEvent& r, IttTaskKind kind);
@@ -95,9 +113,13 @@ class IttCorrelator {
   RenameThread rename_thread_;
   StringId pytorch_domain_;
   // (pid, kind, handle) -> text sent for it.
-  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, StringId> names_;
+  std::unordered_map<HandleKey, StringId, HandleKeyHash> names_;
   std::set<StringId> cut_names_;  // names that end in "…" because the probe cut them
   std::unordered_map<uint64_t, ThreadStack> threads_;  // pid << 32 | tid
+  // The stack StackOf found last (the next record is mostly the same thread's); nodes of an
+  // unordered_map stay put, so this holds until threads_ loses an entry.
+  uint64_t last_key_ = 0;
+  ThreadStack* last_stack_ = nullptr;
   std::map<KeyedKey, std::vector<Open>> keyed_;
   size_t keyed_open_ = 0;
   IttStats stats_;

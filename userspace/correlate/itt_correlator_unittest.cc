@@ -326,5 +326,34 @@ TEST_F(IttCorrelatorTest, BeginsBeyondTheOpenLimitAreIgnoredWithTheirEnds) {
   EXPECT_EQ(tasks.back().start_ns, 100u);
 }
 
+// A thread's stack outlives its tasks (no allocation a pair) until there are more idle ones
+// than kMaxIdleStacks: pairing is the same either way, and a stack that went is made again.
+TEST_F(IttCorrelatorTest, ThreadsPairTheSameWhetherTheirIdleStacksAreKeptOrNot) {
+  const uint32_t threads = IttCorrelator::kMaxIdleStacks + 8;
+  for (uint32_t round = 0; round < 2; ++round) {
+    for (uint32_t tid = 1; tid <= threads; ++tid) {
+      const uint64_t t = 1000 * (round * threads + tid);
+      Feed(Ev(XT_ITT_TASK_BEGIN, tid, t, kDomainA, kStep));
+      Feed(Ev(XT_ITT_TASK_BEGIN, tid, t + 1, kDomainB, kInner));
+      Feed(Ev(XT_ITT_TASK_END, tid, t + 2, kDomainB));
+      Feed(Ev(XT_ITT_TASK_END, tid, t + 3, kDomainA));
+    }
+  }
+  Feed(Ev(XT_ITT_TASK_END, 1, 1, kDomainA));  // nothing open on thread 1 any more
+  const auto tasks = sink.All<IttTask>();
+  ASSERT_EQ(tasks.size(), 4u * threads + 1);
+  for (size_t i = 0; i + 1 < tasks.size(); i += 2) {
+    EXPECT_EQ(S(tasks[i].name), "inner");
+    EXPECT_EQ(S(tasks[i + 1].name), "step");
+    EXPECT_EQ(tasks[i].tid, tasks[i + 1].tid);
+    EXPECT_EQ(tasks[i + 1].end_ns, tasks[i + 1].start_ns + 3);
+    EXPECT_FALSE(tasks[i].begin_missing || tasks[i].closed_by_outer || tasks[i].unfinished);
+  }
+  EXPECT_TRUE(tasks.back().begin_missing);
+  EXPECT_EQ(correlator.itt_stats().ends_without_begin, 1u);
+  correlator.Finish(1'000'000'000);
+  EXPECT_EQ(sink.All<IttTask>().size(), 4u * threads + 1) << "nothing was left open";
+}
+
 }  // namespace
 }  // namespace xtrace
