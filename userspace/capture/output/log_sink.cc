@@ -21,13 +21,20 @@ void LogSink::OnEvent(const Event& event) {
 }
 
 void LogSink::CountRecord(uint32_t pid, std::string_view family) {
-  file_tally_.Add(pid, family);
-  total_tally_.Add(pid, family);
+  if (last_.file && last_.pid == pid && *last_.family == family) {
+    ++*last_.file;
+    ++*last_.total;
+    return;
+  }
+  auto& file = *file_tally_.records[pid].try_emplace(std::string(family)).first;
+  auto& total = *total_tally_.records[pid].try_emplace(std::string(family)).first;
+  last_ = {pid, &file.first, &++file.second, &++total.second};
 }
 
 void LogSink::BeginFile(uint64_t dropped_total, const std::map<uint32_t, uint64_t>& drops_total,
                         const std::vector<Event>& identities) {
   file_tally_ = RecordTally();
+  last_ = {};
   file_dropped_ = RecordsDropped();
   file_dropped_base_ = dropped_total;
   file_drops_base_ = drops_total;

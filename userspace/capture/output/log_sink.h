@@ -58,6 +58,14 @@ class LogSink final : public EventSink {
   uint64_t events_ = 0;
   uint64_t file_events_ = 0;
   RecordTally file_tally_, total_tally_;
+  // The counters CountRecord bumped last (map nodes stay put): the next record is mostly of
+  // the same process and source.
+  struct LastCount {
+    uint32_t pid = 0;
+    const std::string* family = nullptr;  // the file tally's key
+    uint64_t* file = nullptr;
+    uint64_t* total = nullptr;
+  } last_;
   uint64_t file_dropped_base_ = 0;
   RecordsDropped file_dropped_;  // summed from this file's RecordsDropped events
   std::map<uint32_t, uint64_t> file_drops_base_;

@@ -136,6 +136,24 @@ TEST_F(LogSinkTest, TalliesAreCountedPerFileAndInAll) {
             (std::map<uint32_t, uint64_t>{{10, 0}, {20, 5}, {30, 2}}));
 }
 
+// A run of records of one process and source is counted without a lookup each: the run is
+// told by the source's text, wherever that lies, and it restarts with each file.
+TEST_F(LogSinkTest, ARunOfRecordsIsCountedByItsSourceTextAndPerFile) {
+  std::string family = "ITT";
+  sink_->CountRecord(10, family);
+  family = "DRM";  // the same buffer, another source
+  sink_->CountRecord(10, family);
+  sink_->CountRecord(10, family);
+  sink_->CountRecord(11, family);
+  Rotate(1);
+  sink_->CountRecord(11, "DRM");
+  EXPECT_EQ(sink_->file_tally().records,
+            (std::map<uint32_t, std::map<std::string, uint64_t>>{{11, {{"DRM", 1}}}}));
+  EXPECT_EQ(sink_->total_tally().records,
+            (std::map<uint32_t, std::map<std::string, uint64_t>>{
+                {10, {{"ITT", 1}, {"DRM", 2}}}, {11, {{"DRM", 2}}}}));
+}
+
 TEST_F(LogSinkTest, AProcessThatExecdIsReplayedWithEveryIdentityInOrder) {
   Process(10, "env");
   Process(10, "python3", 5'000);
