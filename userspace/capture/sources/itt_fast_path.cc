@@ -56,10 +56,13 @@ IttFastPath::~IttFastPath() {
 
 void IttFastPath::DrainLoop() {
   std::unique_lock lock(mu_);
-  while (!wake_.wait_for(lock, kDrainPeriod, [this] { return stopping_; })) {
+  std::chrono::milliseconds period = kDrainPeriod;
+  while (!wake_.wait_for(lock, period, [this] { return stopping_; })) {
     if (gathered_.size() >= kMaxGathered) continue;
+    uint64_t fullest = 0;
     for (auto& [pid, proc] : processes_)
-      if (proc.reader) DrainProcess(pid, proc);
+      if (proc.reader) fullest = std::max(fullest, DrainProcess(pid, proc));
+    period = fullest > XT_ITT_RING_BYTES / kBusyShare ? kBusyDrainPeriod : kDrainPeriod;
   }
 }
 
@@ -217,16 +220,25 @@ void IttFastPath::CountLost(uint32_t pid, uint64_t n) {
   maps_.AddUserCount(XT_CNT_DROPPED_ITT, pid, n);
 }
 
-void IttFastPath::DrainProcess(uint32_t pid, Process& proc, bool final) {
+uint64_t IttFastPath::DrainProcess(uint32_t pid, Process& proc, bool final) {
   const size_t first = gathered_.size();
   const IttDrainStats stats = proc.reader->Drain(clock_->Now(), [&](const IttRingRecord& r) {
-    Raw& back = gathered_.emplace_back(Raw{pid, r, std::string(r.text), std::nullopt});
+    Raw& back = gathered_.emplace_back();
+    back.rec = r;
     back.rec.text = {};
+    back.pid = pid;
+    back.text_at = static_cast<uint32_t>(gathered_text_.size());
+    back.text_len = static_cast<uint32_t>(r.text.size());
+    gathered_text_.append(r.text);
+    back.ns.reset();
   });
-  // Before the target hears they were taken (it may exit then): what they name.
+  // Before the target hears they were taken (it may exit then): what they name. A run of
+  // records of one thread and handles is looked up once.
+  const uint64_t now_ns = TscClock::MonotonicNs();
+  NamesSeen seen;
   for (size_t i = first; i < gathered_.size(); ++i) {
     gathered_[i].rec.tid = CaptureTid(pid, proc, gathered_[i].rec.tid);
-    ReadNames(pid, proc, gathered_[i].rec);
+    ReadNames(pid, proc, gathered_[i].rec, now_ns, seen);
   }
   proc.reader->Commit();
   proc.consumed += stats.records;
@@ -241,7 +253,7 @@ void IttFastPath::DrainProcess(uint32_t pid, Process& proc, bool final) {
     if (stats.malformed) Tell("pid " + std::to_string(pid) + ": ITT calls go through the probe site from now on");
     proc.reader->Detach();
     proc.reader.reset();
-    return;
+    return stats.fullest;
   }
   if (stats.overrun && proc.overruns++ == 0)
     Tell("pid " + std::to_string(pid) + ": ITT records were written over before they could be "
@@ -261,12 +273,16 @@ void IttFastPath::DrainProcess(uint32_t pid, Process& proc, bool final) {
                                        : "attached again"));
     if (!again.ok()) proc.reader.reset();
   }
+  return stats.fullest;
 }
 
-void IttFastPath::ReadNames(uint32_t pid, Process& proc, const IttRingRecord& r) {
+void IttFastPath::ReadNames(uint32_t pid, Process& proc, const IttRingRecord& r, uint64_t now,
+                            NamesSeen& seen) {
   for (const auto& [kind, handle] : {std::pair<uint32_t, uint64_t>{XT_ITT_NAME_DOMAIN, r.domain},
                                      std::pair<uint32_t, uint64_t>{XT_ITT_NAME_STRING, r.name}}) {
-    if (!handle || proc.texts.count({kind, handle})) continue;
+    if (!handle || seen.handle[kind == XT_ITT_NAME_DOMAIN] == handle) continue;
+    seen.handle[kind == XT_ITT_NAME_DOMAIN] = handle;
+    if (proc.texts.count({kind, handle})) continue;
     HandleText& t = proc.texts[{kind, handle}];
     const uint64_t offset = kind == XT_ITT_NAME_DOMAIN ? XT_ITT_DOMAIN_NAME_OFFSET : XT_ITT_STRING_TEXT_OFFSET;
     uint64_t text_at = 0;
@@ -278,8 +294,9 @@ void IttFastPath::ReadNames(uint32_t pid, Process& proc, const IttRingRecord& r)
     else t.flags |= XT_FLAG_ARG_UNREADABLE;
     if (truncated) t.flags |= XT_FLAG_TRUNCATED;
   }
+  if (seen.tid == r.tid) return;
+  seen.tid = r.tid;
   ThreadName& name = proc.threads[r.tid];
-  const uint64_t now = TscClock::MonotonicNs();
   if (name.checked_ns && now - name.checked_ns < kRenameCheckNs) return;
   name.checked_ns = now;
   if (auto comm = ReadWholeFile(ProcPath(pid, "task/" + std::to_string(r.tid) + "/comm")))
@@ -313,10 +330,10 @@ void IttFastPath::Collect() {
   }
   for (const std::string& line : said_) say_(line);
   said_.clear();
-  std::vector<Raw> raw;
-  raw.swap(gathered_);
+  converting_.swap(gathered_);
+  converting_text_.swap(gathered_text_);
   lock.unlock();  // the drain thread goes on while these are converted
-  ConvertGathered(raw);
+  ConvertGathered();
 }
 
 void IttFastPath::ForgetEnded() {
@@ -335,20 +352,32 @@ void IttFastPath::ForgetEnded() {
   }
 }
 
-void IttFastPath::ConvertGathered(std::vector<Raw>& raw) {
+void IttFastPath::ConvertGathered() {
+  std::deque<Raw>& raw = converting_;
   if (raw.empty()) return;
   // Every record read now lies before this reading: each is interpolated, not extrapolated.
   clock_->Sample();
   // In time order across threads, so a handle's text or a thread's name goes out before
   // the first event that uses it, whichever thread's ring was read first.
-  for (Raw& r : raw) r.ns = clock_->ToMonotonic(r.rec.time);
-  std::stable_sort(raw.begin(), raw.end(),
-                   [](const Raw& a, const Raw& b) { return a.ns.value_or(0) < b.ns.value_or(0); });
-  for (const Raw& r : raw) Convert(r);
-  std::stable_sort(pending_.begin() + static_cast<ptrdiff_t>(next_), pending_.end(),
-                   [](const Pending& a, const Pending& b) {
-                     return a.ns != b.ns ? a.ns < b.ns : a.seq < b.seq;
-                   });
+  // Each ring's records are in time order already: what is sorted is where they interleave,
+  // and by index (a Raw is large to move).
+  std::vector<std::pair<uint64_t, uint32_t>>& order = order_;
+  order.resize(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    raw[i].ns = clock_->ToMonotonic(raw[i].rec.time);
+    order[i] = {raw[i].ns.value_or(0), static_cast<uint32_t>(i)};
+  }
+  if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
+  ConvertCache cache;
+  for (const auto& [ns, i] : order)
+    Convert(raw[i], std::string_view(converting_text_).substr(raw[i].text_at, raw[i].text_len), cache);
+  raw.clear();
+  converting_text_.clear();
+  const auto by_time = [](const Pending& a, const Pending& b) {
+    return a.ns != b.ns ? a.ns < b.ns : a.seq < b.seq;
+  };
+  const auto unsent = pending_.begin() + static_cast<ptrdiff_t>(next_);
+  if (!std::is_sorted(unsent, pending_.end(), by_time)) std::sort(unsent, pending_.end(), by_time);
 }
 
 uint32_t IttFastPath::CaptureTid(uint32_t pid, Process& proc, uint32_t ns_tid) {
@@ -411,10 +440,13 @@ void IttFastPath::NoteHandle(uint32_t pid, Process& proc, uint32_t tid, uint64_t
   Push(pid, ns, false, &rec, sizeof(rec), t.text);
 }
 
-void IttFastPath::Convert(const Raw& raw) {
-  auto it = processes_.find(raw.pid);
-  if (it == processes_.end()) return CountLost(raw.pid, 1);  // not expected: processes outlive their records
-  Process& proc = it->second;
+void IttFastPath::Convert(const Raw& raw, std::string_view text, ConvertCache& cache) {
+  if (!cache.proc || cache.pid != raw.pid) {
+    auto it = processes_.find(raw.pid);
+    if (it == processes_.end()) return CountLost(raw.pid, 1);  // not expected: processes outlive their records
+    cache = {raw.pid, &it->second, {}};
+  }
+  Process& proc = *cache.proc;
   const IttRingRecord& r = raw.rec;
   const std::optional<uint64_t>& ns = raw.ns;
   if (!ns) {
@@ -425,18 +457,23 @@ void IttFastPath::Convert(const Raw& raw) {
     return CountLost(raw.pid, 1);
   }
   const uint32_t tid = r.tid;
-  NoteThread(raw.pid, proc, tid, *ns);
+  // A thread's name is read again at most once a second: once per batch is as often as it
+  // can have changed.
+  if (std::find(cache.tids.begin(), cache.tids.end(), tid) == cache.tids.end()) {
+    cache.tids.push_back(tid);
+    NoteThread(raw.pid, proc, tid, *ns);
+  }
   if (r.op == XT_ITT_THREAD_NAME) {
     xt_itt_name rec{};
-    const size_t len = std::min<size_t>(raw.text.size(), XT_MAX_ITT_NAME);
+    const size_t len = std::min<size_t>(text.size(), XT_MAX_ITT_NAME);
     rec.hdr = {XT_REC_ITT_NAME, static_cast<uint16_t>(sizeof(rec) + len), 0, raw.pid, tid, *ns, *ns};
     rec.kind = XT_ITT_NAME_THREAD;
     rec.name_len = static_cast<uint32_t>(len);
-    Push(raw.pid, *ns, true, &rec, sizeof(rec), std::string_view(raw.text).substr(0, len));
+    Push(raw.pid, *ns, true, &rec, sizeof(rec), text.substr(0, len));
     return;
   }
-  NoteHandle(raw.pid, proc, tid, *ns, XT_ITT_NAME_DOMAIN, r.domain);
-  NoteHandle(raw.pid, proc, tid, *ns, XT_ITT_NAME_STRING, r.name);
+  if (r.domain != cache.domain) NoteHandle(raw.pid, proc, tid, *ns, XT_ITT_NAME_DOMAIN, cache.domain = r.domain);
+  if (r.name != cache.name) NoteHandle(raw.pid, proc, tid, *ns, XT_ITT_NAME_STRING, cache.name = r.name);
   xt_itt_event rec{};
   rec.hdr = {XT_REC_ITT_EVENT, sizeof(rec), 0, raw.pid, tid, *ns, *ns};
   rec.domain = r.domain;

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -79,8 +80,12 @@ class IttFastPath final : public SideStream {
   static constexpr uint64_t kLeaseNs = 2'000'000'000;
   // How often a thread's name is read again (runtimes rename their workers after start-up).
   static constexpr uint64_t kRenameCheckNs = 1'000'000'000;
-  // How often the drain thread empties the rings: a 1 MiB ring then holds ~2M pairs/s.
-  static constexpr std::chrono::milliseconds kDrainPeriod{10};
+  // How often the drain thread empties the rings: every kDrainPeriod (a 1 MiB ring then
+  // holds ~3.7M pairs/s), and every kBusyDrainPeriod while a drain finds a ring more than
+  // kBusyShare full (so a thread making pairs at that rate can be late by 8 periods).
+  static constexpr std::chrono::milliseconds kDrainPeriod{5};
+  static constexpr std::chrono::milliseconds kBusyDrainPeriod{1};
+  static constexpr uint64_t kBusyShare = 8;
   // Records gathered but not yet taken by the capture loop beyond which the drain thread
   // leaves them in the targets (which then count drops) rather than grow without bound.
   static constexpr size_t kMaxGathered = 4'000'000;
@@ -120,9 +125,9 @@ class IttFastPath final : public SideStream {
   };
   // A record read from a ring (its tid already the capture's), before its time is known.
   struct Raw {
+    IttRingRecord rec;  // rec.text empty: its bytes are kept with the batch (text_at)
     uint32_t pid;
-    IttRingRecord rec;
-    std::string text;  // rec.text's bytes (the decoder's buffer is gone by then)
+    uint32_t text_at, text_len;  // in the batch's text
     std::optional<uint64_t> ns;  // CLOCK_MONOTONIC, once known (none: outside the capture)
   };
   struct Pending {
@@ -143,16 +148,32 @@ class IttFastPath final : public SideStream {
   void DrainLoop();
   // Empties `pid`'s rings into gathered_, reading what the new records name first.
   // `final`: the capture is letting go of it, so a collector that let go is not taken back.
-  void DrainProcess(uint32_t pid, Process& proc, bool final = false);
+  // Returns the most bytes one of its rings held.
+  uint64_t DrainProcess(uint32_t pid, Process& proc, bool final = false);
   // The process's fast path ends: counts dropped what its rings took in and nobody read.
   // `readable`: its memory is still its own (not exited, not execed); `detached`: its writers
   // were already stopped.
   void EndProcess(uint32_t pid, Process& proc, bool readable, bool detached = false);
   static void StopWriters();
   void CountLost(uint32_t pid, uint64_t n);
-  void ReadNames(uint32_t pid, Process& proc, const IttRingRecord& r);
-  void Convert(const Raw& raw);
-  void ConvertGathered(std::vector<Raw>& raw);
+  // What ReadNames looked up last within one drain of a process: the same thread and
+  // handles are not looked up again.
+  struct NamesSeen {
+    uint32_t tid = 0;
+    uint64_t handle[2] = {0, 0};  // string, domain
+  };
+  void ReadNames(uint32_t pid, Process& proc, const IttRingRecord& r, uint64_t now, NamesSeen& seen);
+  // What Convert found last within one batch: the process, the threads whose names were
+  // checked, the handles last sent.
+  struct ConvertCache {
+    uint32_t pid = 0;
+    Process* proc = nullptr;
+    std::vector<uint32_t> tids;
+    uint64_t domain = 0, name = 0;
+  };
+  void Convert(const Raw& raw, std::string_view text, ConvertCache& cache);
+  // Converts converting_ (then emptied, its room kept for the next batch).
+  void ConvertGathered();
   void ForgetEnded();
   uint32_t CaptureTid(uint32_t pid, Process& proc, uint32_t ns_tid);
   void NoteThread(uint32_t pid, Process& proc, uint32_t tid, uint64_t ns);
@@ -170,7 +191,11 @@ class IttFastPath final : public SideStream {
   std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  std::vector<Raw> gathered_;
+  // Read by the drain thread, with their texts; the capture loop swaps them with the
+  // converting_ pair. A deque: a batch of hundreds of thousands grows without moving what
+  // it holds, in blocks the allocator hands out again after each batch.
+  std::deque<Raw> gathered_;
+  std::string gathered_text_;
   // Below: the capture loop's thread only (no lock: it passes records on without one).
   // Per process, its collection state changes as (time, state).
   std::map<uint32_t, std::vector<std::pair<uint64_t, uint32_t>>> states_;
@@ -181,6 +206,9 @@ class IttFastPath final : public SideStream {
   // Collectors attached before they are mapped (record's command before exec): pid ->
   // (the library, its control block's offset), looked for at each Collect.
   std::map<uint32_t, std::pair<MappedLibrary, uint64_t>> unmapped_;
+  std::deque<Raw> converting_;
+  std::string converting_text_;
+  std::vector<std::pair<uint64_t, uint32_t>> order_;  // (time, index in converting_)
   std::vector<std::byte> arena_;
   std::vector<Pending> pending_;
   size_t next_ = 0;  // first of pending_ not yet passed on

@@ -5,6 +5,7 @@
 
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -165,7 +166,6 @@ IttDrainStats IttRingReader::Drain(uint64_t heartbeat,
   if (c.no_ring_dropped > no_ring_dropped_seen_) stats.dropped += c.no_ring_dropped - no_ring_dropped_seen_;
   no_ring_dropped_seen_ = c.no_ring_dropped;
 
-  std::vector<std::byte> data;
   for (uint32_t i = 0; i < IttRingCount(c); ++i) {
     const uint64_t address = c.rings[i];
     if (!address) continue;
@@ -205,15 +205,21 @@ IttDrainStats IttRingReader::Drain(uint64_t heartbeat,
       continue;
     }
     if (*pending == 0) continue;
+    stats.fullest = std::max(stats.fullest, *pending);
     // The pending bytes, unwrapped: up to the end of the data area, then from its start.
     const uint64_t mask = ring.data_bytes - 1;
     const uint64_t first = state.read_pos & mask;
     const uint64_t head_len = std::min<uint64_t>(*pending, ring.data_bytes - first);
-    data.resize(*pending);
+    // Kept from drain to drain: a ring's worth is not allocated (and faulted in) anew each time.
+    if (buffer_bytes_ < *pending) {
+      buffer_ = std::make_unique_for_overwrite<std::byte[]>(*pending);
+      buffer_bytes_ = *pending;
+    }
+    const std::span<const std::byte> data(buffer_.get(), *pending);
     const uint64_t base = address + sizeof(xt_itt_ring);
-    Status st = memory_.Read(base + first, data.data(), head_len);
+    Status st = memory_.Read(base + first, buffer_.get(), head_len);
     if (st.ok() && head_len < *pending)
-      st = memory_.Read(base, data.data() + head_len, *pending - head_len);
+      st = memory_.Read(base, buffer_.get() + head_len, *pending - head_len);
     if (!st.ok()) {
       state.bad = true;
       malformed(st.message());

@@ -37,6 +37,7 @@ class RemoteMemory {
 
 struct IttDrainStats {
   uint64_t records = 0;
+  uint64_t fullest = 0;    // the most bytes one ring held (of XT_ITT_RING_BYTES or its size)
   uint64_t dropped = 0;    // new drops the target counted (full rings, threads without a ring)
   uint64_t malformed = 0;  // records (or ring headers) that failed a check
   std::string first_error;
@@ -118,6 +119,8 @@ class IttRingReader {
   IttRingTotals at_attach_;
   std::map<uint64_t, RingState> rings_;  // by address in the target
   std::unique_ptr<xt_itt_control> control_;  // the last copy read (8 KiB: not on the stack)
+  std::unique_ptr<std::byte[]> buffer_;       // where a ring's pending bytes are copied
+  uint64_t buffer_bytes_ = 0;
 };
 
 }  // namespace xtrace

@@ -85,6 +85,32 @@ TEST(IttRingReader, AttachesDrainsCommitsAndDetaches) {
   EXPECT_EQ(c->generation, 0u);
 }
 
+// The drain thread drains sooner while a ring fills fast: a drain says how full the fullest was.
+TEST(IttRingReader, ADrainSaysHowManyBytesItsFullestRingHeld) {
+  xt_itt_control* c = LoadedControl();
+  ASSERT_NE(c, nullptr);
+  itt::Domain* d = itt::DomainCreate("xt.fullest");
+  itt::StringHandle* name = itt::StringHandleCreate("xt.fullest.task");
+  auto reader = AttachAsCapture(reinterpret_cast<uintptr_t>(c), Clock());
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  auto pairs = [&](int n) {
+    std::thread([&] {
+      for (int i = 0; i < n; ++i) {
+        itt::TaskBegin(d, name);  // head, domain, name: 32 bytes
+        itt::TaskEnd(d);          // head, domain: 24 bytes
+      }
+    }).join();
+  };
+  pairs(1);
+  pairs(3);
+  IttDrainStats stats;
+  EXPECT_EQ(DrainAll(**reader, &stats).size(), 8u);
+  EXPECT_EQ(stats.fullest, 3u * 56);
+  DrainAll(**reader, &stats);
+  EXPECT_EQ(stats.fullest, 0u);
+  (*reader)->Detach();
+}
+
 // The totals are what a process's end is accounted against: records written since the attach
 // are the ones read plus the ones lost, and a full ring's drops show in them too.
 TEST(IttRingReader, TotalsCountEveryRecordWrittenAndEveryDrop) {
