@@ -35,6 +35,7 @@ struct BenchPaths {
   std::string torch_loop;     // tests/workloads/torch_train_loop.py
   std::string py_call_loop;   // tests/bench/py_call_loop.py
   std::string workloads_dir;  // tests/workloads (py_call_loop.py imports ze_python_workload)
+  std::string dnnl_workload;  // tests/workloads: oneDNN primitives (--tiny-loop: ITT tasks at full rate)
   // "ZE_ENABLE_ALT_DRIVERS=<simze>" for children that use Level Zero.
   std::string simze_env() const { return "ZE_ENABLE_ALT_DRIVERS=" + simze; }
 };

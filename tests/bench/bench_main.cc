@@ -78,7 +78,7 @@ int Main(int argc, char** argv) {
   BenchContext ctx;
   ctx.paths = {XTRACE_BIN,       ZE_CALL_LOOP_BIN, ZE_WORKLOAD_BIN, SIMZE_LIB,
                DOM_BASELINE_BIN, ITT_OVERHEAD_BIN, ITT_COLLECTOR_LIB, TORCH_LOOP_SCRIPT,
-               PY_CALL_LOOP_SCRIPT, WORKLOADS_DIR};
+               PY_CALL_LOOP_SCRIPT, WORKLOADS_DIR,    DNNL_WORKLOAD_BIN};
   BenchOptions& o = ctx.options;
   std::string write_log;
   std::string read_log;

@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <cstdio>
 #include <fstream>
@@ -58,6 +59,13 @@ uint64_t CollectorProcess::rss_bytes() const {
     if (std::sscanf(line.c_str(), "VmRSS: %llu kB", &kb) == 1) return kb * 1024;
   }
   return 0;
+}
+
+double CollectorProcess::cpu_seconds_now() const {
+  clockid_t clock{};
+  timespec ts{};
+  if (clock_getcpuclockid(child_.pid(), &clock) != 0 || clock_gettime(clock, &ts) != 0) return 0;
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
 Result<CollectorSummary> CollectorProcess::Stop() {

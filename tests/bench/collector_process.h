@@ -38,6 +38,8 @@ class CollectorProcess {
   int pid() const { return child_.pid(); }
   // Resident set now (VmRSS), in bytes; 0 if it cannot be read.
   uint64_t rss_bytes() const;
+  // CPU time (user + system, every thread) it used so far, in seconds; 0 if it cannot be read.
+  double cpu_seconds_now() const;
   Result<CollectorSummary> Stop();
   // What it said on stderr so far.
   const std::string& stderr_text() const { return child_.stderr_text(); }

@@ -14,6 +14,7 @@
 #include "base/status.h"
 #include "bench_sections.h"
 #include "child_process.h"
+#include "itt_rates_bench.h"
 
 namespace xtrace::bench {
 namespace {
@@ -83,6 +84,8 @@ class IttSection final : public BenchSection {
                    Format("%.1f / %.1f ns", *probe - *idle, *fast - *idle), ">= 30x",
                    Verdict(ratio, 30, false, "x")});
     ZeroDropRate(ctx, section, loaded);
+    IttOneCoreRow(ctx, section, loaded);
+    DnnlTinyLoopRow(ctx, section, loaded);
     TorchRow(ctx, section, loaded);
   }
 

@@ -353,7 +353,7 @@ void IttFastPath::ForgetEnded() {
 }
 
 void IttFastPath::ConvertGathered() {
-  std::deque<Raw>& raw = converting_;
+  std::vector<Raw>& raw = converting_;
   if (raw.empty()) return;
   // Every record read now lies before this reading: each is interpolated, not extrapolated.
   clock_->Sample();

@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <functional>
 #include <condition_variable>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -192,9 +191,9 @@ class IttFastPath final : public SideStream {
   std::condition_variable wake_;
   bool stopping_ = false;
   // Read by the drain thread, with their texts; the capture loop swaps them with the
-  // converting_ pair. A deque: a batch of hundreds of thousands grows without moving what
-  // it holds, in blocks the allocator hands out again after each batch.
-  std::deque<Raw> gathered_;
+  // converting_ pair, whose room is kept: a batch of hundreds of thousands of records is
+  // neither allocated nor faulted in anew (freeing it would hand the pages back).
+  std::vector<Raw> gathered_;
   std::string gathered_text_;
   // Below: the capture loop's thread only (no lock: it passes records on without one).
   // Per process, its collection state changes as (time, state).
@@ -206,7 +205,7 @@ class IttFastPath final : public SideStream {
   // Collectors attached before they are mapped (record's command before exec): pid ->
   // (the library, its control block's offset), looked for at each Collect.
   std::map<uint32_t, std::pair<MappedLibrary, uint64_t>> unmapped_;
-  std::deque<Raw> converting_;
+  std::vector<Raw> converting_;
   std::string converting_text_;
   std::vector<std::pair<uint64_t, uint32_t>> order_;  // (time, index in converting_)
   std::vector<std::byte> arena_;

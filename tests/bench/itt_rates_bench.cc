@@ -1,0 +1,134 @@
+// The collector at a program's full ITT rate (itt_rates_bench.h). The collector's CPU is its
+// process's (user + system, as wait4 reports `xtrace record`, which includes the command it
+// ran) minus the command's own, which the workloads print.
+#include "itt_rates_bench.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <vector>
+
+#include "base/status.h"
+#include "bench_sections.h"
+#include "child_process.h"
+
+namespace xtrace::bench {
+namespace {
+
+constexpr double kOneCoreRate = 2e6;           // pairs/s the fast path must hold
+constexpr double kCollectorNsTarget = 250;     // CPU per event
+constexpr double kTinyLoopRatioTarget = 0.85;  // attached over untraced
+
+// What `xtrace record`'s closing summary says was dropped (nullopt: no summary).
+std::optional<uint64_t> Dropped(const std::string& err) {
+  const size_t summary = err.rfind("events written to");
+  if (summary == std::string::npos) return std::nullopt;
+  if (err.find("No events dropped", summary) != std::string::npos) return 0;
+  const size_t at = err.find(" events dropped", summary);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t start = err.rfind(' ', at - 1);
+  return std::strtoull(err.c_str() + start + 1, nullptr, 10);
+}
+
+// "<prefix> <rate> <what> (... <count> ..., cpu <s> s)" as the workloads print it.
+struct WorkloadRun {
+  double rate = 0;
+  double cpu_seconds = 0;
+  uint64_t count = 0;
+};
+Result<WorkloadRun> ParseRun(const ChildResult& r, const char* format) {
+  WorkloadRun w;
+  unsigned long long count = 0;
+  const size_t at = r.out.find(std::string(format).substr(0, std::string(format).find(' ')));
+  if (!r.ok() || at == std::string::npos ||
+      std::sscanf(r.out.c_str() + at, format, &w.rate, &count, &w.cpu_seconds) != 3)
+    return Status::Error("workload: " + r.out.substr(0, 300) + r.err.substr(0, 600));
+  w.count = count;
+  return w;
+}
+
+std::string DropVerdict(uint64_t dropped) {
+  return dropped ? Format("MISSED: %llu dropped", (unsigned long long)dropped) : "met";
+}
+
+}  // namespace
+
+void IttOneCoreRow(BenchContext& ctx, const std::string& section, const std::string& loaded) {
+  ctx.Say(section + ": 2M pairs/s on the fast path, the collector on one core");
+  const std::string seconds = ctx.options.quick ? "1" : "3";
+  // The collector on CPU 1, the program on CPU 0: each has a core, the collector no more.
+  ChildResult r = RunChild({"taskset", "-c", "1", ctx.paths.xtrace, "record", "--no-drm", "-o",
+                            ctx.Scratch("itt-onecore.capnp"), "--", "taskset", "-c", "0",
+                            ctx.paths.itt_overhead, "--rate", Format("%.0f", kOneCoreRate),
+                            "--seconds", seconds},
+                           {loaded}, std::chrono::minutes(2));
+  auto run = ParseRun(r, "itt_overhead: %lf pairs per second (collector loaded, %llu pairs, cpu %lf s)");
+  const std::optional<uint64_t> dropped = Dropped(r.err);
+  if (!run.ok() || !dropped) {
+    ctx.table.Add({section, "2M pairs/s, collector on one core", "failed", "",
+                   run.ok() ? r.err.substr(0, 400) : run.status().message(), "", ""});
+    return;
+  }
+  const bool fast = r.err.find("in-process fast path") != std::string::npos;
+  const double collector_ns = 1e9 * (r.cpu_seconds - run->cpu_seconds) / double(run->count);
+  ctx.table.Add({section, "2M pairs/s from one thread, collector on one core (fast path)",
+                 Format("%.0fk pairs/s, %llu dropped", run->rate / 1e3, (unsigned long long)*dropped),
+                 Format("%.2fx 2M/s", run->rate / kOneCoreRate),
+                 Format("%llu pairs%s", (unsigned long long)run->count, fast ? "" : " (probe site!)"),
+                 "0 drops at 2M pairs/s",
+                 !fast ? "MISSED: not on the fast path"
+                 : run->rate < 0.95 * kOneCoreRate ? "generator-bound: 2M/s not reached"
+                                                   : DropVerdict(*dropped)});
+  ctx.table.Add({section, "collector CPU per ITT task (fast path, 2M pairs/s)",
+                 Format("%.0f ns/task", collector_ns),
+                 Format("%.2f cores", (r.cpu_seconds - run->cpu_seconds) / r.seconds),
+                 Format("%.2f s CPU over %.1f s", r.cpu_seconds - run->cpu_seconds, r.seconds),
+                 "<= 250 ns/event", Verdict(collector_ns, kCollectorNsTarget, true, " ns")});
+}
+
+void DnnlTinyLoopRow(BenchContext& ctx, const std::string& section, const std::string& loaded) {
+  ctx.Say(section + ": oneDNN tiny-primitive loop on two threads, untraced and attached");
+  const std::string seconds = ctx.options.quick ? "1" : "3";
+  const std::vector<std::string> workload = {ctx.paths.dnnl_workload, "--tiny-loop", seconds,
+                                             "--threads", "2"};
+  const char* format = "dnnl_workload: %lf tasks per second (2 threads, %llu tasks, cpu %lf s)";
+  const int rounds = std::clamp(ctx.options.repetitions, 1, 3);
+  std::vector<double> ratios;
+  uint64_t dropped_total = 0;
+  double untraced_sum = 0, attached_sum = 0, collector_ns_sum = 0;
+  for (int round = 0; round < rounds; ++round) {
+    auto untraced = ParseRun(RunChild(workload, {loaded}, std::chrono::minutes(2)), format);
+    std::vector<std::string> argv = {ctx.paths.xtrace, "record", "--no-drm", "-o",
+                                     ctx.Scratch("dnnl-tiny.capnp"), "--"};
+    argv.insert(argv.end(), workload.begin(), workload.end());
+    ChildResult r = RunChild(argv, {loaded}, std::chrono::minutes(2));
+    auto attached = ParseRun(r, format);
+    const std::optional<uint64_t> dropped = Dropped(r.err);
+    if (!untraced.ok() || !attached.ok() || !dropped) {
+      const Status why = !untraced.ok() ? untraced.status()
+                         : !attached.ok() ? attached.status()
+                                          : Status::Error(r.err.substr(0, 400));
+      ctx.table.Add({section, "oneDNN tiny-primitive loop, 2 threads", "failed", "", why.message(), "", ""});
+      return;
+    }
+    ratios.push_back(attached->rate / untraced->rate);
+    dropped_total += *dropped;
+    untraced_sum += untraced->rate;
+    attached_sum += attached->rate;
+    collector_ns_sum += 1e9 * (r.cpu_seconds - attached->cpu_seconds) / double(attached->count);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const double ratio = ratios[ratios.size() / 2];
+  std::string verdict = dropped_total ? DropVerdict(dropped_total)
+                                      : Verdict(ratio, kTinyLoopRatioTarget, false, "x");
+  ctx.table.Add({section, Format("oneDNN tiny-primitive loop, 2 threads, attached (%d rounds)", rounds),
+                 Format("%.2fM tasks/s, %llu dropped", attached_sum / rounds / 1e6,
+                        (unsigned long long)dropped_total),
+                 Format("%.2fx untraced (median; %.2f-%.2fx)", ratio, ratios.front(), ratios.back()),
+                 Format("untraced %.2fM tasks/s; collector CPU %.0f ns/task", untraced_sum / rounds / 1e6,
+                        collector_ns_sum / rounds),
+                 ">= 0.85x, 0 dropped", verdict});
+}
+
+}  // namespace xtrace::bench

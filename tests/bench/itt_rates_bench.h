@@ -1,0 +1,16 @@
+// Section 3's rows on what the collector does with ITT tasks at a program's full rate: the
+// fast path at 2M pairs/s with the collector held to one core, and oneDNN's tiny-primitive
+// loop on two threads, untraced and attached in interleaved rounds.
+#pragma once
+
+#include <string>
+
+#include "bench_context.h"
+
+namespace xtrace::bench {
+
+// `loaded`: the INTEL_LIBITTNOTIFY64=... entry naming the collector.
+void IttOneCoreRow(BenchContext& ctx, const std::string& section, const std::string& loaded);
+void DnnlTinyLoopRow(BenchContext& ctx, const std::string& section, const std::string& loaded);
+
+}  // namespace xtrace::bench
