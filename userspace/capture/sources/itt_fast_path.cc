@@ -14,6 +14,9 @@
 namespace xtrace {
 namespace {
 
+// Records of room a batch keeps whatever it held last (about 10 MB).
+constexpr size_t kKeptRecords = 100'000;
+
 std::string ProcPath(uint32_t pid, const std::string& rest) {
   return "/proc/" + std::to_string(pid) + "/" + rest;
 }
@@ -371,6 +374,12 @@ void IttFastPath::ConvertGathered() {
   ConvertCache cache;
   for (const auto& [ns, i] : order)
     Convert(raw[i], std::string_view(converting_text_).substr(raw[i].text_at, raw[i].text_len), cache);
+  // The room is kept for the next batch, but not a backlog's worth of it once the capture
+  // caught up (a batch can grow to kMaxGathered records while it is behind).
+  if (raw.capacity() > kKeptRecords && raw.capacity() > 4 * raw.size()) {
+    std::vector<Raw>().swap(raw);
+    std::vector<std::pair<uint64_t, uint32_t>>().swap(order_);
+  }
   raw.clear();
   converting_text_.clear();
   const auto by_time = [](const Pending& a, const Pending& b) {
