@@ -96,6 +96,23 @@ Result<size_t> WaitForNoLoaderBreakpoints(uint32_t pid, std::chrono::millisecond
   }
 }
 
+char ProcessState(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const size_t paren = text.rfind(')');
+  return paren == std::string::npos || paren + 2 >= text.size() ? 0 : text[paren + 2];
+}
+
+bool WaitState(pid_t pid, char want, std::chrono::milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (ProcessState(pid) != want) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
 // Ends workloads that wait for signals: SIGTERM, then their exit.
 void EndWorkloads(std::initializer_list<Subprocess*> workloads) {
   for (Subprocess* w : workloads) {

@@ -3,6 +3,8 @@
 // it is mapped from, and how many uprobe breakpoints its text holds).
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>
@@ -29,6 +31,11 @@ bool StopCapture(Subprocess& xtrace);
 Result<std::string> AttachRunToDoneAndStop(Subprocess& target, uint32_t pid,
                                            const std::vector<std::string>& xtrace_argv,
                                            std::chrono::milliseconds done_timeout);
+
+// The state letter of /proc/PID/stat ('T' stopped, 'S' sleeping, ...); 0 once it is gone.
+char ProcessState(pid_t pid);
+// Waits up to `timeout` for `pid` to be in state `want`.
+bool WaitState(pid_t pid, char want, std::chrono::milliseconds timeout);
 
 // Ends workloads that wait for signals: SIGTERM, then their exit.
 void EndWorkloads(std::initializer_list<Subprocess*> workloads);

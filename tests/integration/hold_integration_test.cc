@@ -40,6 +40,7 @@ using namespace std::chrono_literals;
 using testing::FindChildPid;
 using testing::LogContents;
 using testing::PidFromReadyLine;
+using testing::ProcessState;
 using testing::ReadLaunchLog;
 using testing::ReadLogContents;
 using testing::RootTest;
@@ -47,29 +48,11 @@ using testing::RunCommand;
 using testing::Sorted;
 using testing::StopCapture;
 using testing::Subprocess;
+using testing::WaitState;
 
 const std::string kXtrace = XTRACE_BIN;
 const std::string kWorkload = ZE_WORKLOAD_BIN;
 const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
-
-// The state letter of /proc/PID/stat ('T' stopped, 'S' sleeping, ...); 0 once it is gone.
-char ProcessState(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  std::getline(stat, text);
-  const size_t paren = text.rfind(')');
-  return paren == std::string::npos || paren + 2 >= text.size() ? 0 : text[paren + 2];
-}
-
-// Waits up to `timeout` for `pid` to be in state `want`.
-bool WaitState(pid_t pid, char want, std::chrono::milliseconds timeout) {
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  while (ProcessState(pid) != want) {
-    if (std::chrono::steady_clock::now() >= end) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
 
 // The `held` map of the capture running as `pid`, found through its file descriptors (other
 // captures may run on the machine); an invalid fd if it has none.

@@ -27,10 +27,10 @@
 #include <vector>
 
 #include "base/status.h"
-#include "capture/discovery/cgroup.h"
 #include "capture_steps.h"
 #include "log_contents.h"
 #include "root_fixture.h"
+#include "scratch_cgroup.h"
 #include "subprocess.h"
 
 namespace xtrace {
@@ -47,6 +47,8 @@ using testing::ReadLogContents;
 using testing::PidFromReadyLine;
 using testing::RootTest;
 using testing::RunCommand;
+using testing::InCgroup;
+using testing::ScratchCgroup;
 using testing::Sorted;
 using testing::StopCapture;
 using testing::Subprocess;
@@ -58,56 +60,6 @@ const std::string kLateLoad = ZE_LATELOAD_BIN;
 const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
 const std::string kIttWorkload = ITT_WORKLOAD_BIN;
 const std::string kIttCollector = "INTEL_LIBITTNOTIFY64=" ITT_COLLECTOR_LIB;
-
-// A cgroup v2 directory made for one test and removed after it (once its processes are gone).
-class ScratchCgroup {
- public:
-  // Empty path() with a reason when cgroup v2 is not usable here.
-  explicit ScratchCgroup(const std::string& name) {
-    auto mount = FindCgroup2Mount();
-    if (!mount.ok()) {
-      why_not_ = mount.status().message();
-      return;
-    }
-    const std::string dir = mount->mount_point + "/" + name;
-    if (::mkdir(dir.c_str(), 0755) != 0) {
-      why_not_ = "cannot create a cgroup under " + mount->mount_point + ": " + std::strerror(errno);
-      return;
-    }
-    path_ = dir;
-    mount_root_ = mount->root;
-    mount_point_ = mount->mount_point;
-  }
-  ~ScratchCgroup() {
-    if (path_.empty()) return;
-    // Children first; a cgroup can be removed once its processes have exited.
-    std::vector<std::string> dirs;
-    for (auto& e : std::filesystem::recursive_directory_iterator(path_))
-      if (e.is_directory()) dirs.push_back(e.path());
-    dirs.push_back(path_);
-    std::sort(dirs.rbegin(), dirs.rend());
-    for (const auto& d : dirs)
-      for (int i = 0; i < 50 && ::rmdir(d.c_str()) != 0 && errno == EBUSY; ++i)
-        std::this_thread::sleep_for(100ms);
-  }
-  const std::string& path() const { return path_; }
-  const std::string& why_not() const { return why_not_; }
-  // The path as /proc/PID/cgroup shows it.
-  std::string HierarchyPath(const std::string& dir) const {
-    const std::string rest = dir.substr(mount_point_.size());
-    return mount_root_ == "/" ? rest : mount_root_ + rest;
-  }
-
- private:
-  std::string path_, why_not_, mount_root_, mount_point_;
-};
-
-// A shell command that moves itself into `cgroup`, then execs the workload.
-std::vector<std::string> InCgroup(const std::string& cgroup, const std::vector<std::string>& argv) {
-  std::string cmd = "echo $$ > " + cgroup + "/cgroup.procs && exec";
-  for (const auto& a : argv) cmd += " '" + a + "'";
-  return {"/bin/sh", "-c", cmd};
-}
 
 class SystemCaptureTest : public RootTest {
  protected:
