@@ -119,16 +119,17 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "trace the selected processes alone (default for --pid)",
        [&o](Flag, Value) { return o.follow_children = false, Status::Ok(); }},
       {0, "--probes-per-process", "", "TARGET",
-       "the default, spelled out: with --comm, --cgroup, --container, --system or children, "
+       "with --comm, --cgroup, --container or children (the default) and --system (asked): "
        "probes go into each selected process alone, so a process outside the selection that "
        "uses the same libraries pays nothing; one that starts or loads a library during the "
        "capture is held until its probes are in (unless --no-hold), so it loses no first call",
        [&o](Flag, Value) { return SetProbeScope(false, o); }},
       {0, "--probes-per-file", "", "TARGET",
-       "with --comm, --cgroup, --container, --system or children: probes once per library "
-       "file, for every process that maps it: fewer links when thousands of processes are "
-       "selected, but every process outside the selection that maps the file traps on them "
-       "(the filter then drops its calls)",
+       "with --comm, --cgroup, --container or children: probes once per library file, for "
+       "every process that maps it: fewer links when thousands of processes are selected, but "
+       "every process outside the selection that maps the file traps on them (the filter then "
+       "drops its calls). The default of --system without a cgroup, where every process is in "
+       "scope",
        [&o](Flag, Value) { return SetProbeScope(true, o); }},
 
       {0, "--no-drm", "", "SOURCES", "leave out the kernel-driver view (DRM ioctls and fences)",
