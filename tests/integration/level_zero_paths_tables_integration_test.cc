@@ -114,24 +114,59 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeWhoseZeInitCameDuringTheFirstScan) {
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
 }
 
-// Attached once the workload has taken the tables, without --driver-tables: nothing in the
-// process says it took them, so the capture says that such calls are not traced.
-TEST_F(LevelZeroPathsTest, TablesTakenBeforeTheAttachAreSaidToBeMissedWithoutTheOption) {
-  const std::string log = Path("launches.tsv");
-  const Run run = Attach({}, kLegacy, log, log, {"--through-tables", "--wait-after-lookups"});
-  EXPECT_NE(run.result.err.find("pid " + std::to_string(run.pid) +
-                                " had initialised Level Zero before xtrace saw it"),
-            std::string::npos)
-      << run.result.err;
-  EXPECT_NE(run.result.err.find("--driver-tables traces them"), std::string::npos);
-}
-
-// Attached once the workload has taken the tables, with --driver-tables: the functions they
-// point to are found in the process's memory at the attach. (It makes its objects after the attach: asking a process
-// about objects made before is the SYCL v2 shape's attach test's concern.)
+// Attached once the workload has taken the tables, which it keeps on its heap: the attach
+// finds a copy of them in its memory and marks it as if its getter calls had been seen, so the
+// functions they point to are probed for it alone, and the closing summary says what was
+// found. (It makes its objects after the attach: asking a process about objects made before
+// is the SYCL v2 shape's attach test's concern.)
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedAfterItsLookupsOnTheHostsLoader) {
   const std::string log = Path("launches.tsv");
-  const Run run = Attach({}, kLegacy, log, log, {"--through-tables", "--wait-after-lookups"},
+  const Run run =
+      Attach({}, kLegacy, log, log, {"--through-tables", "--wait-after-lookups"}, {"--verbose"});
+  const std::string found = "pid " + std::to_string(run.pid) +
+                            " took Level Zero function tables before xtrace saw it: one is at ";
+  // Said at the attach and again in the closing summary.
+  EXPECT_EQ(Count(run.result.err, found), 2u) << run.result.err;
+  // Probed for this process alone ("xtrace: pid N: FILE: K functions ..."), not for every
+  // process.
+  const size_t probed =
+      run.result.err.find("functions the loader dispatches to probed where they are");
+  ASSERT_NE(probed, std::string::npos) << run.result.err;
+  const size_t line = run.result.err.rfind('\n', probed) + 1;  // npos + 1 == 0
+  const std::string alone = "xtrace: pid " + std::to_string(run.pid) + ": ";
+  EXPECT_EQ(run.result.err.substr(line, alone.size()), alone) << run.result.err;
+  EXPECT_EQ(run.result.err.find("had initialised Level Zero before xtrace saw it"),
+            std::string::npos)
+      << run.result.err;
+  ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
+}
+
+// Attached once the workload has taken the tables and kept only the pointers it calls, in no
+// table's order: nothing in its memory says it took them, so the capture says (at the attach
+// and in the closing summary) that such calls may be missed and that --driver-tables traces
+// them ...
+TEST_F(LevelZeroPathsTest, PointersKeptOutOfTablesTakenBeforeTheAttachAreSaidToBeMissed) {
+  const std::string log = Path("launches.tsv");
+  const Run run = Attach({}, kLegacy, log, log,
+                         {"--through-tables", "--scattered-pointers", "--wait-after-lookups"});
+  EXPECT_EQ(Count(run.result.err, "pid " + std::to_string(run.pid) +
+                                      " had initialised Level Zero before xtrace saw it and "
+                                      "holds no function table of its loader's in its memory"),
+            2u)
+      << run.result.err;
+  EXPECT_NE(run.result.err.find("--driver-tables traces them"), std::string::npos);
+  EXPECT_EQ(run.result.err.find("took Level Zero function tables"), std::string::npos)
+      << run.result.err;
+  // ... and they are: the workload's launches go through the pointers, past every probe.
+  EXPECT_FALSE(Called(run, XT_ZE_COMMAND_LIST_CLOSE)) << run.result.err;
+}
+
+// ... which --driver-tables does: the functions the loader's dispatch points to are probed in
+// every traced process at the attach.
+TEST_F(LevelZeroPathsTest, PointersKeptOutOfTablesTakenBeforeTheAttachWithDriverTables) {
+  const std::string log = Path("launches.tsv");
+  const Run run = Attach({}, kLegacy, log, log,
+                         {"--through-tables", "--scattered-pointers", "--wait-after-lookups"},
                          {"--driver-tables"});
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
 }
@@ -153,8 +188,9 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesOnTrixiesLoaderUnderCh
 
 // Trixie's loader in a podman container (sharing the host's pid namespace, so that the
 // workload's pid is the one to attach to), attached once the workload has taken the tables:
-// their functions are found through the container's loader. (It makes its objects after the
-// attach: asking a process about objects made before is the host's tests' concern.)
+// the copy it keeps is found in its memory, and their functions through the container's
+// loader. (It makes its objects after the attach: asking a process about objects made before
+// is the host's tests' concern.)
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedAfterItsLookupsOnTrixiesLoader) {
   const std::string root = TrixieRootOrSkip();
   if (root.empty()) return;
@@ -162,7 +198,11 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedAfterItsLookup
   const std::string dir = CopyToBind(kLegacy);
   const Run run = Attach(PodmanRun(root, dir, {"--pid=host"}), "/xt/ze_sycl_legacy",
                          "/xt/launches.tsv", dir + "/launches.tsv",
-                         {"--through-tables", "--wait-after-lookups"}, {"--driver-tables"});
+                         {"--through-tables", "--wait-after-lookups"});
+  EXPECT_NE(run.result.err.find("pid " + std::to_string(run.pid) +
+                                " took Level Zero function tables before xtrace saw it"),
+            std::string::npos)
+      << run.result.err;
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/true);
 }
 

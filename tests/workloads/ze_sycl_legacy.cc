@@ -7,7 +7,8 @@
 // zeCommandListImmediateAppendCommandListsExp where the loader has it (as the adapter runs
 // command buffers), else executed on the queue. With --through-tables every call after
 // zeInit goes through the function tables taken from the loader (zeGet*ProcAddrTable: with
-// one driver, the driver's own functions), never through the loader's exports.
+// one driver, the driver's own functions), never through the loader's exports; it keeps the
+// tables, or with --scattered-pointers only the pointers it calls, in no table's order.
 #include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
@@ -34,7 +35,8 @@ using namespace xtrace::workloads;
 
 constexpr const char* kUsage =
     "usage: ze_sycl_legacy [--iterations N] [--launch-log FILE] [--wait-for-signal]\n"
-    "                      [--through-tables [--mixed]] [--wait-after-lookups]\n"
+    "                      [--through-tables [--mixed] [--scattered-pointers]]\n"
+    "                      [--wait-after-lookups]\n"
     "                      [--wait-before-init]\n"
     "\n"
     "Drives Level Zero like SYCL's legacy Level Zero adapter (Unified Runtime's level_zero\n"
@@ -63,10 +65,14 @@ constexpr const char* kUsage =
     "  --through-tables   take the function tables from the loader after zeInit\n"
     "                     (zeGetCommandListProcAddrTable, zeGetKernelProcAddrTable, ...) and\n"
     "                     make every later call through them, as a runtime that dispatches\n"
-    "                     itself does: with one driver they are the driver's own functions\n"
+    "                     itself does: with one driver they are the driver's own functions.\n"
+    "                     The tables stay in one object on its heap for the process's life\n"
     "  --mixed            with --through-tables, make the set-up calls and every odd\n"
     "                     iteration's through the loader's exports, the even iterations'\n"
     "                     through the tables: one process that calls both ways\n"
+    "  --scattered-pointers  with --through-tables, copy the functions it calls out of the\n"
+    "                     tables into a struct of its own, in no table's order, and erase\n"
+    "                     the tables: nothing in its memory is a copy of one\n"
     "\n"
     "Examples:\n"
     "  ZE_ENABLE_ALT_DRIVERS=$PWD/build/lib/libxtrace_simze.so build/bin/ze_sycl_legacy\n"
@@ -92,55 +98,80 @@ struct TableStorage {
   Table& get() { return *reinterpret_cast<Table*>(bytes); }
 };
 
-// Every function the workload calls after zeInit: the loader's exports, or the tables.
+// Every function the workload calls after zeInit: the loader's exports, or the tables. The
+// fields of different tables alternate: pointers copied here out of a table are never next to
+// their neighbours in it, so this struct is no copy of a table.
 struct Api {
-  decltype(&zeDriverGet) DriverGet;
-  decltype(&zeDeviceGet) DeviceGet;
-  decltype(&zeDeviceGetGlobalTimestamps) DeviceGetGlobalTimestamps;
-  decltype(&zeContextCreate) ContextCreate;
-  decltype(&zeContextDestroy) ContextDestroy;
-  decltype(&zeModuleCreate) ModuleCreate;
-  decltype(&zeModuleDestroy) ModuleDestroy;
-  decltype(&zeKernelCreate) KernelCreate;
-  decltype(&zeKernelDestroy) KernelDestroy;
-  decltype(&zeKernelSetGroupSize) KernelSetGroupSize;
-  decltype(&zeCommandQueueCreate) CommandQueueCreate;
-  decltype(&zeCommandQueueDestroy) CommandQueueDestroy;
-  decltype(&zeCommandQueueExecuteCommandLists) CommandQueueExecuteCommandLists;
   decltype(&zeCommandListCreate) CommandListCreate;
+  decltype(&zeEventCreate) EventCreate;
+  decltype(&zeKernelCreate) KernelCreate;
+  decltype(&zeFenceCreate) FenceCreate;
   decltype(&zeCommandListCreateImmediate) CommandListCreateImmediate;
+  decltype(&zeEventDestroy) EventDestroy;
+  decltype(&zeKernelDestroy) KernelDestroy;
+  decltype(&zeFenceDestroy) FenceDestroy;
   decltype(&zeCommandListDestroy) CommandListDestroy;
+  decltype(&zeEventHostSynchronize) EventHostSynchronize;
+  decltype(&zeKernelSetGroupSize) KernelSetGroupSize;
+  decltype(&zeFenceHostSynchronize) FenceHostSynchronize;
   decltype(&zeCommandListClose) CommandListClose;
+  decltype(&zeEventHostReset) EventHostReset;
+  decltype(&zeCommandQueueCreate) CommandQueueCreate;
+  decltype(&zeFenceReset) FenceReset;
   decltype(&zeCommandListReset) CommandListReset;
+  decltype(&zeEventQueryKernelTimestamp) EventQueryKernelTimestamp;
+  decltype(&zeCommandQueueDestroy) CommandQueueDestroy;
+  decltype(&zeContextCreate) ContextCreate;
   decltype(&zeCommandListAppendLaunchKernel) CommandListAppendLaunchKernel;
+  decltype(&zeEventPoolCreate) EventPoolCreate;
+  decltype(&zeCommandQueueExecuteCommandLists) CommandQueueExecuteCommandLists;
+  decltype(&zeContextDestroy) ContextDestroy;
   decltype(&zeCommandListAppendLaunchCooperativeKernel) CommandListAppendLaunchCooperativeKernel;
+  decltype(&zeEventPoolDestroy) EventPoolDestroy;
+  decltype(&zeModuleCreate) ModuleCreate;
+  decltype(&zeDriverGet) DriverGet;
   decltype(&zeCommandListAppendLaunchMultipleKernelsIndirect)
       CommandListAppendLaunchMultipleKernelsIndirect;
-  decltype(&zeEventPoolCreate) EventPoolCreate;
-  decltype(&zeEventPoolDestroy) EventPoolDestroy;
-  decltype(&zeEventCreate) EventCreate;
-  decltype(&zeEventDestroy) EventDestroy;
-  decltype(&zeEventHostSynchronize) EventHostSynchronize;
-  decltype(&zeEventHostReset) EventHostReset;
-  decltype(&zeEventQueryKernelTimestamp) EventQueryKernelTimestamp;
-  decltype(&zeFenceCreate) FenceCreate;
-  decltype(&zeFenceDestroy) FenceDestroy;
-  decltype(&zeFenceHostSynchronize) FenceHostSynchronize;
-  decltype(&zeFenceReset) FenceReset;
+  decltype(&zeDeviceGet) DeviceGet;
+  decltype(&zeModuleDestroy) ModuleDestroy;
+  decltype(&zeDeviceGetGlobalTimestamps) DeviceGetGlobalTimestamps;
   ImmediateAppendFn ImmediateAppendCommandListsExp = nullptr;
 };
 
 Api LoaderExports() {
-  Api a{zeDriverGet, zeDeviceGet, zeDeviceGetGlobalTimestamps, zeContextCreate, zeContextDestroy,
-        zeModuleCreate, zeModuleDestroy, zeKernelCreate, zeKernelDestroy, zeKernelSetGroupSize,
-        zeCommandQueueCreate, zeCommandQueueDestroy, zeCommandQueueExecuteCommandLists,
-        zeCommandListCreate, zeCommandListCreateImmediate, zeCommandListDestroy,
-        zeCommandListClose, zeCommandListReset, zeCommandListAppendLaunchKernel,
-        zeCommandListAppendLaunchCooperativeKernel,
-        zeCommandListAppendLaunchMultipleKernelsIndirect, zeEventPoolCreate, zeEventPoolDestroy,
-        zeEventCreate, zeEventDestroy, zeEventHostSynchronize, zeEventHostReset,
-        zeEventQueryKernelTimestamp, zeFenceCreate, zeFenceDestroy, zeFenceHostSynchronize,
-        zeFenceReset};
+  Api a{};
+  a.DriverGet = zeDriverGet;
+  a.DeviceGet = zeDeviceGet;
+  a.DeviceGetGlobalTimestamps = zeDeviceGetGlobalTimestamps;
+  a.ContextCreate = zeContextCreate;
+  a.ContextDestroy = zeContextDestroy;
+  a.ModuleCreate = zeModuleCreate;
+  a.ModuleDestroy = zeModuleDestroy;
+  a.KernelCreate = zeKernelCreate;
+  a.KernelDestroy = zeKernelDestroy;
+  a.KernelSetGroupSize = zeKernelSetGroupSize;
+  a.CommandQueueCreate = zeCommandQueueCreate;
+  a.CommandQueueDestroy = zeCommandQueueDestroy;
+  a.CommandQueueExecuteCommandLists = zeCommandQueueExecuteCommandLists;
+  a.CommandListCreate = zeCommandListCreate;
+  a.CommandListCreateImmediate = zeCommandListCreateImmediate;
+  a.CommandListDestroy = zeCommandListDestroy;
+  a.CommandListClose = zeCommandListClose;
+  a.CommandListReset = zeCommandListReset;
+  a.CommandListAppendLaunchKernel = zeCommandListAppendLaunchKernel;
+  a.CommandListAppendLaunchCooperativeKernel = zeCommandListAppendLaunchCooperativeKernel;
+  a.CommandListAppendLaunchMultipleKernelsIndirect = zeCommandListAppendLaunchMultipleKernelsIndirect;
+  a.EventPoolCreate = zeEventPoolCreate;
+  a.EventPoolDestroy = zeEventPoolDestroy;
+  a.EventCreate = zeEventCreate;
+  a.EventDestroy = zeEventDestroy;
+  a.EventHostSynchronize = zeEventHostSynchronize;
+  a.EventHostReset = zeEventHostReset;
+  a.EventQueryKernelTimestamp = zeEventQueryKernelTimestamp;
+  a.FenceCreate = zeFenceCreate;
+  a.FenceDestroy = zeFenceDestroy;
+  a.FenceHostSynchronize = zeFenceHostSynchronize;
+  a.FenceReset = zeFenceReset;
   a.ImmediateAppendCommandListsExp = reinterpret_cast<ImmediateAppendFn>(
       dlsym(RTLD_DEFAULT, "zeCommandListImmediateAppendCommandListsExp"));
   return a;
@@ -149,18 +180,23 @@ Api LoaderExports() {
 // The version to ask the loader's tables for: a runtime passes that of the headers it was built
 // against, which match its loader; built against older headers, this one asks for the newest
 // version the loader takes (trixie's 1.20.6 takes only its own, 1.12; bookworm's any up to 1.8).
+// The table it asks with is erased: it is not one the workload keeps.
 ze_api_version_t TableVersion() {
-  TableStorage<ze_driver_dditable_t> probe;
+  auto probe = std::make_unique<TableStorage<ze_driver_dditable_t>>();
+  ze_api_version_t found = ZE_API_VERSION_CURRENT;
   for (uint32_t minor = 40; minor > ZE_MINOR_VERSION(ZE_API_VERSION_CURRENT); --minor) {
     const auto v = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, minor));
-    if (zeGetDriverProcAddrTable(v, &probe.get()) == ZE_RESULT_SUCCESS) return v;
+    if (zeGetDriverProcAddrTable(v, &probe->get()) == ZE_RESULT_SUCCESS) {
+      found = v;
+      break;
+    }
   }
-  return ZE_API_VERSION_CURRENT;
+  explicit_bzero(probe->bytes, sizeof(probe->bytes));
+  return found;
 }
 
-// The tables the loader hands out after zeInit.
-Api LoaderTables() {
-  const ze_api_version_t v = TableVersion();
+// The tables the workload takes from the loader, in one object on its heap.
+struct Tables {
   TableStorage<ze_driver_dditable_t> driver;
   TableStorage<ze_device_dditable_t> device;
   TableStorage<ze_context_dditable_t> context;
@@ -171,37 +207,62 @@ Api LoaderTables() {
   TableStorage<ze_event_pool_dditable_t> pool;
   TableStorage<ze_event_dditable_t> event;
   TableStorage<ze_fence_dditable_t> fence;
-  ZE_CHECK(zeGetDriverProcAddrTable(v, &driver.get()));
-  ZE_CHECK(zeGetDeviceProcAddrTable(v, &device.get()));
-  ZE_CHECK(zeGetContextProcAddrTable(v, &context.get()));
-  ZE_CHECK(zeGetModuleProcAddrTable(v, &module.get()));
-  ZE_CHECK(zeGetKernelProcAddrTable(v, &kernel.get()));
-  ZE_CHECK(zeGetCommandQueueProcAddrTable(v, &queue.get()));
-  ZE_CHECK(zeGetCommandListProcAddrTable(v, &list.get()));
-  ZE_CHECK(zeGetEventPoolProcAddrTable(v, &pool.get()));
-  ZE_CHECK(zeGetEventProcAddrTable(v, &event.get()));
-  ZE_CHECK(zeGetFenceProcAddrTable(v, &fence.get()));
-  Api a{driver.get().pfnGet, device.get().pfnGet, device.get().pfnGetGlobalTimestamps,
-        context.get().pfnCreate, context.get().pfnDestroy, module.get().pfnCreate,
-        module.get().pfnDestroy, kernel.get().pfnCreate, kernel.get().pfnDestroy,
-        kernel.get().pfnSetGroupSize, queue.get().pfnCreate, queue.get().pfnDestroy,
-        queue.get().pfnExecuteCommandLists, list.get().pfnCreate, list.get().pfnCreateImmediate,
-        list.get().pfnDestroy, list.get().pfnClose, list.get().pfnReset,
-        list.get().pfnAppendLaunchKernel, list.get().pfnAppendLaunchCooperativeKernel,
-        list.get().pfnAppendLaunchMultipleKernelsIndirect,
-        pool.get().pfnCreate, pool.get().pfnDestroy, event.get().pfnCreate,
-        event.get().pfnDestroy, event.get().pfnHostSynchronize, event.get().pfnHostReset,
-        event.get().pfnQueryKernelTimestamp, fence.get().pfnCreate, fence.get().pfnDestroy,
-        fence.get().pfnHostSynchronize, fence.get().pfnReset};
-  // Level Zero 1.9's table, where the loader has it.
+  TableStorage<void*> list_exp;  // Level Zero 1.9's, where the loader has it
+};
+
+// The tables the loader hands out after zeInit, taken into `t`, and the functions the
+// workload calls copied out of them.
+Api LoaderTables(Tables& t) {
+  const ze_api_version_t v = TableVersion();
+  ZE_CHECK(zeGetDriverProcAddrTable(v, &t.driver.get()));
+  ZE_CHECK(zeGetDeviceProcAddrTable(v, &t.device.get()));
+  ZE_CHECK(zeGetContextProcAddrTable(v, &t.context.get()));
+  ZE_CHECK(zeGetModuleProcAddrTable(v, &t.module.get()));
+  ZE_CHECK(zeGetKernelProcAddrTable(v, &t.kernel.get()));
+  ZE_CHECK(zeGetCommandQueueProcAddrTable(v, &t.queue.get()));
+  ZE_CHECK(zeGetCommandListProcAddrTable(v, &t.list.get()));
+  ZE_CHECK(zeGetEventPoolProcAddrTable(v, &t.pool.get()));
+  ZE_CHECK(zeGetEventProcAddrTable(v, &t.event.get()));
+  ZE_CHECK(zeGetFenceProcAddrTable(v, &t.fence.get()));
+  Api a{};
+  a.DriverGet = t.driver.get().pfnGet;
+  a.DeviceGet = t.device.get().pfnGet;
+  a.DeviceGetGlobalTimestamps = t.device.get().pfnGetGlobalTimestamps;
+  a.ContextCreate = t.context.get().pfnCreate;
+  a.ContextDestroy = t.context.get().pfnDestroy;
+  a.ModuleCreate = t.module.get().pfnCreate;
+  a.ModuleDestroy = t.module.get().pfnDestroy;
+  a.KernelCreate = t.kernel.get().pfnCreate;
+  a.KernelDestroy = t.kernel.get().pfnDestroy;
+  a.KernelSetGroupSize = t.kernel.get().pfnSetGroupSize;
+  a.CommandQueueCreate = t.queue.get().pfnCreate;
+  a.CommandQueueDestroy = t.queue.get().pfnDestroy;
+  a.CommandQueueExecuteCommandLists = t.queue.get().pfnExecuteCommandLists;
+  a.CommandListCreate = t.list.get().pfnCreate;
+  a.CommandListCreateImmediate = t.list.get().pfnCreateImmediate;
+  a.CommandListDestroy = t.list.get().pfnDestroy;
+  a.CommandListClose = t.list.get().pfnClose;
+  a.CommandListReset = t.list.get().pfnReset;
+  a.CommandListAppendLaunchKernel = t.list.get().pfnAppendLaunchKernel;
+  a.CommandListAppendLaunchCooperativeKernel = t.list.get().pfnAppendLaunchCooperativeKernel;
+  a.CommandListAppendLaunchMultipleKernelsIndirect =
+      t.list.get().pfnAppendLaunchMultipleKernelsIndirect;
+  a.EventPoolCreate = t.pool.get().pfnCreate;
+  a.EventPoolDestroy = t.pool.get().pfnDestroy;
+  a.EventCreate = t.event.get().pfnCreate;
+  a.EventDestroy = t.event.get().pfnDestroy;
+  a.EventHostSynchronize = t.event.get().pfnHostSynchronize;
+  a.EventHostReset = t.event.get().pfnHostReset;
+  a.EventQueryKernelTimestamp = t.event.get().pfnQueryKernelTimestamp;
+  a.FenceCreate = t.fence.get().pfnCreate;
+  a.FenceDestroy = t.fence.get().pfnDestroy;
+  a.FenceHostSynchronize = t.fence.get().pfnHostSynchronize;
+  a.FenceReset = t.fence.get().pfnReset;
   auto get = reinterpret_cast<GetTableFn>(dlsym(RTLD_DEFAULT, "zeGetCommandListExpProcAddrTable"));
-  if (get && v >= ZE_MAKE_VERSION(1, 9)) {
-    TableStorage<void*> exp;
-    if (get(v, exp.bytes) == ZE_RESULT_SUCCESS) {
-      void* fn = nullptr;
-      std::memcpy(&fn, exp.bytes + sizeof(void*), sizeof(fn));
-      a.ImmediateAppendCommandListsExp = reinterpret_cast<ImmediateAppendFn>(fn);
-    }
+  if (get && v >= ZE_MAKE_VERSION(1, 9) && get(v, t.list_exp.bytes) == ZE_RESULT_SUCCESS) {
+    void* fn = nullptr;
+    std::memcpy(&fn, t.list_exp.bytes + sizeof(void*), sizeof(fn));
+    a.ImmediateAppendCommandListsExp = reinterpret_cast<ImmediateAppendFn>(fn);
   }
   return a;
 }
@@ -211,15 +272,17 @@ Api LoaderTables() {
 int main(int argc, char** argv) {
   set_program_name("ze_sycl_legacy");
   bool wait_after_lookups = false, through_tables = false, wait_before_init = false,
-       mixed = false;
+       mixed = false, scattered = false;
   const SyclShapeOptions options =
       ParseSyclShapeOptions(argc, argv, kUsage,
                             {{"--wait-after-lookups", &wait_after_lookups},
                              {"--through-tables", &through_tables},
                              {"--wait-before-init", &wait_before_init},
-                             {"--mixed", &mixed}});
-  if (mixed && !through_tables) {
-    std::fprintf(stderr, "ze_sycl_legacy: --mixed needs --through-tables\n%s", kUsage);
+                             {"--mixed", &mixed},
+                             {"--scattered-pointers", &scattered}});
+  if ((mixed || scattered) && !through_tables) {
+    std::fprintf(stderr, "ze_sycl_legacy: --mixed and --scattered-pointers need --through-tables\n%s",
+                 kUsage);
     return 2;
   }
   const bool wait_for_signal = options.wait_for_signal && !wait_before_init;
@@ -229,7 +292,18 @@ int main(int argc, char** argv) {
   if (wait_before_init) ready.SayReadyAndWait();
   ZE_CHECK(zeInit(0));
   const Api exports = LoaderExports();
-  const Api tables = through_tables ? LoaderTables() : exports;
+  // The tables are kept for the process's life, as a runtime that calls through them keeps
+  // them; with --scattered-pointers erased once the functions it calls are copied out.
+  std::unique_ptr<Tables> taken;
+  Api tables = exports;
+  if (through_tables) {
+    taken = std::make_unique<Tables>();
+    tables = LoaderTables(*taken);
+    if (scattered) {
+      explicit_bzero(taken.get(), sizeof(Tables));
+      taken.reset();
+    }
+  }
   // What the calls go through; with --mixed, switched every iteration (the set-up's calls go
   // through the exports).
   Api ze = mixed ? exports : tables;

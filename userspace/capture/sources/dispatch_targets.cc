@@ -35,9 +35,15 @@ const MappedSegment* SegmentAt(std::span<const MappedSegment> segments, uint64_t
 }
 
 std::optional<uint64_t> FollowDispatchStub(std::span<const uint8_t> c, uint64_t address,
-                                           const ReadWord& read) {
-  // What each general-purpose register holds (rax 0 ... r15 15), where known.
+                                           const ReadWord& read, uint64_t* slot) {
+  // What each general-purpose register holds (rax 0 ... r15 15), where known, and where it
+  // was loaded from.
   std::array<std::optional<uint64_t>, 16> reg{};
+  std::array<uint64_t, 16> from{};
+  auto found = [&](int r) {
+    if (slot) *slot = from[r];
+    return NonNull(reg[r]);
+  };
   size_t at = 0;
   auto have = [&](size_t n) { return at + n <= c.size(); };
   for (int step = 0; step < kMaxStubInstructions; ++step) {
@@ -45,7 +51,7 @@ std::optional<uint64_t> FollowDispatchStub(std::span<const uint8_t> c, uint64_t 
       at += 4;  // endbr64
       continue;
     }
-    if (have(2) && c[at] == 0xff && c[at + 1] == 0xe0) return NonNull(reg[0]);  // jmp *%rax
+    if (have(2) && c[at] == 0xff && c[at + 1] == 0xe0) return found(0);  // jmp *%rax
     // jne: where a newer loader's teardown flag is set; a live process falls through.
     if (have(2) && c[at] == 0x75) {
       at += 2;
@@ -73,7 +79,7 @@ std::optional<uint64_t> FollowDispatchStub(std::span<const uint8_t> c, uint64_t 
     if (wide && op == 0x85 && mod == 3 && r == rm) {  // test %reg,%reg; then je
       at += 2;
       if ((have(1) && c[at] == 0x74) || (have(2) && c[at] == 0x0f && c[at + 1] == 0x84))
-        return NonNull(reg[r]);
+        return found(r);
       return std::nullopt;
     }
     // mov r/m64,r64 (8b); mov r64,r/m64 (89) between registers; cmpb $imm8,m8 (80 /7).
@@ -81,8 +87,13 @@ std::optional<uint64_t> FollowDispatchStub(std::span<const uint8_t> c, uint64_t 
     at += 2;
     if (mod == 3) {
       if (op == 0x80 || !wide) return std::nullopt;
-      if (op == 0x8b) reg[r] = reg[rm];
-      else reg[rm] = reg[r];
+      if (op == 0x8b) {
+        reg[r] = reg[rm];
+        from[r] = from[rm];
+      } else {
+        reg[rm] = reg[r];
+        from[rm] = from[r];
+      }
       continue;
     }
     if ((modrm & 7) == 4) {
@@ -122,6 +133,7 @@ std::optional<uint64_t> FollowDispatchStub(std::span<const uint8_t> c, uint64_t 
     }
     if (!wide) return std::nullopt;
     reg[r] = read(where);
+    from[r] = where;
     if (!reg[r]) return std::nullopt;
   }
   return std::nullopt;

@@ -30,9 +30,10 @@ using ReadWord = std::function<std::optional<uint64_t>(uint64_t address)>;
 // past an `endbr64`, register copies, and the `cmpb $0,(%reg); jne` a newer loader tests its
 // teardown flag with) followed through `read`, up to its `test %rax,%rax; je` or `jmp *%rax`.
 // nullopt when `code` is not such a stub, a read fails, or the pointer is null (the loader is
-// not initialised yet, or the driver lacks the function).
+// not initialised yet, or the driver lacks the function). `slot`, if given, receives the
+// address the pointer was loaded from: its place in the loader's own dispatch table.
 std::optional<uint64_t> FollowDispatchStub(std::span<const uint8_t> code, uint64_t address,
-                                           const ReadWord& read);
+                                           const ReadWord& read, uint64_t* slot = nullptr);
 
 // A ReadWord for process `pid` (process_vm_readv).
 ReadWord ProcessMemoryReader(uint32_t pid);

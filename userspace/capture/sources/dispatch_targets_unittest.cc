@@ -44,7 +44,9 @@ TEST(DispatchTargetsTest, FollowsBookwormsStub) {
   // The RIP-relative load reads the word 0x1000 past the instruction's end (7 bytes).
   const auto read = Memory({{kStub + 7 + 0x1000, kGot}, {kGot, kContext},
                             {kContext + 0x368, kDriverFunction}});
-  EXPECT_EQ(FollowDispatchStub(kBookworm, kStub, read), kDriverFunction);
+  uint64_t slot = 0;
+  EXPECT_EQ(FollowDispatchStub(kBookworm, kStub, read, &slot), kDriverFunction);
+  EXPECT_EQ(slot, kContext + 0x368);  // its place in the loader's dispatch table
 }
 
 TEST(DispatchTargetsTest, FollowsAStubThatSavesAnArgumentFirst) {
@@ -60,7 +62,9 @@ TEST(DispatchTargetsTest, FollowsTrixiesStub) {
   const auto read = Memory({{kStub + 11 + 0x1000, 0x7f0000040000},
                             {kStub + 23 + 0x2000, kContextSlot}, {kContextSlot, kContext},
                             {kContext + 0x10, kTable}, {kTable + 0x528, kDriverFunction}});
-  EXPECT_EQ(FollowDispatchStub(kTrixie, kStub, read), kDriverFunction);
+  uint64_t slot = 0;
+  EXPECT_EQ(FollowDispatchStub(kTrixie, kStub, read, &slot), kDriverFunction);
+  EXPECT_EQ(slot, kTable + 0x528);
 }
 
 // Stubs of functions with more than six parameters save registers first, and trixie's load

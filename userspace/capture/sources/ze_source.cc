@@ -422,11 +422,11 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
   // By default only a process seen taking a table (ze_table_getter_entry) has the functions
   // they hold probed, for itself alone: every other process keeps one trap per call. A
   // process first seen with its dispatch filled may have taken tables before: it is looked
-  // at once, to say so.
+  // at once, in its memory (ze_taken_tables.cc).
   const bool always = ctx_.options.driver_tables;
-  const bool took = !always && TookTables(pid);
+  bool took = !always && TookTables(pid);
   const bool first_look = !always && !took && looked_at_.insert(pid).second;
-  if (!always && !took && (!first_look || said_taken_before_)) return;
+  if (!always && !took && !first_look) return;
   const auto text = ReadWholeFile("/proc/" + std::to_string(pid) + "/maps");
   if (!text) return;
   const std::vector<MappedSegment> segments = ParseMappedSegments(*text);
@@ -434,6 +434,8 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
   // Per file the targets are in: a segment of it (to open it by) and offset -> spec.
   std::map<FileKey, std::pair<const MappedSegment*, std::map<uint64_t, size_t>>> targets;
   std::set<FileKey> loaders;
+  // Where each loader's stubs load their pointers from: its own dispatch table's slots.
+  std::vector<std::vector<std::pair<uint64_t, std::string_view>>> slots;
   for (const MappedSegment& s : segments) {
     if (!s.executable || !BaseName(s.path).starts_with(kLoaderPrefix)) continue;
     const FileKey key{s.dev_major, s.dev_minor, s.inode};
@@ -444,6 +446,7 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
     lib.inode = s.inode;
     lib.dev_major = s.dev_major;
     lib.dev_minor = s.dev_minor;
+    slots.emplace_back();
     for (const LoaderStub& stub : StubsOf(pid, key, lib)) {
       // Where the stub is in the process: the executable mapping of this file that holds it.
       const MappedSegment* in = nullptr;
@@ -453,11 +456,13 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
             stub.file_offset < m.file_offset + (m.end - m.start))
           in = &m;
       if (!in) continue;
-      const auto target =
-          FollowDispatchStub(stub.code, in->start + (stub.file_offset - in->file_offset), read);
+      uint64_t slot = 0;
+      const auto target = FollowDispatchStub(
+          stub.code, in->start + (stub.file_offset - in->file_offset), read, &slot);
       if (!target) continue;  // not initialised yet, or nothing there
       const MappedSegment* to = SegmentAt(segments, *target);
       if (!to) continue;
+      slots.back().emplace_back(slot, ZeProbeSpecs()[stub.spec].symbol);
       auto& file = targets[FileKey{to->dev_major, to->dev_minor, to->inode}];
       file.first = to;
       file.second.emplace(*target - to->start + to->file_offset, stub.spec);
@@ -465,15 +470,12 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
   }
   if (!always && !took) {
     if (targets.empty()) return;
-    said_taken_before_ = true;
-    const std::string text =
-        "pid " + std::to_string(pid) +
-        " had initialised Level Zero before xtrace saw it: calls through function tables it "
-        "took before then (zeGet*ProcAddrTable) are not traced, nor in other such processes; "
-        "--driver-tables traces them (every call through an export then traps twice)";
-    ctx_.say(text);
-    if (ctx_.note) ctx_.note(text);
-    return;
+    std::set<std::string> files;  // the loaders' and the targets' own
+    for (const MappedSegment& s : segments)
+      if (BaseName(s.path).starts_with(kLoaderPrefix)) files.insert(s.path);
+    for (const auto& [key, file] : targets) files.insert(file.first->path);
+    if (!FoundTakenTables(pid, *text, slots, files)) return;
+    took = true;
   }
   for (const auto& [key, file] : targets) {
     MappedLibrary lib;

@@ -120,6 +120,15 @@ class ZeSource final : public ProbeSource {
   void AttachTableGetters(int pid, const MappedLibrary& lib, std::vector<ProbeLink>* links);
   // Whether `pid` called a zeGet*ProcAddrTable of its loader itself (the table_takers map).
   bool TookTables(uint32_t pid) const;
+  // Whether `pid`, first seen with its dispatch filled, holds a copy of a table it took
+  // before (ze_taken_tables.cc): its memory (`maps`, its /proc/PID/maps text, less
+  // `own_files`, the loaders' and drivers' files) read for runs of the words of each loader's
+  // dispatch (`slots`, where the stubs of each loader it maps load from, and the function
+  // each stub is). If it does it is
+  // marked in table_takers; either way the capture is told.
+  bool FoundTakenTables(uint32_t pid, const std::string& maps,
+                        const std::vector<std::vector<std::pair<uint64_t, std::string_view>>>& slots,
+                        const std::set<std::string>& own_files);
   // `pid` is gone or replaced its image: its dispatch probes and marks go.
   void Forget(uint32_t pid);
 
@@ -134,8 +143,8 @@ class ZeSource final : public ProbeSource {
   std::set<std::tuple<uint32_t, uint32_t, uint64_t>> said_by_name_;  // (dev, inode)
   std::unique_ptr<::ze_probes, SkeletonDeleter> skel_;
   std::map<FileKey, std::vector<LoaderStub>> loader_stubs_;
-  // Processes whose dispatch was looked at once (without --driver-tables, to say whether it
-  // was filled before xtrace saw them), and whether that was said.
+  // Processes whose dispatch was looked at once (without --driver-tables, to find the tables
+  // they took if it was filled before xtrace saw them), and whether one holding none was said.
   std::set<uint32_t> looked_at_;
   bool said_taken_before_ = false;
   // Dispatch targets probed, per file (device and inode as opened) and scope (pid, or -1 for
