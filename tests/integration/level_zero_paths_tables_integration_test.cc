@@ -3,7 +3,9 @@
 // on a queue, batches appended with zeCommandListImmediateAppendCommandListsExp), through the
 // loader's exports and, with --through-tables, through the function tables it took from the
 // loader: captured by default where xtrace sees it take them (under record, and attached
-// before its zeInit), and with --driver-tables when attached after; through the exports no
+// before its zeInit) and, attached after, where it keeps them (found in its memory); one that
+// kept only pointers copied out of them is said to be missed, and captured with
+// --driver-tables; through the exports no
 // driver function is probed by default, and with --driver-tables every call passes two
 // probes and is counted once. On the host's loader and trixie's (level_zero_paths_fixture.h).
 // Needs root; skips with the reason elsewhere, fails under CI.
