@@ -21,8 +21,8 @@ Result<std::vector<std::unique_ptr<ProbeSource>>> LoadProbeSources(const SourceC
       {&DrmSource::Load, true},
   };
   std::vector<std::unique_ptr<ProbeSource>> sources;
-  // Made first: the others are told of its interpreter registry (the ITT source keeps a
-  // Python process's calls on its probe site, where frames are read).
+  // Made first: the others are told of its interpreter registry (with --python-frames the
+  // ITT source keeps a Python process's calls on its probe site, where frames are read).
   std::unique_ptr<PythonSource> python = PythonSource::Load(ctx);
   SourceContext shared = ctx;
   if (python) shared.python = &python->interpreters();

@@ -4,8 +4,8 @@
 // (CaptureMaps::SetPythonLayout), so that the Level Zero and ITT probes add the calling
 // thread's Python frames to the calls that matter (bpf/python_frames.bpf.h). What it learned
 // goes into the interpreter registry this source owns: the ITT source asks it which
-// processes are Python ones (their ITT calls stay on the probe site, where frames are read),
-// and the correlator, lent it at Begin, resolves their frames from it.
+// processes are Python ones (with --python-frames their ITT calls stay on the probe site,
+// where frames are read), and the correlator, lent it at Begin, resolves their frames from it.
 // A process whose interpreter cannot be read gets no frames and one line saying why.
 #pragma once
 
