@@ -1,11 +1,13 @@
-// Background link destruction.
+// Background link destruction, on up to max_workers threads.
 #include "capture/bpf/link_reaper.h"
 
-#include <optional>
+#include <algorithm>
+#include <utility>
 
 namespace xtrace {
 
-LinkReaper::LinkReaper() : thread_([this] { Loop(); }) {}
+LinkReaper::LinkReaper(size_t max_workers, DestroyFn destroy)
+    : max_workers_(std::max<size_t>(max_workers, 1)), destroy_(std::move(destroy)) {}
 
 LinkReaper::~LinkReaper() {
   {
@@ -13,7 +15,7 @@ LinkReaper::~LinkReaper() {
     stopping_ = true;
   }
   changed_.notify_all();
-  thread_.join();
+  for (std::thread& t : workers_) t.join();
 }
 
 void LinkReaper::Destroy(std::vector<ProbeLink> links) {
@@ -21,6 +23,11 @@ void LinkReaper::Destroy(std::vector<ProbeLink> links) {
   {
     std::lock_guard lock(mu_);
     for (auto& link : links) queue_.push_back(std::move(link));
+    // Started under the lock: a new worker counts as idle until it takes a link.
+    while (queue_.size() > idle_ && workers_.size() < max_workers_) {
+      workers_.emplace_back([this] { Loop(); });
+      ++idle_;
+    }
   }
   changed_.notify_all();
 }
@@ -28,6 +35,11 @@ void LinkReaper::Destroy(std::vector<ProbeLink> links) {
 size_t LinkReaper::pending() const {
   std::lock_guard lock(mu_);
   return queue_.size() + in_progress_;
+}
+
+size_t LinkReaper::workers() const {
+  std::lock_guard lock(mu_);
+  return workers_.size();
 }
 
 void LinkReaper::WaitIdle() {
@@ -40,13 +52,16 @@ void LinkReaper::Loop() {
   for (;;) {
     changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, nothing left
-    std::optional<ProbeLink> link(std::move(queue_.front()));
+    ProbeLink link = std::move(queue_.front());
     queue_.pop_front();
+    --idle_;
     ++in_progress_;
     lock.unlock();
-    link.reset();
+    if (destroy_) destroy_(std::move(link));
+    else link = ProbeLink{};  // the detach happens here, outside the lock
     lock.lock();
     --in_progress_;
+    ++idle_;
     changed_.notify_all();
   }
 }
