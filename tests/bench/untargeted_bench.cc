@@ -1,16 +1,24 @@
 // Section 2: a process that is not targeted pays nothing while others are traced. Two
 // ze_call_loop processes map the same loader file; A launches at a steady rate, B runs the
 // timed loops (a launch, a plain syscall, a DRM ioctl). B is timed with A untraced and under
-// captures of A — by pid, and system-wide by name (--comm, which selects A and not B) with the
-// default probes per library file and with --probes-per-process — in interleaved rounds, so
-// the only difference between configurations is the capture.
+// captures of A — by pid, and with each scope that finds its processes itself, at its
+// default (probes per process): by name (--comm, which selects A and not B), by A's cgroup
+// (--cgroup; --container is a cgroup too), and as a launched command's children are
+// (--follow-children) — and by name with --probes-per-file for contrast, in interleaved
+// rounds, so the only difference between configurations is the capture. (--system selects
+// every process, B too: nobody is untargeted there.)
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <fstream>
 #include <iterator>
+#include <string_view>
 
 #include "bench_sections.h"
 #include "call_loop_process.h"
 #include "collector_process.h"
+#include "scratch_cgroup.h"
 
 namespace xtrace::bench {
 namespace {
@@ -36,6 +44,8 @@ class UntargetedSection final : public BenchSection {
     auto fail = [&](const Status& st) {
       ctx.table.Add({section, "launch loop of B", "failed", "", st.message(), "", ""});
     };
+    // Declared first, removed last: once A, in it, is gone.
+    const testing::ScratchCgroup cgroup("xtrace-bench-untargeted-" + std::to_string(getpid()));
     auto traced = CallLoopProcess::Start(ctx, kTracedName);
     if (!traced.ok()) return fail(traced.status());
     auto other = CallLoopProcess::Start(ctx);
@@ -44,14 +54,22 @@ class UntargetedSection final : public BenchSection {
     const double pace_seconds = ctx.options.quick ? 1 : 2;
     const std::vector<std::string> by_pid = {"--pid", std::to_string((*traced)->pid())};
     const std::vector<std::string> by_name = {"--comm", kTracedName};
-    const std::vector<Capture> captures = {
+    std::vector<Capture> captures = {
         {"A untraced", {}, {}},
         {"--pid A", by_pid, {}},
         {"--pid A --no-drm", by_pid, {"--no-drm"}},
-        {"--comm A (probes per library file)", by_name, {}},
-        {"--comm A --probes-per-process", by_name, {"--probes-per-process"}},
-        {"--comm A --probes-per-process --no-drm", by_name, {"--probes-per-process", "--no-drm"}},
+        {"--comm A (default: probes per process)", by_name, {}},
+        {"--comm A --no-drm", by_name, {"--no-drm"}},
+        {"--pid A --follow-children (record's scope, default)", by_pid, {"--follow-children"}},
+        {"--comm A --probes-per-file", by_name, {"--probes-per-file"}},
     };
+    // A alone in a cgroup of its own, for a --cgroup capture (where cgroup v2 is usable).
+    if (cgroup.path().empty()) {
+      ctx.table.Add({section, "B's launch, capture --cgroup (A's)", "n/a", "", cgroup.why_not(), "", ""});
+    } else {
+      std::ofstream(cgroup.path() + "/cgroup.procs") << (*traced)->pid() << "\n";
+      captures.insert(captures.begin() + 6, {"--cgroup A's (default)", {"--cgroup", cgroup.path()}, {}});
+    }
 
     // What B does: a probed Level Zero call, a syscall that is not an ioctl, and an ioctl
     // with a DRM command (the DRM source sees syscalls every process makes).
@@ -99,15 +117,19 @@ class UntargetedSection final : public BenchSection {
         const bool nothing = added < 0.05 * untraced + 3;
         // A capture that recorded nothing of A proves nothing about what B pays.
         const bool void_run = captured[c] == 0;
+        // Probes per library file are in B too: that row shows what the default spares B.
+        const bool contrast = std::string_view(captures[c].label).find("--probes-per-file") !=
+                              std::string_view::npos;
         ctx.table.Add({section, Format("B's %s, capture %s", kCalls[k], captures[c].label),
                        Format("%+.1f ns/call", added),
                        Format("%.3fx A untraced", best[c][k] / untraced),
                        Format("%.1f ns untraced, %.1f ns", untraced, best[c][k]),
-                       "nothing measurable",
-                       void_run  ? std::string("void: this capture recorded no launch of A")
-                       : nothing ? std::string("met")
-                                 : Format("MISSED: B pays %.0f ns/call (%.0f%%)", added,
-                                          100 * added / untraced)});
+                       contrast ? "(for contrast)" : "nothing measurable",
+                       void_run   ? std::string("void: this capture recorded no launch of A")
+                       : contrast ? Format("B pays %.0f ns/call (%.0f%%)", added, 100 * added / untraced)
+                       : nothing  ? std::string("met")
+                                  : Format("MISSED: B pays %.0f ns/call (%.0f%%)", added,
+                                           100 * added / untraced)});
       }
     }
     uint64_t all = 0;

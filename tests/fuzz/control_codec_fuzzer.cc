@@ -23,6 +23,7 @@ bool SameRequest(const CaptureOptions& a, const CaptureOptions& b) {
          a.container == b.container && a.follow_children == b.follow_children &&
          a.duration_ns == b.duration_ns && a.ring_bytes == b.ring_bytes &&
          a.library_grace_ns == b.library_grace_ns && a.probes_per_process == b.probes_per_process &&
+         a.probes_per_file == b.probes_per_file &&
          a.hold == b.hold && a.hold_max_ns == b.hold_max_ns;
 }
 

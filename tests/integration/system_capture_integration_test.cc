@@ -275,17 +275,19 @@ TEST_F(SystemCaptureTest, ContainerIdSelectsItsCgroupAndNamesTheContainer) {
   EXPECT_EQ(c.processes.at(pid).cgroup, parent.HierarchyPath(container_dir));
 }
 
-// A --comm capture puts probes on the loader file by default: a process outside the scope
-// that maps the same file holds the breakpoints too (and traps on them, for nothing). With
-// --probes-per-process only the selected process holds any, and is still captured whole.
+// A --comm capture puts probes into the selected process alone, by default as with
+// --probes-per-process: a process outside the scope that maps the same loader file holds no
+// breakpoint, and the selected one is still captured whole. With --probes-per-file the
+// process outside holds the file's breakpoints too (and traps on them, for nothing).
 TEST_F(SystemCaptureTest, ProbesPerProcessLeaveProcessesOutsideTheScopeUntouched) {
-  for (const bool per_process : {false, true}) {
-    SCOPED_TRACE(per_process ? "--probes-per-process" : "probes per library file");
-    const std::string tag = per_process ? "own" : "file";
+  for (const std::string option : {"", "--probes-per-process", "--probes-per-file"}) {
+    const bool per_process = option != "--probes-per-file";
+    SCOPED_TRACE(option.empty() ? "the default" : option);
+    const std::string tag = option.empty() ? "default" : per_process ? "own" : "file";
     const std::string out = Path(tag + ".capnp"), in_log = Path(tag + "-in.tsv"),
                       out_log = Path(tag + "-out.tsv");
     std::vector<std::string> argv = {kXtrace, "attach", "--comm", "ze_workload", "-o", out};
-    if (per_process) argv.push_back("--probes-per-process");
+    if (!option.empty()) argv.push_back(option);
     Subprocess xtrace(argv);
     ASSERT_TRUE(xtrace.WaitStderr("tracing every process named ze_workload", 60s))
         << xtrace.stderr_text();

@@ -50,11 +50,30 @@ void AttachPlanner::CoverWithoutLibrary(uint32_t pid, Attached& out) {
 
 void AttachPlanner::Use(size_t i, const MappedLibrary& lib, uint32_t pid, Attached& out) {
   ProbeSource* source = sources_[i].get();
-  const bool per_process = PerProcess(*source);
+  const auto attach = [source](const MappedLibrary& l, int p) {
+    return source->AttachToLibrary(l, p);
+  };
+  // Only where per process is the capture's choice, not the source's own need.
+  const bool may_fall_back = settings_.per_file_if_refused && !source->attaches_per_process();
+  bool per_process = PerProcess(*source) && !(may_fall_back && per_file_after_refusal_.count(IdOf(lib)));
   std::string error;
-  const auto outcome = attachments_.Use(
-      i, lib, pid, per_process,
-      [source](const MappedLibrary& l, int p) { return source->AttachToLibrary(l, p); }, &error);
+  auto outcome = attachments_.Use(i, lib, pid, per_process, attach, &error);
+  if (outcome == LibraryAttachments::Outcome::kFailed && !error.empty() && per_process &&
+      may_fall_back) {
+    std::string shared_error;
+    const auto shared = attachments_.Use(i, lib, pid, false, attach, &shared_error);
+    if (shared != LibraryAttachments::Outcome::kFailed) {
+      per_file_after_refusal_.insert(IdOf(lib));
+      const std::string line = "per-process probes refused on " + lib.path + " (" + error +
+                               "): probing it for every process that maps it, as "
+                               "--probes-per-file does";
+      say_(line);
+      if (notes_.empty()) notes_.push_back(line);  // one line in the summary
+      per_process = false;
+      outcome = shared;
+      error.clear();
+    }
+  }
   // A source that found nothing to probe for this process fails without an error.
   if (outcome == LibraryAttachments::Outcome::kFailed && !error.empty())
     say_("pid " + std::to_string(pid) + ": " + error);

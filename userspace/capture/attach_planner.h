@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -28,8 +29,11 @@ class AttachPlanner {
     // processes (--system, --comm, --cgroup, children) or holds them at library loads.
     bool watch_library_loads = false;
     // Library probes per process and file; otherwise once per file for every process (see
-    // docs/design-notes.md, "Probes per library file").
+    // docs/design-notes.md, "Probes per process").
     bool per_process_links = true;
+    // A file whose per-process probes the kernel refuses is probed once for every process
+    // that maps it instead (said once, and kept as a note for the summary).
+    bool per_file_if_refused = false;
     bool verbose = false;
   };
   using Say = std::function<void(const std::string&)>;
@@ -82,6 +86,9 @@ class AttachPlanner {
   // Links held: the library links (also those being destroyed) and the sources' own.
   size_t link_count() const;
   bool per_process_links() const { return settings_.per_process_links; }
+  // What the summary should repeat: a file probed per file because per-process probes were
+  // refused.
+  const std::vector<std::string>& notes() const { return notes_; }
   // The sources, in the order they loaded (owned here), for the capture's record routing.
   std::vector<ProbeSource*> sources() const {
     std::vector<ProbeSource*> all;
@@ -95,6 +102,9 @@ class AttachPlanner {
   bool PerProcess(const ProbeSource& source) const {
     return settings_.per_process_links || source.attaches_per_process();
   }
+  // A file (device, inode) probed per file after per-process probes were refused.
+  using FileId = std::tuple<uint32_t, uint32_t, uint64_t>;
+  static FileId IdOf(const MappedLibrary& lib) { return {lib.dev_major, lib.dev_minor, lib.inode}; }
   // Attaches source `i` to `lib` for `pid` and notes what came of it in `out`.
   void Use(size_t i, const MappedLibrary& lib, uint32_t pid, Attached& out);
   // Sources that need no library cover every target from the start: said once per target.
@@ -112,6 +122,8 @@ class AttachPlanner {
   Settings settings_;
   Say say_;
   std::set<std::pair<size_t, uint32_t>> covered_;  // (source, pid) said to be covered
+  std::set<FileId> per_file_after_refusal_;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace xtrace

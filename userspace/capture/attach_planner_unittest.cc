@@ -24,7 +24,9 @@ class FakeSource : public ProbeSource {
   }
   Result<std::vector<ProbeLink>> AttachToLibrary(const MappedLibrary&, int pid) override {
     attach_pids.push_back(pid);
-    return std::vector<ProbeLink>{};
+    if (refuse_per_process && pid >= 0) return Status::Error("Operation not permitted");
+    // Placeholder links (no BPF) where the kernel is pretended to accept.
+    return std::vector<ProbeLink>(links);
   }
   bool attaches_per_process() const override { return per_process_; }
   void OnProcessExit(uint32_t pid) override { exited.push_back(pid); }
@@ -32,6 +34,8 @@ class FakeSource : public ProbeSource {
 
   std::vector<int> attach_pids;
   std::vector<uint32_t> exited;
+  size_t links = 0;
+  bool refuse_per_process = false;
 
  private:
   std::string name_;
@@ -41,7 +45,7 @@ class FakeSource : public ProbeSource {
 
 struct Planner {
   explicit Planner(std::vector<FakeSource*>& fakes, std::vector<std::unique_ptr<FakeSource>> owned,
-                   bool per_process_links) {
+                   bool per_process_links, bool per_file_if_refused = false) {
     std::vector<std::unique_ptr<ProbeSource>> sources;
     for (auto& s : owned) {
       fakes.push_back(s.get());
@@ -51,6 +55,7 @@ struct Planner {
         std::move(sources), nullptr, reaper,
         AttachPlanner::Settings{.watch_library_loads = !per_process_links,
                                 .per_process_links = per_process_links,
+                                .per_file_if_refused = per_file_if_refused,
                                 .verbose = false},
         [this](const std::string& line) { said.push_back(line); });
   }
@@ -105,6 +110,42 @@ TEST(AttachPlanner, SourceWithoutLibraryCoversGivenTargetsAndCountsOnlyWhenAlone
   EXPECT_TRUE(drm_only.planner->Scan(kSelf, true)->any);
   EXPECT_TRUE(drm_only.planner->BeforeExec(kSelf).any);
   EXPECT_EQ(drm_only.planner->WaitsFor(), "");
+}
+
+// Per-process links are the default where the kernel allows them: a file whose per-process
+// attach is refused is probed for every process instead, said once and noted for the summary.
+TEST(AttachPlanner, PerFileWhereTheKernelRefusesPerProcess) {
+  std::vector<FakeSource*> fakes;
+  auto* refused = new FakeSource("Level Zero", true);
+  refused->links = 1;
+  refused->refuse_per_process = true;
+  Planner p(fakes, Sources({refused}), /*per_process_links=*/true, /*per_file_if_refused=*/true);
+  auto scanned = p.planner->Scan(kSelf, false);
+  ASSERT_TRUE(scanned);
+  EXPECT_TRUE(scanned->any);
+  EXPECT_EQ(fakes[0]->attach_pids, (std::vector<int>{static_cast<int>(kSelf), -1}));
+  ASSERT_EQ(p.said.size(), 1u);
+  EXPECT_NE(p.said[0].find("per-process probes refused on "), std::string::npos) << p.said[0];
+  EXPECT_NE(p.said[0].find("(Operation not permitted): probing it for every process"),
+            std::string::npos) << p.said[0];
+  EXPECT_EQ(p.planner->notes(), p.said);
+  // The file stays per file: another process (the same pid once more) is not tried per process.
+  p.planner->ProcessGone(kSelf, 0);
+  ASSERT_TRUE(p.planner->Scan(kSelf, false));
+  EXPECT_EQ(fakes[0]->attach_pids.size(), 2u);
+  EXPECT_EQ(p.said.size(), 1u);
+
+  // Asked for per process by name (or a source of its own per process): no fallback.
+  std::vector<FakeSource*> strict;
+  auto* refused_too = new FakeSource("Level Zero", true);
+  refused_too->links = 1;
+  refused_too->refuse_per_process = true;
+  Planner q(strict, Sources({refused_too}), true, /*per_file_if_refused=*/false);
+  auto none = q.planner->Scan(kSelf, false);
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->any);
+  EXPECT_EQ(strict[0]->attach_pids, std::vector<int>{static_cast<int>(kSelf)});
+  EXPECT_TRUE(q.planner->notes().empty());
 }
 
 TEST(AttachPlanner, UnreadableProcessIsNotScanned) {

@@ -80,9 +80,12 @@ struct CaptureOptions {
   bool quiet = false;
   bool verbose = false;
   bool single_uprobes = false;       // never uprobe_multi (see ZeSource)
-  // With a scope that discovers processes, uprobes per selected process instead of per
-  // library file: processes outside the scope pay nothing, later ones may lose first calls.
-  bool probes_per_process = false;
+  // With a scope that discovers processes, uprobes go into each selected process (the
+  // default, which --probes-per-process names) or, with probes_per_file, once per library
+  // file for every process that maps it, outside the scope too (docs/design-notes.md,
+  // "Probes per process").
+  bool probes_per_process = false;  // asked for by name
+  bool probes_per_file = false;
   bool drm_syscall_tracepoints = false;  // DRM ioctls from sys_enter/exit, not fentry/fexit
   // Python frames of a CPython process's thread on its launches, copies, submissions,
   // synchronizations and ITT tasks (capture/sources/python_source.h). On by default for the

@@ -202,13 +202,31 @@ Status Session::Prepare() {
   auto sources =
       LoadProbeSources(SourceContext{*maps_, opt_, say, nullptr, note});
   if (!sources.ok()) return sources.status();
-  // Given processes alone: their own uprobes. A scope that discovers processes: uprobes per
-  // library file unless asked otherwise (see docs/design-notes.md, "Probes per library file").
+  // Every scope puts uprobes into the selected processes alone, unless a scope that discovers
+  // processes asks for them per library file (see docs/design-notes.md, "Probes per
+  // process"): a process outside the selection pays nothing, and one that starts during the
+  // capture is held until its probes are in.
+  // --system without a cgroup selects every process: per-process probes would spare nobody
+  // and cost each process its own links (20 Level Zero processes took 9x as long to probe and
+  // held 10x the links), so it probes per file unless asked otherwise, and says so.
+  const bool everyone = scope_.all_processes && !scope_.cgroup && !opt_.probes_per_process;
+  const bool per_file = scope_.discovers() && (opt_.probes_per_file || everyone) &&
+                        // A capture of one user's processes puts nothing into anybody else's:
+                        // no uprobe on a library file that another user's process traps on.
+                        !scope_.owner;
+  if (per_file && !opt_.probes_per_file) {
+    notes_.push_back("--system probes each library file once for every process that maps it: "
+                     "every process is in scope, so probes per process would spare nobody and "
+                     "cost each its own links (--probes-per-process to have them)");
+    Say(notes_.back());
+  }
   const AttachPlanner::Settings settings{
       .watch_library_loads = scope_.discovers() || holds_ != nullptr,
-      // A capture of one user's processes puts nothing into anybody else's: no uprobe on a
-      // library file that another user's process traps on.
-      .per_process_links = !scope_.discovers() || opt_.probes_per_process || scope_.owner,
+      .per_process_links = !per_file,
+      // Per process by default only: a file whose per-process probes the kernel refuses is
+      // probed per file then, and the capture says so.
+      .per_file_if_refused = !per_file && scope_.discovers() && !opt_.probes_per_process &&
+                             !scope_.owner,
       .verbose = opt_.verbose};
   planner_ = std::make_unique<AttachPlanner>(std::move(*sources), watcher_.get(), reaper_,
                                              settings, say);
@@ -274,6 +292,8 @@ Status Session::Prepare() {
 
 std::vector<std::string> Session::Notes() const {
   std::vector<std::string> notes = notes_;
+  if (planner_)
+    for (const std::string& n : planner_->notes()) notes.push_back(n);
   if (scope_.owner && follower_ && follower_->left_out().size())
     notes.push_back(follower_->left_out().Note(*scope_.owner));
   return notes;
@@ -328,13 +348,13 @@ Result<CaptureReport> Session::Run() {
   // while the command starts or running processes are probed is a drop like any other (a
   // window begun later left those out of the drops by source, though not out of the total).
   drop_windows_.Start(Counters{}, MonotonicNs());
-  // With --system and no cgroup, the host's own copy of each probed library is attached too,
-  // for every process that will map it, so a process that starts during the capture is traced
-  // from its first call instead of from the moment its libraries were found. (With a filter,
-  // probing the host's copy would make processes outside the scope pay for probes that record
-  // nothing.)
-  planner_->PinHostLibraries(self_pid_,
-                             scope_.all_processes && !scope_.cgroup && pidns_.level == 0);
+  // With --system and no cgroup (probes per file), the host's own copy of each probed library
+  // is attached too, for every process that will map it, so most processes that start during
+  // the capture map a file already probed. (With a filter, probing the host's copy would make
+  // processes outside the scope pay for probes that record nothing; per process, each process
+  // is held until its own probes are in.)
+  planner_->PinHostLibraries(self_pid_, !planner_->per_process_links() && scope_.all_processes &&
+                                           !scope_.cgroup && pidns_.level == 0);
   // Holding goes on before the running processes are found and scanned, and before a command
   // is started: a target that loads the Level Zero driver, or returns from zeInit with tables
   // to call through, after its first scan is held until it is scanned again, whenever in the

@@ -25,6 +25,14 @@ Status SetDrm(DrmCapture want, DrmCapture& drm) {
   return Status::Ok();
 }
 
+// --probes-per-process or --probes-per-file, not both.
+Status SetProbeScope(bool per_file, CaptureOptions& o) {
+  if (per_file ? o.probes_per_process : o.probes_per_file)
+    return Status::Error("--probes-per-process and --probes-per-file exclude each other");
+  (per_file ? o.probes_per_file : o.probes_per_process) = true;
+  return Status::Ok();
+}
+
 // Milliseconds from 1 to `max_ms`, kept in nanoseconds.
 Status SetMs(Flag flag, Value value, uint64_t max_ms, uint64_t& into_ns) {
   auto ms = ParseCount(flag, value, 1, max_ms);
@@ -111,12 +119,18 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "trace the selected processes alone (default for --pid)",
        [&o](Flag, Value) { return o.follow_children = false, Status::Ok(); }},
       {0, "--probes-per-process", "", "TARGET",
-       "with --comm, --cgroup, --container or children: probes go into each selected process "
-       "alone, so processes outside the selection that use the same libraries pay nothing; a "
-       "process that starts later is probed once its libraries are seen (its first calls may "
-       "be missed). Default: probes per library file, which every process mapping the file "
-       "traps on and the filter then drops",
-       SetTrue(o.probes_per_process)},
+       "with --comm, --cgroup, --container or children (the default) and --system (asked): "
+       "probes go into each selected process alone, so a process outside the selection that "
+       "uses the same libraries pays nothing; one that starts or loads a library during the "
+       "capture is held until its probes are in (unless --no-hold), so it loses no first call",
+       [&o](Flag, Value) { return SetProbeScope(false, o); }},
+      {0, "--probes-per-file", "", "TARGET",
+       "with --comm, --cgroup, --container or children: probes once per library file, for "
+       "every process that maps it: fewer links when thousands of processes are selected, but "
+       "every process outside the selection that maps the file traps on them (the filter then "
+       "drops its calls). The default of --system without a cgroup, where every process is in "
+       "scope",
+       [&o](Flag, Value) { return SetProbeScope(true, o); }},
 
       {0, "--no-drm", "", "SOURCES", "leave out the kernel-driver view (DRM ioctls and fences)",
        [&o](Flag, Value) { return SetDrm(DrmCapture::kOff, o.drm); }},

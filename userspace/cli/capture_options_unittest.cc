@@ -60,6 +60,19 @@ TEST(CaptureOptions, PythonFramesOnByDefaultWithoutTakingIttsFastPath) {
   EXPECT_FALSE(off.python_frames_over_itt_fast_path());
 }
 
+// Probes per process are the default; per library file is asked for, and not with the other.
+TEST(CaptureOptions, ProbesPerFileIsAskedFor) {
+  EXPECT_FALSE(Parse({"--comm", "python3"}).options.probes_per_file);
+  auto p = Parse({"--comm", "python3", "--probes-per-file"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_TRUE(p.options.probes_per_file);
+  EXPECT_FALSE(p.options.probes_per_process);
+  EXPECT_EQ(Parse({"--probes-per-file", "--probes-per-process"}).error,
+            "--probes-per-process and --probes-per-file exclude each other");
+  EXPECT_EQ(Parse({"--probes-per-process", "--probes-per-file"}).error,
+            "--probes-per-process and --probes-per-file exclude each other");
+}
+
 TEST(CaptureOptions, SourcesAndAdvancedSwitches) {
   auto p = Parse({"--drm-only", "--start-paused", "--single-uprobes", "--drm-syscall-tracepoints",
                   "-v", "--follow-children", "-d", "500ms"});

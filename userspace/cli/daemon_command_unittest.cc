@@ -44,7 +44,8 @@ std::string RequestFields(const CaptureOptions& o) {
       << "; ring_bytes " << o.ring_bytes << "; library_grace " << o.library_grace_ns
       << "; start_paused " << o.start_paused << "; drm " << static_cast<int>(o.drm)
       << "; single_uprobes " << o.single_uprobes << "; probes_per_process "
-      << o.probes_per_process << "; drm_syscall_tracepoints " << o.drm_syscall_tracepoints
+      << o.probes_per_process << "; probes_per_file " << o.probes_per_file
+      << "; drm_syscall_tracepoints " << o.drm_syscall_tracepoints
       << "; verbose " << o.verbose << "; hold " << o.hold << "; hold_max " << o.hold_max_ns
       << "; query " << o.query << "; query_max " << o.query_max_ns << "; user " << o.user << "; slurm_job " << o.slurm_job
       << "; python_frames " << (o.python_frames ? (*o.python_frames ? "yes" : "no") : "default")

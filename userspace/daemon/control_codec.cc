@@ -24,6 +24,7 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
   out.setBufferBytes(r.ring_bytes);
   out.setDetachAfterNs(r.library_grace_ns);
   out.setProbesPerProcess(r.probes_per_process);
+  out.setProbesPerFile(r.probes_per_file);
   out.setStartPaused(r.start_paused);
   using Drm = control_schema::CaptureRequest::DrmCapture;
   out.setDrm(r.drm == DrmCapture::kOff ? Drm::OFF
@@ -60,6 +61,7 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   if (in.getBufferBytes()) r.ring_bytes = in.getBufferBytes();
   if (in.getDetachAfterNs()) r.library_grace_ns = in.getDetachAfterNs();
   r.probes_per_process = in.getProbesPerProcess();
+  r.probes_per_file = in.getProbesPerFile();
   r.start_paused = in.getStartPaused();
   using Drm = control_schema::CaptureRequest::DrmCapture;
   if (in.getDrm() == Drm::OFF) r.drm = DrmCapture::kOff;

@@ -45,6 +45,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_EQ(back.ring_bytes, r.ring_bytes);
   EXPECT_EQ(back.library_grace_ns, 5u);
   EXPECT_TRUE(back.probes_per_process);
+  EXPECT_FALSE(back.probes_per_file);
   EXPECT_TRUE(back.start_paused);
   EXPECT_EQ(back.drm, DrmCapture::kOnly);
   EXPECT_TRUE(back.single_uprobes);
@@ -67,10 +68,23 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_FALSE(defaults.duration_ns.has_value());
   EXPECT_EQ(defaults.ring_bytes, CaptureOptions().ring_bytes);
   EXPECT_FALSE(defaults.probes_per_process);
+  EXPECT_FALSE(defaults.probes_per_file);
   EXPECT_EQ(defaults.drm, DrmCapture::kAlongside);
   EXPECT_FALSE(defaults.start_paused);
   EXPECT_TRUE(defaults.hold);
   EXPECT_EQ(defaults.hold_max_ns, CaptureOptions().hold_max_ns);
+}
+
+TEST(ControlCodec, ProbesPerFileTravels) {
+  CaptureOptions r;
+  r.comm = "app";
+  r.probes_per_file = true;
+  capnp::MallocMessageBuilder message;
+  auto built = message.initRoot<control_schema::CaptureRequest>();
+  control_codec::EncodeRequest(r, built);
+  const CaptureOptions back = control_codec::DecodeRequest(built.asReader());
+  EXPECT_TRUE(back.probes_per_file);
+  EXPECT_FALSE(back.probes_per_process);
 }
 
 TEST(ControlCodec, StatusCarriesPerProcessCounts) {

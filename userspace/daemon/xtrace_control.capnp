@@ -19,7 +19,7 @@ struct CaptureRequest {
   durationNs @6 :UInt64;     # 0: until stopped
   bufferBytes @7 :UInt64;    # BPF ring buffer; 0: the default
   detachAfterNs @8 :UInt64;  # probe grace period on unused libraries; 0: the default
-  probesPerProcess @9 :Bool; # uprobes per selected process, not per library file
+  probesPerProcess @9 :Bool; # --probes-per-process: the default, asked for by name
   startPaused @10 :Bool;     # nothing recorded until a process calls __itt_resume
   drm @11 :DrmCapture;
   singleUprobes @12 :Bool;   # never uprobe_multi
@@ -36,6 +36,7 @@ struct CaptureRequest {
   driverTables @23 :Bool;    # also probe the driver functions the loader's exports lead to
   slurmCluster @24 :Text;    # ... of this cluster (SLURM_CLUSTER_NAME): job ids repeat across clusters
   queryMaxNs @25 :UInt64;    # the longest one query hold asks; 0: the default
+  probesPerFile @26 :Bool;   # uprobes once per library file, for every process that maps it
 
   enum PythonFrames {
     default @0;    # off
