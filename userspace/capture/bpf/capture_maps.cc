@@ -295,6 +295,20 @@ int CaptureMaps::OnSample(void* ctx, void* data, size_t size) {
   return 0;
 }
 
+void CaptureMaps::SetSideStream(SideStream* side) {
+  const int epoll_fd = ring_buffer__epoll_fd(ring_.get());
+  if (side_ && side_->wake_fd() >= 0) epoll_ctl(epoll_fd, EPOLL_CTL_DEL, side_->wake_fd(), nullptr);
+  side_ = side;
+  if (side_ && side_->wake_fd() >= 0) {
+    // Never handed to libbpf's own poll (Poll waits itself, then consumes): data.fd tells
+    // nobody anything, the wait's end is all it is for.
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = side_->wake_fd();
+    (void)epoll_ctl(epoll_fd, EPOLL_CTL_ADD, side_->wake_fd(), &event);
+  }
+}
+
 Result<int> CaptureMaps::Poll(int timeout_ms, const RecordCallback& callback) {
   // Records written with BPF_RB_NO_WAKEUP never make epoll report the ring ready, so the
   // wait only shortens the timeout and the ring is consumed on every return.

@@ -44,6 +44,9 @@ class SideStream {
   // The capture is about to read the ring for the last time: its writers stop, and what they
   // wrote is gathered for that read, or counted dropped.
   virtual void Finish() {}
+  // A descriptor that becomes readable when enough is gathered that Poll should not wait out
+  // its timeout (-1: none). Collect empties it.
+  virtual int wake_fd() const { return -1; }
 };
 
 class CaptureMaps {
@@ -129,8 +132,9 @@ class CaptureMaps {
   // A process's collection state now (XT_COLLECT_ON when it has none).
   uint32_t CollectionState(uint32_t pid) const;
 
-  // The one side stream merged into Poll and Drain (nullptr: none). Not owned.
-  void SetSideStream(SideStream* side) { side_ = side; }
+  // The one side stream merged into Poll and Drain (nullptr: none). Not owned. Its wake_fd
+  // ends a Poll's wait.
+  void SetSideStream(SideStream* side);
 
   uint64_t ring_bytes() const { return ring_bytes_; }
   // Pending bytes at which a probe wakes the reader (rodata of every probe object).

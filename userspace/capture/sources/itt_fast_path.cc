@@ -2,7 +2,9 @@
 // the capture's record stream (itt_fast_path.h).
 #include "capture/sources/itt_fast_path.h"
 
+#include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -13,9 +15,6 @@
 
 namespace xtrace {
 namespace {
-
-// Records of room a batch keeps whatever it held last (about 10 MB).
-constexpr size_t kKeptRecords = 100'000;
 
 std::string ProcPath(uint32_t pid, const std::string& rest) {
   return "/proc/" + std::to_string(pid) + "/" + rest;
@@ -41,6 +40,13 @@ void CopyComm(char (&out)[XT_COMM_LEN], const std::string& text) {
 }  // namespace
 
 IttFastPath::IttFastPath(CaptureMaps& maps, Say say) : maps_(maps), say_(std::move(say)) {
+  wake_fd_.Reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));  // none: the poll's timeout it is
+  // A batch's room, reserved once: address space only until records fill it, and no batch
+  // is moved to a larger copy while the capture runs (a drain adds at most a ring's worth
+  // per thread past kMaxGathered; more than that is moved, once).
+  for (std::vector<Raw>* batch : {&gathered_, &converting_}) batch->reserve(kBatchRoom);
+  order_.reserve(kBatchRoom);
+  pending_.reserve(kBatchRoom);
   maps_.SetSideStream(this);
   drainer_ = std::thread([this] { DrainLoop(); });
 }
@@ -66,6 +72,10 @@ void IttFastPath::DrainLoop() {
     for (auto& [pid, proc] : processes_)
       if (proc.reader) fullest = std::max(fullest, DrainProcess(pid, proc));
     period = fullest > XT_ITT_RING_BYTES / kBusyShare ? kBusyDrainPeriod : kDrainPeriod;
+    if (gathered_.size() >= kWakeRecords && !wake_sent_ && wake_fd_.valid()) {
+      const uint64_t one = 1;
+      wake_sent_ = write(wake_fd_.get(), &one, sizeof(one)) == sizeof(one);
+    }
   }
 }
 
@@ -308,6 +318,11 @@ void IttFastPath::ReadNames(uint32_t pid, Process& proc, const IttRingRecord& r,
 
 void IttFastPath::Collect() {
   std::unique_lock lock(mu_);
+  if (wake_sent_) {
+    uint64_t count = 0;
+    (void)!read(wake_fd_.get(), &count, sizeof(count));
+    wake_sent_ = false;
+  }
   for (auto it = unmapped_.begin(); it != unmapped_.end();) {
     const auto base = LoadBase(it->first, it->second.first);
     if (!base) {
@@ -374,12 +389,9 @@ void IttFastPath::ConvertGathered() {
   ConvertCache cache;
   for (const auto& [ns, i] : order)
     Convert(raw[i], std::string_view(converting_text_).substr(raw[i].text_at, raw[i].text_len), cache);
-  // The room is kept for the next batch, but not a backlog's worth of it once the capture
-  // caught up (a batch can grow to kMaxGathered records while it is behind).
-  if (raw.capacity() > kKeptRecords && raw.capacity() > 4 * raw.size()) {
-    std::vector<Raw>().swap(raw);
-    std::vector<std::pair<uint64_t, uint32_t>>().swap(order_);
-  }
+  // The room is kept for the next batch: a batch is at most about kMaxGathered records, so
+  // it stays bounded, and a capture that is behind does not free and fault in its batches'
+  // pages again and again.
   raw.clear();
   converting_text_.clear();
   const auto by_time = [](const Pending& a, const Pending& b) {
@@ -412,10 +424,18 @@ uint32_t IttFastPath::CaptureTid(uint32_t pid, Process& proc, uint32_t ns_tid) {
 
 void IttFastPath::Push(uint32_t pid, uint64_t ns, bool is_event, const void* data, size_t size,
                        std::string_view tail) {
-  const size_t offset = arena_.size();
-  arena_.resize(offset + size + tail.size());
-  std::memcpy(arena_.data() + offset, data, size);
-  std::memcpy(arena_.data() + offset + size, tail.data(), tail.size());
+  const size_t offset = arena_used_;
+  // Grown only past its room, which it keeps, and never cleared: a record is copied in once.
+  if (offset + size + tail.size() > arena_room_) {
+    const size_t room = std::max(2 * arena_room_, offset + size + tail.size() + 4096);
+    auto grown = std::make_unique_for_overwrite<std::byte[]>(room);
+    if (offset) std::memcpy(grown.get(), arena_.get(), offset);
+    arena_ = std::move(grown);
+    arena_room_ = room;
+  }
+  arena_used_ = offset + size + tail.size();
+  std::memcpy(arena_.get() + offset, data, size);
+  if (!tail.empty()) std::memcpy(arena_.get() + offset + size, tail.data(), tail.size());
   pending_.push_back(Pending{ns, seq_++, pid, is_event, offset, size + tail.size()});
 }
 
@@ -509,7 +529,7 @@ void IttFastPath::Deliver(const Pending& p, const RecordCallback& callback) {
     maps_.AddUserCount(XT_CNT_PAUSED, p.pid, 1);
     return;
   }
-  callback(std::span<const std::byte>(arena_.data() + p.offset, p.size));
+  callback(std::span<const std::byte>(arena_.get() + p.offset, p.size));
 }
 
 void IttFastPath::BeforeRingRecord(std::span<const std::byte> record, const RecordCallback& callback) {
@@ -529,7 +549,7 @@ void IttFastPath::BeforeRingRecord(std::span<const std::byte> record, const Reco
 void IttFastPath::AfterRing(const RecordCallback& callback) {
   while (next_ < pending_.size()) Deliver(pending_[next_++], callback);
   pending_.clear();
-  arena_.clear();
+  arena_used_ = 0;
   next_ = 0;
   // Processes whose end is accounted for, once their last records are passed on.
   ForgetEnded();
