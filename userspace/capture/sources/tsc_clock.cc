@@ -121,6 +121,7 @@ uint64_t TscClock::UnitsFor(uint64_t ns) const {
 }
 
 void TscClock::Sample() {
+  last_pair_.valid = false;
   if (clock_ != XT_ITT_CLOCK_TSC) {
     const uint64_t now = MonotonicNs();
     if (readings_.empty()) readings_.push_back({now, now});
@@ -146,17 +147,25 @@ std::optional<uint64_t> TscClock::ToMonotonic(uint64_t raw) const {
     return raw;
   }
   if (raw < first.tsc) return std::nullopt;
-  // The pair of readings around `raw` (or the last two, slightly extrapolated).
-  size_t hi = readings_.size() - 1;
-  if (raw <= last.tsc) {
-    size_t lo_i = 0;
-    while (hi - lo_i > 1) {
-      const size_t mid = (lo_i + hi) / 2;
-      (readings_[mid].tsc <= raw ? lo_i : hi) = mid;
+  // The pair of readings around `raw` (or the last two, slightly extrapolated): the one used
+  // last when it holds `raw` (the same pair the search finds: readings only grow in time).
+  auto& pair = last_pair_;
+  if (!pair.valid || raw < pair.a.tsc || (!pair.newest && raw >= pair.b.tsc)) {
+    size_t hi = readings_.size() - 1;
+    if (raw <= last.tsc) {
+      size_t lo_i = 0;
+      while (hi - lo_i > 1) {
+        const size_t mid = (lo_i + hi) / 2;
+        (readings_[mid].tsc <= raw ? lo_i : hi) = mid;
+      }
     }
+    pair.a = readings_[hi - 1];
+    pair.b = readings_[hi];
+    pair.newest = hi == readings_.size() - 1;
+    pair.valid = true;
   }
-  const Reading& a = readings_[hi - 1];
-  const Reading& b = readings_[hi];
+  const Reading& a = pair.a;
+  const Reading& b = pair.b;
   if (b.tsc <= a.tsc) return std::nullopt;
   const double ns = double(a.ns) + double(raw - a.tsc) * double(b.ns - a.ns) / double(b.tsc - a.tsc);
   if (ns > double(last.ns + kFutureSlackNs)) return std::nullopt;

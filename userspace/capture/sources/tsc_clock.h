@@ -52,6 +52,13 @@ class TscClock {
   };
   uint32_t clock_;
   std::deque<Reading> readings_;
+  // The pair of readings ToMonotonic used last (a batch's records mostly fall between the
+  // same two): [a.tsc, b.tsc), or from a.tsc on when b is the newest. Cleared by Sample.
+  mutable struct {
+    Reading a{}, b{};
+    bool newest = false;
+    bool valid = false;
+  } last_pair_;
 };
 
 }  // namespace xtrace

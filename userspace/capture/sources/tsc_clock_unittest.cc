@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <thread>
+#include <vector>
 
 namespace xtrace {
 namespace {
@@ -46,6 +48,32 @@ TEST(TscClock, MonotonicTimesPassThroughWithinTheReadings) {
   EXPECT_EQ(clock.ToMonotonic(t), t);
   EXPECT_FALSE(clock.ToMonotonic(t - 1'000'000'000));
   EXPECT_EQ(clock.UnitsFor(5), 5u);
+}
+
+
+// ToMonotonic keeps the pair of readings it used last: in whatever order times are asked
+// for, each maps as the search over every reading maps it (the same pair, the same value).
+TEST(TscClock, TimesMapTheSameInAnyOrder) {
+  TscClock clock(XT_ITT_CLOCK_TSC);
+  const uint64_t from = TscClock::ReadTsc();
+  for (int i = 0; i < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(12));
+    clock.Sample();
+  }
+  const uint64_t to = TscClock::ReadTsc();
+  std::vector<uint64_t> raws;
+  for (uint64_t i = 0; i <= 200; ++i) raws.push_back(from + (to - from) * i / 200);
+  std::vector<std::optional<uint64_t>> ascending;
+  for (uint64_t raw : raws) ascending.push_back(clock.ToMonotonic(raw));
+  for (size_t i = raws.size(); i-- > 0;) EXPECT_EQ(clock.ToMonotonic(raws[i]), ascending[i]) << i;
+  for (size_t i = 0; i < raws.size(); ++i) {
+    const size_t j = i % 2 ? raws.size() - 1 - i / 2 : i / 2;  // outermost first, inward
+    EXPECT_EQ(clock.ToMonotonic(raws[j]), ascending[j]) << j;
+  }
+  for (size_t i = 1; i < ascending.size(); ++i) {
+    ASSERT_TRUE(ascending[i - 1] && ascending[i]) << i;  // all within the readings
+    EXPECT_LE(*ascending[i - 1], *ascending[i]) << i;
+  }
 }
 
 }  // namespace
