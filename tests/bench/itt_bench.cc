@@ -5,11 +5,10 @@
 // opting out with XTRACE_ITT_FAST_PATH=0). Each is the best short burst of pairs, with gaps
 // that let the capture drain, so every pair is recorded and preemption on a shared machine
 // rarely spoils the minimum. Then the highest paced pair rate the fast path holds without a
-// drop, and a real program: PyTorch (Debian's python3-torch, oneDNN's ITT tasks) running a
-// small convolutional model, iterations per second untraced and under a capture.
+// drop. A real PyTorch program's ITT tasks are measured in section 8 (torch_attach_bench.cc),
+// in interleaved rounds: a row here once ran untraced, then each capture, each in a fresh
+// process for 5 s, and read 1.53x "untraced" from warm-up and page cache alone.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
 #include "base/status.h"
 #include "bench_sections.h"
@@ -20,27 +19,6 @@ namespace xtrace::bench {
 namespace {
 
 constexpr const char* kProbeSiteOnly = "XTRACE_ITT_FAST_PATH=0";
-
-// The small model: two convolutions and a linear layer on 8 images of 32x32, inference,
-// timed by itself after a warm-up; prints "torch_bench: N iterations per second".
-constexpr const char* kTorchScript = R"(import sys, time
-import torch
-torch.set_num_threads(2)
-model = torch.nn.Sequential(
-    torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(),
-    torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.ReLU(),
-    torch.nn.Flatten(), torch.nn.Linear(16 * 32 * 32, 10)).eval()
-x = torch.randn(8, 3, 32, 32)
-seconds = float(sys.argv[1])
-with torch.no_grad():
-    for _ in range(20):
-        model(x)
-    n, start = 0, time.monotonic()
-    while time.monotonic() - start < seconds:
-        model(x)
-        n += 1
-print("torch_bench: %.1f iterations per second" % (n / (time.monotonic() - start)))
-)";
 
 class IttSection final : public BenchSection {
  public:
@@ -86,7 +64,6 @@ class IttSection final : public BenchSection {
     ZeroDropRate(ctx, section, loaded);
     IttOneCoreRow(ctx, section, loaded);
     DnnlTinyLoopRow(ctx, section, loaded);
-    TorchRow(ctx, section, loaded);
   }
 
  private:
@@ -147,48 +124,6 @@ class IttSection final : public BenchSection {
     ctx.table.Add({section, "highest pair rate with zero drops, fast path",
                    best ? Format("%.0fk pairs/s", best / 1000) : "none", "", "next: " + last,
                    ">= 100k pairs/s", best ? Verdict(best / 1000, 100, false, "k pairs/s") : "MISSED"});
-  }
-
-  // PyTorch with oneDNN's ITT tasks: iterations per second without and under a capture.
-  static void TorchRow(BenchContext& ctx, const std::string& section, const std::string& loaded) {
-    ctx.Say(section + ": PyTorch small conv model (python3-torch)");
-    const std::string script = ctx.Scratch("torch_bench.py");
-    std::ofstream(script) << kTorchScript;
-    const std::string seconds = ctx.options.quick ? "2" : "5";
-    auto run = [&](std::vector<std::string> argv, std::vector<std::string> env) -> Result<double> {
-      ChildResult r = RunChild(argv, env, std::chrono::minutes(5));
-      double ips = 0;
-      const size_t at = r.out.find("torch_bench: ");
-      if (!r.ok() || at == std::string::npos ||
-          std::sscanf(r.out.c_str() + at, "torch_bench: %lf iterations", &ips) != 1)
-        return Status::Error("python3 torch: " + r.out.substr(0, 200) + r.err.substr(0, 400));
-      return ips;
-    };
-    auto untraced = run({"/usr/bin/python3", script, seconds}, {loaded});
-    if (!untraced.ok()) {
-      ctx.table.Add({section, "PyTorch conv model", "n/a", "", untraced.status().message(), "",
-                     "n/a: python3-torch not installed or failed"});
-      return;
-    }
-    // --no-drm: the syscall tracepoints would tax every syscall of the run, which is not what
-    // this row is about.
-    auto fast = run({ctx.paths.xtrace, "record", "-q", "--no-drm", "-o", ctx.Scratch("torch.capnp"), "--",
-                     "/usr/bin/python3", script, seconds},
-                    {loaded});
-    auto probe = fast.ok() ? run({ctx.paths.xtrace, "record", "-q", "--no-drm", "-o", ctx.Scratch("torch-probe.capnp"),
-                                  "--", "/usr/bin/python3", script, seconds},
-                                 {loaded, kProbeSiteOnly})
-                           : fast;
-    if (!probe.ok()) {
-      ctx.table.Add({section, "PyTorch conv model", "failed", "", probe.status().message(), "", ""});
-      return;
-    }
-    ctx.table.Add({section, "PyTorch conv model, attached via the fast path",
-                   Format("%.0f it/s", *fast), Format("%.3fx untraced", *fast / *untraced),
-                   Format("untraced %.0f it/s", *untraced), "", ""});
-    ctx.table.Add({section, "PyTorch conv model, attached via the probe site",
-                   Format("%.0f it/s", *probe), Format("%.3fx untraced", *probe / *untraced),
-                   Format("untraced %.0f it/s", *untraced), "", ""});
   }
 };
 
