@@ -29,13 +29,13 @@ speed and memory against a DOM-based baseline. Ratios are measured in the same r
   --only ID[,ID...]    run only sections whose id contains one of the IDs: overhead,
                        untargeted, itt, collector, log, convert, report, torch, daemon,
                        python
-  --repetitions N      timed runs per configuration; the fastest is kept (default 7)
+  --repetitions N      timed runs per configuration; the fastest is kept (default 5)
   --rate-seconds S     how long each rate of the zero-drop ladder runs (default 5)
   --sustain S          also hold 1M events/s for S seconds (the target says 60)
   --soak S             watch the collector's RSS over a capture of S seconds (default 30;
                        the target says 600)
-  --daemon-cycles N    capture start/stop cycles of the daemon section (default 100, 20 with
-                       --quick; the leak target is checked over 1000, about 11 minutes here)
+  --daemon-cycles N    capture start/stop cycles of the daemon section (default 30, 20 with
+                       --quick; the leak target is checked over 1000, about 20 minutes here)
   --convert-events N   events in the large convert input (default 10000000)
   --baseline-events N  events the DOM baseline converts (default 1000000; it needs about
                        1.5 KB of memory per event)
@@ -168,14 +168,20 @@ int Main(int argc, char** argv) {
   o.work_dir = tmpl;
 
   const auto start = std::chrono::steady_clock::now();
+  // Where the run's time went, so a run grown past its budget says which section to look at.
+  std::string spent;
   for (auto& section : AllBenchSections()) {
     if (!o.only.empty() && !Selected(section->id(), o.only)) continue;
+    const auto section_start = std::chrono::steady_clock::now();
     section->Run(ctx);
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - section_start).count();
+    spent += (spent.empty() ? "" : ", ") + std::string(section->id()) + " " + Format("%.0f s", s);
   }
   const double minutes =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60;
-  std::printf("\nxtrace benchmark (%s, %ld CPUs, %.1f min)\n\n", o.quick ? "quick" : "full",
-              sysconf(_SC_NPROCESSORS_ONLN), minutes);
+  std::printf("\nxtrace benchmark (%s, %ld CPUs, %.1f min: %s)\n\n", o.quick ? "quick" : "full",
+              sysconf(_SC_NPROCESSORS_ONLN), minutes, spent.c_str());
   ctx.table.Print(stdout);
   if (o.keep) {
     std::fprintf(stderr, "xtrace_bench: scratch files kept in %s\n", o.work_dir.c_str());
