@@ -58,8 +58,10 @@ void IttOneCoreRow(BenchContext& ctx, const std::string& section, const std::str
   ctx.Say(section + ": 2M pairs/s on the fast path, the collector on one core");
   const std::string seconds = ctx.options.quick ? "1" : "3";
   // The collector on CPU 1, the program on CPU 0: each has a core, the collector no more.
-  ChildResult r = RunChild({"taskset", "-c", "1", ctx.paths.xtrace, "record", "--no-drm", "-o",
-                            ctx.Scratch("itt-onecore.capnp"), "--", "taskset", "-c", "0",
+  // By its path: children are started with execve, which looks nothing up in PATH.
+  constexpr const char* kTaskset = "/usr/bin/taskset";  // util-linux, essential in Debian
+  ChildResult r = RunChild({kTaskset, "-c", "1", ctx.paths.xtrace, "record", "--no-drm", "-o",
+                            ctx.Scratch("itt-onecore.capnp"), "--", kTaskset, "-c", "0",
                             ctx.paths.itt_overhead, "--rate", Format("%.0f", kOneCoreRate),
                             "--seconds", seconds},
                            {loaded}, std::chrono::minutes(2));
