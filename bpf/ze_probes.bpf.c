@@ -266,18 +266,23 @@ struct {
 	__type(value, __u8);
 } table_takers SEC(".maps");
 
-/* The entry of a loader's zeGet*ProcAddrTable. The loader calls its own getters too, to fill
- * its dispatch at zeInit (through its PLT, so they pass this probe): the caller's return
- * address tells them apart, inside the loader's code or not, which the cookie bounds around
- * this function (xtrace/ze_tables.h). An application's first call marks the
- * process and asks for a scan, held: after zeInit the dispatch is filled and the scan probes
- * the functions the table is about to hand out; before it, zeInit's own scan does. */
+/* The entry of a loader's or a driver's zeGet*ProcAddrTable. The loader calls its own getters
+ * too, to fill its dispatch at zeInit (through its PLT, so they pass this probe): the caller's
+ * return address tells them apart, inside the loader's code or not, which the cookie bounds
+ * around this function (xtrace/ze_tables.h). It calls its driver's getters inside its zeInit
+ * or zeInitDrivers, whose entry has taken the thread's call slot: a getter called with a
+ * Level Zero call under way is never the application's. An application's first call marks
+ * the process and asks for a scan, held: after zeInit the dispatch is filled and the scan
+ * probes the functions the table is about to hand out; before it, zeInit's own scan does; a
+ * driver's getters called without the loader (its Global table's pfnInit instead of zeInit)
+ * have their functions probed where xtrace's own Level Zero found that driver build's. */
 SEC("uprobe")
 int BPF_KPROBE(ze_table_getter_entry)
 {
 	const struct xt_capture_config *cfg = xt_config();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 ip = PT_REGS_IP(ctx), caller = 0;
+	struct xt_thread_state *st;
 	__u32 pid = 0, tgid = 0;
 	__u8 one = 1;
 
@@ -288,6 +293,9 @@ int BPF_KPROBE(ze_table_getter_entry)
 	if (caller >= ip - XT_ZE_TABLE_COOKIE_BEFORE(cookie) &&
 	    caller < ip + XT_ZE_TABLE_COOKIE_FROM(cookie))
 		return 0; /* the loader filling its own dispatch */
+	st = xt_thread_state(0);
+	if (st && st->call.start_ns)
+		return 0; /* the loader's zeInit filling its dispatch from its driver's getters */
 	if (!cfg || !xt_current_ids(cfg, &pid, &tgid))
 		return 0;
 	if (bpf_map_lookup_elem(&table_takers, &tgid))

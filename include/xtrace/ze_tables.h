@@ -1,9 +1,10 @@
-/* Probes on a Level Zero loader's zeGet*ProcAddrTable exports (ze_probes.bpf.c,
+/* Probes on a Level Zero loader's and driver's zeGet*ProcAddrTable exports (ze_probes.bpf.c,
  * ze_table_getter_entry; capture/sources/ze_source.cc attaches them). The loader calls its own
  * getters too, to fill its dispatch at zeInit, so the program tells an application's call by
  * its return address: outside the loader's executable segment, which the cookie bounds around
  * the probed function — bytes before the function's entry in the low 32 bits, from its entry
- * to the segment's end in the high 32.
+ * to the segment's end in the high 32. A driver's getters have no bounds (cookie 0): the loader
+ * calls them inside its zeInit, told apart by the call under way.
  *
  * Plain C with __u32/__u64 only: compiled by clang -target bpf and by C++.
  */

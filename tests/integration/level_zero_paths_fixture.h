@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -212,6 +213,32 @@ class LevelZeroPathsTest : public RootTest {
   // pooled timestamp events, seen complete, and tied to the call that submitted it and the
   // one that saw it done (the trace's flows).
   void ExpectEveryLegacyLaunch(const Run& run, bool immediate_append);
+
+  // ze_sycl_legacy attached after it took its tables, with --verbose: the copy the capture
+  // says it found ("... before xtrace saw it: one is at 0x..."), which of the copy finder's
+  // rules took it (table_copies.h: a run from a table's first function, or a whole copy of
+  // the dispatch beyond the loader's own) as its --verbose line for that copy says, and that
+  // it lies in the tables the workload says it keeps ("tables_at=0x...-0x...").
+  static void ExpectFoundInTheTablesItKeeps(const Run& run) {
+    const std::string said = "before xtrace saw it: one is at ";
+    const size_t at = run.result.err.find(said);
+    ASSERT_NE(at, std::string::npos) << run.result.err;
+    const uint64_t found = std::strtoull(run.result.err.c_str() + at + said.size(), nullptr, 16);
+    const size_t kept = run.result.out.find("tables_at=");
+    ASSERT_NE(kept, std::string::npos) << run.result.out;
+    char* end = nullptr;
+    const uint64_t start = std::strtoull(run.result.out.c_str() + kept + 10, &end, 16);
+    const uint64_t stop = std::strtoull(end + 1, nullptr, 16);
+    EXPECT_GE(found, start) << run.result.out << run.result.err;
+    EXPECT_LT(found, stop) << run.result.out << run.result.err;
+    char hex[32];
+    std::snprintf(hex, sizeof(hex), "%#llx", static_cast<unsigned long long>(found));
+    const size_t line = run.result.err.find(std::string("in its order, at ") + hex + " (");
+    ASSERT_NE(line, std::string::npos) << "no --verbose line for the copy: " << run.result.err;
+    const std::string text = run.result.err.substr(line, run.result.err.find('\n', line) - line);
+    EXPECT_EQ(text.find("a whole copy"), std::string::npos)
+        << "taken for a whole copy of the dispatch, not a table from its start: " << text;
+  }
 
   // Calls of `fn` the process made, successful or not.
   static size_t CallCount(const Run& run, uint16_t fn) {

@@ -125,6 +125,7 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedAfterItsLookup
   const std::string log = Path("launches.tsv");
   const Run run =
       Attach({}, kLegacy, log, log, {"--through-tables", "--wait-after-lookups"}, {"--verbose"});
+  ExpectFoundInTheTablesItKeeps(run);
   const std::string found = "pid " + std::to_string(run.pid) +
                             " took Level Zero function tables before xtrace saw it: one is at ";
   // Said at the attach and again in the closing summary.
@@ -200,12 +201,89 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesAttachedAfterItsLookup
   const std::string dir = CopyToBind(kLegacy);
   const Run run = Attach(PodmanRun(root, dir, {"--pid=host"}), "/xt/ze_sycl_legacy",
                          "/xt/launches.tsv", dir + "/launches.tsv",
-                         {"--through-tables", "--wait-after-lookups"});
+                         {"--through-tables", "--wait-after-lookups"}, {"--verbose"});
   EXPECT_NE(run.result.err.find("pid " + std::to_string(run.pid) +
                                 " took Level Zero function tables before xtrace saw it"),
             std::string::npos)
       << run.result.err;
+  // Found by the rule of a run from a table's first function, in the tables the workload
+  // keeps (trixie's loader keeps no second whole copy that would pass for one).
+  ExpectFoundInTheTablesItKeeps(run);
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/true);
+}
+
+// Without the loader: the workload loads the driver itself, takes its Global table (the
+// driver's own zeGetGlobalProcAddrTable; the loader's answers UNINITIALIZED before zeInit,
+// 0x78000001), initialises through its pfnInit, and calls through the tables the driver's own
+// getters hand out. Its first getter call holds it (the loader's calls of its driver's getters
+// are made inside its zeInit, and ignored), and the functions xtrace's own Level Zero found
+// the same driver build's tables to hold are probed for it alone.
+template <typename Run>
+void ExpectTheDriversTablesTaken(const Run& run) {
+  EXPECT_NE(run.result.out.find("loader_global=0x78000001"), std::string::npos) << run.result.out;
+  EXPECT_NE(run.result.out.find("tables=yes"), std::string::npos) << run.result.out;
+  EXPECT_EQ(Count(run.result.err, "pid " + std::to_string(run.pid) +
+                                      " takes function tables from its Level Zero driver itself, "
+                                      "with no loader initialised: the functions they hold are "
+                                      "probed for it"),
+            2u)
+      << run.result.err;
+}
+
+TEST_F(LevelZeroPathsTest, TheDriversOwnTablesWithoutTheLoaderOnTheHostsLoader) {
+  const std::string log = Path("launches.tsv");
+  const Run run = Record({}, kLegacy, log, log, {}, {"--from-the-driver"});
+  ExpectTheDriversTablesTaken(run);
+  ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
+}
+
+TEST_F(LevelZeroPathsTest, TheDriversOwnTablesWithoutTheLoaderOnTrixiesLoaderUnderChroot) {
+  const std::string root = TrixieRootOrSkip();
+  if (root.empty()) return;
+  const TreeCopy tree = CopyIntoTrixieTree(root, kLegacy);
+  ASSERT_FALSE(tree.dir.empty());
+  const Run run = Record({"/usr/sbin/chroot", root, "/usr/bin/env",
+                          "ZE_ENABLE_ALT_DRIVERS=" + tree.inside + "/libxtrace_simze.so"},
+                         tree.inside + "/ze_sycl_legacy", tree.inside + "/launches.tsv",
+                         tree.dir + "/launches.tsv", {}, {"--from-the-driver"});
+  ExpectTheDriversTablesTaken(run);
+  ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
+}
+
+// The same attached after the lookups: its loader was never initialised, so no dispatch of it
+// says what a table holds; the tables it keeps are found in its memory by the words of the
+// same driver build's tables as xtrace's own Level Zero holds them, placed where the process
+// maps the driver.
+template <typename Run>
+void ExpectTheDriversTablesFound(const Run& run) {
+  EXPECT_NE(run.result.out.find("loader_global=0x78000001"), std::string::npos) << run.result.out;
+  EXPECT_EQ(Count(run.result.err, "pid " + std::to_string(run.pid) +
+                                      " took Level Zero function tables from its driver itself, "
+                                      "with no loader initialised, before xtrace saw it: one is at "),
+            2u)
+      << run.result.err;
+}
+
+TEST_F(LevelZeroPathsTest, TheDriversOwnTablesWithoutTheLoaderAttachedAfterItsLookupsOnTheHostsLoader) {
+  const std::string log = Path("launches.tsv");
+  const Run run = Attach({}, kLegacy, log, log, {"--from-the-driver", "--wait-after-lookups"},
+                         {"--verbose"});
+  ExpectTheDriversTablesFound(run);
+  ExpectFoundInTheTablesItKeeps(run);
+  ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
+}
+
+TEST_F(LevelZeroPathsTest, TheDriversOwnTablesWithoutTheLoaderAttachedAfterItsLookupsOnTrixiesLoader) {
+  const std::string root = TrixieRootOrSkip();
+  if (root.empty()) return;
+  if (!PodmanOrSkip()) return;
+  const std::string dir = CopyToBind(kLegacy);
+  const Run run = Attach(PodmanRun(root, dir, {"--pid=host"}), "/xt/ze_sycl_legacy",
+                         "/xt/launches.tsv", dir + "/launches.tsv",
+                         {"--from-the-driver", "--wait-after-lookups"}, {"--verbose"});
+  ExpectTheDriversTablesFound(run);
+  ExpectFoundInTheTablesItKeeps(run);
+  ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
 }
 
 }  // namespace

@@ -8,13 +8,16 @@
 // command buffers), else executed on the queue. With --through-tables every call after
 // zeInit goes through the function tables taken from the loader (zeGet*ProcAddrTable: with
 // one driver, the driver's own functions), never through the loader's exports; it keeps the
-// tables, or with --scattered-pointers only the pointers it calls, in no table's order.
+// tables, or with --scattered-pointers only the pointers it calls, in no table's order. With
+// --from-the-driver it never initialises the loader: it loads the driver itself and takes the
+// tables from the driver's own getters, initialising through its Global table's pfnInit.
 #include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -36,6 +39,7 @@ using namespace xtrace::workloads;
 constexpr const char* kUsage =
     "usage: ze_sycl_legacy [--iterations N] [--launch-log FILE] [--wait-for-signal]\n"
     "                      [--through-tables [--mixed] [--scattered-pointers]]\n"
+    "                      [--from-the-driver]\n"
     "                      [--wait-after-lookups]\n"
     "                      [--wait-before-init]\n"
     "\n"
@@ -50,7 +54,8 @@ constexpr const char* kUsage =
     "signals a timestamp event, read after the waits. The queue's list also holds one\n"
     "zeCommandListAppendLaunchMultipleKernelsIndirect (its kernel count and group counts in\n"
     "memory the device reads), which the launch log does not list.\n"
-    "Prints \"ready <pid>\" after set-up, then \"done launches=N\".\n"
+    "Prints \"ready <pid>\" after set-up, then \"done launches=N\"; with --through-tables\n"
+    "first \"tables_at=0x<start>-0x<end>\", where it keeps them.\n"
     "\n"
     "Options:\n"
     "  --iterations N     (default 4, 1..100000)\n"
@@ -73,6 +78,13 @@ constexpr const char* kUsage =
     "  --scattered-pointers  with --through-tables, copy the functions it calls out of the\n"
     "                     tables into a struct of its own, in no table's order, and erase\n"
     "                     the tables: nothing in its memory is a copy of one\n"
+    "  --from-the-driver  never initialise the loader (no zeInit, no zeInitDrivers): load the\n"
+    "                     driver named first in ZE_ENABLE_ALT_DRIVERS itself, take its Global\n"
+    "                     table (its own zeGetGlobalProcAddrTable), initialise through the\n"
+    "                     table's pfnInit and make every call through the tables its own\n"
+    "                     getters hand out (the 1.4 surface's: no zeGetCommandListExpProcAddrTable,\n"
+    "                     so the batch is executed on the queue). Says first what the loader's\n"
+    "                     zeGetGlobalProcAddrTable answers before zeInit (loader_global=0x...)\n"
     "\n"
     "Examples:\n"
     "  ZE_ENABLE_ALT_DRIVERS=$PWD/build/lib/libxtrace_simze.so build/bin/ze_sycl_legacy\n"
@@ -181,12 +193,12 @@ Api LoaderExports() {
 // against, which match its loader; built against older headers, this one asks for the newest
 // version the loader takes (trixie's 1.20.6 takes only its own, 1.12; bookworm's any up to 1.8).
 // The table it asks with is erased: it is not one the workload keeps.
-ze_api_version_t TableVersion() {
+ze_api_version_t TableVersion(GetTableFn get_driver_table) {
   auto probe = std::make_unique<TableStorage<ze_driver_dditable_t>>();
   ze_api_version_t found = ZE_API_VERSION_CURRENT;
   for (uint32_t minor = 40; minor > ZE_MINOR_VERSION(ZE_API_VERSION_CURRENT); --minor) {
     const auto v = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, minor));
-    if (zeGetDriverProcAddrTable(v, &probe->get()) == ZE_RESULT_SUCCESS) {
+    if (get_driver_table(v, probe->bytes) == ZE_RESULT_SUCCESS) {
       found = v;
       break;
     }
@@ -210,20 +222,31 @@ struct Tables {
   TableStorage<void*> list_exp;  // Level Zero 1.9's, where the loader has it
 };
 
-// The tables the loader hands out after zeInit, taken into `t`, and the functions the
-// workload calls copied out of them.
-Api LoaderTables(Tables& t) {
-  const ze_api_version_t v = TableVersion();
-  ZE_CHECK(zeGetDriverProcAddrTable(v, &t.driver.get()));
-  ZE_CHECK(zeGetDeviceProcAddrTable(v, &t.device.get()));
-  ZE_CHECK(zeGetContextProcAddrTable(v, &t.context.get()));
-  ZE_CHECK(zeGetModuleProcAddrTable(v, &t.module.get()));
-  ZE_CHECK(zeGetKernelProcAddrTable(v, &t.kernel.get()));
-  ZE_CHECK(zeGetCommandQueueProcAddrTable(v, &t.queue.get()));
-  ZE_CHECK(zeGetCommandListProcAddrTable(v, &t.list.get()));
-  ZE_CHECK(zeGetEventPoolProcAddrTable(v, &t.pool.get()));
-  ZE_CHECK(zeGetEventProcAddrTable(v, &t.event.get()));
-  ZE_CHECK(zeGetFenceProcAddrTable(v, &t.fence.get()));
+// The getter `name` of `library` (RTLD_DEFAULT: the loader's).
+GetTableFn Getter(void* library, const char* name) {
+  auto get = reinterpret_cast<GetTableFn>(dlsym(library, name));
+  if (!get) {
+    std::fprintf(stderr, "ze_sycl_legacy: no %s\n", name);
+    std::exit(1);
+  }
+  return get;
+}
+
+// The tables `library` hands out (the loader's after zeInit: RTLD_DEFAULT; or the driver's
+// own), taken into `t`, and the functions the workload calls copied out of them; with
+// `newer`, the Level Zero 1.9 command list table too where it has one.
+Api TablesOf(void* library, Tables& t, bool newer) {
+  const ze_api_version_t v = TableVersion(Getter(library, "zeGetDriverProcAddrTable"));
+  ZE_CHECK(Getter(library, "zeGetDriverProcAddrTable")(v, t.driver.bytes));
+  ZE_CHECK(Getter(library, "zeGetDeviceProcAddrTable")(v, t.device.bytes));
+  ZE_CHECK(Getter(library, "zeGetContextProcAddrTable")(v, t.context.bytes));
+  ZE_CHECK(Getter(library, "zeGetModuleProcAddrTable")(v, t.module.bytes));
+  ZE_CHECK(Getter(library, "zeGetKernelProcAddrTable")(v, t.kernel.bytes));
+  ZE_CHECK(Getter(library, "zeGetCommandQueueProcAddrTable")(v, t.queue.bytes));
+  ZE_CHECK(Getter(library, "zeGetCommandListProcAddrTable")(v, t.list.bytes));
+  ZE_CHECK(Getter(library, "zeGetEventPoolProcAddrTable")(v, t.pool.bytes));
+  ZE_CHECK(Getter(library, "zeGetEventProcAddrTable")(v, t.event.bytes));
+  ZE_CHECK(Getter(library, "zeGetFenceProcAddrTable")(v, t.fence.bytes));
   Api a{};
   a.DriverGet = t.driver.get().pfnGet;
   a.DeviceGet = t.device.get().pfnGet;
@@ -258,8 +281,8 @@ Api LoaderTables(Tables& t) {
   a.FenceDestroy = t.fence.get().pfnDestroy;
   a.FenceHostSynchronize = t.fence.get().pfnHostSynchronize;
   a.FenceReset = t.fence.get().pfnReset;
-  auto get = reinterpret_cast<GetTableFn>(dlsym(RTLD_DEFAULT, "zeGetCommandListExpProcAddrTable"));
-  if (get && v >= ZE_MAKE_VERSION(1, 9) && get(v, t.list_exp.bytes) == ZE_RESULT_SUCCESS) {
+  auto get = reinterpret_cast<GetTableFn>(dlsym(library, "zeGetCommandListExpProcAddrTable"));
+  if (newer && get && v >= ZE_MAKE_VERSION(1, 9) && get(v, t.list_exp.bytes) == ZE_RESULT_SUCCESS) {
     void* fn = nullptr;
     std::memcpy(&fn, t.list_exp.bytes + sizeof(void*), sizeof(fn));
     a.ImmediateAppendCommandListsExp = reinterpret_cast<ImmediateAppendFn>(fn);
@@ -267,30 +290,59 @@ Api LoaderTables(Tables& t) {
   return a;
 }
 
+// The driver named first in ZE_ENABLE_ALT_DRIVERS, loaded and initialised by the workload
+// itself through its Global table, as a runtime that bypasses the loader does; the loader's
+// own Global table is asked for first and its answer said (it has no driver before zeInit).
+void* InitialiseTheDriverItself() {
+  TableStorage<ze_global_dditable_t> global;
+  std::printf("loader_global=0x%x\n",
+              static_cast<unsigned>(zeGetGlobalProcAddrTable(ZE_API_VERSION_CURRENT, &global.get())));
+  const char* list = std::getenv("ZE_ENABLE_ALT_DRIVERS");
+  const std::string path = list ? std::string(list, std::strcspn(list, ",")) : std::string();
+  void* driver = path.empty() ? nullptr : dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!driver) {
+    std::fprintf(stderr, "ze_sycl_legacy: --from-the-driver needs ZE_ENABLE_ALT_DRIVERS=DRIVER (%s)\n",
+                 path.empty() ? "unset" : dlerror());
+    std::exit(1);
+  }
+  ZE_CHECK(Getter(driver, "zeGetGlobalProcAddrTable")(ZE_API_VERSION_CURRENT, global.bytes));
+  ZE_CHECK(global.get().pfnInit(0));
+  explicit_bzero(global.bytes, sizeof(global.bytes));
+  return driver;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   set_program_name("ze_sycl_legacy");
   bool wait_after_lookups = false, through_tables = false, wait_before_init = false,
-       mixed = false, scattered = false;
+       mixed = false, scattered = false, from_the_driver = false;
   const SyclShapeOptions options =
       ParseSyclShapeOptions(argc, argv, kUsage,
                             {{"--wait-after-lookups", &wait_after_lookups},
                              {"--through-tables", &through_tables},
                              {"--wait-before-init", &wait_before_init},
                              {"--mixed", &mixed},
-                             {"--scattered-pointers", &scattered}});
+                             {"--scattered-pointers", &scattered},
+                             {"--from-the-driver", &from_the_driver}});
   if ((mixed || scattered) && !through_tables) {
     std::fprintf(stderr, "ze_sycl_legacy: --mixed and --scattered-pointers need --through-tables\n%s",
                  kUsage);
     return 2;
   }
+  if (from_the_driver && mixed) {
+    std::fprintf(stderr, "ze_sycl_legacy: --from-the-driver has no loader's exports to mix\n%s",
+                 kUsage);
+    return 2;
+  }
+  through_tables |= from_the_driver;
   const bool wait_for_signal = options.wait_for_signal && !wait_before_init;
   LaunchLog* const log = options.launch_log.get();
   const ReadyHandshake ready(wait_for_signal || wait_after_lookups || wait_before_init);
 
   if (wait_before_init) ready.SayReadyAndWait();
-  ZE_CHECK(zeInit(0));
+  void* const driver_itself = from_the_driver ? InitialiseTheDriverItself() : nullptr;
+  if (!from_the_driver) ZE_CHECK(zeInit(0));
   const Api exports = LoaderExports();
   // The tables are kept for the process's life, as a runtime that calls through them keeps
   // them; with --scattered-pointers erased once the functions it calls are copied out.
@@ -298,12 +350,16 @@ int main(int argc, char** argv) {
   Api tables = exports;
   if (through_tables) {
     taken = std::make_unique<Tables>();
-    tables = LoaderTables(*taken);
+    tables = from_the_driver ? TablesOf(driver_itself, *taken, false)
+                             : TablesOf(RTLD_DEFAULT, *taken, true);
     if (scattered) {
       explicit_bzero(taken.get(), sizeof(Tables));
       taken.reset();
     }
   }
+  if (taken)
+    std::printf("tables_at=%#llx-%#llx\n", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(taken.get())),
+                static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(taken.get() + 1)));
   // What the calls go through; with --mixed, switched every iteration (the set-up's calls go
   // through the exports).
   Api ze = mixed ? exports : tables;

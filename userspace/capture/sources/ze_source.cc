@@ -67,16 +67,9 @@ std::string_view BaseName(const std::string& path) {
   return std::string_view(path).substr(path.rfind('/') + 1);
 }
 
-bool IsLoader(const MappedLibrary& lib) { return BaseName(lib.path).starts_with(kLoaderPrefix); }
+bool IsLoader(const MappedLibrary& lib) { return ZeSource::IsLoaderPath(lib.path); }
 
-bool IsDriver(const MappedLibrary& lib) {
-  const std::string_view base = BaseName(lib.path);
-  if (base.starts_with(kSimulatedDriverPrefix)) return true;
-  if (!base.starts_with(kDriverPrefix) || base.starts_with(kLoaderPrefix)) return false;
-  for (std::string_view layer : kLayerPrefixes)
-    if (base.starts_with(layer)) return false;
-  return true;
-}
+bool IsDriver(const MappedLibrary& lib) { return ZeSource::IsDriverPath(lib.path); }
 
 // Whether `spec` is probed in `lib` (a loader or a driver file).
 bool ProbedIn(const ProbeSpec& spec, const MappedLibrary& lib) {
@@ -115,9 +108,9 @@ Result<ProbeSites> FindProbeSites(const std::string& path,
   return sites;
 }
 
-// Where the table getters of the loader file at `path` are probed (their entries) and each
-// one's cookie: the loader's code around it (xtrace/ze_tables.h).
-Result<std::map<uint64_t, uint64_t>> FindTableGetterSites(const std::string& path) {
+// Where the table getters of the loader or driver file at `path` are probed (their entries)
+// and each one's cookie: a loader's code around it, a driver's none (xtrace/ze_tables.h).
+Result<std::map<uint64_t, uint64_t>> FindTableGetterSites(const std::string& path, bool loader) {
   auto offsets = FindFunctionOffsets(path, ZeTableGetters());
   if (!offsets.ok()) return offsets.status();
   auto segments = ExecutableSegments(path);
@@ -126,8 +119,9 @@ Result<std::map<uint64_t, uint64_t>> FindTableGetterSites(const std::string& pat
   for (const auto& [name, offset] : *offsets)
     for (const FileRange& code : *segments)
       if (code.Holds(offset))
-        sites.emplace(offset, XT_ZE_TABLE_COOKIE(offset - code.offset,
-                                                 code.offset + code.size - offset));
+        sites.emplace(offset, loader ? XT_ZE_TABLE_COOKIE(offset - code.offset,
+                                                          code.offset + code.size - offset)
+                                     : XT_ZE_TABLE_COOKIE(0, 0));
   return sites;
 }
 
@@ -146,6 +140,19 @@ void ReportSites(const SourceContext& ctx, int pid, const MappedLibrary& lib,
 }
 
 }  // namespace
+
+bool ZeSource::IsLoaderPath(std::string_view path) {
+  return BaseName(std::string(path)).starts_with(kLoaderPrefix);
+}
+
+bool ZeSource::IsDriverPath(std::string_view path) {
+  const std::string_view base = path.substr(path.rfind('/') + 1);
+  if (base.starts_with(kSimulatedDriverPrefix)) return true;
+  if (!base.starts_with(kDriverPrefix) || base.starts_with(kLoaderPrefix)) return false;
+  for (std::string_view layer : kLayerPrefixes)
+    if (base.starts_with(layer)) return false;
+  return true;
+}
 
 void ZeSource::SkeletonDeleter::operator()(::ze_probes* skel) const { ze_probes__destroy(skel); }
 
@@ -248,7 +255,9 @@ Result<std::vector<ProbeLink>> ZeSource::AttachToLibrary(const MappedLibrary& li
   std::string first_error;
   const size_t attached = multi_ ? AttachMulti(pid, lib, &first_error, &links)
                                  : AttachEach(pid, lib, &first_error, &links);
-  if (attached > 0 && IsLoader(lib) && !ctx_.options.driver_tables)
+  // A driver's getters are probed with --driver-tables too: an application that initialises
+  // the driver through them passes no loader dispatch, which that option follows.
+  if (IsLoader(lib) ? attached > 0 && !ctx_.options.driver_tables : true)
     AttachTableGetters(pid, lib, &links);
   // A driver that exports none of the functions handed out by pointer has nothing to probe.
   if (attached == 0 && !IsLoader(lib) && first_error.empty()) return links;
@@ -260,7 +269,7 @@ Result<std::vector<ProbeLink>> ZeSource::AttachToLibrary(const MappedLibrary& li
 
 void ZeSource::AttachTableGetters(int pid, const MappedLibrary& lib,
                                   std::vector<ProbeLink>* links) {
-  auto sites = FindTableGetterSites(lib.host_path);
+  auto sites = FindTableGetterSites(lib.host_path, IsLoader(lib));
   std::string error = sites.ok() ? "" : sites.status().message();
   if (sites.ok() && multi_) {
     std::vector<uint64_t> offsets, cookies;
@@ -424,8 +433,9 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
   // process first seen with its dispatch filled may have taken tables before: it is looked
   // at once, in its memory (ze_taken_tables.cc).
   const bool always = ctx_.options.driver_tables;
-  bool took = !always && TookTables(pid);
-  const bool first_look = !always && !took && looked_at_.insert(pid).second;
+  const bool marked = TookTables(pid);  // from a loader's getters or a driver's
+  bool took = !always && marked;
+  const bool first_look = !marked && looked_at_.insert(pid).second;
   if (!always && !took && !first_look) return;
   const auto text = ReadWholeFile("/proc/" + std::to_string(pid) + "/maps");
   if (!text) return;
@@ -468,8 +478,11 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
       file.second.emplace(*target - to->start + to->file_offset, stub.spec);
     }
   }
+  if (targets.empty()) {
+    ScanDriversWithoutLoader(pid, segments, *text, marked, first_look);
+    return;
+  }
   if (!always && !took) {
-    if (targets.empty()) return;
     std::set<std::string> files;  // the loaders' and the targets' own
     for (const MappedSegment& s : segments)
       if (BaseName(s.path).starts_with(kLoaderPrefix)) files.insert(s.path);
@@ -592,6 +605,7 @@ void ZeSource::Begin(const SourceStart& start) {
   const std::vector<std::string_view> names = DriverFunctionNames();
   clocks_ = DeviceClocks::Open(start.correlator.ze(), start.strings, names, driver_functions_,
                                ctx_.say);
+  if (clocks_) LearnDriverTables();
 }
 
 uint32_t ZeSource::holds_served() const { return queries_ ? XT_HOLD_QUERY : 0; }
@@ -637,6 +651,7 @@ void ZeSource::Forget(uint32_t pid) {
   ReleaseDispatchProbes(pid);
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.table_takers), &pid);
   looked_at_.erase(pid);
+  driver_takers_said_.erase(pid);
 }
 
 void ZeSource::OnProcessExit(uint32_t pid) { Forget(pid); }

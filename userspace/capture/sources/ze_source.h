@@ -22,6 +22,8 @@
 #include "capture/sources/driver_functions.h"
 #include "capture/bpf/link_reaper.h"
 #include "capture/sources/probe_source.h"
+#include "capture/discovery/proc_maps.h"
+#include "capture/sources/table_copies.h"
 #include "capture/sources/ze_query.h"
 
 struct ze_probes;  // generated skeleton (build/bpf/ze_probes.skel.h)
@@ -77,6 +79,10 @@ class ZeSource final : public ProbeSource {
   // source asks its own Level Zero for (device_clocks.h).
   static std::vector<std::string_view> DriverFunctionNames();
 
+  // Whether the file at `path` is a Level Zero loader, or a driver (by its name).
+  static bool IsLoaderPath(std::string_view path);
+  static bool IsDriverPath(std::string_view path);
+
  private:
   explicit ZeSource(const SourceContext& ctx) : ctx_(ctx) {}
   // Where the driver file `lib` keeps the functions it hands out, if xtrace's own Level Zero
@@ -129,8 +135,38 @@ class ZeSource final : public ProbeSource {
   bool FoundTakenTables(uint32_t pid, const std::string& maps,
                         const std::vector<std::vector<std::pair<uint64_t, std::string_view>>>& slots,
                         const std::set<std::string>& own_files);
+  // FoundTakenTables for the words of ready `dispatches`; `from` says where the tables came
+  // from ("" from the loader).
+  bool FoundTakenCopies(uint32_t pid, const std::string& maps,
+                        const std::vector<LoaderDispatch>& dispatches,
+                        const std::set<std::string>& own_files, std::string_view from);
+  // Where the driver files xtrace's own Level Zero loaded keep the functions their tables
+  // hold: learned at Begin by following its own loader's dispatch (one driver, not
+  // intercepted), by the driver file's build id (ze_taken_tables.cc).
+  void LearnDriverTables();
+  // A process none of whose loaders has its dispatch filled (not initialised, or no loader)
+  // but which maps a driver may have initialised it through the driver's own tables
+  // (zeGetGlobalProcAddrTable, then its pfnInit): if it was seen taking them (`took`), the
+  // functions of a driver build xtrace knows are probed for it; at its first look, its memory
+  // is read for copies of them. `segments` and `maps` are its /proc/PID/maps.
+  void ScanDriversWithoutLoader(uint32_t pid, const std::vector<MappedSegment>& segments,
+                                const std::string& maps, bool took, bool first_look);
   // `pid` is gone or replaced its image: its dispatch probes and marks go.
   void Forget(uint32_t pid);
+
+  // A driver build's tables as xtrace's own Level Zero holds them (LearnDriverTables): the
+  // file offset of each function its loader's exports reach (-> probe spec), and its
+  // loader's dispatch as file offsets in the driver (kNotInTheDriver elsewhere), with the
+  // words each table begins at.
+  struct DriverTables {
+    std::map<uint64_t, size_t> functions;
+    std::vector<uint64_t> words;
+    std::vector<size_t> table_starts;
+  };
+  std::map<std::string, DriverTables> driver_tables_;  // by build id
+  std::map<FileKey, std::string> build_ids_;           // of driver files processes map
+  std::set<FileKey> said_unknown_tables_;  // driver files whose tables nothing says where
+  std::set<uint32_t> driver_takers_said_;  // processes said to take a driver's tables
 
   SourceContext ctx_;
   // Where drivers keep the functions they hand out by pointer, as xtrace's own Level Zero

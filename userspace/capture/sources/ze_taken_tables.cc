@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
+#include <unistd.h>
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -13,7 +14,10 @@
 #include "base/read_file.h"
 
 #include "capture/capture_options.h"
+#include "capture/sources/dispatch_targets.h"
+#include "capture/sources/driver_functions.h"
 #include "capture/sources/table_copies.h"
+#include "capture/sources/ze_probe_specs.h"
 #include "capture/sources/ze_source.h"
 #include "ze_probes.skel.h"
 
@@ -27,6 +31,8 @@ constexpr TableScanBounds kScanBounds{.max_bytes = 512ull << 20, .max_ns = 500'0
 // The loader's dispatch is a few hundred pointers: a span of slots wider than this is no
 // dispatch table.
 constexpr uint64_t kMaxDispatchBytes = 64 << 10;
+// A dispatch word that is no function of the driver (DriverTables::words).
+constexpr uint64_t kNotInTheDriver = ~uint64_t{0};
 // Below the stack pointer, the bytes a function may use without moving it (x86-64 SysV).
 constexpr uint64_t kRedZone = 128;
 
@@ -110,19 +116,148 @@ void DropDeadStacks(uint32_t pid, std::vector<WritableRegion>* regions) {
   closedir(dir);
 }
 
+MappedLibrary LibraryOf(const MappedSegment& s) {
+  MappedLibrary lib;
+  lib.path = s.path;
+  lib.map_range = s.range;
+  lib.inode = s.inode;
+  lib.dev_major = s.dev_major;
+  lib.dev_minor = s.dev_minor;
+  return lib;
+}
+
+bool SameFile(const MappedSegment& a, const MappedSegment& b) {
+  return a.inode == b.inode && a.dev_major == b.dev_major && a.dev_minor == b.dev_minor;
+}
+
+// The address of `offset` of the file `of` maps in the process whose segments are
+// `segments`; 0 where none of its executable mappings holds it.
+uint64_t AddressOf(std::span<const MappedSegment> segments, const MappedSegment& of,
+                   uint64_t offset) {
+  for (const MappedSegment& m : segments)
+    if (m.executable && SameFile(m, of) && offset >= m.file_offset &&
+        offset < m.file_offset + (m.end - m.start))
+      return m.start + (offset - m.file_offset);
+  return 0;
+}
+
 }  // namespace
+
+void ZeSource::LearnDriverTables() {
+  const uint32_t self = static_cast<uint32_t>(getpid());
+  const auto text = ReadWholeFile("/proc/self/maps");
+  if (!text) return;
+  const std::vector<MappedSegment> segments = ParseMappedSegments(*text);
+  const ReadWord read = ProcessMemoryReader(self);
+  std::set<FileKey> loaders;
+  for (const MappedSegment& s : segments) {
+    if (!s.executable || !IsLoaderPath(s.path)) continue;
+    const FileKey key{s.dev_major, s.dev_minor, s.inode};
+    if (!loaders.insert(key).second) continue;
+    std::vector<std::pair<uint64_t, std::string_view>> slots;
+    std::map<FileKey, std::pair<const MappedSegment*, std::map<uint64_t, size_t>>> drivers;
+    for (const LoaderStub& stub : StubsOf(self, key, LibraryOf(s))) {
+      const uint64_t at = AddressOf(segments, s, stub.file_offset);
+      uint64_t slot = 0;
+      const auto target = at ? FollowDispatchStub(stub.code, at, read, &slot) : std::nullopt;
+      const MappedSegment* to = target ? SegmentAt(segments, *target) : nullptr;
+      // Several drivers, or a layer: the loader's own functions, no driver's.
+      if (!to || !IsDriverPath(to->path)) continue;
+      slots.emplace_back(slot, ZeProbeSpecs()[stub.spec].symbol);
+      auto& file = drivers[FileKey{to->dev_major, to->dev_minor, to->inode}];
+      file.first = to;
+      file.second.emplace(*target - to->start + to->file_offset, stub.spec);
+    }
+    const LoaderDispatch own = ReadDispatch(self, slots);
+    for (const auto& [file_key, file] : drivers) {
+      auto id = ElfBuildId(file.first->path);
+      if (!id.ok() || id->empty()) continue;
+      DriverTables& t = driver_tables_[*id];
+      t.functions = file.second;
+      t.table_starts = own.table_starts;
+      t.words.clear();
+      for (uint64_t w : own.words) {
+        const MappedSegment* at = w ? SegmentAt(segments, w) : nullptr;
+        t.words.push_back(at && SameFile(*at, *file.first) ? w - at->start + at->file_offset
+                                                            : kNotInTheDriver);
+      }
+    }
+  }
+}
+
+void ZeSource::ScanDriversWithoutLoader(uint32_t pid, const std::vector<MappedSegment>& segments,
+                                        const std::string& maps, bool took, bool first_look) {
+  if (!took && !first_look) return;
+  std::set<FileKey> seen;
+  std::set<std::string> own_files;  // the loaders' and the drivers' own
+  std::vector<std::pair<const MappedSegment*, const DriverTables*>> known;
+  for (const MappedSegment& s : segments) {
+    if (IsLoaderPath(s.path) || IsDriverPath(s.path)) own_files.insert(s.path);
+    if (!s.executable || !IsDriverPath(s.path)) continue;
+    const FileKey key{s.dev_major, s.dev_minor, s.inode};
+    if (!seen.insert(key).second) continue;
+    auto id = build_ids_.find(key);
+    if (id == build_ids_.end()) {
+      UniqueFd held = OpenMappedFile(pid, LibraryOf(s));
+      if (!held.valid()) continue;
+      auto read = ElfBuildId("/proc/self/fd/" + std::to_string(held.get()));
+      id = build_ids_.emplace(key, read.ok() ? *read : "").first;
+    }
+    auto tables = driver_tables_.find(id->second);
+    if (tables != driver_tables_.end()) {
+      known.emplace_back(&s, &tables->second);
+      continue;
+    }
+    if (!said_unknown_tables_.insert(key).second) continue;
+    const std::string text =
+        "pid " + std::to_string(pid) + " has the Level Zero driver " + s.path +
+        " loaded and no loader initialised: calls through the function tables it takes from "
+        "the driver itself (zeGetGlobalProcAddrTable, then the table's pfnInit) are not "
+        "traced, as this is not the driver build xtrace's own Level Zero loaded, so nothing "
+        "says where its functions are";
+    ctx_.say(text);
+    if (ctx_.note) ctx_.note(text);
+  }
+  if (known.empty()) return;
+  if (!took) {
+    std::vector<LoaderDispatch> copies;
+    for (const auto& [segment, tables] : known) {
+      LoaderDispatch& d = copies.emplace_back();
+      d.table_starts = tables->table_starts;
+      for (uint64_t offset : tables->words)
+        d.words.push_back(offset == kNotInTheDriver ? 0 : AddressOf(segments, *segment, offset));
+    }
+    if (!FoundTakenCopies(pid, maps, copies, own_files, " from its driver itself, with no loader initialised,"))
+      return;
+  } else if (driver_takers_said_.insert(pid).second) {
+    const std::string text = "pid " + std::to_string(pid) +
+                             " takes function tables from its Level Zero driver itself, with "
+                             "no loader initialised: the functions they hold are probed for it";
+    ctx_.say(text);
+    if (ctx_.note) ctx_.note(text);
+  }
+  for (const auto& [segment, tables] : known)
+    ProbeDispatchTargets(pid, true, LibraryOf(*segment), tables->functions);
+}
 
 bool ZeSource::FoundTakenTables(uint32_t pid, const std::string& maps,
                                 const std::vector<std::vector<std::pair<uint64_t, std::string_view>>>& slots,
                                 const std::set<std::string>& own_files) {
+  std::vector<LoaderDispatch> dispatches;
+  for (const auto& loader : slots) dispatches.push_back(ReadDispatch(pid, loader));
+  return FoundTakenCopies(pid, maps, dispatches, own_files, "");
+}
+
+bool ZeSource::FoundTakenCopies(uint32_t pid, const std::string& maps,
+                                const std::vector<LoaderDispatch>& dispatches,
+                                const std::set<std::string>& own_files, std::string_view from) {
   std::vector<WritableRegion> regions = WritableRegions(maps, [&](std::string_view path) {
     return own_files.count(std::string(path)) > 0;
   });
   DropDeadStacks(pid, &regions);
   TableScan all;
   bool taken = false;
-  for (const auto& loader : slots) {
-    const LoaderDispatch dispatch = ReadDispatch(pid, loader);
+  for (const LoaderDispatch& dispatch : dispatches) {
     if (dispatch.words.empty()) continue;
     const TableScan scan = ScanForTableCopies(pid, regions, dispatch, kScanBounds);
     const TableCopyFinder finder(dispatch);
@@ -153,7 +288,8 @@ bool ZeSource::FoundTakenTables(uint32_t pid, const std::string& maps,
     const uint8_t one = 1;
     bpf_map_update_elem(bpf_map__fd(skel_->maps.table_takers), &pid, &one, BPF_ANY);
     const std::string text = "pid " + std::to_string(pid) +
-                             " took Level Zero function tables before xtrace saw it: one is at " +
+                             " took Level Zero function tables" + std::string(from) +
+                             " before xtrace saw it: one is at " +
                              Where(all.copies.front()) + " (" + read +
                              "); the functions they point to are probed for it";
     ctx_.say(text);
@@ -164,8 +300,9 @@ bool ZeSource::FoundTakenTables(uint32_t pid, const std::string& maps,
   said_taken_before_ = true;
   const std::string text =
       "pid " + std::to_string(pid) +
-      " had initialised Level Zero before xtrace saw it and holds no function table of its "
-      "loader's in its memory (" + read +
+      " had initialised Level Zero" + std::string(from) +
+      " before xtrace saw it and holds no function table of its " +
+      (from.empty() ? "loader's" : "driver's") + " in its memory (" + read +
       "): calls through pointers it took from tables (zeGet*ProcAddrTable) before then and "
       "keeps elsewhere are not traced, nor in other such processes; --driver-tables traces "
       "them (every call through an export then traps twice)";
