@@ -145,6 +145,14 @@ bool ZeSource::IsLoaderPath(std::string_view path) {
   return BaseName(std::string(path)).starts_with(kLoaderPrefix);
 }
 
+bool ZeSource::IsLevelZerosOwnPath(std::string_view path) {
+  const std::string_view base = path.substr(path.rfind('/') + 1);
+  if (base.starts_with(kLoaderPrefix)) return true;
+  for (std::string_view layer : kLayerPrefixes)
+    if (base.starts_with(layer)) return true;
+  return false;
+}
+
 bool ZeSource::IsDriverPath(std::string_view path) {
   const std::string_view base = path.substr(path.rfind('/') + 1);
   if (base.starts_with(kSimulatedDriverPrefix)) return true;
@@ -483,9 +491,12 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
     return;
   }
   if (!always && !took) {
-    std::set<std::string> files;  // the loaders' and the targets' own
+    // The loaders', their layers' and the targets' own: trixie's tracing layer keeps a whole
+    // copy of the dispatch in its data, which with the loader's own on its heap passed for a
+    // table taken in every process.
+    std::set<std::string> files;
     for (const MappedSegment& s : segments)
-      if (BaseName(s.path).starts_with(kLoaderPrefix)) files.insert(s.path);
+      if (IsLevelZerosOwnPath(s.path)) files.insert(s.path);
     for (const auto& [key, file] : targets) files.insert(file.first->path);
     if (!FoundTakenTables(pid, *text, slots, files)) return;
     took = true;

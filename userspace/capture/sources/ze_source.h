@@ -82,6 +82,8 @@ class ZeSource final : public ProbeSource {
   // Whether the file at `path` is a Level Zero loader, or a driver (by its name).
   static bool IsLoaderPath(std::string_view path);
   static bool IsDriverPath(std::string_view path);
+  // Whether it is a loader or one of the loader's layers (libze_tracing_layer.so, ...).
+  static bool IsLevelZerosOwnPath(std::string_view path);
 
  private:
   explicit ZeSource(const SourceContext& ctx) : ctx_(ctx) {}

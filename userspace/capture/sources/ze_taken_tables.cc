@@ -189,10 +189,10 @@ void ZeSource::ScanDriversWithoutLoader(uint32_t pid, const std::vector<MappedSe
                                         const std::string& maps, bool took, bool first_look) {
   if (!took && !first_look) return;
   std::set<FileKey> seen;
-  std::set<std::string> own_files;  // the loaders' and the drivers' own
+  std::set<std::string> own_files;  // the loaders', their layers' and the drivers' own
   std::vector<std::pair<const MappedSegment*, const DriverTables*>> known;
   for (const MappedSegment& s : segments) {
-    if (IsLoaderPath(s.path) || IsDriverPath(s.path)) own_files.insert(s.path);
+    if (IsLevelZerosOwnPath(s.path) || IsDriverPath(s.path)) own_files.insert(s.path);
     if (!s.executable || !IsDriverPath(s.path)) continue;
     const FileKey key{s.dev_major, s.dev_minor, s.inode};
     if (!seen.insert(key).second) continue;
