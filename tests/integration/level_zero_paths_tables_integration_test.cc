@@ -7,7 +7,9 @@
 // kept only pointers copied out of them is said to be missed, and captured with
 // --driver-tables; through the exports no
 // driver function is probed by default, and with --driver-tables every call passes two
-// probes and is counted once. On the host's loader and trixie's (level_zero_paths_fixture.h).
+// probes and is counted once; with --from-the-driver it initialises and takes its tables from
+// the driver itself, never through the loader, and is captured under record and attach
+// alike. On the host's loader and trixie's (level_zero_paths_fixture.h).
 // Needs root; skips with the reason elsewhere, fails under CI.
 #include <gtest/gtest.h>
 
@@ -264,7 +266,8 @@ void ExpectTheDriversTablesFound(const Run& run) {
       << run.result.err;
 }
 
-TEST_F(LevelZeroPathsTest, TheDriversOwnTablesWithoutTheLoaderAttachedAfterItsLookupsOnTheHostsLoader) {
+TEST_F(LevelZeroPathsTest,
+       TheDriversOwnTablesWithoutTheLoaderAttachedAfterItsLookupsOnTheHostsLoader) {
   const std::string log = Path("launches.tsv");
   const Run run = Attach({}, kLegacy, log, log, {"--from-the-driver", "--wait-after-lookups"},
                          {"--verbose"});
@@ -273,7 +276,8 @@ TEST_F(LevelZeroPathsTest, TheDriversOwnTablesWithoutTheLoaderAttachedAfterItsLo
   ExpectEveryLegacyLaunch(run, /*immediate_append=*/false);
 }
 
-TEST_F(LevelZeroPathsTest, TheDriversOwnTablesWithoutTheLoaderAttachedAfterItsLookupsOnTrixiesLoader) {
+TEST_F(LevelZeroPathsTest,
+       TheDriversOwnTablesWithoutTheLoaderAttachedAfterItsLookupsOnTrixiesLoader) {
   const std::string root = TrixieRootOrSkip();
   if (root.empty()) return;
   if (!PodmanOrSkip()) return;

@@ -82,8 +82,9 @@ constexpr const char* kUsage =
     "                     driver named first in ZE_ENABLE_ALT_DRIVERS itself, take its Global\n"
     "                     table (its own zeGetGlobalProcAddrTable), initialise through the\n"
     "                     table's pfnInit and make every call through the tables its own\n"
-    "                     getters hand out (the 1.4 surface's: no zeGetCommandListExpProcAddrTable,\n"
-    "                     so the batch is executed on the queue). Says first what the loader's\n"
+    "                     getters hand out (the 1.4 surface's: no\n"
+    "                     zeGetCommandListExpProcAddrTable, so the batch is executed on the\n"
+    "                     queue). Says first what the loader's\n"
     "                     zeGetGlobalProcAddrTable answers before zeInit (loader_global=0x...)\n"
     "\n"
     "Examples:\n"
@@ -295,13 +296,14 @@ Api TablesOf(void* library, Tables& t, bool newer) {
 // own Global table is asked for first and its answer said (it has no driver before zeInit).
 void* InitialiseTheDriverItself() {
   TableStorage<ze_global_dditable_t> global;
-  std::printf("loader_global=0x%x\n",
-              static_cast<unsigned>(zeGetGlobalProcAddrTable(ZE_API_VERSION_CURRENT, &global.get())));
+  const ze_result_t loader = zeGetGlobalProcAddrTable(ZE_API_VERSION_CURRENT, &global.get());
+  std::printf("loader_global=0x%x\n", static_cast<unsigned>(loader));
   const char* list = std::getenv("ZE_ENABLE_ALT_DRIVERS");
   const std::string path = list ? std::string(list, std::strcspn(list, ",")) : std::string();
   void* driver = path.empty() ? nullptr : dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!driver) {
-    std::fprintf(stderr, "ze_sycl_legacy: --from-the-driver needs ZE_ENABLE_ALT_DRIVERS=DRIVER (%s)\n",
+    std::fprintf(stderr,
+                 "ze_sycl_legacy: --from-the-driver needs ZE_ENABLE_ALT_DRIVERS=DRIVER (%s)\n",
                  path.empty() ? "unset" : dlerror());
     std::exit(1);
   }
@@ -358,7 +360,8 @@ int main(int argc, char** argv) {
     }
   }
   if (taken)
-    std::printf("tables_at=%#llx-%#llx\n", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(taken.get())),
+    std::printf("tables_at=%#llx-%#llx\n",
+                static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(taken.get())),
                 static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(taken.get() + 1)));
   // What the calls go through; with --mixed, switched every iteration (the set-up's calls go
   // through the exports).

@@ -227,7 +227,8 @@ void ZeSource::ScanDriversWithoutLoader(uint32_t pid, const std::vector<MappedSe
       for (uint64_t offset : tables->words)
         d.words.push_back(offset == kNotInTheDriver ? 0 : AddressOf(segments, *segment, offset));
     }
-    if (!FoundTakenCopies(pid, maps, copies, own_files, " from its driver itself, with no loader initialised,"))
+    if (!FoundTakenCopies(pid, maps, copies, own_files,
+                          " from its driver itself, with no loader initialised,"))
       return;
   } else if (driver_takers_said_.insert(pid).second) {
     const std::string text = "pid " + std::to_string(pid) +
