@@ -15,6 +15,16 @@
 
 namespace xtrace {
 
+MappedLibrary LibraryOf(const MappedSegment& s) {
+  MappedLibrary lib;
+  lib.path = s.path;
+  lib.map_range = s.range;
+  lib.inode = s.inode;
+  lib.dev_major = s.dev_major;
+  lib.dev_minor = s.dev_minor;
+  return lib;
+}
+
 std::vector<MappedSegment> ParseMappedSegments(std::string_view maps_text) {
   std::vector<MappedSegment> found;
   size_t pos = 0;

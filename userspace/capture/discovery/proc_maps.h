@@ -46,6 +46,9 @@ struct MappedLibrary {
   }
 };
 
+// The file `segment` maps, named and ranged as that segment gives it (no host path yet).
+MappedLibrary LibraryOf(const MappedSegment& segment);
+
 // Each distinct file of ParseMappedSegments(maps_text) whose base name starts with
 // `basename_prefix` (e.g. "libze_loader.so"), once, in order of first appearance.
 std::vector<MappedLibrary> ParseMappedLibraries(std::string_view maps_text, uint32_t pid,

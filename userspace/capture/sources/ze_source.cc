@@ -458,12 +458,7 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
     if (!s.executable || !BaseName(s.path).starts_with(kLoaderPrefix)) continue;
     const FileKey key{s.dev_major, s.dev_minor, s.inode};
     if (!loaders.insert(key).second) continue;
-    MappedLibrary lib;
-    lib.path = s.path;
-    lib.map_range = s.range;
-    lib.inode = s.inode;
-    lib.dev_major = s.dev_major;
-    lib.dev_minor = s.dev_minor;
+    const MappedLibrary lib = LibraryOf(s);
     slots.emplace_back();
     for (const LoaderStub& stub : StubsOf(pid, key, lib)) {
       // Where the stub is in the process: the executable mapping of this file that holds it.

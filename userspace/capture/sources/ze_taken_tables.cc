@@ -116,16 +116,6 @@ void DropDeadStacks(uint32_t pid, std::vector<WritableRegion>* regions) {
   closedir(dir);
 }
 
-MappedLibrary LibraryOf(const MappedSegment& s) {
-  MappedLibrary lib;
-  lib.path = s.path;
-  lib.map_range = s.range;
-  lib.inode = s.inode;
-  lib.dev_major = s.dev_major;
-  lib.dev_minor = s.dev_minor;
-  return lib;
-}
-
 bool SameFile(const MappedSegment& a, const MappedSegment& b) {
   return a.inode == b.inode && a.dev_major == b.dev_major && a.dev_minor == b.dev_minor;
 }
