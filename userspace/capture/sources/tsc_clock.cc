@@ -163,11 +163,13 @@ std::optional<uint64_t> TscClock::ToMonotonic(uint64_t raw) const {
     pair.b = readings_[hi];
     pair.newest = hi == readings_.size() - 1;
     pair.valid = true;
+    pair.ns_per_unit = pair.b.tsc > pair.a.tsc
+                           ? double(pair.b.ns - pair.a.ns) / double(pair.b.tsc - pair.a.tsc)
+                           : 0;
   }
   const Reading& a = pair.a;
-  const Reading& b = pair.b;
-  if (b.tsc <= a.tsc) return std::nullopt;
-  const double ns = double(a.ns) + double(raw - a.tsc) * double(b.ns - a.ns) / double(b.tsc - a.tsc);
+  if (pair.b.tsc <= a.tsc) return std::nullopt;
+  const double ns = double(a.ns) + double(raw - a.tsc) * pair.ns_per_unit;
   if (ns > double(last.ns + kFutureSlackNs)) return std::nullopt;
   return uint64_t(ns);
 }

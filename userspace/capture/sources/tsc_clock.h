@@ -56,6 +56,7 @@ class TscClock {
   // same two): [a.tsc, b.tsc), or from a.tsc on when b is the newest. Cleared by Sample.
   mutable struct {
     Reading a{}, b{};
+    double ns_per_unit = 0;  // between a and b: a multiply per record, not a divide
     bool newest = false;
     bool valid = false;
   } last_pair_;
