@@ -27,14 +27,18 @@ void Correlator::NoteProcess(uint32_t pid, std::string_view fallback_comm) {
 }
 
 void Correlator::ProcessEnded(uint32_t pid, uint64_t ts_ns) {
+  last_thread_seen_ = ~uint64_t{0};
   itt_.CloseProcess(pid, ts_ns);
   identities_.Forget(pid);  // and its threads
   if (python_) python_->ForgetProcess(pid);
 }
 
 void Correlator::SeeThread(uint32_t pid, uint32_t tid) {
+  const uint64_t key = (uint64_t{pid} << 32) | tid;
+  if (key == last_thread_seen_) return;
   NoteProcess(pid);
   if (identities_.SeeThread(pid, tid)) ++stats_.threads;
+  last_thread_seen_ = key;
 }
 
 void Correlator::OnThreadName(const DecodedThreadName& r) {

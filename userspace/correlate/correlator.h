@@ -122,6 +122,10 @@ class Correlator {
   StringTable& strings_;
   EventSink& sink_;
   ProcessIdentities identities_;  // the processes and threads the log knows, and their names
+  // The thread SeeThread saw last (pid << 32 | tid; ~0: none), so a run of one thread's
+  // records (most of them, at millions a second) looks nothing up. Cleared when a process is
+  // forgotten, the only way a known thread stops being known.
+  uint64_t last_thread_seen_ = ~uint64_t{0};
   std::unordered_map<PidHandle, StringId, PidHandleHash> kernel_names_;
   std::unordered_set<PidHandle, PidHandleHash> unnamed_kernels_;
   CorrelatorStats stats_;
