@@ -63,17 +63,23 @@ void IttCorrelator::OnName(const DecodedIttName& r) {
     return;
   }
   names_[{r.handle, r.hdr.pid, r.kind}] = InternName(r.text, r.hdr.flags);
+  last_name_[0] = last_name_[1] = {};
 }
 
 StringId IttCorrelator::HandleName(uint32_t pid, uint32_t kind, uint64_t handle) {
   if (handle == 0) return kEmptyString;
-  if (auto it = names_.find({handle, pid, kind}); it != names_.end()) return it->second;
-  // Its name record was lost (ring full) or it was unreadable: name it by address, once.
-  ++stats_.unknown_handles;
-  const StringId id =
-      strings_.Intern(HexName(kind == XT_ITT_NAME_DOMAIN ? "domain" : "name", handle));
-  names_[{handle, pid, kind}] = id;
-  return id;
+  NameHit& hit = last_name_[kind == XT_ITT_NAME_DOMAIN];
+  if (hit.handle == handle && hit.pid == pid) return hit.id;
+  auto it = names_.find({handle, pid, kind});
+  if (it == names_.end()) {
+    // Its name record was lost (ring full) or it was unreadable: name it by address, once.
+    ++stats_.unknown_handles;
+    const StringId id =
+        strings_.Intern(HexName(kind == XT_ITT_NAME_DOMAIN ? "domain" : "name", handle));
+    it = names_.emplace(HandleKey{handle, pid, kind}, id).first;
+  }
+  hit = {handle, pid, it->second};
+  return it->second;
 }
 
 StringId IttCorrelator::DomainOf(const DecodedIttEvent& r, uint64_t* domain_key) {

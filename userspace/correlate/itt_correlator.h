@@ -114,6 +114,14 @@ class IttCorrelator {
   StringId pytorch_domain_;
   // (pid, kind, handle) -> text sent for it.
   std::unordered_map<HandleKey, StringId, HandleKeyHash> names_;
+  // What HandleName found last, per kind ([1]: domains): a loop's tasks name the same domain
+  // and string again and again, three lookups a task. Cleared when names_ changes a name.
+  struct NameHit {
+    uint64_t handle = 0;  // 0: none
+    uint32_t pid = 0;
+    StringId id = kEmptyString;
+  };
+  NameHit last_name_[2];
   std::set<StringId> cut_names_;  // names that end in "…" because the probe cut them
   std::unordered_map<uint64_t, ThreadStack> threads_;  // pid << 32 | tid
   // The stack StackOf found last (the next record is mostly the same thread's); nodes of an

@@ -264,6 +264,32 @@ TEST_F(IttCorrelatorTest, UnknownHandlesAreNamedByAddress) {
   EXPECT_EQ(correlator.itt_stats().unknown_handles, 2u);
 }
 
+// A handle named by its address (its name record lost) and then named again (the text sent
+// again after a loss) takes the new name from then on, however often it was looked up
+// before; another process's handle of the same value keeps its own.
+TEST_F(IttCorrelatorTest, AHandleNamedAgainTakesItsNewNameAtOnce) {
+  Feed(Ev(XT_ITT_TASK_BEGIN, 11, 100, kDomainA, 0xdef, 0, 0, kPid + 1));
+  Feed(Ev(XT_ITT_TASK_END, 11, 110, kDomainA, 0, 0, 0, kPid + 1));
+  Feed(Ev(XT_ITT_TASK_BEGIN, 11, 120, kDomainA, 0xdef));
+  Feed(Ev(XT_ITT_TASK_END, 11, 130, kDomainA));
+  Feed(NameRec(0xdef, XT_ITT_NAME_STRING, "sent again"));
+  Feed(NameRec(kDomainA, XT_ITT_NAME_DOMAIN, "dom.a2"));
+  Feed(Ev(XT_ITT_TASK_BEGIN, 11, 140, kDomainA, 0xdef));
+  Feed(Ev(XT_ITT_TASK_END, 11, 150, kDomainA));
+  Feed(Ev(XT_ITT_TASK_BEGIN, 11, 160, kDomainA, 0xdef, 0, 0, kPid + 1));
+  Feed(Ev(XT_ITT_TASK_END, 11, 170, kDomainA, 0, 0, 0, kPid + 1));
+  const auto tasks = sink.All<IttTask>();
+  ASSERT_EQ(tasks.size(), 4u);
+  EXPECT_EQ(S(tasks[0].name), "name@0xdef");
+  EXPECT_EQ(S(tasks[0].domain), "domain@0x1000");
+  EXPECT_EQ(S(tasks[1].name), "name@0xdef");
+  EXPECT_EQ(S(tasks[1].domain), "dom.a");
+  EXPECT_EQ(S(tasks[2].name), "sent again");
+  EXPECT_EQ(S(tasks[2].domain), "dom.a2");
+  EXPECT_EQ(S(tasks[3].name), "name@0xdef") << "the other process's handle";
+  EXPECT_EQ(S(tasks[3].domain), "domain@0x1000");
+}
+
 TEST_F(IttCorrelatorTest, HandlesAreNamedPerProcess) {
   Feed(NameRec(kDomainA, XT_ITT_NAME_DOMAIN, "other.a", kPid + 1));
   Feed(Ev(XT_ITT_MARKER, 11, 100, kDomainA, kMark));
