@@ -243,6 +243,7 @@ Status Session::Prepare() {
               },
           .decoded = [this](const DecodedRecord& r) { correlator_->OnRecord(r); }});
   on_record_ = [this](std::span<const std::byte> d) { router_->Route(d); };
+  maps_->SetDecodedRoute([this](const DecodedRecord& r) { router_->RouteSideRecord(r); });
 
   const uint64_t now = MonotonicNs();
   LogHeader header = MakeLogHeader(opt_.xtrace_command_line);

@@ -47,6 +47,14 @@ void RecordRouter::RouteDecoded(const Result<DecodedRecord>& decoded) {
   RouteWhole(decoded.value());
 }
 
+void RecordRouter::RouteSideRecord(const DecodedRecord& record) {
+  const xt_record_header& hdr = HeaderOf(record);
+  if (hdr.pid == self_pid_) return;
+  const std::string_view family = RecordFamily(hdr.type);
+  if (!family.empty()) routes_.counted(hdr.pid, family);
+  RouteWhole(record);
+}
+
 void RecordRouter::RouteWhole(const DecodedRecord& record) {
   routes_.decoded(record);
   for (ProbeSource* source : sources_) {

@@ -48,6 +48,10 @@ class RecordRouter {
   // One record decoded elsewhere (a call still pending at the end, read from its thread's
   // state): to the correlator and the sources, or counted as malformed, as a ring record is.
   void RouteDecoded(const Result<DecodedRecord>& decoded);
+  // A source's record a side stream made decoded itself (CaptureMaps::SetDecodedRoute): counted
+  // by family and routed as Route routes it once decoded. Neither a process, hold nor Python
+  // stack record.
+  void RouteSideRecord(const DecodedRecord& record);
 
   // The processes a source said detached themselves since the last call, in record order.
   std::vector<uint32_t> TakeDetached();

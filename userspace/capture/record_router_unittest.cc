@@ -118,6 +118,28 @@ TEST(RecordRouterTest, ASourceThatSaysAProcessDetachedIsHeard) {
   EXPECT_TRUE(router.TakeDetached().empty()) << "taken once";
 }
 
+// The ITT fast path passes its calls on decoded: they are counted and routed as the same
+// call read from the ring is, and the collector's own are not the workload's.
+TEST(RecordRouterTest, ASideStreamsDecodedRecordIsCountedAndRoutedAsARingRecordIs) {
+  FakeSource source("", "", false);
+  Seen seen;
+  RecordRouter router(kSelf, {&source}, RoutesInto(seen));
+  DecodedIttEvent call{};
+  call.hdr = Hdr(XT_REC_ITT_EVENT, sizeof(xt_itt_event), 7);
+  call.op = XT_ITT_TASK_BEGIN;
+  call.origin = XT_ITT_FROM_COLLECTOR;
+  router.RouteSideRecord(call);
+  call.hdr.pid = kSelf;
+  router.RouteSideRecord(call);
+  DecodedIttState detached{Hdr(XT_REC_ITT_STATE, sizeof(xt_itt_state), 8), XT_COLLECT_DETACHED,
+                           XT_COLLECT_ON};
+  router.RouteSideRecord(detached);
+  EXPECT_EQ(seen.decoded_pids, (std::vector<uint32_t>{7, 8}));
+  EXPECT_EQ(seen.counted, (std::vector<std::pair<uint32_t, std::string>>{{7, "ITT"}, {8, "ITT"}}));
+  EXPECT_EQ(source.records, 2);
+  EXPECT_EQ(router.TakeDetached(), std::vector<uint32_t>{8}) << "a source's word is heard too";
+}
+
 TEST(RecordRouterTest, WithoutASourceToSayItNoProcessDetaches) {
   Seen seen;
   RecordRouter router(kSelf, {}, RoutesInto(seen));

@@ -289,7 +289,7 @@ int CaptureMaps::OnSample(void* ctx, void* data, size_t size) {
   std::span<const std::byte> sample(static_cast<const std::byte*>(data), size);
   while (!sample.empty()) {
     const std::span<const std::byte> record = NextRecordOfSample(sample);
-    if (self->side_) self->side_->BeforeRingRecord(record, *self->callback_);
+    if (self->side_) self->side_->BeforeRingRecord(record, {*self->callback_, self->decoded_});
     (*self->callback_)(record);
   }
   return 0;
@@ -322,7 +322,7 @@ Result<int> CaptureMaps::Drain(const RecordCallback& callback) {
   callback_ = &callback;
   if (side_) side_->Collect();
   const int n = ring_buffer__consume(ring_.get());
-  if (side_) side_->AfterRing(callback);
+  if (side_) side_->AfterRing({callback, decoded_});
   callback_ = nullptr;
   if (n < 0) return Status::Error("draining ring buffer: " + BpfErrorText(n));
   return n;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "decode/record_decoder.h"
 #include "xtrace/capture_config.h"
 #include "xtrace/itt_ring.h"
 #include "xtrace/hold.h"
@@ -27,6 +28,15 @@ struct bpf_object;   // libbpf
 namespace xtrace {
 
 using RecordCallback = std::function<void(std::span<const std::byte>)>;
+// A record made decoded already, routed as a ring record is once decoded (RecordRouter::
+// RouteSideRecord): a side stream's hot records skip being encoded as BPF writes them only to
+// be decoded again.
+using DecodedCallback = std::function<void(const DecodedRecord&)>;
+// Where a side stream passes its records on: as bytes, or decoded.
+struct SideRoutes {
+  const RecordCallback& record;
+  const DecodedCallback& decoded;
+};
 using Counters = std::array<uint64_t, XT_CNT_MAX>;
 
 // Records that reach the capture from outside the BPF ring (the ITT fast path's rings in the
@@ -38,9 +48,9 @@ class SideStream {
   // every BPF record older than anything gathered).
   virtual void Collect() = 0;
   // Before the ring record `record` is passed on: passes on the gathered records older than it.
-  virtual void BeforeRingRecord(std::span<const std::byte> record, const RecordCallback& callback) = 0;
+  virtual void BeforeRingRecord(std::span<const std::byte> record, const SideRoutes& routes) = 0;
   // After the ring is read: passes on the rest.
-  virtual void AfterRing(const RecordCallback& callback) = 0;
+  virtual void AfterRing(const SideRoutes& routes) = 0;
   // The capture is about to read the ring for the last time: its writers stop, and what they
   // wrote is gathered for that read, or counted dropped.
   virtual void Finish() {}
@@ -135,6 +145,8 @@ class CaptureMaps {
   // The one side stream merged into Poll and Drain (nullptr: none). Not owned. Its wake_fd
   // ends a Poll's wait.
   void SetSideStream(SideStream* side);
+  // Where a side stream's decoded records go (set before the first Poll or Drain).
+  void SetDecodedRoute(DecodedCallback route) { decoded_ = std::move(route); }
 
   uint64_t ring_bytes() const { return ring_bytes_; }
   // Pending bytes at which a probe wakes the reader (rodata of every probe object).
@@ -158,6 +170,7 @@ class CaptureMaps {
   uint64_t filter_epoch_ = 0;  // user space's slot of the BPF filter_epoch map
   const RecordCallback* callback_ = nullptr;  // valid only during Poll/Drain
   SideStream* side_ = nullptr;
+  DecodedCallback decoded_;
   Counters user_counts_{};
   std::map<uint32_t, uint64_t> user_drops_;
 };

@@ -46,6 +46,7 @@ IttFastPath::IttFastPath(CaptureMaps& maps, Say say) : maps_(maps), say_(std::mo
   // per thread past kMaxGathered; more than that is moved, once).
   for (std::vector<Raw>* batch : {&gathered_, &converting_}) batch->reserve(kBatchRoom);
   order_.reserve(kBatchRoom);
+  events_.reserve(kBatchRoom);
   pending_.reserve(kBatchRoom);
   maps_.SetSideStream(this);
   drainer_ = std::thread([this] { DrainLoop(); });
@@ -236,22 +237,18 @@ void IttFastPath::CountLost(uint32_t pid, uint64_t n) {
 uint64_t IttFastPath::DrainProcess(uint32_t pid, Process& proc, bool final) {
   const size_t first = gathered_.size();
   const IttDrainStats stats = proc.reader->Drain(clock_->Now(), [&](const IttRingRecord& r) {
-    Raw& back = gathered_.emplace_back();
-    back.rec = r;
-    back.rec.text = {};
-    back.pid = pid;
-    back.text_at = static_cast<uint32_t>(gathered_text_.size());
-    back.text_len = static_cast<uint32_t>(r.text.size());
+    gathered_.push_back(Raw{r.time, r.domain, r.name, {r.id[0], r.id[1]}, r.extra, r.op, r.tid, pid,
+                            static_cast<uint32_t>(gathered_text_.size()),
+                            static_cast<uint32_t>(r.text.size())});
     gathered_text_.append(r.text);
-    back.ns.reset();
   });
   // Before the target hears they were taken (it may exit then): what they name. A run of
   // records of one thread and handles is looked up once.
   const uint64_t now_ns = TscClock::MonotonicNs();
   NamesSeen seen;
   for (size_t i = first; i < gathered_.size(); ++i) {
-    gathered_[i].rec.tid = CaptureTid(pid, proc, gathered_[i].rec.tid);
-    ReadNames(pid, proc, gathered_[i].rec, now_ns, seen);
+    gathered_[i].tid = CaptureTid(pid, proc, gathered_[i].tid);
+    ReadNames(pid, proc, gathered_[i], now_ns, seen);
   }
   proc.reader->Commit();
   proc.consumed += stats.records;
@@ -289,7 +286,7 @@ uint64_t IttFastPath::DrainProcess(uint32_t pid, Process& proc, bool final) {
   return stats.fullest;
 }
 
-void IttFastPath::ReadNames(uint32_t pid, Process& proc, const IttRingRecord& r, uint64_t now,
+void IttFastPath::ReadNames(uint32_t pid, Process& proc, const Raw& r, uint64_t now,
                             NamesSeen& seen) {
   for (const auto& [kind, handle] : {std::pair<uint32_t, uint64_t>{XT_ITT_NAME_DOMAIN, r.domain},
                                      std::pair<uint32_t, uint64_t>{XT_ITT_NAME_STRING, r.name}}) {
@@ -381,14 +378,12 @@ void IttFastPath::ConvertGathered() {
   // and by index (a Raw is large to move).
   std::vector<std::pair<uint64_t, uint32_t>>& order = order_;
   order.resize(raw.size());
-  for (size_t i = 0; i < raw.size(); ++i) {
-    raw[i].ns = clock_->ToMonotonic(raw[i].rec.time);
-    order[i] = {raw[i].ns.value_or(0), static_cast<uint32_t>(i)};
-  }
+  for (size_t i = 0; i < raw.size(); ++i)
+    order[i] = {clock_->ToMonotonic(raw[i].time).value_or(0), static_cast<uint32_t>(i)};
   if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
   ConvertCache cache;
   for (const auto& [ns, i] : order)
-    Convert(raw[i], std::string_view(converting_text_).substr(raw[i].text_at, raw[i].text_len), cache);
+    Convert(raw[i], ns, std::string_view(converting_text_).substr(raw[i].text_at, raw[i].text_len), cache);
   // The room is kept for the next batch: a batch is at most about kMaxGathered records, so
   // it stays bounded, and a capture that is behind does not free and fault in its batches'
   // pages again and again.
@@ -436,7 +431,7 @@ void IttFastPath::Push(uint32_t pid, uint64_t ns, bool is_event, const void* dat
   arena_used_ = offset + size + tail.size();
   std::memcpy(arena_.get() + offset, data, size);
   if (!tail.empty()) std::memcpy(arena_.get() + offset + size, tail.data(), tail.size());
-  pending_.push_back(Pending{ns, seq_++, pid, is_event, offset, size + tail.size()});
+  pending_.push_back(Pending{ns, seq_++, pid, is_event, false, offset, size + tail.size()});
 }
 
 void IttFastPath::NoteThread(uint32_t pid, Process& proc, uint32_t tid, uint64_t ns) {
@@ -469,15 +464,14 @@ void IttFastPath::NoteHandle(uint32_t pid, Process& proc, uint32_t tid, uint64_t
   Push(pid, ns, false, &rec, sizeof(rec), t.text);
 }
 
-void IttFastPath::Convert(const Raw& raw, std::string_view text, ConvertCache& cache) {
+void IttFastPath::Convert(const Raw& raw, uint64_t ns, std::string_view text, ConvertCache& cache) {
   if (!cache.proc || cache.pid != raw.pid) {
     auto it = processes_.find(raw.pid);
     if (it == processes_.end()) return CountLost(raw.pid, 1);  // not expected: processes outlive their records
     cache = {raw.pid, &it->second, {}};
   }
   Process& proc = *cache.proc;
-  const IttRingRecord& r = raw.rec;
-  const std::optional<uint64_t>& ns = raw.ns;
+  const Raw& r = raw;
   if (!ns) {
     // Stamped with a time outside the capture (a clock the target made up): a call the
     // capture cannot place, counted dropped.
@@ -490,29 +484,24 @@ void IttFastPath::Convert(const Raw& raw, std::string_view text, ConvertCache& c
   // can have changed.
   if (std::find(cache.tids.begin(), cache.tids.end(), tid) == cache.tids.end()) {
     cache.tids.push_back(tid);
-    NoteThread(raw.pid, proc, tid, *ns);
+    NoteThread(raw.pid, proc, tid, ns);
   }
   if (r.op == XT_ITT_THREAD_NAME) {
     xt_itt_name rec{};
     const size_t len = std::min<size_t>(text.size(), XT_MAX_ITT_NAME);
-    rec.hdr = {XT_REC_ITT_NAME, static_cast<uint16_t>(sizeof(rec) + len), 0, raw.pid, tid, *ns, *ns};
+    rec.hdr = {XT_REC_ITT_NAME, static_cast<uint16_t>(sizeof(rec) + len), 0, raw.pid, tid, ns, ns};
     rec.kind = XT_ITT_NAME_THREAD;
     rec.name_len = static_cast<uint32_t>(len);
-    Push(raw.pid, *ns, true, &rec, sizeof(rec), text.substr(0, len));
+    Push(raw.pid, ns, true, &rec, sizeof(rec), text.substr(0, len));
     return;
   }
-  if (r.domain != cache.domain) NoteHandle(raw.pid, proc, tid, *ns, XT_ITT_NAME_DOMAIN, cache.domain = r.domain);
-  if (r.name != cache.name) NoteHandle(raw.pid, proc, tid, *ns, XT_ITT_NAME_STRING, cache.name = r.name);
-  xt_itt_event rec{};
-  rec.hdr = {XT_REC_ITT_EVENT, sizeof(rec), 0, raw.pid, tid, *ns, *ns};
-  rec.domain = r.domain;
-  rec.name = r.name;
-  rec.id[0] = r.id[0];
-  rec.id[1] = r.id[1];
-  rec.extra = r.extra;
-  rec.op = static_cast<uint16_t>(r.op);
-  rec.origin = XT_ITT_FROM_COLLECTOR;
-  Push(raw.pid, *ns, true, &rec, sizeof(rec));
+  if (r.domain != cache.domain) NoteHandle(raw.pid, proc, tid, ns, XT_ITT_NAME_DOMAIN, cache.domain = r.domain);
+  if (r.name != cache.name) NoteHandle(raw.pid, proc, tid, ns, XT_ITT_NAME_STRING, cache.name = r.name);
+  // What DecodeRecord makes of the xt_itt_event the probe site writes for the same call.
+  events_.push_back(DecodedIttEvent{{XT_REC_ITT_EVENT, sizeof(xt_itt_event), 0, raw.pid, tid, ns, ns},
+                                    r.domain, r.name, {r.id[0], r.id[1]}, r.extra,
+                                    static_cast<uint16_t>(r.op), XT_ITT_FROM_COLLECTOR, {}});
+  pending_.push_back(Pending{ns, seq_++, raw.pid, true, true, events_.size() - 1, 0});
 }
 
 bool IttFastPath::Collecting(uint32_t pid, uint64_t ns) const {
@@ -524,19 +513,20 @@ bool IttFastPath::Collecting(uint32_t pid, uint64_t ns) const {
   return state == XT_COLLECT_ON;
 }
 
-void IttFastPath::Deliver(const Pending& p, const RecordCallback& callback) {
+void IttFastPath::Deliver(const Pending& p, const SideRoutes& routes) {
   if (p.is_event && !Collecting(p.pid, p.ns)) {
     maps_.AddUserCount(XT_CNT_PAUSED, p.pid, 1);
     return;
   }
-  callback(std::span<const std::byte>(arena_.get() + p.offset, p.size));
+  if (p.decoded) return routes.decoded(DecodedRecord(events_[p.offset]));
+  routes.record(std::span<const std::byte>(arena_.get() + p.offset, p.size));
 }
 
-void IttFastPath::BeforeRingRecord(std::span<const std::byte> record, const RecordCallback& callback) {
+void IttFastPath::BeforeRingRecord(std::span<const std::byte> record, const SideRoutes& routes) {
   if (record.size() < sizeof(xt_record_header)) return;
   xt_record_header hdr;
   std::memcpy(&hdr, record.data(), sizeof(hdr));
-  while (next_ < pending_.size() && pending_[next_].ns <= hdr.end_ns) Deliver(pending_[next_++], callback);
+  while (next_ < pending_.size() && pending_[next_].ns <= hdr.end_ns) Deliver(pending_[next_++], routes);
   // A collection change (BPF keeps that state) decides which fast-path records count.
   if (hdr.type == XT_REC_ITT_STATE && record.size() >= sizeof(xt_itt_state)) {
     xt_itt_state state;
@@ -546,9 +536,10 @@ void IttFastPath::BeforeRingRecord(std::span<const std::byte> record, const Reco
   }
 }
 
-void IttFastPath::AfterRing(const RecordCallback& callback) {
-  while (next_ < pending_.size()) Deliver(pending_[next_++], callback);
+void IttFastPath::AfterRing(const SideRoutes& routes) {
+  while (next_ < pending_.size()) Deliver(pending_[next_++], routes);
   pending_.clear();
+  events_.clear();
   arena_used_ = 0;
   next_ = 0;
   // Processes whose end is accounted for, once their last records are passed on.

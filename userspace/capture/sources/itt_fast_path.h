@@ -2,7 +2,10 @@
 // mapped to in-process rings (itt_ring_reader.h), drains them whenever the BPF ring is read,
 // and turns their records into the same records the probe site's BPF program writes
 // (xt_itt_event, xt_itt_name, xt_thread_name), merged with the ring's records in time order,
-// so everything after the ring reader (decoding, correlation, the log) is unchanged.
+// so everything after the ring reader (correlation, the log) is unchanged. The calls
+// themselves, millions a second, go on as the decoder would make them of an xt_itt_event
+// (SideRoutes::decoded): encoding each only to decode it again was a tenth of the capture's
+// CPU at 2M pairs/s.
 //
 // What BPF does at the probe site is done here instead: handle texts are read from the
 // target the first time a process uses a handle; threads are named from /proc when first
@@ -72,8 +75,8 @@ class IttFastPath final : public SideStream {
 
   void Collect() override;
   void Finish() override;
-  void BeforeRingRecord(std::span<const std::byte> record, const RecordCallback& callback) override;
-  void AfterRing(const RecordCallback& callback) override;
+  void BeforeRingRecord(std::span<const std::byte> record, const SideRoutes& routes) override;
+  void AfterRing(const SideRoutes& routes) override;
   int wake_fd() const override { return wake_fd_.get(); }
 
  private:
@@ -90,7 +93,7 @@ class IttFastPath final : public SideStream {
   // Records gathered beyond which the drain thread wakes the capture loop rather than let
   // it wait out its poll: batches stay a few MB (cache-sized, and within the room each batch
   // keeps) instead of a 100 ms poll's worth, tens of MB at millions of records a second.
-  static constexpr size_t kWakeRecords = 65'536;
+  static constexpr size_t kWakeRecords = 8192;
   // Records gathered but not yet taken by the capture loop beyond which the drain thread
   // leaves them in the targets (which then count drops) rather than grow: a capture that
   // cannot keep up spends nothing more on a backlog it would drop anyway. About 27 MB, 65 ms
@@ -131,19 +134,27 @@ class IttFastPath final : public SideStream {
     bool ended = false;          // accounted for: forgotten once its records are passed on
     uint64_t attached_ns = 0;    // CLOCK_MONOTONIC when its fast path was attached
   };
-  // A record read from a ring (its tid already the capture's), before its time is known.
+  // A record read from a ring (its tid already the capture's), before its time is known:
+  // an IttRingRecord's fields without its text, whose bytes are kept with the batch. Kept
+  // small: a batch is written by the drain thread and read back by the capture loop, a few
+  // hundred thousand of them a second.
   struct Raw {
-    IttRingRecord rec;  // rec.text empty: its bytes are kept with the batch (text_at)
-    uint32_t pid;
+    uint64_t time;  // raw, in the control block's clock
+    uint64_t domain, name;
+    uint64_t id[2];
+    uint64_t extra;
+    uint32_t op, tid, pid;
     uint32_t text_at, text_len;  // in the batch's text
-    std::optional<uint64_t> ns;  // CLOCK_MONOTONIC, once known (none: outside the capture)
   };
+  // A record to pass on: a task or marker (in events_, decoded), or any other record as BPF
+  // writes it (in arena_).
   struct Pending {
     uint64_t ns;
     uint64_t seq;
     uint32_t pid;
-    bool is_event;
-    size_t offset, size;  // in arena_
+    bool is_event;        // counts as a call: dropped while its process is paused
+    bool decoded;         // events_[offset]; else arena_[offset, offset + size)
+    size_t offset, size;
   };
 
   // How many drains a mapped collector may take to initialise before it is given up on.
@@ -170,7 +181,7 @@ class IttFastPath final : public SideStream {
     uint32_t tid = 0;
     uint64_t handle[2] = {0, 0};  // string, domain
   };
-  void ReadNames(uint32_t pid, Process& proc, const IttRingRecord& r, uint64_t now, NamesSeen& seen);
+  void ReadNames(uint32_t pid, Process& proc, const Raw& r, uint64_t now, NamesSeen& seen);
   // What Convert found last within one batch: the process, the threads whose names were
   // checked, the handles last sent.
   struct ConvertCache {
@@ -179,7 +190,8 @@ class IttFastPath final : public SideStream {
     std::vector<uint32_t> tids;
     uint64_t domain = 0, name = 0;
   };
-  void Convert(const Raw& raw, std::string_view text, ConvertCache& cache);
+  // `ns`: the record's CLOCK_MONOTONIC time, 0 when it lies outside the capture.
+  void Convert(const Raw& raw, uint64_t ns, std::string_view text, ConvertCache& cache);
   // Converts converting_ (then emptied, its room kept for the next batch).
   void ConvertGathered();
   void ForgetEnded();
@@ -190,7 +202,7 @@ class IttFastPath final : public SideStream {
   void Tell(std::string line) { said_.push_back(std::move(line)); }
   void Push(uint32_t pid, uint64_t ns, bool is_event, const void* data, size_t size,
             std::string_view tail = {});
-  void Deliver(const Pending& p, const RecordCallback& callback);
+  void Deliver(const Pending& p, const SideRoutes& routes);
   bool Collecting(uint32_t pid, uint64_t ns) const;
 
   CaptureMaps& maps_;
@@ -218,10 +230,14 @@ class IttFastPath final : public SideStream {
   std::map<uint32_t, std::pair<MappedLibrary, uint64_t>> unmapped_;
   std::vector<Raw> converting_;
   std::string converting_text_;
-  std::vector<std::pair<uint64_t, uint32_t>> order_;  // (time, index in converting_)
+  // (CLOCK_MONOTONIC time or 0, index in converting_)
+  std::vector<std::pair<uint64_t, uint32_t>> order_;
   std::unique_ptr<std::byte[]> arena_;  // the records to pass on, back to back
   size_t arena_room_ = 0;
   size_t arena_used_ = 0;
+  // The calls, as the decoder would make them of the records BPF writes: most of what the
+  // fast path passes on, routed without an encode and decode in between.
+  std::vector<DecodedIttEvent> events_;
   std::vector<Pending> pending_;
   size_t next_ = 0;  // first of pending_ not yet passed on
   uint64_t seq_ = 0;
