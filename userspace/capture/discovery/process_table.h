@@ -80,7 +80,10 @@ class ProcessTable final : public ProcessInspector {
   uint32_t live_count() const;
 
   // `pid` had a probe or a record: counted among the processes traced.
-  void NoteTraced(uint32_t pid) { ever_traced_.insert(pid); }
+  // Once per record: the pid noted last is not looked up again.
+  void NoteTraced(uint32_t pid) {
+    if (pid != last_traced_ || ever_traced_.empty()) ever_traced_.insert(last_traced_ = pid);
+  }
   uint32_t traced_count() const { return static_cast<uint32_t>(ever_traced_.size()); }
 
   // The name to give `pid` by in the summary, also once it is gone: the one the log named it
@@ -103,6 +106,7 @@ class ProcessTable final : public ProcessInspector {
   StatReader read_stat_;
   std::map<uint32_t, TrackedProcess> processes_;
   std::set<uint32_t> ever_traced_;
+  uint32_t last_traced_ = 0;
   // What the log named each process last, by pid (a later process with the pid renames it):
   // kept after the process is gone, as the summary covers the whole capture.
   std::map<uint32_t, std::string> named_;

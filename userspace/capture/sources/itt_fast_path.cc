@@ -389,11 +389,9 @@ void IttFastPath::ConvertGathered() {
   // pages again and again.
   raw.clear();
   converting_text_.clear();
-  const auto by_time = [](const Pending& a, const Pending& b) {
-    return a.ns != b.ns ? a.ns < b.ns : a.seq < b.seq;
-  };
+  const auto by_time = [](const Pending& a, const Pending& b) { return a.ns < b.ns; };
   const auto unsent = pending_.begin() + static_cast<ptrdiff_t>(next_);
-  if (!std::is_sorted(unsent, pending_.end(), by_time)) std::sort(unsent, pending_.end(), by_time);
+  if (!std::is_sorted(unsent, pending_.end(), by_time)) std::stable_sort(unsent, pending_.end(), by_time);
 }
 
 uint32_t IttFastPath::CaptureTid(uint32_t pid, Process& proc, uint32_t ns_tid) {
@@ -431,7 +429,8 @@ void IttFastPath::Push(uint32_t pid, uint64_t ns, bool is_event, const void* dat
   arena_used_ = offset + size + tail.size();
   std::memcpy(arena_.get() + offset, data, size);
   if (!tail.empty()) std::memcpy(arena_.get() + offset + size, tail.data(), tail.size());
-  pending_.push_back(Pending{ns, seq_++, pid, is_event, false, offset, size + tail.size()});
+  pending_.push_back(Pending{ns, pid, static_cast<uint32_t>(offset),
+                             static_cast<uint32_t>(size + tail.size()), is_event, false});
 }
 
 void IttFastPath::NoteThread(uint32_t pid, Process& proc, uint32_t tid, uint64_t ns) {
@@ -501,7 +500,7 @@ void IttFastPath::Convert(const Raw& raw, uint64_t ns, std::string_view text, Co
   events_.push_back(DecodedIttEvent{{XT_REC_ITT_EVENT, sizeof(xt_itt_event), 0, raw.pid, tid, ns, ns},
                                     r.domain, r.name, {r.id[0], r.id[1]}, r.extra,
                                     static_cast<uint16_t>(r.op), XT_ITT_FROM_COLLECTOR, {}});
-  pending_.push_back(Pending{ns, seq_++, raw.pid, true, true, events_.size() - 1, 0});
+  pending_.push_back(Pending{ns, raw.pid, static_cast<uint32_t>(events_.size() - 1), 0, true, true});
 }
 
 bool IttFastPath::Collecting(uint32_t pid, uint64_t ns) const {

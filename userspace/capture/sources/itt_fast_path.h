@@ -148,13 +148,14 @@ class IttFastPath final : public SideStream {
   };
   // A record to pass on: a task or marker (in events_, decoded), or any other record as BPF
   // writes it (in arena_).
+  // Kept small (24 bytes): one is written and read per call. Among records of one time the
+  // order they were made in holds (a stable sort).
   struct Pending {
     uint64_t ns;
-    uint64_t seq;
     uint32_t pid;
-    bool is_event;        // counts as a call: dropped while its process is paused
-    bool decoded;         // events_[offset]; else arena_[offset, offset + size)
-    size_t offset, size;
+    uint32_t offset, size;
+    bool is_event;  // counts as a call: dropped while its process is paused
+    bool decoded;   // events_[offset]; else arena_[offset, offset + size)
   };
 
   // How many drains a mapped collector may take to initialise before it is given up on.
@@ -240,7 +241,6 @@ class IttFastPath final : public SideStream {
   std::vector<DecodedIttEvent> events_;
   std::vector<Pending> pending_;
   size_t next_ = 0;  // first of pending_ not yet passed on
-  uint64_t seq_ = 0;
   std::thread drainer_;  // last: started once everything above exists
 };
 
