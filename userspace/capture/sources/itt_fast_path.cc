@@ -46,7 +46,6 @@ IttFastPath::IttFastPath(CaptureMaps& maps, Say say) : maps_(maps), say_(std::mo
   // per thread past kMaxGathered; more than that is moved, once).
   for (std::vector<Raw>* batch : {&gathered_, &converting_}) batch->reserve(kBatchRoom);
   order_.reserve(kBatchRoom);
-  events_.reserve(kBatchRoom);
   pending_.reserve(kBatchRoom);
   maps_.SetSideStream(this);
   drainer_ = std::thread([this] { DrainLoop(); });
@@ -73,7 +72,11 @@ void IttFastPath::DrainLoop() {
     for (auto& [pid, proc] : processes_)
       if (proc.reader) fullest = std::max(fullest, DrainProcess(pid, proc));
     period = fullest > XT_ITT_RING_BYTES / kBusyShare ? kBusyDrainPeriod : kDrainPeriod;
-    if (gathered_.size() >= kWakeRecords && !wake_sent_ && wake_fd_.valid()) {
+    // A collector still to be attached is tried at each Collect: its process's calls take
+    // the probe site meanwhile, some µs each, so the capture loop is not left to wait out
+    // its poll (up to 100 ms of them).
+    const bool attach_due = !waiting_.empty() || !unmapped_.empty();
+    if ((gathered_.size() >= kWakeRecords || attach_due) && !wake_sent_ && wake_fd_.valid()) {
       const uint64_t one = 1;
       wake_sent_ = write(wake_fd_.get(), &one, sizeof(one)) == sizeof(one);
     }
@@ -91,10 +94,20 @@ IttRingReader::Clock IttFastPath::ClockNow() {
   return {clock_->clock(), clock_->Now(), lease_units_};
 }
 
+void IttFastPath::Warm() {
+  if (warm_) return;
+  warm_ = true;
+  for (std::vector<Raw>* batch : {&gathered_, &converting_}) batch->resize(kBatchRoom), batch->clear();
+  order_.resize(kBatchRoom), order_.clear();
+  pending_.resize(kBatchRoom), pending_.clear();
+}
+
 void IttFastPath::Attach(uint32_t pid, const MappedLibrary& lib, std::optional<uint64_t> control,
                          const Status& read) {
   std::lock_guard lock(mu_);
   if (processes_.count(pid) || waiting_.count(pid) || unmapped_.count(pid)) return;
+  // Before the first fast path starts writing (under `record`, before its command runs).
+  if (read.ok() && control) Warm();
   auto refuse = [&](const std::string& why) {
     say_("pid " + std::to_string(pid) + ": ITT calls go through the probe site (no fast path: " +
          why + ")");
@@ -345,6 +358,8 @@ void IttFastPath::Collect() {
   }
   for (const std::string& line : said_) say_(line);
   said_.clear();
+  // converting_ is empty here: AfterRing, which follows every Collect (CaptureMaps::Drain),
+  // passed its records on.
   converting_.swap(gathered_);
   converting_text_.swap(gathered_text_);
   lock.unlock();  // the drain thread goes on while these are converted
@@ -384,10 +399,7 @@ void IttFastPath::ConvertGathered() {
   ConvertCache cache;
   for (const auto& [ns, i] : order)
     Convert(raw[i], ns, std::string_view(converting_text_).substr(raw[i].text_at, raw[i].text_len), cache);
-  // The room is kept for the next batch: a batch is at most about kMaxGathered records, so
-  // it stays bounded, and a capture that is behind does not free and fault in its batches'
-  // pages again and again.
-  raw.clear();
+  // The records stay until they are passed on (AfterRing), their texts are done with.
   converting_text_.clear();
   const auto by_time = [](const Pending& a, const Pending& b) { return a.ns < b.ns; };
   const auto unsent = pending_.begin() + static_cast<ptrdiff_t>(next_);
@@ -496,11 +508,7 @@ void IttFastPath::Convert(const Raw& raw, uint64_t ns, std::string_view text, Co
   }
   if (r.domain != cache.domain) NoteHandle(raw.pid, proc, tid, ns, XT_ITT_NAME_DOMAIN, cache.domain = r.domain);
   if (r.name != cache.name) NoteHandle(raw.pid, proc, tid, ns, XT_ITT_NAME_STRING, cache.name = r.name);
-  // What DecodeRecord makes of the xt_itt_event the probe site writes for the same call.
-  events_.push_back(DecodedIttEvent{{XT_REC_ITT_EVENT, sizeof(xt_itt_event), 0, raw.pid, tid, ns, ns},
-                                    r.domain, r.name, {r.id[0], r.id[1]}, r.extra,
-                                    static_cast<uint16_t>(r.op), XT_ITT_FROM_COLLECTOR, {}});
-  pending_.push_back(Pending{ns, raw.pid, static_cast<uint32_t>(events_.size() - 1), 0, true, true});
+  pending_.push_back(Pending{ns, raw.pid, static_cast<uint32_t>(&raw - converting_.data()), 0, true, true});
 }
 
 bool IttFastPath::Collecting(uint32_t pid, uint64_t ns) const {
@@ -517,7 +525,13 @@ void IttFastPath::Deliver(const Pending& p, const SideRoutes& routes) {
     maps_.AddUserCount(XT_CNT_PAUSED, p.pid, 1);
     return;
   }
-  if (p.decoded) return routes.decoded(DecodedRecord(events_[p.offset]));
+  if (p.decoded) {
+    // What DecodeRecord makes of the xt_itt_event the probe site writes for the same call.
+    const Raw& r = converting_[p.offset];
+    return routes.decoded(DecodedRecord(DecodedIttEvent{
+        {XT_REC_ITT_EVENT, sizeof(xt_itt_event), 0, r.pid, r.tid, p.ns, p.ns}, r.domain, r.name,
+        {r.id[0], r.id[1]}, r.extra, static_cast<uint16_t>(r.op), XT_ITT_FROM_COLLECTOR, {}}));
+  }
   routes.record(std::span<const std::byte>(arena_.get() + p.offset, p.size));
 }
 
@@ -538,7 +552,9 @@ void IttFastPath::BeforeRingRecord(std::span<const std::byte> record, const Side
 void IttFastPath::AfterRing(const SideRoutes& routes) {
   while (next_ < pending_.size()) Deliver(pending_[next_++], routes);
   pending_.clear();
-  events_.clear();
+  // The room is kept for the next batch: a capture that is behind does not free and fault
+  // in its batches' pages again and again.
+  converting_.clear();
   arena_used_ = 0;
   next_ = 0;
   // Processes whose end is accounted for, once their last records are passed on.

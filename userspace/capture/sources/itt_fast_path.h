@@ -98,7 +98,9 @@ class IttFastPath final : public SideStream {
   // leaves them in the targets (which then count drops) rather than grow: a capture that
   // cannot keep up spends nothing more on a backlog it would drop anyway. About 27 MB, 65 ms
   // at 2M pairs/s on top of the targets' own rings; each batch keeps its room.
-  static constexpr size_t kMaxGathered = 262'144;
+  static constexpr size_t kMaxGathered = 131'072;
+  // A batch's room: a drain past kMaxGathered adds at most a ring's worth per thread (a
+  // larger backlog is moved to a larger copy, once).
   static constexpr size_t kBatchRoom = kMaxGathered + 65'536;
 
   std::function<std::string(uint32_t pid)> keep_on_probe_site_;
@@ -146,8 +148,8 @@ class IttFastPath final : public SideStream {
     uint32_t op, tid, pid;
     uint32_t text_at, text_len;  // in the batch's text
   };
-  // A record to pass on: a task or marker (in events_, decoded), or any other record as BPF
-  // writes it (in arena_).
+  // A record to pass on: a task or marker (converting_[offset], passed on decoded), or any
+  // other record as BPF writes it (in arena_).
   // Kept small (24 bytes): one is written and read per call. Among records of one time the
   // order they were made in holds (a stable sort).
   struct Pending {
@@ -155,13 +157,19 @@ class IttFastPath final : public SideStream {
     uint32_t pid;
     uint32_t offset, size;
     bool is_event;  // counts as a call: dropped while its process is paused
-    bool decoded;   // events_[offset]; else arena_[offset, offset + size)
+    bool decoded;   // converting_[offset]; else arena_[offset, offset + size)
   };
 
   // How many drains a mapped collector may take to initialise before it is given up on.
   static constexpr int kMaxInitWaits = 100;
 
   IttRingReader::Clock ClockNow();
+  // Touches the batches' room (about 36 MB) once, before the first process is attached:
+  // a page touched first costs about 15 us on the machine this was measured on (a fault),
+  // and a fast path attached to a busy program would otherwise pay for thousands of them in
+  // its first batches, while its rings fill, and drop calls it could otherwise keep up with.
+  // Not at the start: a capture whose processes make no ITT calls never needs it.
+  void Warm();
   // Attaches at `address` once the control block is initialised: true when done (either
   // way, said in one line), false to try again later.
   bool TryAttach(uint32_t pid, uint64_t address, bool last_try);
@@ -193,7 +201,7 @@ class IttFastPath final : public SideStream {
   };
   // `ns`: the record's CLOCK_MONOTONIC time, 0 when it lies outside the capture.
   void Convert(const Raw& raw, uint64_t ns, std::string_view text, ConvertCache& cache);
-  // Converts converting_ (then emptied, its room kept for the next batch).
+  // Converts converting_ (emptied once its records are passed on, its room kept).
   void ConvertGathered();
   void ForgetEnded();
   uint32_t CaptureTid(uint32_t pid, Process& proc, uint32_t ns_tid);
@@ -236,10 +244,8 @@ class IttFastPath final : public SideStream {
   std::unique_ptr<std::byte[]> arena_;  // the records to pass on, back to back
   size_t arena_room_ = 0;
   size_t arena_used_ = 0;
-  // The calls, as the decoder would make them of the records BPF writes: most of what the
-  // fast path passes on, routed without an encode and decode in between.
-  std::vector<DecodedIttEvent> events_;
   std::vector<Pending> pending_;
+  bool warm_ = false;  // Warm done
   size_t next_ = 0;  // first of pending_ not yet passed on
   std::thread drainer_;  // last: started once everything above exists
 };
