@@ -260,8 +260,12 @@ uint64_t IttFastPath::DrainProcess(uint32_t pid, Process& proc, bool final) {
   const uint64_t now_ns = TscClock::MonotonicNs();
   NamesSeen seen;
   for (size_t i = first; i < gathered_.size(); ++i) {
-    gathered_[i].tid = CaptureTid(pid, proc, gathered_[i].tid);
-    ReadNames(pid, proc, gathered_[i], now_ns, seen);
+    Raw& r = gathered_[i];
+    if (!proc.own_pid_namespace) r.tid = CaptureTid(pid, proc, r.tid);
+    // Most records repeat the thread and handles of the one before: nothing to look up.
+    if (r.tid == seen.tid && r.domain == seen.handle[1] && (r.name == seen.handle[0] || !r.name))
+      continue;
+    ReadNames(pid, proc, r, now_ns, seen);
   }
   proc.reader->Commit();
   proc.consumed += stats.records;
