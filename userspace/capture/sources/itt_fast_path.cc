@@ -121,7 +121,7 @@ void IttFastPath::Attach(uint32_t pid, const MappedLibrary& lib, std::optional<u
     return;
   }
   const uint64_t address = *base + *control;
-  if (!TryAttach(pid, address, false)) waiting_[pid] = {address, 0};
+  if (!TryAttach(pid, address, false)) waiting_[pid] = {address, TscClock::MonotonicNs()};
   for (const std::string& line : said_) say_(line);
   said_.clear();
 }
@@ -344,12 +344,12 @@ void IttFastPath::Collect() {
       continue;
     }
     const uint64_t address = *base + it->second.second;
-    if (!TryAttach(it->first, address, false)) waiting_[it->first] = {address, 0};
+    if (!TryAttach(it->first, address, false)) waiting_[it->first] = {address, TscClock::MonotonicNs()};
     it = unmapped_.erase(it);
   }
   for (auto it = waiting_.begin(); it != waiting_.end();) {
-    auto& [address, tries] = it->second;
-    const bool done = TryAttach(it->first, address, ++tries >= kMaxInitWaits);
+    const auto [address, since] = it->second;
+    const bool done = TryAttach(it->first, address, TscClock::MonotonicNs() - since >= kMaxInitWaitNs);
     it = done ? waiting_.erase(it) : std::next(it);
   }
   // Whatever the drain thread has not taken yet, so the BPF ring, read next, is newer.

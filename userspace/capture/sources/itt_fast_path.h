@@ -160,8 +160,10 @@ class IttFastPath final : public SideStream {
     bool decoded;   // converting_[offset]; else arena_[offset, offset + size)
   };
 
-  // How many drains a mapped collector may take to initialise before it is given up on.
-  static constexpr int kMaxInitWaits = 100;
+  // How long a mapped collector may take to initialise before it is given up on. A time, not
+  // a count of tries: a collector still to be attached is tried at every drain (a few ms),
+  // and a process starting on a busy machine can take seconds to run its constructors.
+  static constexpr uint64_t kMaxInitWaitNs = 10'000'000'000;
 
   IttRingReader::Clock ClockNow();
   // Touches the batches' room (about 36 MB) once, before the first process is attached:
@@ -233,7 +235,8 @@ class IttFastPath final : public SideStream {
   std::unique_ptr<TscClock> clock_;
   uint64_t lease_units_ = 0;  // kLeaseNs in clock_'s units
   std::map<uint32_t, Process> processes_;
-  std::map<uint32_t, std::pair<uint64_t, int>> waiting_;  // pid -> (control address, tries)
+  // pid -> (control address, CLOCK_MONOTONIC when first tried)
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> waiting_;
   // Collectors attached before they are mapped (record's command before exec): pid ->
   // (the library, its control block's offset), looked for at each Collect.
   std::map<uint32_t, std::pair<MappedLibrary, uint64_t>> unmapped_;
