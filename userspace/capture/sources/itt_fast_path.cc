@@ -74,8 +74,10 @@ void IttFastPath::DrainLoop() {
     period = fullest > XT_ITT_RING_BYTES / kBusyShare ? kBusyDrainPeriod : kDrainPeriod;
     // A collector still to be attached is tried at each Collect: its process's calls take
     // the probe site meanwhile, some µs each, so the capture loop is not left to wait out
-    // its poll (up to 100 ms of them).
-    const bool attach_due = !waiting_.empty() || !unmapped_.empty();
+    // its poll (up to 100 ms of them). For a while only: a command that never maps the
+    // collector it was given (a shell) leaves its entry until it ends.
+    const bool attach_due = (!waiting_.empty() || !unmapped_.empty()) &&
+                            TscClock::MonotonicNs() < eager_attach_until_ns_;
     if ((gathered_.size() >= kWakeRecords || attach_due) && !wake_sent_ && wake_fd_.valid()) {
       const uint64_t one = 1;
       wake_sent_ = write(wake_fd_.get(), &one, sizeof(one)) == sizeof(one);
@@ -116,6 +118,7 @@ void IttFastPath::Attach(uint32_t pid, const MappedLibrary& lib, std::optional<u
   if (!control) return refuse(lib.path + " has no " XT_ITT_CONTROL_SYMBOL " (an older collector)");
   const auto base = LoadBase(pid, lib);
   // `record` attaches to the collector before its command execs: wait for the mapping.
+  eager_attach_until_ns_ = TscClock::MonotonicNs() + kEagerAttachNs;
   if (!base) {
     unmapped_[pid] = {lib, *control};
     return;
@@ -344,7 +347,10 @@ void IttFastPath::Collect() {
       continue;
     }
     const uint64_t address = *base + it->second.second;
-    if (!TryAttach(it->first, address, false)) waiting_[it->first] = {address, TscClock::MonotonicNs()};
+    if (!TryAttach(it->first, address, false)) {
+      waiting_[it->first] = {address, TscClock::MonotonicNs()};
+      eager_attach_until_ns_ = TscClock::MonotonicNs() + kEagerAttachNs;
+    }
     it = unmapped_.erase(it);
   }
   for (auto it = waiting_.begin(); it != waiting_.end();) {

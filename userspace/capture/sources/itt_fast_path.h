@@ -164,6 +164,9 @@ class IttFastPath final : public SideStream {
   // a count of tries: a collector still to be attached is tried at every drain (a few ms),
   // and a process starting on a busy machine can take seconds to run its constructors.
   static constexpr uint64_t kMaxInitWaitNs = 10'000'000'000;
+  // How long after a collector is found (or mapped) the drain thread wakes the capture loop
+  // at each drain to attach it, rather than leave it to the loop's poll.
+  static constexpr uint64_t kEagerAttachNs = 2'000'000'000;
 
   IttRingReader::Clock ClockNow();
   // Touches the batches' room (about 36 MB) once, before the first process is attached:
@@ -249,6 +252,7 @@ class IttFastPath final : public SideStream {
   size_t arena_used_ = 0;
   std::vector<Pending> pending_;
   bool warm_ = false;  // Warm done
+  uint64_t eager_attach_until_ns_ = 0;  // CLOCK_MONOTONIC; see kEagerAttachNs
   size_t next_ = 0;  // first of pending_ not yet passed on
   std::thread drainer_;  // last: started once everything above exists
 };
