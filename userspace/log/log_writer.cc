@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "log/event_codec.h"
 #include "log/log_format.h"
@@ -24,15 +26,23 @@ namespace {
 // a launch's handles take at most three more.
 constexpr size_t kWordsPerEvent = 23;
 constexpr size_t kFrameOverheadWords = 64;
+// Room for new strings in the kept first segment: a few hundred names.
+constexpr size_t kKeptStringWords = 4096;
 
 std::string ErrnoText(int err) { return std::strerror(err); }
 
+// A span batch's head goes into the room left before its batch in the frame buffer, so the
+// two leave in one write(2) without copying the batch. The head is a table word, a root
+// pointer, LogFrame and SpanBatch: 8 words, at most 96 bytes packed.
+constexpr size_t kHeadRoom = 128;
+constexpr size_t kHeadSegmentWords = 16;
+
 // Serialises `message` in packed stream framing into one contiguous buffer, so the whole
-// frame reaches the file in one write(2).
-kj::Array<kj::byte> PackFrame(capnp::MessageBuilder& message, size_t size_hint) {
-  kj::VectorOutputStream out(size_hint);
-  capnp::writePackedMessage(out, message);
-  return kj::heapArray<kj::byte>(out.getArray());
+// frame reaches the file in one write(2). For the frames written once a file.
+std::vector<uint8_t> PackOnce(capnp::MessageBuilder& message) {
+  FramePacker packer;
+  const size_t size = packer.Pack(message.getSegmentsForOutput());
+  return std::vector<uint8_t>(packer.data(), packer.data() + size);
 }
 
 }  // namespace
@@ -64,14 +74,14 @@ Status LogWriter::WriteHeader(const LogHeader& header) {
       auto out = message.initRoot<log_schema::LogFrame>().initHeader();
       log_codec::EncodeHeader(stamped, out);
       if (options_.batch_index) out.setBatchIndexAt(log_codec::EncodeBatchIndexAt(index_at));
-      return PackFrame(message, 512);
+      return PackOnce(message);
     };
-    kj::Array<kj::byte> frame = pack(0);
+    std::vector<uint8_t> frame = pack(0);
     if (options_.batch_index) {
       // Where the placeholder's bytes lie in the packed frame: the header packed with the
       // largest offset instead differs from it in exactly those 8 bytes (no byte of either is
       // zero, so the word packs as a tag and its 8 bytes either way, and so do its neighbours).
-      kj::Array<kj::byte> other = pack(log_codec::kMaxBatchIndexAt);
+      std::vector<uint8_t> other = pack(log_codec::kMaxBatchIndexAt);
       if (other.size() == frame.size()) {
         size_t first = frame.size(), last = 0, differ = 0;
         for (size_t i = 0; i < frame.size(); ++i) {
@@ -83,7 +93,7 @@ Status LogWriter::WriteHeader(const LogHeader& header) {
         if (differ == 8 && last - first == 7) index_at_slot_ = bytes_written_ + first;
       }
     }
-    return WriteFrame(frame.begin(), frame.size());
+    return WriteFrame(frame.data(), frame.size());
   } catch (const kj::Exception& e) {
     return Status::Error(path_ + ": encoding the header: " + e.getDescription().cStr());
   }
@@ -133,8 +143,8 @@ Result<uint64_t> LogWriter::WriteIndex() {
       out.setBatches(run.batches);
       out.setEvents(run.events);
     }
-    kj::Array<kj::byte> frame = PackFrame(message, 64 + runs_.size() * 24);
-    if (Status s = WriteFrame(frame.begin(), frame.size()); !s.ok()) return s;
+    const std::vector<uint8_t> frame = PackOnce(message);
+    if (Status s = WriteFrame(frame.data(), frame.size()); !s.ok()) return s;
   } catch (const kj::Exception& e) {
     return Status::Error(path_ + ": encoding the batch index: " + e.getDescription().cStr());
   }
@@ -209,8 +219,8 @@ Status LogWriter::Finish(const LogSummary& summary) {
   try {
     capnp::MallocMessageBuilder message;
     log_codec::EncodeSummary(summary, message.initRoot<log_schema::LogFrame>().initSummary());
-    kj::Array<kj::byte> frame = PackFrame(message, 256);
-    error_ = WriteFrame(frame.begin(), frame.size());
+    const std::vector<uint8_t> frame = PackOnce(message);
+    error_ = WriteFrame(frame.data(), frame.size());
   } catch (const kj::Exception& e) {
     error_ = Status::Error(path_ + ": encoding the summary: " + e.getDescription().cStr());
   }
@@ -226,7 +236,7 @@ Status LogWriter::Finish(const LogSummary& summary) {
 Status LogWriter::WriteBatch() {
   const StringId new_strings = strings_.size() - strings_written_;
   if (pending_.empty() && new_strings == 0) return Status::Ok();
-  kj::Array<kj::byte> frame;
+  size_t frame_begin = kHeadRoom, frame_end = kHeadRoom;
   bool span_batch = false;  // written with its head: goes into the index
   uint64_t span_base_ns = 0, span_end_ns = 0;
   try {
@@ -236,8 +246,21 @@ Status LogWriter::WriteBatch() {
     }
     const size_t words =
         kFrameOverheadWords + pending_.size() * kWordsPerEvent + new_strings + string_bytes / 8;
-    capnp::MallocMessageBuilder message(words);
-    auto batch = message.initRoot<log_schema::LogFrame>().initBatch();
+    // The kept first segment holds a full batch of events and a few strings; a batch that
+    // needs more (a burst of new strings) gets a segment of its own rather than keeping one
+    // that large for the rest of the capture.
+    if (first_segment_ == nullptr) {
+      first_segment_words_ = kFrameOverheadWords + options_.events_per_batch * kWordsPerEvent +
+                             kKeptStringWords;
+      first_segment_.reset(new capnp::word[first_segment_words_]());
+    }
+    std::optional<capnp::MallocMessageBuilder> message;
+    if (words <= first_segment_words_) {
+      message.emplace(kj::arrayPtr(first_segment_.get(), first_segment_words_));
+    } else {
+      message.emplace(static_cast<unsigned>(words));
+    }
+    auto batch = message->initRoot<log_schema::LogFrame>().initBatch();
 
     batch.setFirstStringId(strings_written_);
     auto strings = batch.initStrings(new_strings);
@@ -257,25 +280,25 @@ Status LogWriter::WriteBatch() {
     const auto& handles = handle_table.handles();
     auto table = batch.initHandles(static_cast<unsigned>(handles.size()));
     for (size_t i = 0; i < handles.size(); ++i) table.set(static_cast<unsigned>(i), handles[i]);
-    // Packed output is typically well under half the unpacked size.
-    frame = PackFrame(message, words * sizeof(capnp::word) / 2);
+    frame_end = frame_.Pack(message->getSegmentsForOutput(), kHeadRoom);
     // A batch of spans only that brings no strings can be stepped over by a reader looking
     // at a time window, given its length and bounds first (LogFrame.spanBatch), in the same
-    // write so the two cannot be parted by a crash.
+    // write so the two cannot be parted by a crash: the head is laid out just before the
+    // batch in the one buffer that write(2) takes.
     const uint64_t end_ns = batch.getEndNs();
     if (new_strings == 0 && end_ns != 0 &&
         std::all_of(pending_.begin(), pending_.end(), log_codec::IsWindowedEvent)) {
-      capnp::MallocMessageBuilder head_message(16);
+      capnp::word head_segment[kHeadSegmentWords]{};
+      capnp::MallocMessageBuilder head_message(kj::arrayPtr(head_segment, kHeadSegmentWords));
       auto head = head_message.initRoot<log_schema::LogFrame>().initSpanBatch();
-      head.setPackedBytes(frame.size());
+      head.setPackedBytes(frame_end - kHeadRoom);
       head.setBaseNs(base_ns);
       head.setEndNs(end_ns);
       head.setEvents(static_cast<uint32_t>(pending_.size()));
-      kj::Array<kj::byte> head_frame = PackFrame(head_message, 64);
-      auto both = kj::heapArray<kj::byte>(head_frame.size() + frame.size());
-      std::memcpy(both.begin(), head_frame.begin(), head_frame.size());
-      std::memcpy(both.begin() + head_frame.size(), frame.begin(), frame.size());
-      frame = std::move(both);
+      const size_t head_size = head_.Pack(head_message.getSegmentsForOutput());
+      KJ_REQUIRE(head_size <= kHeadRoom, "a span head longer than its room", head_size);
+      frame_begin = kHeadRoom - head_size;
+      std::memcpy(frame_.data() + frame_begin, head_.data(), head_size);
       span_batch = true;
       span_base_ns = base_ns;
       span_end_ns = end_ns;
@@ -285,8 +308,9 @@ Status LogWriter::WriteBatch() {
                               ": " + e.getDescription().cStr()));
   }
   const uint64_t at = bytes_written_;
-  if (Status st = WriteFrame(frame.begin(), frame.size()); !st.ok()) return st;
-  if (span_batch) NoteSpanBatch(at, frame.size(), span_base_ns, span_end_ns, pending_.size());
+  const size_t size = frame_end - frame_begin;
+  if (Status st = WriteFrame(frame_.data() + frame_begin, size); !st.ok()) return st;
+  if (span_batch) NoteSpanBatch(at, size, span_base_ns, span_end_ns, pending_.size());
   ++batches_written_;
   events_written_ += pending_.size();
   strings_written_ = strings_.size();

@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "base/unique_fd.h"
+#include "log/frame_packer.h"
 #include "model/event.h"
 #include "model/log_header.h"
 #include "model/string_table.h"
@@ -105,6 +106,13 @@ class LogWriter {
   StringTable strings_;
   StringId strings_written_ = 1;  // id 0 ("") is implicit, never written
   std::vector<Event> pending_;
+  // The batch's frame, packed after room for its span head (kept between batches).
+  FramePacker frame_;
+  FramePacker head_;  // a span batch's head, copied into the room before the batch
+  // The first segment of each batch's message, kept between batches: Cap'n Proto zeroes what
+  // a message used when the message is destroyed, as it requires a given segment to start.
+  std::unique_ptr<capnp::word[]> first_segment_;
+  size_t first_segment_words_ = 0;
   Status error_;
   bool finished_ = false;
   uint64_t bytes_written_ = 0;
