@@ -68,7 +68,7 @@ struct Variant {
   PackFn pack;
 };
 std::vector<Variant> Variants() {
-  std::vector<Variant> v{{"portable", packing::PackWordsPortable}, {"chosen", packing::PackWords}};
+  std::vector<Variant> v{{"capnp", packing::PackWordsCapnp}, {"chosen", packing::PackWords}};
   if (packing::Bmi2Available()) v.push_back({"bmi2", packing::PackWordsBmi2});
   return v;
 }
