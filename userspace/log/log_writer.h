@@ -109,8 +109,8 @@ class LogWriter {
   // The batch's frame, packed after room for its span head (kept between batches).
   FramePacker frame_;
   FramePacker head_;  // a span batch's head, copied into the room before the batch
-  // The first segment of each batch's message, kept between batches: Cap'n Proto zeroes what
-  // a message used when the message is destroyed, as it requires a given segment to start.
+  // The first segment of each batch's message, kept between batches. Cap'n Proto requires a
+  // segment it is given to be zeroed, and zeroes what a message used when it is destroyed.
   std::unique_ptr<capnp::word[]> first_segment_;
   size_t first_segment_words_ = 0;
   Status error_;

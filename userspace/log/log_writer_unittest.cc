@@ -212,6 +212,46 @@ TEST(LogWriterTest, ManyBatchesKeepEveryEventInOrder) {
   EXPECT_TRUE(reader->complete());
 }
 
+// The writer builds every batch in the same first segment: a batch of events that leave most
+// fields at their defaults, after a batch that set them all, must read back with the defaults
+// (a segment not zeroed between batches would leave the first batch's bytes in them).
+TEST(LogWriterTest, ABatchOfDefaultsAfterAFullOneReadsAsWritten) {
+  ScratchDir dir;
+  const std::string path = dir.File("run.capnp");
+  constexpr int kPerBatch = 64;
+  std::vector<Event> written;
+  {
+    auto writer = LogWriter::Create(path, SampleHeader(), {.events_per_batch = kPerBatch});
+    ASSERT_TRUE(writer.ok());
+    const StringId name = (*writer)->strings().Intern("gemm_with_a_long_name");
+    for (int i = 0; i < kPerBatch; ++i) {
+      KernelLaunch e = RealisticLaunch(static_cast<uint64_t>(i), name, 1);
+      e.result = -5;
+      e.group_count_unreadable = true;
+      e.launch_kind = 3;
+      written.push_back(e);
+    }
+    for (int i = 0; i < kPerBatch; ++i) {
+      if (i % 2 == 0) {
+        written.push_back(ProcessInfo{.pid = static_cast<uint32_t>(i)});
+      } else {
+        written.push_back(ThreadInfo{});
+      }
+    }
+    for (const Event& e : written) (*writer)->Append(e);
+    EXPECT_EQ((*writer)->batches_written(), 2u);
+    ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
+  }
+  auto reader = LogReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  const std::vector<Event> read = ReadAll(*reader);
+  ASSERT_EQ(read.size(), written.size());
+  for (size_t i = 0; i < read.size(); ++i) {
+    SCOPED_TRACE("event " + std::to_string(i));
+    ExpectSameEvent(written[i], read[i]);
+  }
+}
+
 TEST(LogWriterTest, AppendWritesABatchWhenFullAndFlushWritesTheRest) {
   ScratchDir dir;
   auto writer = LogWriter::Create(dir.File("run.capnp"), SampleHeader(), {.events_per_batch = 10});
