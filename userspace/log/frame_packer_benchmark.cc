@@ -21,6 +21,7 @@
 #include "log/frame_packer.h"
 #include "log/log_writer.h"
 #include "log/xtrace_log.capnp.h"
+#include "log_test_util.h"
 
 namespace xtrace {
 namespace {
@@ -57,21 +58,7 @@ std::vector<Event> IttTasks() {
 
 std::vector<Event> Launches() {
   std::vector<Event> events;
-  for (uint64_t i = 0; i < kEvents; ++i) {
-    KernelLaunch e;
-    e.pid = 48213;
-    e.tid = 48213 + static_cast<uint32_t>(i % 4);
-    e.start_ns = 5'000'000'000'000 + i * 7'300 + (i * 7919) % 1'500;
-    e.end_ns = e.start_ns + 1'800 + (i * 104'729) % 9'000;
-    e.command_list = 0x5555'5a3c'1e00 + (i % 2) * 0x2000;
-    e.kernel = 0x5555'5a40'0000 + (i % 16) * 0x1c0;
-    e.signal_event = 0x5555'5b00'0000 + (i % 64) * 0x40;
-    e.group_count[0] = 256u << (i % 3);
-    e.group_count[1] = e.group_count[2] = 1;
-    e.kernel_name = 5 + static_cast<StringId>(i % 16);
-    e.name_known = true;
-    events.push_back(e);
-  }
+  for (uint64_t i = 0; i < kEvents; ++i) events.push_back(test_util::RealisticLaunch(i, 5, 16));
   return events;
 }
 
