@@ -141,7 +141,10 @@ bool IttFastPath::TryAttach(uint32_t pid, uint64_t address, bool last_try) {
   uint64_t magic = 0;
   const RemoteMemory memory(pid);
   Status st = memory.Read(address, &magic, sizeof(magic));
-  if (st.ok() && magic == 0 && !last_try) return false;  // mapped, constructors still to run
+  // Not initialised yet: its constructors are still to run, or the loader is still mapping
+  // it (it maps the whole file over the range first, then the data segment over that, so the
+  // address can read as the file's bytes for a moment). Its collector writes the magic last.
+  if ((!st.ok() || magic != XT_ITT_CONTROL_MAGIC) && !last_try) return false;
   std::unique_ptr<IttRingReader> reader;
   if (st.ok()) {
     auto attached = IttRingReader::Attach(pid, address, ClockNow(), !keep.empty());
