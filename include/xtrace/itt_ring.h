@@ -36,9 +36,13 @@
  * no_ring_dropped. */
 #define XT_ITT_MAX_RINGS 1024
 
-/* Data bytes per ring: 1 MiB holds ~18k begin/end pairs, 180k pairs/s per thread at
- * xtrace's 100 ms drain period. Pages are touched only as the ring fills. */
-#define XT_ITT_RING_BYTES (1u << 20)
+/* Data bytes per ring: 4 MiB holds ~75k begin/end pairs, 36 ms of a thread making 2M pairs/s.
+ * xtrace drains every 1-5 ms, but its drain thread shares a core with its capture loop when
+ * the capture runs on one: it can wait out a tick or two of the loop's work (4 ms each at
+ * HZ=250) and a stall of the VM (~10 ms seen). 1 MiB (9 ms at that rate) lost records to
+ * such waits; 4 MiB lost none in the bench's runs. Pages are touched only as the ring fills:
+ * a thread pays 4 MiB only once it has made that many bytes of calls. */
+#define XT_ITT_RING_BYTES (1u << 22)
 
 /* enum for xt_itt_control.clock: what the records' `time` counts. xtrace converts either to
  * CLOCK_MONOTONIC ns (the BPF records' clock). */

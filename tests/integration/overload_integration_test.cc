@@ -217,7 +217,7 @@ TEST_F(OverloadTest, EveryIttCallOnTheProbeSiteIsCapturedOrCountedDropped) {
 
 TEST_F(OverloadTest, EveryIttCallOnTheFastPathIsCapturedOrCountedDropped) {
   // The first calls take the probe site (the fast path attaches once the collector is up),
-  // the rest fill the target's 1 MiB rings far faster than xtrace drains them. A ring still
+  // the rest fill the target's 4 MiB rings far faster than xtrace drains them. A ring still
   // full when the process exits is where uncounted drops would hide: a few runs, since its
   // last drain falls at a different point of each.
   for (int run = 0; run < 3; ++run)

@@ -84,12 +84,13 @@ class IttFastPath final : public SideStream {
   static constexpr uint64_t kLeaseNs = 2'000'000'000;
   // How often a thread's name is read again (runtimes rename their workers after start-up).
   static constexpr uint64_t kRenameCheckNs = 1'000'000'000;
-  // How often the drain thread empties the rings: every kDrainPeriod (a 1 MiB ring then
-  // holds ~3.7M pairs/s), and every kBusyDrainPeriod while a drain finds a ring more than
-  // kBusyShare full (so a thread making pairs at that rate can be late by 8 periods).
+  // How often the drain thread empties the rings: every kDrainPeriod, and every
+  // kBusyDrainPeriod while a drain finds more than kBusyBytes in a ring (a thread making
+  // more than ~450k pairs/s), so batches stay small and the ring (XT_ITT_RING_BYTES, 36 ms
+  // at 2M pairs/s) keeps its room for the waits a drain thread on a shared core has.
   static constexpr std::chrono::milliseconds kDrainPeriod{5};
   static constexpr std::chrono::milliseconds kBusyDrainPeriod{1};
-  static constexpr uint64_t kBusyShare = 8;
+  static constexpr uint64_t kBusyBytes = 128 << 10;
   // Records gathered beyond which the drain thread wakes the capture loop rather than let
   // it wait out its poll: batches stay a few MB (cache-sized, and within the room each batch
   // keeps) instead of a 100 ms poll's worth, tens of MB at millions of records a second.

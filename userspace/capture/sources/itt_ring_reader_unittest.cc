@@ -141,7 +141,8 @@ TEST(IttRingReader, TotalsCountEveryRecordWrittenAndEveryDrop) {
   // A ring filled to the end: every call beyond it is a drop in the totals.
   uint64_t made = 0;
   std::thread([&] {
-    for (; made < 50000; ++made) itt::TaskEnd(d);  // 24-byte records: 1.2 MB
+    // 24-byte records: 8000 more than the ring holds.
+    for (; made < XT_ITT_RING_BYTES / 24 + 8000; ++made) itt::TaskEnd(d);
   }).join();
   const auto full = (*reader)->ReadTotals();
   ASSERT_TRUE(full.ok());
@@ -236,9 +237,10 @@ TEST(IttRingReader, AFollowerARingBehindSkipsWhatMayBeWrittenOverAndGoesOn) {
   std::thread([&] {
     itt::TaskEnd(d);
     EXPECT_EQ(DrainAll(**second).size(), 1u);  // the follower knows this thread's ring
-    // Records of 40 bytes (domain and id), the first capture draining as they come: 26214
-    // fill the 1 MiB ring but for 16 bytes, so the writer may already be on the follower's
-    // oldest bytes again.
+    // Records of 40 bytes (domain and id), the first capture draining as they come: `fill`
+    // of them fill the ring but for a few bytes, so the writer may already be on the
+    // follower's oldest bytes again.
+    const uint64_t fill = XT_ITT_RING_BYTES / 40;
     auto write = [&](uint64_t from, uint64_t to) {
       for (uint64_t id = from; id < to; ++id) {
         itt::TaskEndOverlapped(d, itt::Id{id, 0, 0});
@@ -246,16 +248,16 @@ TEST(IttRingReader, AFollowerARingBehindSkipsWhatMayBeWrittenOverAndGoesOn) {
       }
       DrainAll(**first);
     };
-    write(1, 26'215);
+    write(1, fill + 1);
     IttDrainStats stats;
     EXPECT_TRUE(DrainAll(**second, &stats).empty());
     EXPECT_EQ(stats.overrun, 1u);
     EXPECT_EQ(stats.malformed, 0u) << stats.first_error;
-    write(26'215, 27'215);
+    write(fill + 1, fill + 1'001);
     const auto got = DrainAll(**second, &stats);
     EXPECT_EQ(stats.overrun, 0u);
     ASSERT_EQ(got.size(), 1'000u);
-    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].id[0], 26'215 + i) << i;
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].id[0], fill + 1 + i) << i;
   }).join();
   (*first)->Detach();
 }
