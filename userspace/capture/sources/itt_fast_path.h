@@ -174,7 +174,8 @@ class IttFastPath final : public SideStream {
   // a page touched first costs about 15 us on the machine this was measured on (a fault),
   // and a fast path attached to a busy program would otherwise pay for thousands of them in
   // its first batches, while its rings fill, and drop calls it could otherwise keep up with.
-  // Not at the start: a capture whose processes make no ITT calls never needs it.
+  // Not at the start: a capture whose processes make no ITT calls never needs it. The
+  // clock is calibrated then too.
   void Warm();
   // Attaches at `address` once the control block is initialised: true when done (either
   // way, said in one line), false to try again later.
