@@ -332,7 +332,11 @@ enum xt_counter {
 				       * held (nsenter, sudo) was continued with it */
 	XT_CNT_QUERY_MISSED = 15, /* a handle made before the attach could not be asked about: a
 				   * query map was full, or the stop could not be sent */
-	XT_CNT_MAX = 16,
+	/* Of XT_CNT_DROPPED_ITT, counted by xtrace only: calls the ITT fast path lost in the
+	 * program's own rings (full, or still holding records at its end), which --buffer-size
+	 * does not size */
+	XT_CNT_DROPPED_ITT_RINGS = 16,
+	XT_CNT_MAX = 17,
 };
 
 /* ---- ITT (VTune-style labels) ------------------------------------------------------------

@@ -118,6 +118,7 @@ class Session {
   std::vector<std::string> notes_;
   RecordCallback on_record_;
   uint64_t drops_reported_ = 0;
+  uint64_t ring_drops_reported_ = 0;  // of them, in the programs' ITT rings
   DropWindows drop_windows_;  // RecordsDropped events: where on the timeline drops happened
   bool progress_shown_ = false;  // a status line is on the terminal, to be overwritten
 };
@@ -126,12 +127,15 @@ class Session {
 // status line rewritten in place, so a long capture shows it is alive.
 void Session::ReportProgress(uint64_t elapsed_ns) {
   if (opt_.quiet) return;
-  const uint64_t dropped = maps_->ReadCounters()[XT_CNT_DROPPED];
+  const Counters counters = maps_->ReadCounters();
+  const uint64_t dropped = counters[XT_CNT_DROPPED];
   if (dropped > drops_reported_) {
     if (progress_shown_) std::fputc('\n', stderr);
     progress_shown_ = false;
-    Say(DropsLine(dropped - drops_reported_, dropped, opt_.ring_bytes));
+    Say(DropsLine(dropped - drops_reported_, dropped, opt_.ring_bytes,
+                  counters[XT_CNT_DROPPED_ITT_RINGS] - ring_drops_reported_));
     drops_reported_ = dropped;
+    ring_drops_reported_ = counters[XT_CNT_DROPPED_ITT_RINGS];
   }
   if (!isatty(STDERR_FILENO)) return;
   std::fprintf(stderr, "\r%s",
@@ -486,6 +490,7 @@ Result<CaptureReport> Session::Run() {
   facts.correlator = cs;
   facts.timeline = correlator_->ze().timeline_stats();
   facts.ring_bytes = opt_.ring_bytes;
+  facts.dropped_in_itt_rings = counters[XT_CNT_DROPPED_ITT_RINGS];
   facts.first_malformed = router_->first_malformed();
   if (opt_.verbose) {
     rusage usage{};

@@ -3,8 +3,11 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
+
+#include "xtrace/itt_ring.h"
 
 namespace xtrace {
 
@@ -46,10 +49,24 @@ std::string ProgressLine(double seconds, uint64_t events, uint64_t bytes, uint64
   return line;
 }
 
-std::string DropsLine(uint64_t new_drops, uint64_t dropped, uint64_t ring_bytes) {
+std::string DropRemedy(uint64_t dropped, uint64_t in_itt_rings, uint64_t ring_bytes) {
+  in_itt_rings = std::min(in_itt_rings, dropped);
+  std::string s;
+  if (dropped > in_itt_rings) s = "raise --buffer-size (now " + HumanBytes(ring_bytes) + ")";
+  if (!in_itt_rings) return s;
+  // A program's ITT ring is its own and fixed: what lost its records is a collector that
+  // did not read it in time, mostly for want of CPU.
+  if (!s.empty()) s += "; " + std::to_string(in_itt_rings) + " of them";
+  else s = "all";
+  return s + " in the programs' own ITT rings (" + HumanBytes(XT_ITT_RING_BYTES) +
+         " a thread, which --buffer-size does not size): xtrace read them too late, so give it "
+         "a CPU the program does not use";
+}
+
+std::string DropsLine(uint64_t new_drops, uint64_t dropped, uint64_t ring_bytes,
+                      uint64_t new_in_itt_rings) {
   return std::to_string(new_drops) + " events dropped in the last second (" +
-         std::to_string(dropped) + " in all); raise --buffer-size (now " + HumanBytes(ring_bytes) +
-         ")";
+         std::to_string(dropped) + " in all); " + DropRemedy(new_drops, new_in_itt_rings, ring_bytes);
 }
 
 std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
@@ -117,7 +134,7 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
     for (size_t i = 0; i < f.dropped_by_source.size(); ++i)
       s << (i ? ", " : " (") << f.dropped_by_source[i].first << " " << f.dropped_by_source[i].second
         << (i + 1 == f.dropped_by_source.size() ? ")" : "");
-    s << "; raise --buffer-size (now " << HumanBytes(f.ring_bytes) << ").";
+    s << "; " << DropRemedy(r.dropped, f.dropped_in_itt_rings, f.ring_bytes) << ".";
   }
   else
     s << " No events dropped.";

@@ -44,8 +44,14 @@ std::vector<ProcessCaptureStats> PerProcessStats(const RecordTally& tally,
 // The status line a terminal shows while capturing (rewritten in place each second).
 std::string ProgressLine(double seconds, uint64_t events, uint64_t bytes, uint64_t dropped);
 
-// Said as soon as the ring loses records: how many since the last line, and what to do.
-std::string DropsLine(uint64_t new_drops, uint64_t dropped, uint64_t ring_bytes);
+// What to do about `dropped` records, `in_itt_rings` of which the programs' own ITT rings lost
+// (the BPF ring, which --buffer-size sizes, lost the rest): "raise --buffer-size (now 16.0
+// MiB)", what fits losses in those rings, or both.
+std::string DropRemedy(uint64_t dropped, uint64_t in_itt_rings, uint64_t ring_bytes);
+
+// Said as soon as records are lost: how many since the last line, and what to do.
+std::string DropsLine(uint64_t new_drops, uint64_t dropped, uint64_t ring_bytes,
+                      uint64_t new_in_itt_rings = 0);
 
 // What the closing paragraph is made of besides the report itself.
 struct SummaryFacts {
@@ -54,6 +60,7 @@ struct SummaryFacts {
   CorrelatorStats correlator;
   TimelineStats timeline;
   uint64_t ring_bytes = 0;
+  uint64_t dropped_in_itt_rings = 0;  // of the report's dropped (XT_CNT_DROPPED_ITT_RINGS)
   std::string first_malformed;
   std::optional<long> peak_rss_mib;  // with --verbose: the table sizes and the collector's RSS
   // The probe sources' parts (ProbeSource::Summary), in the order the sources load: the

@@ -109,6 +109,30 @@ TEST(CaptureReport, ProgressAndDropLines) {
   EXPECT_EQ(ProgressLine(3.4, 120, 4096, 0), "xtrace: 3 s, 120 events, 4.0 KiB written, 0 dropped ");
   EXPECT_EQ(DropsLine(7, 9, 1 << 20),
             "7 events dropped in the last second (9 in all); raise --buffer-size (now 1.0 MiB)");
+  // Lost in the programs' own ITT rings: --buffer-size would not help them.
+  EXPECT_EQ(DropsLine(7, 9, 1 << 20, 7),
+            "7 events dropped in the last second (9 in all); all in the programs' own ITT rings "
+            "(4.0 MiB a thread, which --buffer-size does not size): xtrace read them too late, "
+            "so give it a CPU the program does not use");
+}
+
+TEST(CaptureReport, TheRemedyFitsWhereRecordsWereLost) {
+  EXPECT_EQ(DropRemedy(5, 0, 8 << 20), "raise --buffer-size (now 8.0 MiB)");
+  EXPECT_EQ(DropRemedy(5, 2, 8 << 20),
+            "raise --buffer-size (now 8.0 MiB); 2 of them in the programs' own ITT rings (4.0 MiB "
+            "a thread, which --buffer-size does not size): xtrace read them too late, so give it "
+            "a CPU the program does not use");
+  EXPECT_TRUE(DropRemedy(5, 5, 8 << 20).starts_with("all in the programs' own ITT rings"));
+  // A count that ran ahead of the total (read at another moment) is held to it.
+  EXPECT_TRUE(DropRemedy(5, 9, 8 << 20).starts_with("all in"));
+  CaptureReport r;
+  r.dropped = 5;
+  SummaryFacts f;
+  f.ring_bytes = 8 << 20;
+  f.dropped_in_itt_rings = 5;
+  const std::string text = SummaryText(r, f);
+  EXPECT_TRUE(Contains(text, " 5 events dropped; all in the programs' own ITT rings")) << text;
+  EXPECT_FALSE(Contains(text, "raise --buffer-size")) << text;
 }
 
 }  // namespace

@@ -254,6 +254,7 @@ void IttFastPath::CountLost(uint32_t pid, uint64_t n) {
   if (!n) return;
   maps_.AddUserCount(XT_CNT_DROPPED, pid, n);
   maps_.AddUserCount(XT_CNT_DROPPED_ITT, pid, n);
+  maps_.AddUserCount(XT_CNT_DROPPED_ITT_RINGS, pid, n);
 }
 
 uint64_t IttFastPath::DrainProcess(uint32_t pid, Process& proc, bool final) {
@@ -368,8 +369,7 @@ void IttFastPath::Collect() {
   for (auto& [pid, proc] : processes_)
     if (proc.reader) DrainProcess(pid, proc);
   for (auto& [pid, proc] : processes_) {
-    maps_.AddUserCount(XT_CNT_DROPPED, pid, proc.dropped);
-    maps_.AddUserCount(XT_CNT_DROPPED_ITT, pid, proc.dropped);
+    CountLost(pid, proc.dropped);
     proc.dropped = 0;
   }
   for (const std::string& line : said_) say_(line);
