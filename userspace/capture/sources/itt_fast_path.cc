@@ -120,16 +120,22 @@ void IttFastPath::Attach(uint32_t pid, const MappedLibrary& lib, std::optional<u
   if (!read.ok()) return refuse(read.message());
   if (!control) return refuse(lib.path + " has no " XT_ITT_CONTROL_SYMBOL " (an older collector)");
   const auto base = LoadBase(pid, lib);
-  // `record` attaches to the collector before its command execs: wait for the mapping.
-  eager_attach_until_ns_ = TscClock::MonotonicNs() + kEagerAttachNs;
   if (!base) {
+    // `record` attaches to the collector before its command execs: wait for the mapping.
     unmapped_[pid] = {lib, *control};
+    eager_attach_until_ns_ = TscClock::MonotonicNs() + kEagerAttachNs;
     return;
   }
   const uint64_t address = *base + *control;
-  if (!TryAttach(pid, address, false)) waiting_[pid] = {address, TscClock::MonotonicNs()};
+  if (!TryAttach(pid, address, false)) StartWaiting(pid, address);
   for (const std::string& line : said_) say_(line);
   said_.clear();
+}
+
+void IttFastPath::StartWaiting(uint32_t pid, uint64_t address) {
+  const uint64_t now = TscClock::MonotonicNs();
+  waiting_[pid] = {address, now};
+  eager_attach_until_ns_ = now + kEagerAttachNs;
 }
 
 void IttFastPath::KeepOnProbeSiteIf(std::function<std::string(uint32_t pid)> why) {
@@ -243,18 +249,19 @@ void IttFastPath::EndProcess(uint32_t pid, Process& proc, bool readable, bool de
   const uint64_t lost = written - std::min(written, proc.consumed);
   const uint64_t known_drops = proc.base.dropped + proc.drops_counted;
   const uint64_t late_drops = last->dropped - std::min(last->dropped, known_drops);
-  CountLost(pid, lost + late_drops);
+  CountLost(pid, lost + late_drops, true);
   if (lost)
     Tell("pid " + std::to_string(pid) + ": " + std::to_string(lost) +
          " ITT records were still in its rings when its fast path ended; counted dropped");
 }
 
-// Calls the capture will never have, counted where every ITT drop is.
-void IttFastPath::CountLost(uint32_t pid, uint64_t n) {
+// Calls the capture will never have, counted where every ITT drop is; `in_rings`: lost in
+// the program's own rings (full, or still holding them at its end).
+void IttFastPath::CountLost(uint32_t pid, uint64_t n, bool in_rings) {
   if (!n) return;
   maps_.AddUserCount(XT_CNT_DROPPED, pid, n);
   maps_.AddUserCount(XT_CNT_DROPPED_ITT, pid, n);
-  maps_.AddUserCount(XT_CNT_DROPPED_ITT_RINGS, pid, n);
+  if (in_rings) maps_.AddUserCount(XT_CNT_DROPPED_ITT_RINGS, pid, n);
 }
 
 uint64_t IttFastPath::DrainProcess(uint32_t pid, Process& proc, bool final) {
@@ -273,9 +280,7 @@ uint64_t IttFastPath::DrainProcess(uint32_t pid, Process& proc, bool final) {
     Raw& r = gathered_[i];
     if (!proc.own_pid_namespace) r.tid = CaptureTid(pid, proc, r.tid);
     // Most records repeat the thread and handles of the one before: nothing to look up.
-    if (r.tid == seen.tid && r.domain == seen.handle[1] && (r.name == seen.handle[0] || !r.name))
-      continue;
-    ReadNames(pid, proc, r, now_ns, seen);
+    if (!seen.Repeats(r)) ReadNames(pid, proc, r, now_ns, seen);
   }
   proc.reader->Commit();
   proc.consumed += stats.records;
@@ -354,10 +359,7 @@ void IttFastPath::Collect() {
       continue;
     }
     const uint64_t address = *base + it->second.second;
-    if (!TryAttach(it->first, address, false)) {
-      waiting_[it->first] = {address, TscClock::MonotonicNs()};
-      eager_attach_until_ns_ = TscClock::MonotonicNs() + kEagerAttachNs;
-    }
+    if (!TryAttach(it->first, address, false)) StartWaiting(it->first, address);
     it = unmapped_.erase(it);
   }
   for (auto it = waiting_.begin(); it != waiting_.end();) {
@@ -369,7 +371,7 @@ void IttFastPath::Collect() {
   for (auto& [pid, proc] : processes_)
     if (proc.reader) DrainProcess(pid, proc);
   for (auto& [pid, proc] : processes_) {
-    CountLost(pid, proc.dropped);
+    CountLost(pid, proc.dropped, true);
     proc.dropped = 0;
   }
   for (const std::string& line : said_) say_(line);
@@ -413,8 +415,7 @@ void IttFastPath::ConvertGathered() {
     order[i] = {clock_->ToMonotonic(raw[i].time).value_or(0), static_cast<uint32_t>(i)};
   if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
   ConvertCache cache;
-  for (const auto& [ns, i] : order)
-    Convert(raw[i], ns, std::string_view(converting_text_).substr(raw[i].text_at, raw[i].text_len), cache);
+  for (const auto& [ns, i] : order) Convert(i, ns, cache);
   // The records stay until they are passed on (AfterRing), their texts are done with.
   converting_text_.clear();
   const auto by_time = [](const Pending& a, const Pending& b) { return a.ns < b.ns; };
@@ -491,14 +492,15 @@ void IttFastPath::NoteHandle(uint32_t pid, Process& proc, uint32_t tid, uint64_t
   Push(pid, ns, false, &rec, sizeof(rec), t.text);
 }
 
-void IttFastPath::Convert(const Raw& raw, uint64_t ns, std::string_view text, ConvertCache& cache) {
+void IttFastPath::Convert(uint32_t index, uint64_t ns, ConvertCache& cache) {
+  const Raw& raw = converting_[index];
+  const std::string_view text = std::string_view(converting_text_).substr(raw.text_at, raw.text_len);
   if (!cache.proc || cache.pid != raw.pid) {
     auto it = processes_.find(raw.pid);
     if (it == processes_.end()) return CountLost(raw.pid, 1);  // not expected: processes outlive their records
     cache = {raw.pid, &it->second, {}};
   }
   Process& proc = *cache.proc;
-  const Raw& r = raw;
   if (!ns) {
     // Stamped with a time outside the capture (a clock the target made up): a call the
     // capture cannot place, counted dropped.
@@ -506,14 +508,14 @@ void IttFastPath::Convert(const Raw& raw, uint64_t ns, std::string_view text, Co
       say_("pid " + std::to_string(raw.pid) + ": ITT fast path: dropped a record whose time lies outside the capture");
     return CountLost(raw.pid, 1);
   }
-  const uint32_t tid = r.tid;
+  const uint32_t tid = raw.tid;
   // A thread's name is read again at most once a second: once per batch is as often as it
   // can have changed.
   if (std::find(cache.tids.begin(), cache.tids.end(), tid) == cache.tids.end()) {
     cache.tids.push_back(tid);
     NoteThread(raw.pid, proc, tid, ns);
   }
-  if (r.op == XT_ITT_THREAD_NAME) {
+  if (raw.op == XT_ITT_THREAD_NAME) {
     xt_itt_name rec{};
     const size_t len = std::min<size_t>(text.size(), XT_MAX_ITT_NAME);
     rec.hdr = {XT_REC_ITT_NAME, static_cast<uint16_t>(sizeof(rec) + len), 0, raw.pid, tid, ns, ns};
@@ -522,9 +524,9 @@ void IttFastPath::Convert(const Raw& raw, uint64_t ns, std::string_view text, Co
     Push(raw.pid, ns, true, &rec, sizeof(rec), text.substr(0, len));
     return;
   }
-  if (r.domain != cache.domain) NoteHandle(raw.pid, proc, tid, ns, XT_ITT_NAME_DOMAIN, cache.domain = r.domain);
-  if (r.name != cache.name) NoteHandle(raw.pid, proc, tid, ns, XT_ITT_NAME_STRING, cache.name = r.name);
-  pending_.push_back(Pending{ns, raw.pid, static_cast<uint32_t>(&raw - converting_.data()), 0, true, true});
+  if (raw.domain != cache.domain) NoteHandle(raw.pid, proc, tid, ns, XT_ITT_NAME_DOMAIN, cache.domain = raw.domain);
+  if (raw.name != cache.name) NoteHandle(raw.pid, proc, tid, ns, XT_ITT_NAME_STRING, cache.name = raw.name);
+  pending_.push_back(Pending{ns, raw.pid, index, 0, true, true});
 }
 
 bool IttFastPath::Collecting(uint32_t pid, uint64_t ns) const {

@@ -177,6 +177,9 @@ class IttFastPath final : public SideStream {
   // Not at the start: a capture whose processes make no ITT calls never needs it. The
   // clock is calibrated then too.
   void Warm();
+  // Waits for the control block at `address` to be initialised (tried at each Collect, and
+  // eagerly for a while: kEagerAttachNs).
+  void StartWaiting(uint32_t pid, uint64_t address);
   // Attaches at `address` once the control block is initialised: true when done (either
   // way, said in one line), false to try again later.
   bool TryAttach(uint32_t pid, uint64_t address, bool last_try);
@@ -190,12 +193,16 @@ class IttFastPath final : public SideStream {
   // were already stopped.
   void EndProcess(uint32_t pid, Process& proc, bool readable, bool detached = false);
   static void StopWriters();
-  void CountLost(uint32_t pid, uint64_t n);
+  void CountLost(uint32_t pid, uint64_t n, bool in_rings = false);
   // What ReadNames looked up last within one drain of a process: the same thread and
   // handles are not looked up again.
   struct NamesSeen {
     uint32_t tid = 0;
     uint64_t handle[2] = {0, 0};  // string, domain
+    // Its thread and handles were looked up last (a record with no name handle has none).
+    bool Repeats(const Raw& r) const {
+      return r.tid == tid && r.domain == handle[1] && (r.name == handle[0] || !r.name);
+    }
   };
   void ReadNames(uint32_t pid, Process& proc, const Raw& r, uint64_t now, NamesSeen& seen);
   // What Convert found last within one batch: the process, the threads whose names were
@@ -206,8 +213,8 @@ class IttFastPath final : public SideStream {
     std::vector<uint32_t> tids;
     uint64_t domain = 0, name = 0;
   };
-  // `ns`: the record's CLOCK_MONOTONIC time, 0 when it lies outside the capture.
-  void Convert(const Raw& raw, uint64_t ns, std::string_view text, ConvertCache& cache);
+  // converting_[index], whose CLOCK_MONOTONIC time is `ns` (0: outside the capture).
+  void Convert(uint32_t index, uint64_t ns, ConvertCache& cache);
   // Converts converting_ (emptied once its records are passed on, its room kept).
   void ConvertGathered();
   void ForgetEnded();
