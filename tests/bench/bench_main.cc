@@ -1,8 +1,10 @@
 // xtrace_bench: measures what capture costs the traced program and how fast a capture turns
 // into a log and a trace, and prints it as one table (see README.md in this directory).
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +20,36 @@ namespace {
 
 // Exit status without root: ctest's "skipped" for the smoke test (see CMakeLists.txt).
 constexpr int kNotRoot = 77;
+
+// Removes `dir` once this process is gone, however it goes (Ctrl-C, SIGTERM, SIGKILL, a
+// crash): a child of its own waits on a pipe whose only writer is this process, which the
+// kernel closes at its end. The child ignores the signals a terminal or a supervisor sends
+// the whole group, so it is there to clean up after them. False: it could not be started
+// (the directory is then removed only at a normal end).
+bool RemoveWhenGone(const std::string& dir) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return false;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return false;
+  }
+  if (pid == 0) {
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    close(fds[1]);
+    char byte;
+    while (read(fds[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    _exit(0);
+  }
+  close(fds[0]);  // the write end stays open, unwritten, for this process's life
+  return true;
+}
 
 constexpr const char kHelp[] = R"(usage: xtrace_bench [options]     (as root: it loads BPF programs)
 
@@ -166,6 +198,8 @@ int Main(int argc, char** argv) {
     return 1;
   }
   o.work_dir = tmpl;
+  if (!o.keep && !RemoveWhenGone(o.work_dir))
+    std::fprintf(stderr, "xtrace_bench: %s is removed only if the run ends normally\n", tmpl);
 
   const auto start = std::chrono::steady_clock::now();
   // Where the run's time went, so a run grown past its budget says which section to look at.
