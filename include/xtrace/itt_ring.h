@@ -43,6 +43,10 @@
  * such waits; 4 MiB lost none in the bench's runs. Pages are touched only as the ring fills:
  * a thread pays 4 MiB only once it has made that many bytes of calls. */
 #define XT_ITT_RING_BYTES (1u << 22)
+/* What a capture may ask for instead (xt_itt_control.ring_bytes_wanted, xtrace's
+ * --itt-ring-size): a power of two between these. */
+#define XT_ITT_RING_MIN_BYTES (1u << 16)
+#define XT_ITT_RING_MAX_BYTES (1u << 26)
 
 /* enum for xt_itt_control.clock: what the records' `time` counts. xtrace converts either to
  * CLOCK_MONOTONIC ns (the BPF records' clock). */
@@ -63,7 +67,9 @@ struct xt_itt_control {
 	__u64 heartbeat;      /* xtrace's last drain, in `clock` units */
 	__u64 lease;          /* the collector stops once now - heartbeat exceeds this */
 	__u32 clock;          /* enum xt_itt_clock */
-	__u32 reserved;
+	__u32 ring_bytes_wanted; /* data bytes of the rings made from now on; 0 (or not a power
+				  * of two in [XT_ITT_RING_MIN_BYTES, XT_ITT_RING_MAX_BYTES]):
+				  * XT_ITT_RING_BYTES. A thread keeps the ring it has. */
 	/* Written by the collector. */
 	__u64 lapses;         /* times the collector found the heartbeat stale and stopped */
 	__u64 no_ring_dropped; /* records lost because a thread could get no ring */

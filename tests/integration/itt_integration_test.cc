@@ -454,6 +454,37 @@ TEST_F(IttIntegrationTest, ACorruptRingCostsTheTargetItsRecordsAndNothingElse) {
   EXPECT_EQ(AsLabelLines(c), LogLines(log, {1}));
 }
 
+// --itt-ring-size reaches the program: the rings its threads make while attached have it.
+TEST_F(IttIntegrationTest, RingsHaveTheSizeAskedForWithIttRingSize) {
+  Subprocess workload({ITT_WORKLOAD_BIN, "--wait-for-signal", "--threads", "2", "--iterations", "2"},
+                      {kWithCollector});
+  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 30s));
+  ASSERT_GT(pid, 0u) << workload.stderr_text();
+  Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "--itt-ring-size", "1M",
+                     "-o", Path("sized.capnp")});
+  ASSERT_TRUE(xtrace.WaitStderr("ITT calls go through the in-process fast path", 30s)) << xtrace.stderr_text();
+  workload.Signal(SIGUSR1);
+  ASSERT_TRUE(workload.WaitStdout("round 1", 60s)) << workload.stderr_text();
+  const auto control = LiveControl(pid);
+  ASSERT_TRUE(control);
+  EXPECT_EQ(control->ring_bytes_wanted, 1u << 20);
+  uint32_t rings = 0;
+  for (uint32_t i = 0; i < std::min(control->ring_count, uint32_t{XT_ITT_MAX_RINGS}); ++i) {
+    xt_itt_ring ring{};
+    if (!control->rings[i] || !PeekPoke(pid, control->rings[i], &ring, sizeof(ring), false)) continue;
+    EXPECT_EQ(ring.data_bytes, 1u << 20) << "ring " << i;
+    ++rings;
+  }
+  EXPECT_GE(rings, 2u) << "a ring per calling thread";
+  xtrace.Signal(SIGINT);
+  auto status = xtrace.Wait(30s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
+  workload.Signal(SIGTERM);
+  status = workload.Wait(30s);
+  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << workload.stderr_text();
+  EXPECT_TRUE(ReadIttCapture(Path("sized.capnp")).complete);
+}
+
 // A ring that fills faster than xtrace drains it counts what it could not hold; the count
 // reaches the log's summary and the process's line in it.
 TEST_F(IttIntegrationTest, AFullRingCountsItsDropsInTheLogSummary) {

@@ -207,8 +207,8 @@ void ExpectIttCallsAccountedFor(const std::string& out, uint64_t threads, uint64
   // probe site, and the fast path's first calls before it attaches), or the programs' own
   // rings, which it does not.
   const std::string counted = " [0-9]+ events dropped \\(.*ITT " + std::to_string(dropped) + ".*\\); ";
-  const std::string in_rings = "in the programs' own ITT rings \\(4.0 MiB a thread, which "
-                               "--buffer-size does not size\\): xtrace read them too late";
+  const std::string in_rings = "in the programs' own ITT rings: raise --itt-ring-size \\(now "
+                               "4.0 MiB a thread";
   if (path.find("fast path") != std::string::npos)
     EXPECT_TRUE(std::regex_search(
         run.err, std::regex(counted + "(all|raise --buffer-size \\(now 4.0 KiB\\); [0-9]+ of them) " +

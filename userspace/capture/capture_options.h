@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/event_tap.h"
+#include "xtrace/itt_ring.h"
 #include "model/log_header.h"
 
 namespace xtrace {
@@ -65,6 +66,9 @@ struct CaptureOptions {
 
   std::optional<uint64_t> duration_ns;
   uint64_t ring_bytes = 16 << 20;
+  // The data bytes of each ITT fast-path ring the traced programs' threads make while this
+  // capture drains them (xt_itt_control.ring_bytes_wanted): XT_ITT_RING_BYTES unless asked.
+  uint32_t itt_ring_bytes = XT_ITT_RING_BYTES;
   int poll_interval_ms = 100;        // ring-buffer poll and maps re-scan period
   uint64_t flush_interval_ns = 1000000000;  // a killed capture loses at most this much
   // Makes, for each capture, a tap fed every event written, whose lines end the summary (the

@@ -132,7 +132,7 @@ void Session::ReportProgress(uint64_t elapsed_ns) {
   if (dropped > drops_reported_) {
     if (progress_shown_) std::fputc('\n', stderr);
     progress_shown_ = false;
-    Say(DropsLine(dropped - drops_reported_, dropped, opt_.ring_bytes,
+    Say(DropsLine(dropped - drops_reported_, dropped, {opt_.ring_bytes, opt_.itt_ring_bytes},
                   counters[XT_CNT_DROPPED_ITT_RINGS] - ring_drops_reported_));
     drops_reported_ = dropped;
     ring_drops_reported_ = counters[XT_CNT_DROPPED_ITT_RINGS];
@@ -489,7 +489,7 @@ Result<CaptureReport> Session::Run() {
                     : output_->current_path();
   facts.correlator = cs;
   facts.timeline = correlator_->ze().timeline_stats();
-  facts.ring_bytes = opt_.ring_bytes;
+  facts.ring_bytes = {opt_.ring_bytes, opt_.itt_ring_bytes};
   facts.dropped_in_itt_rings = counters[XT_CNT_DROPPED_ITT_RINGS];
   facts.first_malformed = router_->first_malformed();
   if (opt_.verbose) {

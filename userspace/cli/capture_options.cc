@@ -52,6 +52,15 @@ Status SetRingBytes(Flag flag, Value value, uint64_t& ring_bytes) {
   return Status::Ok();
 }
 
+Status SetIttRingBytes(Flag flag, Value value, uint32_t& ring_bytes) {
+  auto size = ParseSize(flag, value);
+  if (!size.ok()) return size.status();
+  if ((*size & (*size - 1)) != 0 || *size < XT_ITT_RING_MIN_BYTES || *size > XT_ITT_RING_MAX_BYTES)
+    return Status::Error(flag + ": '" + value + "' must be a power of two from 64K to 64M (e.g. 1M, 16M)");
+  ring_bytes = static_cast<uint32_t>(*size);
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::vector<HelpGroup> CaptureHelpGroups() {
@@ -196,6 +205,13 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "BPF ring buffer size, a power of two (default 16M); raise it when the summary reports "
        "dropped events",
        [&o](Flag flag, Value value) { return SetRingBytes(flag, value, o.ring_bytes); }},
+      {0, "--itt-ring-size", "SIZE", "ADVANCED",
+       "ITT fast-path ring of each thread of a traced program that makes ITT calls, a power of "
+       "two from 64K to 64M (default 4M: 36 ms of 2M task begin/end pairs/s). Threads make their "
+       "ring at their first call while attached and keep it; a busy thread's ring is resident in "
+       "its program. Raise it when the summary says the programs' ITT rings lost calls; lower it "
+       "for a program with many threads that each make ITT calls",
+       [&o](Flag flag, Value value) { return SetIttRingBytes(flag, value, o.itt_ring_bytes); }},
       {0, "--detach-after", "TIME", "ADVANCED",
        "how long probes stay on a library no traced process uses any more (default 10s), so "
        "that processes started one after another are traced from their first call",

@@ -32,7 +32,7 @@ Parsed Parse(std::vector<std::string> args) {
 TEST(CaptureOptions, TargetsAccumulate) {
   auto p = Parse({"-p", "1", "--pid", "2", "--comm", "python3", "--cgroup", "/a", "--system",
                   "--no-follow-children", "--duration", "30s", "--detach-after", "2s",
-                  "--buffer-size", "64M", "--probes-per-process"});
+                  "--buffer-size", "64M", "--itt-ring-size", "16M", "--probes-per-process"});
   ASSERT_TRUE(p.ok) << p.error;
   EXPECT_EQ(p.options.pids, (std::vector<uint32_t>{1, 2}));
   EXPECT_EQ(p.options.comm, "python3");
@@ -41,6 +41,7 @@ TEST(CaptureOptions, TargetsAccumulate) {
   EXPECT_EQ(p.options.follow_children, false);
   EXPECT_EQ(p.options.duration_ns, 30'000'000'000ull);
   EXPECT_EQ(p.options.library_grace_ns, 2'000'000'000ull);
+  EXPECT_EQ(p.options.itt_ring_bytes, 16u << 20);
   EXPECT_EQ(p.options.ring_bytes, 64ull << 20);
   EXPECT_TRUE(p.options.probes_per_process);
   EXPECT_FALSE(Parse({"--comm", "python3"}).options.probes_per_process);
@@ -95,6 +96,10 @@ TEST(CaptureOptions, BadValuesSayWhichOption) {
   EXPECT_EQ(Parse({"--comm", ""}).error, "--comm: '' is not a process name");
   EXPECT_NE(Parse({"--buffer-size", "3M"}).error.find("--buffer-size: '3M' must be a power of two"),
             std::string::npos);
+  for (const char* size : {"3M", "32K", "128M"})
+    EXPECT_EQ(Parse({"--itt-ring-size", size}).error,
+              std::string("--itt-ring-size: '") + size + "' must be a power of two from 64K to 64M (e.g. 1M, 16M)");
+  EXPECT_EQ(Parse({}).options.itt_ring_bytes, uint32_t{XT_ITT_RING_BYTES});
   EXPECT_NE(Parse({"--detach-after", "soon"}).error.find("--detach-after: 'soon'"), std::string::npos);
   EXPECT_NE(Parse({"-d", "-5"}).error.find("-d: '-5' is not a duration"), std::string::npos);
   EXPECT_EQ(Parse({"--no-drm", "--drm-only"}).error, "--no-drm and --drm-only exclude each other");

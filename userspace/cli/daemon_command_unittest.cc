@@ -41,7 +41,8 @@ std::string RequestFields(const CaptureOptions& o) {
       << "; container " << o.container << "; follow_children "
       << (o.follow_children ? (*o.follow_children ? "yes" : "no") : "default")
       << "; duration " << (o.duration_ns ? std::to_string(*o.duration_ns) : "none")
-      << "; ring_bytes " << o.ring_bytes << "; library_grace " << o.library_grace_ns
+      << "; ring_bytes " << o.ring_bytes << "; itt_ring_bytes " << o.itt_ring_bytes
+      << "; library_grace " << o.library_grace_ns
       << "; start_paused " << o.start_paused << "; drm " << static_cast<int>(o.drm)
       << "; single_uprobes " << o.single_uprobes << "; probes_per_process "
       << o.probes_per_process << "; probes_per_file " << o.probes_per_file
@@ -126,8 +127,8 @@ TEST(CtlStart, AllOptionsTogetherArriveUnchanged) {
   const std::vector<std::string> options = {
       "-p", "7", "--comm", "app", "--container", "abc", "--no-follow-children", "--no-drm",
       "--start-paused", "--single-uprobes", "--drm-syscall-tracepoints", "-v", "-d", "1m",
-      "--buffer-size", "1M", "--detach-after", "1s", "--probes-per-process", "--no-hold",
-      "--hold-max", "20", "--no-query"};
+      "--buffer-size", "1M", "--itt-ring-size", "256K", "--detach-after", "1s",
+      "--probes-per-process", "--no-hold", "--hold-max", "20", "--no-query"};
   auto attach = Attach(options);
   ASSERT_TRUE(attach.ok()) << attach.status().message();
   std::vector<std::string> args = {"start"};

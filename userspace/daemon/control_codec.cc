@@ -22,6 +22,7 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
                                            : *r.follow_children ? Follow::YES : Follow::NO);
   out.setDurationNs(r.duration_ns.value_or(0));
   out.setBufferBytes(r.ring_bytes);
+  out.setIttRingBytes(r.itt_ring_bytes);
   out.setDetachAfterNs(r.library_grace_ns);
   out.setProbesPerProcess(r.probes_per_process);
   out.setProbesPerFile(r.probes_per_file);
@@ -59,6 +60,7 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   if (in.getFollowChildren() == Follow::NO) r.follow_children = false;
   if (in.getDurationNs()) r.duration_ns = in.getDurationNs();
   if (in.getBufferBytes()) r.ring_bytes = in.getBufferBytes();
+  if (in.getIttRingBytes()) r.itt_ring_bytes = in.getIttRingBytes();
   if (in.getDetachAfterNs()) r.library_grace_ns = in.getDetachAfterNs();
   r.probes_per_process = in.getProbesPerProcess();
   r.probes_per_file = in.getProbesPerFile();

@@ -16,6 +16,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   r.follow_children = false;
   r.duration_ns = 30'000'000'000ull;
   r.ring_bytes = 64 << 20;
+  r.itt_ring_bytes = 1 << 20;
   r.library_grace_ns = 5;
   r.probes_per_process = true;
   r.start_paused = true;
@@ -43,6 +44,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_FALSE(*back.follow_children);
   EXPECT_EQ(back.duration_ns, r.duration_ns);
   EXPECT_EQ(back.ring_bytes, r.ring_bytes);
+  EXPECT_EQ(back.itt_ring_bytes, r.itt_ring_bytes);
   EXPECT_EQ(back.library_grace_ns, 5u);
   EXPECT_TRUE(back.probes_per_process);
   EXPECT_FALSE(back.probes_per_file);
@@ -67,6 +69,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_FALSE(defaults.follow_children.has_value());
   EXPECT_FALSE(defaults.duration_ns.has_value());
   EXPECT_EQ(defaults.ring_bytes, CaptureOptions().ring_bytes);
+  EXPECT_EQ(defaults.itt_ring_bytes, CaptureOptions().itt_ring_bytes);
   EXPECT_FALSE(defaults.probes_per_process);
   EXPECT_FALSE(defaults.probes_per_file);
   EXPECT_EQ(defaults.drm, DrmCapture::kAlongside);

@@ -37,6 +37,7 @@ struct CaptureRequest {
   slurmCluster @24 :Text;    # ... of this cluster (SLURM_CLUSTER_NAME): job ids repeat across clusters
   queryMaxNs @25 :UInt64;    # the longest one query hold asks; 0: the default
   probesPerFile @26 :Bool;   # uprobes once per library file, for every process that maps it
+  ittRingBytes @27 :UInt32;  # --itt-ring-size; 0: the default
 
   enum PythonFrames {
     default @0;    # off

@@ -56,12 +56,23 @@ void ReleaseRing(void* ring) {
 
 void CreateKey() { (void)pthread_key_create(&ring_key, ReleaseRing); }
 
-xt_itt_ring* ReuseRing(uint32_t tid) {
+// The data bytes the capture attached asked rings to have (XT_ITT_RING_BYTES if it asked
+// for none, or for a size out of bounds).
+uint32_t WantedRingBytes() {
+  const uint32_t bytes = Load(&control.ring_bytes_wanted);
+  const bool fits = bytes >= XT_ITT_RING_MIN_BYTES && bytes <= XT_ITT_RING_MAX_BYTES &&
+                    (bytes & (bytes - 1)) == 0;
+  return fits ? bytes : XT_ITT_RING_BYTES;
+}
+
+// A drained ring of an exited thread, of the size asked for now: a capture that asks for
+// another size gets it for new threads, not an earlier capture's rings.
+xt_itt_ring* ReuseRing(uint32_t tid, uint32_t bytes) {
   uint32_t n = Load(&control.ring_count);
   if (n > XT_ITT_MAX_RINGS) n = XT_ITT_MAX_RINGS;
   for (uint32_t i = 0; i < n; ++i) {
     auto* ring = reinterpret_cast<xt_itt_ring*>(Load(&control.rings[i]));
-    if (!ring || Load(&ring->owner_tid) != 0) continue;
+    if (!ring || Load(&ring->owner_tid) != 0 || ring->data_bytes != bytes) continue;
     // Undrained records of an exited thread stay its own until xtrace has them.
     if (Load(&ring->read_pos) != Load(&ring->write_pos)) continue;
     uint32_t free_owner = 0;
@@ -72,15 +83,15 @@ xt_itt_ring* ReuseRing(uint32_t tid) {
   return nullptr;
 }
 
-xt_itt_ring* NewRing(uint32_t tid) {
+xt_itt_ring* NewRing(uint32_t tid, uint32_t bytes) {
   const uint32_t slot = __atomic_fetch_add(&control.ring_count, 1u, __ATOMIC_ACQ_REL);
   if (slot >= XT_ITT_MAX_RINGS) return nullptr;
-  void* memory = mmap(nullptr, sizeof(xt_itt_ring) + XT_ITT_RING_BYTES, PROT_READ | PROT_WRITE,
+  void* memory = mmap(nullptr, sizeof(xt_itt_ring) + bytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) return nullptr;  // the slot stays 0: xtrace skips it
   auto* ring = static_cast<xt_itt_ring*>(memory);
   ring->magic = XT_ITT_RING_MAGIC;
-  ring->data_bytes = XT_ITT_RING_BYTES;
+  ring->data_bytes = bytes;
   ring->owner_tid = tid;
   Store(&control.rings[slot], static_cast<__u64>(reinterpret_cast<uintptr_t>(ring)));
   return ring;
@@ -89,8 +100,9 @@ xt_itt_ring* NewRing(uint32_t tid) {
 // The calling thread's first record while attached: a ring of its own (once per thread).
 bool AdoptRing() {
   const auto tid = static_cast<uint32_t>(syscall(SYS_gettid));
-  xt_itt_ring* ring = ReuseRing(tid);
-  if (!ring) ring = NewRing(tid);
+  const uint32_t bytes = WantedRingBytes();
+  xt_itt_ring* ring = ReuseRing(tid, bytes);
+  if (!ring) ring = NewRing(tid, bytes);
   if (!ring) return false;
   pthread_once(&key_once, CreateKey);
   (void)pthread_setspecific(ring_key, ring);

@@ -199,6 +199,45 @@ TEST(IttFastPath, AnExitedThreadsDrainedRingIsReused) {
   EXPECT_EQ(xtrace.Drain().size(), 1u);
 }
 
+// A capture's --itt-ring-size: rings made (or reused) from then on have it; a size out of
+// bounds gets the default; a drained ring of another size is not handed out again.
+TEST(IttFastPath, RingsHaveTheSizeTheCaptureAskedFor) {
+  xt_itt_control* c = Control();
+  ASSERT_NE(c, nullptr);
+  itt::Domain* d = itt::DomainCreate("xt.fast.size");
+  InProcessXtrace xtrace(c);
+  const auto ring_of_a_new_thread = [&]() -> xt_itt_ring* {
+    uint32_t tid = 0;
+    std::thread([&] {
+      tid = Tid();
+      itt::TaskEnd(d);
+    }).join();
+    for (uint32_t i = 0; i < IttRingCount(*c); ++i)
+      if (xt_itt_ring* ring = xtrace.Ring(i); ring && ring->write_pos != ring->read_pos) {
+        xtrace.Drain();
+        return ring;
+      }
+    return nullptr;
+  };
+  for (const uint32_t asked : {XT_ITT_RING_MIN_BYTES, 1u << 20, XT_ITT_RING_MAX_BYTES}) {
+    c->ring_bytes_wanted = asked;
+    const xt_itt_ring* ring = ring_of_a_new_thread();
+    ASSERT_NE(ring, nullptr);
+    EXPECT_EQ(ring->data_bytes, asked);
+    // The next thread gets the ring that one left, of the same size.
+    const uint32_t rings = c->ring_count;
+    EXPECT_EQ(ring_of_a_new_thread(), ring);
+    EXPECT_EQ(c->ring_count, rings);
+  }
+  for (const uint32_t asked : {0u, 3000u, XT_ITT_RING_MIN_BYTES / 2, XT_ITT_RING_MAX_BYTES * 2}) {
+    c->ring_bytes_wanted = asked;
+    const xt_itt_ring* ring = ring_of_a_new_thread();
+    ASSERT_NE(ring, nullptr);
+    EXPECT_EQ(ring->data_bytes, XT_ITT_RING_BYTES) << asked;
+  }
+  c->ring_bytes_wanted = 0;
+}
+
 TEST(IttFastPath, AnExitWaitsUntilADrainAfterItHasReadItsDrops) {
   xt_itt_control* c = Control();
   ASSERT_NE(c, nullptr);

@@ -7,8 +7,6 @@
 #include <cstdio>
 #include <sstream>
 
-#include "xtrace/itt_ring.h"
-
 namespace xtrace {
 
 std::string HumanBytes(uint64_t bytes) {
@@ -49,24 +47,24 @@ std::string ProgressLine(double seconds, uint64_t events, uint64_t bytes, uint64
   return line;
 }
 
-std::string DropRemedy(uint64_t dropped, uint64_t in_itt_rings, uint64_t ring_bytes) {
+std::string DropRemedy(uint64_t dropped, uint64_t in_itt_rings, const RingSizes& sizes) {
   in_itt_rings = std::min(in_itt_rings, dropped);
   std::string s;
-  if (dropped > in_itt_rings) s = "raise --buffer-size (now " + HumanBytes(ring_bytes) + ")";
+  if (dropped > in_itt_rings) s = "raise --buffer-size (now " + HumanBytes(sizes.bpf) + ")";
   if (!in_itt_rings) return s;
-  // A program's ITT ring is its own and fixed: what lost its records is a collector that
-  // did not read it in time, mostly for want of CPU.
+  // A program's ITT ring is its own: it filled because xtrace read it too late, mostly for
+  // want of CPU. A larger ring rides out longer waits; --buffer-size does not size it.
   if (!s.empty()) s += "; " + std::to_string(in_itt_rings) + " of them";
   else s = "all";
-  return s + " in the programs' own ITT rings (" + HumanBytes(XT_ITT_RING_BYTES) +
-         " a thread, which --buffer-size does not size): xtrace read them too late, so give it "
-         "a CPU the program does not use";
+  return s + " in the programs' own ITT rings: raise --itt-ring-size (now " + HumanBytes(sizes.itt) +
+         " a thread, for threads that make theirs from then on) or give xtrace a CPU the program "
+         "does not use";
 }
 
-std::string DropsLine(uint64_t new_drops, uint64_t dropped, uint64_t ring_bytes,
+std::string DropsLine(uint64_t new_drops, uint64_t dropped, const RingSizes& sizes,
                       uint64_t new_in_itt_rings) {
   return std::to_string(new_drops) + " events dropped in the last second (" +
-         std::to_string(dropped) + " in all); " + DropRemedy(new_drops, new_in_itt_rings, ring_bytes);
+         std::to_string(dropped) + " in all); " + DropRemedy(new_drops, new_in_itt_rings, sizes);
 }
 
 std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {

@@ -14,6 +14,7 @@
 #include "correlate/correlator.h"
 #include "correlate/device_timeline.h"
 #include "model/log_header.h"
+#include "xtrace/itt_ring.h"
 
 namespace xtrace {
 
@@ -44,13 +45,20 @@ std::vector<ProcessCaptureStats> PerProcessStats(const RecordTally& tally,
 // The status line a terminal shows while capturing (rewritten in place each second).
 std::string ProgressLine(double seconds, uint64_t events, uint64_t bytes, uint64_t dropped);
 
+// The sizes a drop's remedy names: the BPF ring's (--buffer-size) and each ITT fast-path
+// ring's (--itt-ring-size).
+struct RingSizes {
+  uint64_t bpf = 0;
+  uint64_t itt = XT_ITT_RING_BYTES;
+};
+
 // What to do about `dropped` records, `in_itt_rings` of which the programs' own ITT rings lost
-// (the BPF ring, which --buffer-size sizes, lost the rest): "raise --buffer-size (now 16.0
-// MiB)", what fits losses in those rings, or both.
-std::string DropRemedy(uint64_t dropped, uint64_t in_itt_rings, uint64_t ring_bytes);
+// (the BPF ring lost the rest): "raise --buffer-size (now 16.0 MiB)", what fits losses in
+// those rings, or both.
+std::string DropRemedy(uint64_t dropped, uint64_t in_itt_rings, const RingSizes& sizes);
 
 // Said as soon as records are lost: how many since the last line, and what to do.
-std::string DropsLine(uint64_t new_drops, uint64_t dropped, uint64_t ring_bytes,
+std::string DropsLine(uint64_t new_drops, uint64_t dropped, const RingSizes& sizes,
                       uint64_t new_in_itt_rings = 0);
 
 // What the closing paragraph is made of besides the report itself.
@@ -59,7 +67,7 @@ struct SummaryFacts {
   std::string where;  // the file written, or "N files in DIR"
   CorrelatorStats correlator;
   TimelineStats timeline;
-  uint64_t ring_bytes = 0;
+  RingSizes ring_bytes;
   uint64_t dropped_in_itt_rings = 0;  // of the report's dropped (XT_CNT_DROPPED_ITT_RINGS)
   std::string first_malformed;
   std::optional<long> peak_rss_mib;  // with --verbose: the table sizes and the collector's RSS

@@ -51,7 +51,7 @@ TEST(CaptureReport, SummarySaysWhatWasCapturedAndWhatWasLost) {
   f.where = "run.capnp";
   f.correlator.processes = 1;
   f.correlator.threads = 2;
-  f.ring_bytes = 8 << 20;
+  f.ring_bytes = {8 << 20};
   f.source_sentences = " ITT: 7 tasks. Python frames: 7 stacks resolved; 3 code objects read.";
   f.source_lines = "\nxtrace: DRM card0: 3 submissions.";
   f.holds_text = " 2 process starts held.";
@@ -107,28 +107,28 @@ TEST(CaptureReport, SummaryEndsWithTheTopKernels) {
 
 TEST(CaptureReport, ProgressAndDropLines) {
   EXPECT_EQ(ProgressLine(3.4, 120, 4096, 0), "xtrace: 3 s, 120 events, 4.0 KiB written, 0 dropped ");
-  EXPECT_EQ(DropsLine(7, 9, 1 << 20),
+  EXPECT_EQ(DropsLine(7, 9, {1 << 20}),
             "7 events dropped in the last second (9 in all); raise --buffer-size (now 1.0 MiB)");
   // Lost in the programs' own ITT rings: --buffer-size would not help them.
-  EXPECT_EQ(DropsLine(7, 9, 1 << 20, 7),
-            "7 events dropped in the last second (9 in all); all in the programs' own ITT rings "
-            "(4.0 MiB a thread, which --buffer-size does not size): xtrace read them too late, "
-            "so give it a CPU the program does not use");
+  EXPECT_EQ(DropsLine(7, 9, {1 << 20, 1 << 22}, 7),
+            "7 events dropped in the last second (9 in all); all in the programs' own ITT rings: "
+            "raise --itt-ring-size (now 4.0 MiB a thread, for threads that make theirs from then "
+            "on) or give xtrace a CPU the program does not use");
 }
 
 TEST(CaptureReport, TheRemedyFitsWhereRecordsWereLost) {
-  EXPECT_EQ(DropRemedy(5, 0, 8 << 20), "raise --buffer-size (now 8.0 MiB)");
-  EXPECT_EQ(DropRemedy(5, 2, 8 << 20),
-            "raise --buffer-size (now 8.0 MiB); 2 of them in the programs' own ITT rings (4.0 MiB "
-            "a thread, which --buffer-size does not size): xtrace read them too late, so give it "
-            "a CPU the program does not use");
-  EXPECT_TRUE(DropRemedy(5, 5, 8 << 20).starts_with("all in the programs' own ITT rings"));
+  EXPECT_EQ(DropRemedy(5, 0, {8 << 20}), "raise --buffer-size (now 8.0 MiB)");
+  EXPECT_EQ(DropRemedy(5, 2, {8 << 20, 1 << 20}),
+            "raise --buffer-size (now 8.0 MiB); 2 of them in the programs' own ITT rings: raise "
+            "--itt-ring-size (now 1.0 MiB a thread, for threads that make theirs from then on) or "
+            "give xtrace a CPU the program does not use");
+  EXPECT_TRUE(DropRemedy(5, 5, {8 << 20}).starts_with("all in the programs' own ITT rings"));
   // A count that ran ahead of the total (read at another moment) is held to it.
-  EXPECT_TRUE(DropRemedy(5, 9, 8 << 20).starts_with("all in"));
+  EXPECT_TRUE(DropRemedy(5, 9, {8 << 20}).starts_with("all in"));
   CaptureReport r;
   r.dropped = 5;
   SummaryFacts f;
-  f.ring_bytes = 8 << 20;
+  f.ring_bytes = {8 << 20};
   f.dropped_in_itt_rings = 5;
   const std::string text = SummaryText(r, f);
   EXPECT_TRUE(Contains(text, " 5 events dropped; all in the programs' own ITT rings")) << text;

@@ -39,7 +39,8 @@ void CopyComm(char (&out)[XT_COMM_LEN], const std::string& text) {
 
 }  // namespace
 
-IttFastPath::IttFastPath(CaptureMaps& maps, Say say) : maps_(maps), say_(std::move(say)) {
+IttFastPath::IttFastPath(CaptureMaps& maps, Say say, uint32_t ring_bytes)
+    : maps_(maps), say_(std::move(say)), ring_bytes_(ring_bytes) {
   wake_fd_.Reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));  // none: the poll's timeout it is
   // A batch's room, reserved once: address space only until records fill it, and no batch
   // is moved to a larger copy while the capture runs (a drain adds at most a ring's worth
@@ -93,7 +94,7 @@ IttRingReader::Clock IttFastPath::ClockNow() {
     clock_ = std::make_unique<TscClock>(kind);
   }
   if (!lease_units_) lease_units_ = clock_->UnitsFor(kLeaseNs);
-  return {clock_->clock(), clock_->Now(), lease_units_};
+  return {clock_->clock(), clock_->Now(), lease_units_, ring_bytes_};
 }
 
 void IttFastPath::Warm() {

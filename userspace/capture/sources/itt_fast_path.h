@@ -47,7 +47,9 @@ class IttFastPath final : public SideStream {
   using Say = std::function<void(const std::string&)>;
 
   // Registers itself as `maps`' side stream until destroyed.
-  IttFastPath(CaptureMaps& maps, Say say);
+  // `ring_bytes`: what each ring the targets' threads make while attached holds
+  // (xt_itt_control.ring_bytes_wanted).
+  IttFastPath(CaptureMaps& maps, Say say, uint32_t ring_bytes = XT_ITT_RING_BYTES);
   ~IttFastPath() override;
   IttFastPath(const IttFastPath&) = delete;
   IttFastPath& operator=(const IttFastPath&) = delete;
@@ -230,6 +232,7 @@ class IttFastPath final : public SideStream {
 
   CaptureMaps& maps_;
   Say say_;
+  const uint32_t ring_bytes_;
   std::vector<std::string> said_;  // lines for say_, printed by the capture loop's thread
   std::mutex mu_;
   std::condition_variable wake_;

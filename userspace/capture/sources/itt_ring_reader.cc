@@ -102,8 +102,8 @@ Result<std::unique_ptr<IttRingReader>> IttRingReader::Attach(uint32_t pid, uint6
   self->StartAtWritePositions(true);
   struct {
     uint64_t heartbeat, lease;
-    uint32_t clock;
-  } __attribute__((packed)) timing{clock.heartbeat, clock.lease, clock.kind};
+    uint32_t clock, ring_bytes_wanted;
+  } __attribute__((packed)) timing{clock.heartbeat, clock.lease, clock.kind, clock.ring_bytes};
   if (Status st = mem.Write(FieldAddress(control_address, &xt_itt_control::heartbeat), &timing,
                             sizeof(timing));
       !st.ok())

@@ -56,10 +56,13 @@ struct IttRingTotals {
 
 class IttRingReader {
  public:
+  // The terms of an attach: the clock the collector stamps with, its lease, and the size of
+  // the rings its threads make from then on (a thread keeps the ring it has).
   struct Clock {
     uint32_t kind;       // enum xt_itt_clock
     uint64_t heartbeat;  // now, in that clock
     uint64_t lease;      // in that clock's units
+    uint32_t ring_bytes = XT_ITT_RING_BYTES;  // xt_itt_control.ring_bytes_wanted
   };
 
   // Attaches to the collector whose control block is at `control_address` in `pid`. Fails
