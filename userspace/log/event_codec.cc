@@ -2,7 +2,6 @@
 #include "log/event_codec.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "log/drm_event_codec.h"
 #include "log/itt_event_codec.h"
@@ -71,14 +70,14 @@ uint32_t HandleTable::Ref(uint64_t handle) {
   return static_cast<uint32_t>(handles_.size());
 }
 
-uint64_t BatchBaseNs(std::span<const Event> events) {
-  uint64_t base = std::numeric_limits<uint64_t>::max();
+uint64_t BatchBaseNs(std::span<const Event> events, uint64_t others_earliest) {
+  uint64_t base = others_earliest;
   for (const Event& event : events) WithStart(event, [&](uint64_t t) { base = std::min(base, t); });
-  return base == std::numeric_limits<uint64_t>::max() ? 0 : base;
+  return base == kNoTime ? 0 : base;
 }
 
-uint64_t BatchEndNs(std::span<const Event> events) {
-  uint64_t end = 0;
+uint64_t BatchEndNs(std::span<const Event> events, uint64_t others_latest) {
+  uint64_t end = others_latest;
   auto span = [&](uint64_t start_ns, uint64_t end_ns) { end = std::max({end, start_ns, end_ns}); };
   for (const Event& event : events) {
     if (const auto* e = std::get_if<KernelLaunch>(&event)) span(e->start_ns, e->end_ns);

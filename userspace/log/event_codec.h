@@ -13,13 +13,19 @@
 
 namespace xtrace::log_codec {
 
-// Times in a batch are stored relative to the batch's earliest start (see Batch.baseNs).
-// Returns 0 when no event in `events` carries a time.
-uint64_t BatchBaseNs(std::span<const Event> events);
+// No time: the earliest start of events that carry none.
+inline constexpr uint64_t kNoTime = ~uint64_t{0};
+
+// Times in a batch are stored relative to the batch's earliest start (see Batch.baseNs): that
+// of `events` or `others_earliest` (the earliest start of the batch's events kept apart from
+// them, as the writer keeps its IttTasks), whichever is earlier. Returns 0 when neither
+// carries a time.
+uint64_t BatchBaseNs(std::span<const Event> events, uint64_t others_earliest = kNoTime);
 
 // The latest start or end of the batch's spans and instants (Batch.endNs): the kinds
-// IsWindowedKind accepts. 0 when there are none.
-uint64_t BatchEndNs(std::span<const Event> events);
+// IsWindowedKind accepts, in `events` or as `others_latest` says of the rest. 0 when there
+// are none.
+uint64_t BatchEndNs(std::span<const Event> events, uint64_t others_latest = 0);
 
 // Kinds whose every time lies within [Batch.baseNs, Batch.endNs] — spans and instants — and
 // that a windowed reader may therefore leave out of a batch outside its window. The other
@@ -88,6 +94,12 @@ LogSummary DecodeSummary(log_schema::Summary::Reader in);
 // Calls `visit(id)` for every string id `event` refers to; writer and reader both check that
 // each id is in the string table, so a bad id is caught where it is made or where it is read.
 template <typename Visitor>
+void ForEachStringId(const IttTask& task, Visitor&& visit) {
+  visit(task.domain);
+  visit(task.name);
+}
+
+template <typename Visitor>
 void ForEachStringId(const Event& event, Visitor&& visit) {
   if (const auto* e = std::get_if<KernelLaunch>(&event)) {
     visit(e->kernel_name);
@@ -101,8 +113,7 @@ void ForEachStringId(const Event& event, Visitor&& visit) {
   } else if (const auto* e = std::get_if<ThreadInfo>(&event)) {
     visit(e->name);
   } else if (const auto* e = std::get_if<IttTask>(&event)) {
-    visit(e->domain);
-    visit(e->name);
+    ForEachStringId(*e, visit);
   } else if (const auto* e = std::get_if<IttMarker>(&event)) {
     visit(e->domain);
     visit(e->name);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "log/event_codec.h"
+#include "log/itt_event_codec.h"
 #include "log/log_format.h"
 
 namespace xtrace {
@@ -30,6 +31,13 @@ constexpr size_t kFrameOverheadWords = 64;
 constexpr size_t kKeptStringWords = 4096;
 
 std::string ErrnoText(int err) { return std::strerror(err); }
+
+// Out of line, so that the check before it stays small enough to inline into Append.
+[[gnu::noinline, gnu::cold]] Status UnknownStringId(const std::string& path, StringId bad,
+                                                    StringId known) {
+  return Status::Error(path + ": an event refers to string id " + std::to_string(bad) +
+                       ", but the string table has only " + std::to_string(known) + " strings");
+}
 
 // A span batch's head goes into the room left before its batch in the frame buffer, so the
 // two leave in one write(2) without copying the batch. The head is a table word, a root
@@ -51,6 +59,7 @@ LogWriter::LogWriter(std::string path, UniqueFd fd, Options options)
     : path_(std::move(path)), fd_(std::move(fd)), options_(options) {
   if (options_.events_per_batch == 0) options_.events_per_batch = 1;
   pending_.reserve(options_.events_per_batch);
+  pending_tasks_.reserve(options_.events_per_batch);
 }
 
 Result<std::unique_ptr<LogWriter>> LogWriter::Create(const std::string& path,
@@ -182,20 +191,42 @@ LogWriter::~LogWriter() {
   if (!finished_ && error_.ok()) (void)WriteBatch();
 }
 
-void LogWriter::Append(const Event& event) {
-  if (!error_.ok() || finished_) return;
+template <typename E>
+bool LogWriter::KnowsStringsOf(const E& event) {
   StringId bad = kEmptyString;
+  const StringId known = strings_.size();
   log_codec::ForEachStringId(event, [&](StringId id) {
-    if (id >= strings_.size()) bad = id;
+    if (id >= known) bad = id;
   });
-  if (bad != kEmptyString) {
-    error_ = Status::Error(path_ + ": an event refers to string id " + std::to_string(bad) +
-                           ", but the string table has only " + std::to_string(strings_.size()) +
-                           " strings");
-    return;
-  }
+  if (bad == kEmptyString) [[likely]] return true;
+  error_ = UnknownStringId(path_, bad, known);
+  return false;
+}
+
+void LogWriter::Append(const Event& event) {
+  if (const auto* task = std::get_if<IttTask>(&event)) return Append(*task);
+  if (!error_.ok() || finished_ || !KnowsStringsOf(event)) return;
+  tasks_before_.push_back(pending_tasks_.size());
   pending_.push_back(event);
-  if (pending_.size() >= options_.events_per_batch) error_ = WriteBatch();
+  if (pending_events() >= options_.events_per_batch) error_ = WriteBatch();
+}
+
+void LogWriter::Append(const IttTask& task) {
+  if (!error_.ok() || finished_ || !KnowsStringsOf(task)) return;
+  pending_tasks_.push_back(task);
+  tasks_earliest_ = std::min(tasks_earliest_, task.start_ns);
+  tasks_latest_ = std::max({tasks_latest_, task.start_ns, task.end_ns});
+  if (pending_events() >= options_.events_per_batch) error_ = WriteBatch();
+}
+
+static_assert(log_codec::kNoTime == ~uint64_t{0}, "tasks_earliest_ starts as kNoTime");
+
+void LogWriter::ClearPending() {
+  pending_.clear();
+  tasks_before_.clear();
+  pending_tasks_.clear();
+  tasks_earliest_ = log_codec::kNoTime;
+  tasks_latest_ = 0;
 }
 
 Status LogWriter::Flush() {
@@ -235,7 +266,8 @@ Status LogWriter::Finish(const LogSummary& summary) {
 
 Status LogWriter::WriteBatch() {
   const StringId new_strings = strings_.size() - strings_written_;
-  if (pending_.empty() && new_strings == 0) return Status::Ok();
+  const size_t pending = pending_events();
+  if (pending == 0 && new_strings == 0) return Status::Ok();
   size_t frame_begin = kHeadRoom, frame_end = kHeadRoom;
   bool span_batch = false;  // written with its head: goes into the index
   uint64_t span_base_ns = 0, span_end_ns = 0;
@@ -245,7 +277,7 @@ Status LogWriter::WriteBatch() {
       string_bytes += strings_.Get(id).size() + 1;
     }
     const size_t words =
-        kFrameOverheadWords + pending_.size() * kWordsPerEvent + new_strings + string_bytes / 8;
+        kFrameOverheadWords + pending * kWordsPerEvent + new_strings + string_bytes / 8;
     // The kept first segment holds a full batch of events and a few strings; a batch that
     // needs more (a burst of new strings) gets a segment of its own rather than keeping one
     // that large for the rest of the capture.
@@ -269,14 +301,23 @@ Status LogWriter::WriteBatch() {
       strings.set(i, capnp::Text::Reader(text.c_str(), text.size()));
     }
 
-    const uint64_t base_ns = log_codec::BatchBaseNs(pending_);
+    const uint64_t base_ns = log_codec::BatchBaseNs(pending_, tasks_earliest_);
     batch.setBaseNs(base_ns);
-    batch.setEndNs(log_codec::BatchEndNs(pending_));
-    auto events = batch.initEvents(static_cast<unsigned>(pending_.size()));
+    batch.setEndNs(log_codec::BatchEndNs(pending_, tasks_latest_));
+    auto events = batch.initEvents(static_cast<unsigned>(pending));
     log_codec::HandleTable handle_table;
+    // The events in the order they came: each Event after the tasks appended before it.
+    unsigned out = 0;
+    size_t task = 0;
+    auto tasks_until = [&](size_t end) {
+      for (; task < end; ++task)
+        log_codec::EncodeIttTask(pending_tasks_[task], base_ns, events[out++].initIttTask());
+    };
     for (size_t i = 0; i < pending_.size(); ++i) {
-      log_codec::EncodeEvent(pending_[i], base_ns, handle_table, events[static_cast<unsigned>(i)]);
+      tasks_until(tasks_before_[i]);
+      log_codec::EncodeEvent(pending_[i], base_ns, handle_table, events[out++]);
     }
+    tasks_until(pending_tasks_.size());
     const auto& handles = handle_table.handles();
     auto table = batch.initHandles(static_cast<unsigned>(handles.size()));
     for (size_t i = 0; i < handles.size(); ++i) table.set(static_cast<unsigned>(i), handles[i]);
@@ -294,7 +335,7 @@ Status LogWriter::WriteBatch() {
       head.setPackedBytes(frame_end - kHeadRoom);
       head.setBaseNs(base_ns);
       head.setEndNs(end_ns);
-      head.setEvents(static_cast<uint32_t>(pending_.size()));
+      head.setEvents(static_cast<uint32_t>(pending));
       const size_t head_size = head_.Pack(head_message.getSegmentsForOutput());
       KJ_REQUIRE(head_size <= kHeadRoom, "a span head longer than its room", head_size);
       frame_begin = kHeadRoom - head_size;
@@ -310,11 +351,11 @@ Status LogWriter::WriteBatch() {
   const uint64_t at = bytes_written_;
   const size_t size = frame_end - frame_begin;
   if (Status st = WriteFrame(frame_.data() + frame_begin, size); !st.ok()) return st;
-  if (span_batch) NoteSpanBatch(at, size, span_base_ns, span_end_ns, pending_.size());
+  if (span_batch) NoteSpanBatch(at, size, span_base_ns, span_end_ns, pending);
   ++batches_written_;
-  events_written_ += pending_.size();
+  events_written_ += pending;
   strings_written_ = strings_.size();
-  pending_.clear();
+  ClearPending();
   return Status::Ok();
 }
 
@@ -366,7 +407,7 @@ Status LogWriter::WriteFrame(const void* data, size_t size) {
 }
 
 Status LogWriter::Fail(Status status) {
-  pending_.clear();
+  ClearPending();
   return status;
 }
 

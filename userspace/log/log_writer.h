@@ -51,6 +51,9 @@ class LogWriter {
   // (also write errors) are returned by the next Flush or Finish; after one, events are
   // dropped.
   void Append(const Event& event);
+  // The same for an IttTask, the bulk of an ITT capture, without an Event around it: it is
+  // kept as it is until its batch is written, in its place among the other events.
+  void Append(const IttTask& task);
 
   // Writes pending events and strings as one batch frame with a single write(2). No-op when
   // nothing is pending. Returns the latched error, if any.
@@ -87,6 +90,11 @@ class LogWriter {
   LogWriter(std::string path, UniqueFd fd, Options options);
   Status WriteHeader(const LogHeader& header);
 
+  // False, with the error latched, when `event` refers to a string not in strings().
+  template <typename E>
+  bool KnowsStringsOf(const E& event);
+  size_t pending_events() const { return pending_.size() + pending_tasks_.size(); }
+  void ClearPending();
   Status WriteBatch();
   // A batch of spans and its head, `bytes` long, were written at `at`: into the index.
   void NoteSpanBatch(uint64_t at, uint64_t bytes, uint64_t base_ns, uint64_t end_ns,
@@ -105,7 +113,17 @@ class LogWriter {
   Options options_;
   StringTable strings_;
   StringId strings_written_ = 1;  // id 0 ("") is implicit, never written
+  // The pending events, in the order appended. IttTasks are kept as they are (a third of an
+  // Event's size, with no variant to build, copy and destroy for each); every other event as
+  // an Event, with how many tasks were appended before it, so that its batch holds them all
+  // in the order they came.
   std::vector<Event> pending_;
+  std::vector<size_t> tasks_before_;  // one per event of pending_
+  std::vector<IttTask> pending_tasks_;
+  // The earliest start of pending_tasks_ (none: all bits set, log_codec::kNoTime), and their
+  // latest start or end, kept as they come rather than found again when the batch is written.
+  uint64_t tasks_earliest_ = ~uint64_t{0};
+  uint64_t tasks_latest_ = 0;
   // The batch's frame, packed after room for its span head (kept between batches).
   FramePacker frame_;
   FramePacker head_;  // a span batch's head, copied into the room before the batch
