@@ -139,7 +139,7 @@ void IttCorrelator::Emit(uint32_t pid, const Open& open, uint32_t end_tid, uint6
   ++stats_.tasks;
   if (unfinished) ++stats_.unfinished;
   if (closed_by_outer) ++stats_.closed_by_outer;
-  sink_.OnEvent(e);
+  sink_.OnIttTask(e);
 }
 
 void IttCorrelator::EndWithoutBegin(const DecodedIttEvent& r, IttTaskKind kind, StringId domain) {
@@ -154,7 +154,7 @@ void IttCorrelator::EndWithoutBegin(const DecodedIttEvent& r, IttTaskKind kind, 
   e.kind = kind;
   e.id = kind == IttTaskKind::kTask ? 0 : r.id[0];
   e.begin_missing = true;
-  sink_.OnEvent(e);
+  sink_.OnIttTask(e);
 }
 
 IttCorrelator::ThreadStack& IttCorrelator::StackOf(uint32_t pid, uint32_t tid) {

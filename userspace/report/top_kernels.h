@@ -20,6 +20,8 @@ class TopKernels final : public EventTap {
 
   // Counts a DeviceOp of kind kernel; other events are ignored.
   void Add(const Event& event, const StringTable& strings) override;
+  // A task is no kernel.
+  void AddIttTask(const IttTask&, const StringTable&) override {}
   // Format(rows): the capture summary's lines.
   std::string Summary() const override { return Format(rows_); }
 

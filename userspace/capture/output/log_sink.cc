@@ -20,6 +20,13 @@ void LogSink::OnEvent(const Event& event) {
   ++file_events_;
 }
 
+void LogSink::OnIttTask(const IttTask& task) {
+  if (tap_) tap_->AddIttTask(task, writer_.strings());
+  writer_.Append(task);
+  ++events_;
+  ++file_events_;
+}
+
 void LogSink::CountRecord(uint32_t pid, std::string_view family) {
   // Families are a few letters: compared here, not by a call to memcmp per record.
   bool same = last_.file && last_.pid == pid && last_.family->size() == family.size();

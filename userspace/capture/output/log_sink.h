@@ -31,6 +31,7 @@ class LogSink final : public EventSink {
   explicit LogSink(LogWriter& writer, EventTap* tap = nullptr) : writer_(writer), tap_(tap) {}
 
   void OnEvent(const Event& event) override;
+  void OnIttTask(const IttTask& task) override;
 
   // A record of source `family` from `pid` was read (counted for this file and in all).
   void CountRecord(uint32_t pid, std::string_view family);
