@@ -72,7 +72,7 @@ void IttFastPath::DrainLoop() {
     uint64_t fullest = 0;
     for (auto& [pid, proc] : processes_)
       if (proc.reader) fullest = std::max(fullest, DrainProcess(pid, proc));
-    period = fullest > kBusyBytes ? kBusyDrainPeriod : kDrainPeriod;
+    period = fullest > BusyBytes(ring_bytes_) ? kBusyDrainPeriod : kDrainPeriod;
     // A collector still to be attached is tried at each Collect: its process's calls take
     // the probe site meanwhile, some µs each, so the capture loop is not left to wait out
     // its poll (up to 100 ms of them). For a while only: a command that never maps the

@@ -20,6 +20,7 @@
 // ring. Everything below is guarded by one mutex.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <condition_variable>
@@ -81,18 +82,26 @@ class IttFastPath final : public SideStream {
   void AfterRing(const SideRoutes& routes) override;
   int wake_fd() const override { return wake_fd_.get(); }
 
+  // What a drain must find in a ring for the next to come after kBusyDrainPeriod, for rings
+  // of `ring_bytes` (--itt-ring-size): with 4 MiB rings 128 KiB (a thread making more than
+  // ~450k pairs/s; the ring then holds 36 ms at 2M pairs/s); rings asked smaller are busy at
+  // an eighth of them, since a 64 KiB ring never holds 128 KiB (drained every 5 ms, it
+  // overflowed at 300k pairs/s).
+  static constexpr uint64_t BusyBytes(uint32_t ring_bytes) {
+    return std::min<uint64_t>(128 << 10, ring_bytes / 8);
+  }
+
  private:
   // How long the collector keeps writing without a drain before it lets go by itself.
   static constexpr uint64_t kLeaseNs = 2'000'000'000;
   // How often a thread's name is read again (runtimes rename their workers after start-up).
   static constexpr uint64_t kRenameCheckNs = 1'000'000'000;
   // How often the drain thread empties the rings: every kDrainPeriod, and every
-  // kBusyDrainPeriod while a drain finds more than kBusyBytes in a ring (a thread making
-  // more than ~450k pairs/s), so batches stay small and the ring (XT_ITT_RING_BYTES, 36 ms
-  // at 2M pairs/s) keeps its room for the waits a drain thread on a shared core has.
+  // kBusyDrainPeriod while a drain finds more than BusyBytes in a ring (see there), so
+  // batches stay small and the ring keeps its room for the waits a drain thread on a shared
+  // core has.
   static constexpr std::chrono::milliseconds kDrainPeriod{5};
   static constexpr std::chrono::milliseconds kBusyDrainPeriod{1};
-  static constexpr uint64_t kBusyBytes = 128 << 10;
   // Records gathered beyond which the drain thread wakes the capture loop rather than let
   // it wait out its poll: batches stay a few MB (cache-sized, and within the room each batch
   // keeps) instead of a 100 ms poll's worth, tens of MB at millions of records a second.

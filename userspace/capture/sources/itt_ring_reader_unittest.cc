@@ -3,6 +3,8 @@
 // protocol is the same as across processes.
 #include "capture/sources/itt_ring_reader.h"
 
+#include "capture/sources/itt_fast_path.h"
+
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <thread>
 
+#include "capture/sources/itt_fast_path.h"
 #include "capture/sources/tsc_clock.h"
 #include "itt_client.h"
 #include "itt_control_test_util.h"
@@ -320,6 +323,16 @@ TEST(IttRingReader, StringsAreReadUpToTheirNulOrTheLimit) {
   EXPECT_EQ(*text, "a ha");
   EXPECT_TRUE(truncated);
   EXPECT_FALSE(self.ReadString(8, 16, &truncated).ok());  // unmapped
+}
+
+// The drain thread's busy cadence for the capture's ring size: a ring asked small still
+// turns it on before it fills (a threshold above the ring never would).
+TEST(IttFastPathCadence, ADrainIsBusyBeforeARingOfAnySizeFills) {
+  EXPECT_EQ(IttFastPath::BusyBytes(XT_ITT_RING_BYTES), 128u << 10);
+  for (uint32_t bytes = XT_ITT_RING_MIN_BYTES; bytes <= XT_ITT_RING_MAX_BYTES; bytes *= 2) {
+    EXPECT_LE(IttFastPath::BusyBytes(bytes), bytes / 8) << bytes;
+    EXPECT_GT(IttFastPath::BusyBytes(bytes), 0u) << bytes;
+  }
 }
 
 }  // namespace
