@@ -112,6 +112,16 @@ bool MapsContain(uint32_t pid, const std::string& needle) {
   const std::string text(std::istreambuf_iterator<char>(maps), {});
   return text.find(needle) != std::string::npos;
 }
+
+// Ends an attach with SIGINT and then its workload with SIGTERM; both must exit with 0.
+void StopCaptureThenWorkload(Subprocess& xtrace, Subprocess& workload) {
+  xtrace.Signal(SIGINT);
+  auto status = xtrace.Wait(30s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
+  workload.Signal(SIGTERM);
+  status = workload.Wait(30s);
+  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << workload.stderr_text();
+}
 }  // namespace
 
 TEST_F(IttIntegrationTest, OwnLabelsFromSeveralThreadsRoundTripExactlyAroundTheirLaunches) {
@@ -443,12 +453,7 @@ TEST_F(IttIntegrationTest, ACorruptRingCostsTheTargetItsRecordsAndNothingElse) {
     ASSERT_TRUE(PeekPoke(pid, control->rings[i] + offsetof(xt_itt_ring, write_pos), &write_pos, 8, true));
   }
   ASSERT_TRUE(xtrace.WaitStderr("ITT fast path: skipped malformed records", 30s)) << xtrace.stderr_text();
-  xtrace.Signal(SIGINT);
-  auto status = xtrace.Wait(30s);
-  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
-  workload.Signal(SIGTERM);
-  status = workload.Wait(30s);
-  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << workload.stderr_text();
+  ASSERT_NO_FATAL_FAILURE(StopCaptureThenWorkload(xtrace, workload));
   const IttCapture c = ReadIttCapture(out);
   EXPECT_TRUE(c.complete);
   EXPECT_EQ(AsLabelLines(c), LogLines(log, {1}));
@@ -476,12 +481,7 @@ TEST_F(IttIntegrationTest, RingsHaveTheSizeAskedForWithIttRingSize) {
     ++rings;
   }
   EXPECT_GE(rings, 2u) << "a ring per calling thread";
-  xtrace.Signal(SIGINT);
-  auto status = xtrace.Wait(30s);
-  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
-  workload.Signal(SIGTERM);
-  status = workload.Wait(30s);
-  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << workload.stderr_text();
+  ASSERT_NO_FATAL_FAILURE(StopCaptureThenWorkload(xtrace, workload));
   EXPECT_TRUE(ReadIttCapture(Path("sized.capnp")).complete);
 }
 

@@ -3,8 +3,6 @@
 // protocol is the same as across processes.
 #include "capture/sources/itt_ring_reader.h"
 
-#include "capture/sources/itt_fast_path.h"
-
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
