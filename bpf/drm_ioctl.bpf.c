@@ -4,12 +4,15 @@
  * back and emits one record. Which driver the fd belongs to, and so what the struct means, is
  * decided in user space.
  *
- * Two attachments of the same bodies; user space loads one pair:
+ * Three attachments of the same bodies; user space loads one pair, the first the kernel takes:
  * - fentry/fexit on the ioctl syscall's entry point (BPF trampolines): only ioctl(2) calls pay,
  *   so a capture costs the rest of the machine's syscalls nothing.
- * - tp_btf/sys_enter and sys_exit, where trampolines are not available: every syscall on the
- *   machine runs the program (and takes the kernel's slow syscall path while it is attached).
- *   BTF-typed, so the register frame is read with plain loads, not helper calls. */
+ * - the syscalls:sys_enter_ioctl and sys_exit_ioctl trace events, where trampolines are not
+ *   available: only ioctl(2) calls run the programs. Every other syscall takes the kernel's
+ *   slow syscall path while they are attached and returns from the event's number check
+ *   without running a program. Needs tracefs (libbpf finds the event's id there).
+ * - tp_btf/sys_enter and sys_exit, the last resort: every syscall on the machine runs the
+ *   program. BTF-typed, so the register frame is read with plain loads, not helper calls. */
 #include "drm.bpf.h"
 #include "scope.bpf.h"
 #include "thread.bpf.h"
@@ -174,7 +177,40 @@ int BPF_PROG(drm_ioctl_exit, const struct pt_regs *regs, long ret)
 	return xt_drm_exit((__u32)regs->si, ret);
 }
 
-/* tp_btf, not tp/syscalls: tracefs may not be mounted. */
+/* The syscalls:sys_enter_ioctl and sys_exit_ioctl records, as their tracefs format lays them
+ * out: the common header, the syscall number, then each argument (or the result) in 8 bytes. */
+struct xt_sys_enter_ioctl {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__u64 fd;
+	__u64 cmd;
+	__u64 arg;
+};
+
+struct xt_sys_exit_ioctl {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__s64 ret;
+};
+
+SEC("tracepoint/syscalls/sys_enter_ioctl")
+int drm_ioctl_tp_enter(struct xt_sys_enter_ioctl *ctx)
+{
+	return xt_drm_enter((__u32)ctx->fd, (__u32)ctx->cmd, ctx->arg);
+}
+
+/* The exit record has no arguments; the command is still in the syscall's saved registers. */
+SEC("tracepoint/syscalls/sys_exit_ioctl")
+int drm_ioctl_tp_exit(struct xt_sys_exit_ioctl *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	return xt_drm_exit((__u32)regs->si, ctx->ret);
+}
+
+/* tp_btf, not tp/syscalls: needs no tracefs. */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(drm_sys_enter, struct pt_regs *regs, long id)
 {

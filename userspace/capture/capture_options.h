@@ -24,6 +24,15 @@ enum class DrmCapture {
   kOnly,       // --drm-only: for programs that never use Level Zero (OpenCL, media, ...)
 };
 
+// Where the DRM source's ioctl programs attach (bpf/drm_ioctl.bpf.c, --drm-hook). kAuto takes
+// the first of the others, in this order, that the kernel accepts.
+enum class DrmHook {
+  kAuto,
+  kFentry,              // fentry/fexit on ioctl(2): only ioctl calls pay
+  kIoctlTracepoints,    // syscalls:sys_{enter,exit}_ioctl: only ioctl calls run a program
+  kSyscallTracepoints,  // raw sys_enter/sys_exit: every syscall runs the program
+};
+
 // Size/time-based rotation of a capture written to a directory (CaptureOptions::output_dir).
 struct RotationPolicy {
   uint64_t max_file_bytes = 0;  // start a new file once one reaches this size (0: never)
@@ -90,7 +99,7 @@ struct CaptureOptions {
   // "Probes per process").
   bool probes_per_process = false;  // asked for by name
   bool probes_per_file = false;
-  bool drm_syscall_tracepoints = false;  // DRM ioctls from sys_enter/exit, not fentry/fexit
+  DrmHook drm_hook = DrmHook::kAuto;
   // Python frames of a CPython process's thread on its launches, copies, submissions,
   // synchronizations and ITT tasks (capture/sources/python_source.h). On by default for the
   // calls that trap anyway: at a model's depth the frames add under a tenth of the trap such a

@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <utility>
+
 #include "cli/args.h"
 
 namespace xtrace {
@@ -59,6 +61,30 @@ Status SetIttRingBytes(Flag flag, Value value, uint32_t& ring_bytes) {
     return Status::Error(flag + ": '" + value + "' must be a power of two from 64K to 64M (e.g. 1M, 16M)");
   ring_bytes = static_cast<uint32_t>(*size);
   return Status::Ok();
+}
+
+// --drm-hook (and its older spelling, --drm-syscall-tracepoints): one hook, however asked.
+Status SetDrmHook(Flag flag, Value value, DrmHook& hook) {
+  static constexpr std::pair<const char*, DrmHook> kHooks[] = {
+      {"auto", DrmHook::kAuto},
+      {"fentry", DrmHook::kFentry},
+      {"ioctl-tracepoints", DrmHook::kIoctlTracepoints},
+      {"syscall-tracepoints", DrmHook::kSyscallTracepoints},
+  };
+  for (const auto& [name, want] : kHooks) {
+    if (value != name) continue;
+    if (hook != DrmHook::kAuto && hook != want) {
+      const char* before = "";
+      for (const auto& [other, asked] : kHooks)
+        if (asked == hook) before = other;
+      return Status::Error(std::string("DRM hook asked for twice: '") + before + "', then '" +
+                           value + "' (" + flag + ")");
+    }
+    hook = want;
+    return Status::Ok();
+  }
+  return Status::Error(flag + ": '" + value +
+                       "' is not a DRM hook (auto, fentry, ioctl-tracepoints, syscall-tracepoints)");
 }
 
 }  // namespace
@@ -220,11 +246,16 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        "one uprobe per probed function instead of one uprobe_multi link per program (what "
        "kernels before 6.6 get anyway); slower to attach and detach",
        SetTrue(o.single_uprobes)},
-      {0, "--drm-syscall-tracepoints", "", "ADVANCED",
-       "DRM ioctls from the syscall tracepoints instead of fentry/fexit on ioctl(2) (what "
-       "kernels without BPF trampolines get anyway); every syscall on the machine then pays "
-       "for them",
-       SetTrue(o.drm_syscall_tracepoints)},
+      {0, "--drm-hook", "HOOK", "ADVANCED",
+       "where the DRM ioctl programs attach: 'fentry' (fentry/fexit on ioctl(2): only ioctl "
+       "calls pay), 'ioctl-tracepoints' (the syscalls:sys_enter_ioctl/sys_exit_ioctl trace "
+       "events, which need tracefs: only ioctl calls run a program, other syscalls take the "
+       "kernel's slower traced-syscall path), 'syscall-tracepoints' (raw sys_enter/sys_exit: "
+       "every syscall on the machine runs the program). Default 'auto': the first of these "
+       "the kernel accepts, in that order",
+       [&o](Flag flag, Value value) { return SetDrmHook(flag, value, o.drm_hook); }},
+      {0, "--drm-syscall-tracepoints", "", "ADVANCED", "the same as --drm-hook syscall-tracepoints",
+       [&o](Flag flag, Value) { return SetDrmHook(flag, "syscall-tracepoints", o.drm_hook); }},
       {'v', "--verbose", "", "ADVANCED", "more detail on stderr", SetTrue(o.verbose)},
   };
 }

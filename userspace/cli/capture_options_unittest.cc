@@ -81,12 +81,30 @@ TEST(CaptureOptions, SourcesAndAdvancedSwitches) {
   EXPECT_EQ(p.options.drm, DrmCapture::kOnly);
   EXPECT_TRUE(p.options.start_paused);
   EXPECT_TRUE(p.options.single_uprobes);
-  EXPECT_TRUE(p.options.drm_syscall_tracepoints);
+  EXPECT_EQ(p.options.drm_hook, DrmHook::kSyscallTracepoints);
   EXPECT_TRUE(p.options.verbose);
   EXPECT_EQ(p.options.follow_children, true);
   EXPECT_EQ(p.options.duration_ns, 500'000'000ull);
   EXPECT_EQ(Parse({"--no-drm", "--no-drm"}).options.drm, DrmCapture::kOff);
   EXPECT_EQ(Parse({}).options.drm, DrmCapture::kAlongside);
+}
+
+TEST(CaptureOptions, DrmHook) {
+  EXPECT_EQ(Parse({}).options.drm_hook, DrmHook::kAuto);
+  EXPECT_EQ(Parse({"--drm-hook", "auto"}).options.drm_hook, DrmHook::kAuto);
+  EXPECT_EQ(Parse({"--drm-hook", "fentry"}).options.drm_hook, DrmHook::kFentry);
+  EXPECT_EQ(Parse({"--drm-hook=ioctl-tracepoints"}).options.drm_hook, DrmHook::kIoctlTracepoints);
+  EXPECT_EQ(Parse({"--drm-hook", "syscall-tracepoints"}).options.drm_hook,
+            DrmHook::kSyscallTracepoints);
+  // The older spelling, alone or with the same hook asked by name.
+  EXPECT_EQ(Parse({"--drm-syscall-tracepoints", "--drm-hook", "syscall-tracepoints"}).options.drm_hook,
+            DrmHook::kSyscallTracepoints);
+  EXPECT_EQ(Parse({"--drm-hook", "kprobe"}).error,
+            "--drm-hook: 'kprobe' is not a DRM hook (auto, fentry, ioctl-tracepoints, "
+            "syscall-tracepoints)");
+  EXPECT_EQ(Parse({"--drm-hook", "fentry", "--drm-syscall-tracepoints"}).error,
+            "DRM hook asked for twice: 'fentry', then 'syscall-tracepoints' "
+            "(--drm-syscall-tracepoints)");
 }
 
 TEST(CaptureOptions, BadValuesSayWhichOption) {

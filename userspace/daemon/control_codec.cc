@@ -31,7 +31,12 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
   out.setDrm(r.drm == DrmCapture::kOff ? Drm::OFF
              : r.drm == DrmCapture::kOnly ? Drm::ONLY : Drm::ALONGSIDE);
   out.setSingleUprobes(r.single_uprobes);
-  out.setDrmSyscallTracepoints(r.drm_syscall_tracepoints);
+  using Hook = control_schema::CaptureRequest::DrmHook;
+  out.setDrmHook(r.drm_hook == DrmHook::kFentry               ? Hook::FENTRY
+                 : r.drm_hook == DrmHook::kIoctlTracepoints   ? Hook::IOCTL_TRACEPOINTS
+                 : r.drm_hook == DrmHook::kSyscallTracepoints ? Hook::SYSCALL_TRACEPOINTS
+                                                              : Hook::AUTO);
+  out.setDrmSyscallTracepoints(r.drm_hook == DrmHook::kSyscallTracepoints);
   out.setVerbose(r.verbose);
   out.setNoHold(!r.hold);
   out.setHoldMaxNs(r.hold_max_ns);
@@ -69,7 +74,14 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   if (in.getDrm() == Drm::OFF) r.drm = DrmCapture::kOff;
   if (in.getDrm() == Drm::ONLY) r.drm = DrmCapture::kOnly;
   r.single_uprobes = in.getSingleUprobes();
-  r.drm_syscall_tracepoints = in.getDrmSyscallTracepoints();
+  using Hook = control_schema::CaptureRequest::DrmHook;
+  switch (in.getDrmHook()) {
+    case Hook::FENTRY: r.drm_hook = DrmHook::kFentry; break;
+    case Hook::IOCTL_TRACEPOINTS: r.drm_hook = DrmHook::kIoctlTracepoints; break;
+    case Hook::SYSCALL_TRACEPOINTS: r.drm_hook = DrmHook::kSyscallTracepoints; break;
+    default:  // auto, or a hook this build does not know
+      if (in.getDrmSyscallTracepoints()) r.drm_hook = DrmHook::kSyscallTracepoints;
+  }
   r.verbose = in.getVerbose();
   r.hold = !in.getNoHold();
   if (in.getHoldMaxNs()) r.hold_max_ns = in.getHoldMaxNs();

@@ -22,7 +22,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   r.start_paused = true;
   r.drm = DrmCapture::kOnly;
   r.single_uprobes = true;
-  r.drm_syscall_tracepoints = true;
+  r.drm_hook = DrmHook::kIoctlTracepoints;
   r.python_frames = true;
   r.verbose = true;
   r.hold = false;
@@ -51,7 +51,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_TRUE(back.start_paused);
   EXPECT_EQ(back.drm, DrmCapture::kOnly);
   EXPECT_TRUE(back.single_uprobes);
-  EXPECT_TRUE(back.drm_syscall_tracepoints);
+  EXPECT_EQ(back.drm_hook, DrmHook::kIoctlTracepoints);
   EXPECT_EQ(back.python_frames, std::optional<bool>(true));
   EXPECT_TRUE(back.verbose);
   EXPECT_FALSE(back.hold);

@@ -23,7 +23,7 @@ struct CaptureRequest {
   startPaused @10 :Bool;     # nothing recorded until a process calls __itt_resume
   drm @11 :DrmCapture;
   singleUprobes @12 :Bool;   # never uprobe_multi
-  drmSyscallTracepoints @13 :Bool;  # DRM ioctls from sys_enter/exit, not fentry/fexit
+  drmSyscallTracepoints @13 :Bool;  # drmHook = syscallTracepoints, as first spelled; still read
   verbose @14 :Bool;         # more detail on the daemon's stderr
   noHold @15 :Bool;          # never hold a process at its start or a library load
   holdMaxNs @16 :UInt64;     # the longest a process is held; 0: the default
@@ -38,6 +38,14 @@ struct CaptureRequest {
   queryMaxNs @25 :UInt64;    # the longest one query hold asks; 0: the default
   probesPerFile @26 :Bool;   # uprobes once per library file, for every process that maps it
   ittRingBytes @27 :UInt32;  # --itt-ring-size; 0: the default
+  drmHook @28 :DrmHook;      # --drm-hook
+
+  enum DrmHook {
+    auto @0;
+    fentry @1;
+    ioctlTracepoints @2;
+    syscallTracepoints @3;
+  }
 
   enum PythonFrames {
     default @0;    # off

@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 
 #include <cerrno>
+#include <iterator>
 #include <string>
 
 #include "capture/capture_options.h"
@@ -44,6 +45,17 @@ const CompletionSource kCompletionSources[] = {
        [](const ::drm_fence* s) { return s->progs.drm_xe_hw_fence_signal; }}}},
 };
 
+// How a hook is named in messages.
+const char* HookName(DrmHook hook) {
+  switch (hook) {
+    case DrmHook::kFentry: return "fentry/fexit on __x64_sys_ioctl";
+    case DrmHook::kIoctlTracepoints: return "the ioctl trace events (syscalls:sys_enter_ioctl, sys_exit_ioctl)";
+    case DrmHook::kSyscallTracepoints: return "the raw syscall tracepoints (sys_enter, sys_exit)";
+    case DrmHook::kAuto: break;
+  }
+  return "?";
+}
+
 }  // namespace
 
 void DrmSource::IoctlSkeletonDeleter::operator()(::drm_ioctl* skel) const {
@@ -67,54 +79,77 @@ Result<std::unique_ptr<ProbeSource>> DrmSource::Load(const SourceContext& ctx) {
 }
 
 Status DrmSource::LoadIoctlProbes() {
-  if (!ctx_.options.drm_syscall_tracepoints) {
-    Status st = LoadIoctlObject(IoctlHook::kTrampoline);
-    if (st.ok()) return st;
-    ctx_.say("DRM ioctls: " + st.message() +
-             "; using the syscall tracepoints instead, which every syscall on the machine pays "
-             "for while the capture runs");
+  auto attached = [this](DrmHook hook) {
+    if (ctx_.options.verbose) ctx_.say(std::string("DRM ioctls: attached to ") + HookName(hook));
+  };
+  if (ctx_.options.drm_hook != DrmHook::kAuto) {
+    Status st = LoadIoctlObject(ctx_.options.drm_hook);
+    if (st.ok()) attached(ctx_.options.drm_hook);
+    return st;
   }
-  return LoadIoctlObject(IoctlHook::kSyscallTracepoints);
+  // The cheapest hook for the rest of the machine first. Falling back past fentry is said under
+  // -v only: on the trace events a syscall other than ioctl(2) runs no program. Falling back
+  // to the raw tracepoints is always said: every syscall on the machine then runs one.
+  std::string refused;
+  for (DrmHook hook : {DrmHook::kFentry, DrmHook::kIoctlTracepoints, DrmHook::kSyscallTracepoints}) {
+    Status st = LoadIoctlObject(hook);
+    if (st.ok()) {
+      if (!refused.empty() && (hook == DrmHook::kSyscallTracepoints || ctx_.options.verbose))
+        ctx_.say("DRM ioctls: " + refused + "; using " + HookName(hook) + " instead" +
+                 (hook == DrmHook::kSyscallTracepoints
+                      ? ", which every syscall on the machine pays for while the capture runs"
+                      : ""));
+      attached(hook);
+      return st;
+    }
+    if (hook == DrmHook::kSyscallTracepoints) return st;
+    refused += (refused.empty() ? "" : "; ") + st.message();
+  }
+  return Status::Error("no DRM ioctl hook");  // not reached: the loop returns at its last hook
 }
 
-Status DrmSource::LoadIoctlObject(IoctlHook hook) {
+Status DrmSource::LoadIoctlObject(DrmHook hook) {
   links_.clear();
   ioctl_skel_.reset(drm_ioctl__open());
   if (!ioctl_skel_) return Status::Error("opening DRM ioctl BPF object: " + BpfErrorText(errno));
   auto* skel = ioctl_skel_.get();
-  const bool trampoline = hook == IoctlHook::kTrampoline;
-  // Both pairs are BTF-typed tracing programs, attached where their section says.
-  bpf_program* const used[] = {
-      trampoline ? skel->progs.drm_ioctl_entry : skel->progs.drm_sys_enter,
-      trampoline ? skel->progs.drm_ioctl_exit : skel->progs.drm_sys_exit,
+  bpf_program* const pairs[][2] = {
+      {skel->progs.drm_ioctl_entry, skel->progs.drm_ioctl_exit},
+      {skel->progs.drm_ioctl_tp_enter, skel->progs.drm_ioctl_tp_exit},
+      {skel->progs.drm_sys_enter, skel->progs.drm_sys_exit},
   };
-  // Load only the pair in use: fentry programs need trampolines at load.
-  for (bpf_program* prog : {skel->progs.drm_ioctl_entry, skel->progs.drm_ioctl_exit,
-                            skel->progs.drm_sys_enter, skel->progs.drm_sys_exit})
-    bpf_program__set_autoload(prog, prog == used[0] || prog == used[1]);
+  const size_t chosen = hook == DrmHook::kFentry ? 0 : hook == DrmHook::kIoctlTracepoints ? 1 : 2;
+  // Load only the pair in use: fentry programs need trampolines at load, the others a kernel
+  // recent enough for their helpers.
+  for (size_t i = 0; i < std::size(pairs); ++i)
+    for (bpf_program* prog : pairs[i]) bpf_program__set_autoload(prog, i == chosen);
   // Every process on the machine reaches these programs: the filter is what keeps the capture
   // to its targets.
   skel->rodata->filter_by_pid = 1;
   skel->rodata->wakeup_bytes = ctx_.maps.wakeup_bytes();
-  const char* what = trampoline ? "fentry/fexit on __x64_sys_ioctl" : "the syscall tracepoints";
+  const char* what = HookName(hook);
   if (Status st = ctx_.maps.Share(skel->obj); !st.ok()) return st;
   if (int err = drm_ioctl__load(skel)) {
     ioctl_skel_.reset();
     return Status::Error(std::string("loading the DRM ioctl programs for ") + what + ": " +
                          BpfErrorText(err));
   }
-  for (bpf_program* prog : used) {
-    bpf_link* link = bpf_program__attach_trace(prog);
+  for (bpf_program* prog : pairs[chosen]) {
+    // Attached where the section says: a trampoline, a trace event (perf event on the id
+    // libbpf reads from tracefs) or a BTF tracepoint.
+    bpf_link* link = bpf_program__attach(prog);
     if (!link) {
       const int err = errno;
       links_.clear();
       ioctl_skel_.reset();
+      // libbpf reads a trace event's id from tracefs.
+      const bool no_tracefs = hook == DrmHook::kIoctlTracepoints && err == ENOENT;
       return Status::Error(std::string("attaching the DRM ioctl programs to ") + what + ": " +
-                           BpfErrorText(err));
+                           BpfErrorText(err) +
+                           (no_tracefs ? " (is tracefs mounted at /sys/kernel/tracing?)" : ""));
     }
     links_.emplace_back(link);
   }
-  if (ctx_.options.verbose) ctx_.say(std::string("DRM ioctls: attached to ") + what);
   return Status::Ok();
 }
 

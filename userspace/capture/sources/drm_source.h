@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "capture/bpf/bpf_link.h"
+#include "capture/capture_options.h"
 #include "capture/sources/probe_source.h"
 
 struct drm_ioctl;  // generated skeletons (build/bpf/drm_*.skel.h)
@@ -30,11 +31,10 @@ class DrmSource final : public ProbeSource {
 
  private:
   explicit DrmSource(const SourceContext& ctx) : ctx_(ctx) {}
-  // Where the ioctl programs attach (see bpf/drm_ioctl.bpf.c): trampolines on the ioctl
-  // syscall where the kernel has them, else the syscall tracepoints.
-  enum class IoctlHook { kTrampoline, kSyscallTracepoints };
+  // Where the ioctl programs attach (see bpf/drm_ioctl.bpf.c): the hook asked for, or the
+  // first of fentry, the ioctl trace events and the raw syscall tracepoints the kernel takes.
   Status LoadIoctlProbes();
-  Status LoadIoctlObject(IoctlHook hook);
+  Status LoadIoctlObject(DrmHook hook);
   // Optional: every problem is said in one line and leaves the ioctl probes working.
   void LoadCompletionProbes();
 

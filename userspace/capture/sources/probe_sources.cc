@@ -26,20 +26,26 @@ Result<std::vector<std::unique_ptr<ProbeSource>>> LoadProbeSources(const SourceC
   std::unique_ptr<PythonSource> python = PythonSource::Load(ctx);
   SourceContext shared = ctx;
   if (python) shared.python = &python->interpreters();
-  std::string errors;
+  std::vector<std::string> failed;
   for (const Entry& entry : kEntries) {
     if (entry.kernel_driver ? ctx.options.drm == DrmCapture::kOff
                             : ctx.options.drm == DrmCapture::kOnly)
       continue;
     auto source = entry.load(shared);
     if (!source.ok()) {
-      ctx.say(source.status().message() + "; continuing without it");
-      errors += (errors.empty() ? "" : "; ") + source.status().message();
+      failed.push_back(source.status().message());
       continue;
     }
     sources.push_back(std::move(*source));
   }
-  if (sources.empty()) return Status::Error(errors);
+  // With no source left the capture fails with the reasons, said once; otherwise it goes on
+  // without the ones that failed.
+  if (sources.empty()) {
+    std::string errors;
+    for (const std::string& why : failed) errors += (errors.empty() ? "" : "; ") + why;
+    return Status::Error(errors);
+  }
+  for (const std::string& why : failed) ctx.say(why + "; continuing without it");
   // Not a source of records by itself: last, after the sources whose probes it rides on.
   if (python) sources.push_back(std::move(python));
   return sources;
