@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The benchmark's floor: BPF programs that do nothing, attached where the capture probes
- * sit — uprobes at an instruction, or the syscall tracepoints. What a call costs with these
+ * sit — uprobes at an instruction, the ioctl trace events or the raw syscall tracepoints. What a call costs with these
  * attached is what the kernel's trap (or tracepoint) alone costs there; the capture's own
  * cost is measured against it. */
 #include "vmlinux.h"
@@ -28,6 +28,18 @@ int empty_sys_enter(void *ctx)
 
 SEC("tp_btf/sys_exit")
 int empty_sys_exit(void *ctx)
+{
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_ioctl")
+int empty_ioctl_enter(void *ctx)
+{
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_ioctl")
+int empty_ioctl_exit(void *ctx)
 {
 	return 0;
 }

@@ -74,14 +74,23 @@ Result<std::unique_ptr<TrapFloor>> TrapFloor::Attach(int pid, const std::string&
   return self;
 }
 
-Result<std::unique_ptr<TrapFloor>> TrapFloor::AttachSyscalls() {
+Result<std::unique_ptr<TrapFloor>> TrapFloor::AttachSyscalls() { return AttachTracepoints(false); }
+
+Result<std::unique_ptr<TrapFloor>> TrapFloor::AttachIoctlEvents() { return AttachTracepoints(true); }
+
+Result<std::unique_ptr<TrapFloor>> TrapFloor::AttachTracepoints(bool ioctl_events) {
   std::unique_ptr<TrapFloor> self(new TrapFloor());
   self->skel_.reset(trap_floor__open_and_load());
   if (!self->skel_) return Status::Error("loading the trap-floor programs: " + BpfErrorText(errno));
-  for (auto [prog, tp] : {std::pair{self->skel_->progs.empty_sys_enter, "sys_enter"},
-                          std::pair{self->skel_->progs.empty_sys_exit, "sys_exit"}}) {
-    bpf_link* link = bpf_program__attach_trace(prog);
-    if (!link) return Status::Error(std::string("trap floor: tp_btf/") + tp + ": " + BpfErrorText(errno));
+  const auto& progs = self->skel_->progs;
+  const std::array pair = ioctl_events ? std::array{progs.empty_ioctl_enter, progs.empty_ioctl_exit}
+                                       : std::array{progs.empty_sys_enter, progs.empty_sys_exit};
+  for (bpf_program* prog : pair) {
+    // Attached where the section says: a BTF tracepoint or a trace event.
+    bpf_link* link = bpf_program__attach(prog);
+    if (!link)
+      return Status::Error(std::string("trap floor: ") + bpf_program__section_name(prog) + ": " +
+                           BpfErrorText(errno));
     self->links_.emplace_back(link);
   }
   return self;

@@ -27,6 +27,10 @@ class TrapFloor {
   // Empty programs on the raw sys_enter and sys_exit tracepoints (every syscall on the
   // machine runs them while attached), the floor of the DRM ioctl source.
   static Result<std::unique_ptr<TrapFloor>> AttachSyscalls();
+  // Empty programs on the syscalls:sys_enter_ioctl and sys_exit_ioctl trace events (only
+  // ioctl(2) runs them; other syscalls take the kernel's traced-syscall path), the floor of
+  // the DRM source where fentry is refused.
+  static Result<std::unique_ptr<TrapFloor>> AttachIoctlEvents();
   ~TrapFloor();
 
   // The empty programs' own ids, for run-time statistics.
@@ -34,6 +38,7 @@ class TrapFloor {
 
  private:
   TrapFloor() = default;
+  static Result<std::unique_ptr<TrapFloor>> AttachTracepoints(bool ioctl_events);
   Status AttachEach(int pid, const std::string& library, const std::string& symbol,
                     uint64_t offset, bool with_return);
   struct SkeletonDeleter {

@@ -33,6 +33,8 @@ struct Capture {
   const char* label;                 // how the table names it
   std::vector<std::string> targets;  // empty: A untraced
   std::vector<std::string> extra;
+  // Not a default: the row says what B pays there rather than a verdict.
+  bool contrast = false;
 };
 
 class UntargetedSection final : public BenchSection {
@@ -65,7 +67,10 @@ class UntargetedSection final : public BenchSection {
         {"--comm A (default: probes per process)", by_name, {}},
         {"--comm A --no-drm", by_name, {"--no-drm"}},
         {"--pid A --follow-children (record's scope, default)", by_pid, {"--follow-children"}},
-        {"--comm A --probes-per-file", by_name, {"--probes-per-file"}},
+        {"--comm A --probes-per-file", by_name, {"--probes-per-file"}, true},
+        // Where the kernel refuses fentry the default hook is the ioctl trace events; the raw
+        // syscall tracepoints, the last resort, make every syscall run a program.
+        {"--pid A --drm-hook syscall-tracepoints", by_pid, {"--drm-hook", "syscall-tracepoints"}, true},
     };
     // A alone in a cgroup of its own, for a --cgroup capture (where cgroup v2 is usable).
     if (cgroup.path().empty()) {
@@ -121,9 +126,9 @@ class UntargetedSection final : public BenchSection {
         const bool nothing = added < 0.05 * untraced + 3;
         // A capture that recorded nothing of A proves nothing about what B pays.
         const bool void_run = captured[c] == 0;
-        // Probes per library file are in B too: that row shows what the default spares B.
-        const bool contrast = std::string_view(captures[c].label).find("--probes-per-file") !=
-                              std::string_view::npos;
+        // Probes per library file are in B too, and so are the raw syscall tracepoints:
+        // those rows show what the defaults spare B.
+        const bool contrast = captures[c].contrast;
         ctx.table.Add({section, Format("B's %s, capture %s", kCalls[k], captures[c].label),
                        Format("%+.1f ns/call", added),
                        Format("%.3fx A untraced", best[c][k] / untraced),
