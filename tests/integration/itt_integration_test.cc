@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -483,6 +484,60 @@ TEST_F(IttIntegrationTest, RingsHaveTheSizeAskedForWithIttRingSize) {
   EXPECT_GE(rings, 2u) << "a ring per calling thread";
   ASSERT_NO_FATAL_FAILURE(StopCaptureThenWorkload(xtrace, workload));
   EXPECT_TRUE(ReadIttCapture(Path("sized.capnp")).complete);
+}
+
+// The nice value (stat's 19th field) and name of each thread of `pid`, by thread id.
+std::map<int, std::pair<int, std::string>> ThreadNices(pid_t pid) {
+  std::map<int, std::pair<int, std::string>> out;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));  // from the 3rd field, the state
+    std::string field;
+    for (int i = 3; i <= 19 && fields >> field; ++i) {
+    }
+    out[std::stoi(entry.path().filename())] = {std::stoi(field), stat.substr(open + 1, close - open - 1)};
+  }
+  return out;
+}
+
+// xtrace's capture loop and ITT drain thread run ahead of the programs on a shared core
+// (nice -10 by default when xtrace runs at nice 0); the command it started keeps xtrace's own
+// value, and --nice sets the capture's.
+TEST_F(IttIntegrationTest, CaptureThreadsRunAheadOfTheTracedCommand) {
+  for (const std::optional<int> asked : {std::optional<int>(), std::optional<int>(4)}) {
+    SCOPED_TRACE(asked ? "--nice " + std::to_string(*asked) : "default");
+    std::vector<std::string> argv = {kXtrace, "record", "-o", Path("nice.capnp")};
+    if (asked) argv.insert(argv.end(), {"--nice", std::to_string(*asked)});
+    argv.insert(argv.end(), {"--", ITT_WORKLOAD_BIN, "--wait-for-signal", "--threads", "1",
+                             "--iterations", "1"});
+    Subprocess xtrace(argv, {kWithCollector});
+    const uint32_t pid = PidFromReadyLine(xtrace.WaitStdout("ready", 30s));
+    ASSERT_GT(pid, 0u) << xtrace.stderr_text();
+    kill(static_cast<pid_t>(pid), SIGUSR1);  // a round: its calls reach the drain thread
+    ASSERT_TRUE(xtrace.WaitStdout("round 1", 60s)) << xtrace.stderr_text();
+    // xtrace starts at this test's nice value; under nice(1) it keeps it unless asked.
+    errno = 0;
+    const int own = getpriority(PRIO_PROCESS, 0);
+    const int want = asked ? *asked : own == 0 ? -10 : own;
+    const auto threads = ThreadNices(xtrace.pid());
+    ASSERT_TRUE(threads.count(xtrace.pid()));
+    EXPECT_EQ(threads.at(xtrace.pid()).first, want) << "the capture loop";
+    int drainers = 0;
+    for (const auto& [tid, t] : threads) {
+      if (t.second != "xtrace-drain") continue;
+      ++drainers;
+      EXPECT_EQ(t.first, want) << "the ITT drain thread";
+    }
+    EXPECT_EQ(drainers, 1);
+    for (const auto& [tid, t] : ThreadNices(static_cast<pid_t>(pid)))
+      EXPECT_EQ(t.first, own) << "the traced command's thread " << tid << " (" << t.second << ")";
+    kill(static_cast<pid_t>(pid), SIGTERM);
+    EXPECT_EQ(xtrace.Wait(60s), 0) << xtrace.stderr_text();
+  }
 }
 
 // A ring that fills faster than xtrace drains it counts what it could not hold; the count

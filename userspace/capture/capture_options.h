@@ -78,6 +78,9 @@ struct CaptureOptions {
   // The data bytes of each ITT fast-path ring the traced programs' threads make while this
   // capture drains them (xt_itt_control.ring_bytes_wanted): XT_ITT_RING_BYTES unless asked.
   uint32_t itt_ring_bytes = XT_ITT_RING_BYTES;
+  // The nice value of the capture's own threads (the capture loop and the ITT drain thread):
+  // --nice; unset, kCaptureNice (base/thread_nice.h) when xtrace runs at nice 0, else left.
+  std::optional<int> nice;
   int poll_interval_ms = 100;        // ring-buffer poll and maps re-scan period
   uint64_t flush_interval_ns = 1000000000;  // a killed capture loses at most this much
   // Makes, for each capture, a tap fed every event written, whose lines end the summary (the

@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "base/monotonic_clock.h"
+#include "base/thread_nice.h"
 #include "capture/attach_planner.h"
 #include "capture/bpf/capture_maps.h"
 #include "capture/discovery/capture_scope.h"
@@ -377,6 +378,12 @@ Result<CaptureReport> Session::Run() {
   // as for any later load.
   if (!opt_.command.empty())
     if (Status st = follower_->LaunchCommand(); !st.ok()) return st;
+  // From here on (the command, started above, keeps xtrace's own nice value) the capture loop
+  // runs at the capture's nice value, ahead of the programs on a shared core; the ITT drain
+  // thread sets its own. Put back when the capture ends (a daemon's thread runs others).
+  ThreadNice nice(opt_.nice);
+  if (!nice.error().empty() && opt_.verbose)
+    Say("the capture's threads keep their priority: " + nice.error());
   // "attached to pid N" tells whoever waits for it that nothing is missed from then on, which
   // holds because holding is on: a process attached before its zeInit is held there until the
   // tables it takes are probed (the ITT source says "attached" only once the domains are on).
@@ -518,7 +525,9 @@ Result<CaptureReport> Session::Run() {
 }  // namespace
 
 Result<CaptureReport> RunCapture(const CaptureOptions& options) {
-  Session session(options);
+  CaptureOptions resolved = options;
+  resolved.nice = CaptureThreadNice(options.nice, ThreadNice(std::nullopt).previous());
+  Session session(resolved);
   return session.Run();
 }
 

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <optional>
 #include <utility>
 
 #include "cli/args.h"
@@ -85,6 +86,20 @@ Status SetDrmHook(Flag flag, Value value, DrmHook& hook) {
   }
   return Status::Error(flag + ": '" + value +
                        "' is not a DRM hook (auto, fentry, ioctl-tracepoints, syscall-tracepoints)");
+}
+
+// A nice value, -20 to 19, as nice(1) takes it.
+Status SetNice(Flag flag, Value value, std::optional<int>& nice) {
+  const std::string text = value.starts_with('+') ? value.substr(1) : value;
+  if (!text.empty() && text.find_first_not_of("0123456789", text[0] == '-' ? 1 : 0) == std::string::npos &&
+      text != "-" && text.size() <= 3) {
+    const int n = std::stoi(text);
+    if (n >= -20 && n <= 19) {
+      nice = n;
+      return Status::Ok();
+    }
+  }
+  return Status::Error(flag + ": '" + value + "' is not a nice value (-20 to 19)");
 }
 
 }  // namespace
@@ -256,6 +271,12 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
        [&o](Flag flag, Value value) { return SetDrmHook(flag, value, o.drm_hook); }},
       {0, "--drm-syscall-tracepoints", "", "ADVANCED", "the same as --drm-hook syscall-tracepoints",
        [&o](Flag flag, Value) { return SetDrmHook(flag, "syscall-tracepoints", o.drm_hook); }},
+      {0, "--nice", "N", "ADVANCED",
+       "the nice value of xtrace's capture loop and ITT drain thread, -20 to 19 (default: -10 "
+       "when xtrace runs at nice 0, so that on a busy core it drains events ahead of the "
+       "programs instead of losing them when their rings fill; started under nice(1), xtrace "
+       "keeps the priority it was given). The traced programs keep theirs",
+       [&o](Flag flag, Value value) { return SetNice(flag, value, o.nice); }},
       {'v', "--verbose", "", "ADVANCED", "more detail on stderr", SetTrue(o.verbose)},
   };
 }

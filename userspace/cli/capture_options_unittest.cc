@@ -89,6 +89,18 @@ TEST(CaptureOptions, SourcesAndAdvancedSwitches) {
   EXPECT_EQ(Parse({}).options.drm, DrmCapture::kAlongside);
 }
 
+TEST(CaptureOptions, Nice) {
+  EXPECT_EQ(Parse({}).options.nice, std::nullopt);
+  EXPECT_EQ(Parse({"--nice", "-10"}).options.nice, std::optional<int>(-10));
+  EXPECT_EQ(Parse({"--nice=0"}).options.nice, std::optional<int>(0));
+  EXPECT_EQ(Parse({"--nice", "+19"}).options.nice, std::optional<int>(19));
+  EXPECT_EQ(Parse({"--nice", "-20"}).options.nice, std::optional<int>(-20));
+  for (const char* bad : {"20", "-21", "", "-", "x", "1.5", "-0x3", "0019"})
+    EXPECT_EQ(Parse({"--nice", bad}).error,
+              std::string("--nice: '") + bad + "' is not a nice value (-20 to 19)")
+        << bad;
+}
+
 TEST(CaptureOptions, DrmHook) {
   EXPECT_EQ(Parse({}).options.drm_hook, DrmHook::kAuto);
   EXPECT_EQ(Parse({"--drm-hook", "auto"}).options.drm_hook, DrmHook::kAuto);

@@ -27,7 +27,7 @@ const std::vector<std::string> kAttachOnly = {"--output", "--quiet"};
 const std::map<std::string, std::string> kSampleValues = {
     {"PID", "4242"}, {"NAME", "python3"}, {"PATH", "/sys/fs/cgroup/x"}, {"ID", "3f2a9c1b7e"},
     {"TIME", "3s"},  {"SIZE", "64M"}, {"MS", "20"},     {"JOBID", "4242"},
-    {"USER", "root"},   {"NODE", "n1"},     {"CLUSTER", "c1"}, {"HOOK", "ioctl-tracepoints"},
+    {"USER", "root"},   {"NODE", "n1"},     {"CLUSTER", "c1"}, {"HOOK", "ioctl-tracepoints"}, {"N", "-5"},
 };
 
 // Every CaptureOptions field a capture request carries, as text. A new capture option that
@@ -47,6 +47,7 @@ std::string RequestFields(const CaptureOptions& o) {
       << "; single_uprobes " << o.single_uprobes << "; probes_per_process "
       << o.probes_per_process << "; probes_per_file " << o.probes_per_file
       << "; drm_hook " << static_cast<int>(o.drm_hook)
+      << "; nice " << (o.nice ? std::to_string(*o.nice) : "default")
       << "; verbose " << o.verbose << "; hold " << o.hold << "; hold_max " << o.hold_max_ns
       << "; query " << o.query << "; query_max " << o.query_max_ns << "; user " << o.user << "; slurm_job " << o.slurm_job
       << "; python_frames " << (o.python_frames ? (*o.python_frames ? "yes" : "no") : "default")

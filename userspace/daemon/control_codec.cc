@@ -37,6 +37,8 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
                  : r.drm_hook == DrmHook::kSyscallTracepoints ? Hook::SYSCALL_TRACEPOINTS
                                                               : Hook::AUTO);
   out.setDrmSyscallTracepoints(r.drm_hook == DrmHook::kSyscallTracepoints);
+  out.setNiceGiven(r.nice.has_value());
+  out.setNice(static_cast<int8_t>(r.nice.value_or(0)));
   out.setVerbose(r.verbose);
   out.setNoHold(!r.hold);
   out.setHoldMaxNs(r.hold_max_ns);
@@ -82,6 +84,7 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
     default:  // auto, or a hook this build does not know
       if (in.getDrmSyscallTracepoints()) r.drm_hook = DrmHook::kSyscallTracepoints;
   }
+  if (in.getNiceGiven()) r.nice = in.getNice();
   r.verbose = in.getVerbose();
   r.hold = !in.getNoHold();
   if (in.getHoldMaxNs()) r.hold_max_ns = in.getHoldMaxNs();

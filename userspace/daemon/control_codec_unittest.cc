@@ -23,6 +23,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   r.drm = DrmCapture::kOnly;
   r.single_uprobes = true;
   r.drm_hook = DrmHook::kIoctlTracepoints;
+  r.nice = 0;  // given, and the value a missing field would read as
   r.python_frames = true;
   r.verbose = true;
   r.hold = false;
@@ -52,6 +53,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_EQ(back.drm, DrmCapture::kOnly);
   EXPECT_TRUE(back.single_uprobes);
   EXPECT_EQ(back.drm_hook, DrmHook::kIoctlTracepoints);
+  EXPECT_EQ(back.nice, std::optional<int>(0));
   EXPECT_EQ(back.python_frames, std::optional<bool>(true));
   EXPECT_TRUE(back.verbose);
   EXPECT_FALSE(back.hold);
@@ -76,6 +78,20 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_FALSE(defaults.start_paused);
   EXPECT_TRUE(defaults.hold);
   EXPECT_EQ(defaults.hold_max_ns, CaptureOptions().hold_max_ns);
+}
+
+// Unset, the daemon's capture decides the nice value from its own (kCaptureNice at nice 0);
+// 0 given is not the same request.
+TEST(ControlCodec, NiceTravelsOnlyWhenGiven) {
+  for (std::optional<int> nice : {std::optional<int>(), std::optional<int>(0), std::optional<int>(-20),
+                                  std::optional<int>(19)}) {
+    CaptureOptions r;
+    r.nice = nice;
+    capnp::MallocMessageBuilder message;
+    auto built = message.initRoot<control_schema::CaptureRequest>();
+    control_codec::EncodeRequest(r, built);
+    EXPECT_EQ(control_codec::DecodeRequest(built.asReader()).nice, nice);
+  }
 }
 
 TEST(ControlCodec, ProbesPerFileTravels) {

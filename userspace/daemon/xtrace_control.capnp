@@ -39,6 +39,8 @@ struct CaptureRequest {
   probesPerFile @26 :Bool;   # uprobes once per library file, for every process that maps it
   ittRingBytes @27 :UInt32;  # --itt-ring-size; 0: the default
   drmHook @28 :DrmHook;      # --drm-hook
+  niceGiven @29 :Bool;       # --nice was given: the capture threads take `nice`
+  nice @30 :Int8;
 
   enum DrmHook {
     auto @0;

@@ -2,6 +2,7 @@
 // the capture's record stream (itt_fast_path.h).
 #include "capture/sources/itt_fast_path.h"
 
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <filesystem>
 
 #include "base/read_file.h"
+#include "base/thread_nice.h"
 #include "xtrace/records.h"
 
 namespace xtrace {
@@ -39,8 +41,8 @@ void CopyComm(char (&out)[XT_COMM_LEN], const std::string& text) {
 
 }  // namespace
 
-IttFastPath::IttFastPath(CaptureMaps& maps, Say say, uint32_t ring_bytes)
-    : maps_(maps), say_(std::move(say)), ring_bytes_(ring_bytes) {
+IttFastPath::IttFastPath(CaptureMaps& maps, Say say, uint32_t ring_bytes, std::optional<int> nice)
+    : maps_(maps), say_(std::move(say)), ring_bytes_(ring_bytes), nice_(nice) {
   wake_fd_.Reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));  // none: the poll's timeout it is
   // A batch's room, reserved once: address space only until records fill it, and no batch
   // is moved to a larger copy while the capture runs (a drain adds at most a ring's worth
@@ -65,6 +67,11 @@ IttFastPath::~IttFastPath() {
 }
 
 void IttFastPath::DrainLoop() {
+  // Ahead of the programs on a shared core: a ring fills in tens of ms at full rate, and a
+  // drain that waits out other threads' time slices loses what overflows. (The capture loop
+  // says when the value cannot be set; it is the same value and the same reason.)
+  const ThreadNice nice(nice_);
+  pthread_setname_np(pthread_self(), "xtrace-drain");  // for top -H, ps -L
   std::unique_lock lock(mu_);
   std::chrono::milliseconds period = kDrainPeriod;
   while (!wake_.wait_for(lock, period, [this] { return stopping_; })) {

@@ -50,7 +50,9 @@ class IttFastPath final : public SideStream {
   // Registers itself as `maps`' side stream until destroyed.
   // `ring_bytes`: what each ring the targets' threads make while attached holds
   // (xt_itt_control.ring_bytes_wanted).
-  IttFastPath(CaptureMaps& maps, Say say, uint32_t ring_bytes = XT_ITT_RING_BYTES);
+  // `nice`: the drain thread's nice value (CaptureOptions::nice; nullopt leaves it as started).
+  IttFastPath(CaptureMaps& maps, Say say, uint32_t ring_bytes = XT_ITT_RING_BYTES,
+              std::optional<int> nice = std::nullopt);
   ~IttFastPath() override;
   IttFastPath(const IttFastPath&) = delete;
   IttFastPath& operator=(const IttFastPath&) = delete;
@@ -242,6 +244,7 @@ class IttFastPath final : public SideStream {
   CaptureMaps& maps_;
   Say say_;
   const uint32_t ring_bytes_;
+  const std::optional<int> nice_;  // the drain thread's (ThreadNice)
   std::vector<std::string> said_;  // lines for say_, printed by the capture loop's thread
   std::mutex mu_;
   std::condition_variable wake_;

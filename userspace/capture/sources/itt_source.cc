@@ -83,7 +83,8 @@ Result<std::unique_ptr<ProbeSource>> IttSource::Load(const SourceContext& ctx) {
   if (Status st = ctx.maps.Share(skel->obj); !st.ok()) return st;
   if (int err = itt_probes__load(skel))
     return Status::Error("loading ITT BPF programs: " + BpfErrorText(err));
-  self->fast_path_ = std::make_unique<IttFastPath>(ctx.maps, ctx.say, ctx.options.itt_ring_bytes);
+  self->fast_path_ = std::make_unique<IttFastPath>(ctx.maps, ctx.say, ctx.options.itt_ring_bytes,
+                                                    ctx.options.nice);
   // The fast path's calls never pass BPF, which reads the Python frames: with --python-frames
   // given, a Python process keeps its ITT calls on the probe site so that its tasks carry
   // them (by default they keep the fast path; see CaptureOptions::python_frames).
