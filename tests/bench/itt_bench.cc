@@ -63,6 +63,7 @@ class IttSection final : public BenchSection {
                    Verdict(ratio, 30, false, "x")});
     ZeroDropRate(ctx, section, loaded);
     IttOneCoreRow(ctx, section, loaded);
+    IttSharedCoreRow(ctx, section, loaded);
     DnnlTinyLoopRow(ctx, section, loaded);
   }
 
