@@ -128,6 +128,12 @@ TEST_F(DaemonTest, AUserCapturesTheirOwnProcessesAndNobodyElses) {
                               "processes, not those of user 65533"),
             std::string::npos)
       << as_other.err;
+  auto ahead = CtlAs(kUser, kUser, "", socket_, {"start", "--system", "--nice", "-15", "-o", out});
+  EXPECT_EQ(ahead.exit_code(), 1);
+  EXPECT_NE(ahead.err.find("permission denied: nobody (uid 65534) may not ask for --nice -15 "
+                           "(-10 at the lowest, what captures take by default)"),
+            std::string::npos)
+      << ahead.err;
   auto nowhere = CtlAs(kUser, kUser, "", socket_, {"start", "--system"});
   EXPECT_NE(nowhere.err.find("needs --output-dir DIR"), std::string::npos) << nowhere.err;
   EXPECT_EQ(BpfDescriptors(static_cast<uint32_t>(daemon_->pid())), 0u);

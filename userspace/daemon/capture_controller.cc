@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "base/thread_nice.h"
 #include "capture/discovery/capture_scope.h"
 #include "capture/discovery/process_owner.h"
 #include "daemon/fs_identity.h"
@@ -43,6 +44,12 @@ Status CaptureController::Start(const CaptureOptions& request, const Requester& 
         return Status::Error("permission denied: " + self + " may capture only its own "
                              "processes, not those of user " + request.user);
     }
+    // The capture's threads are the daemon's, run as root: a user may have them yield more
+    // (a higher value), not take more than a capture takes by default.
+    if (request.nice && *request.nice < kCaptureNice)
+      return Status::Error("permission denied: " + self + " may not ask for --nice " +
+                           std::to_string(*request.nice) + " (" + std::to_string(kCaptureNice) +
+                           " at the lowest, what captures take by default)");
     wanted.user = std::to_string(who.uid);
     if (request.output_dir.empty())
       return Status::Error("a capture for " + self + " needs --output-dir DIR: its files are "
