@@ -174,13 +174,55 @@ uint64_t IttCallsMade(uint64_t threads, uint64_t iterations) {
   return threads * (iterations * kIttCallsPerIteration + 1);
 }
 
+// The converted trace of an ITT capture whose summary (`err`) said how many records were lost
+// and where: its "records dropped" instants add up to the `dropped` records, as many of them
+// in the programs' own ITT rings as the summary said, and each names the remedy of the ring
+// that lost its records.
+void ExpectDropInstantsNameTheirRings(const std::string& log, const std::string& err,
+                                      uint64_t dropped) {
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(" events dropped \\([^)]*\\); (all|raise "
+                                                   "--buffer-size [^;]*; ([0-9]+) of them) in "
+                                                   "the programs' own ITT rings|events dropped "
+                                                   "\\([^)]*\\); raise --buffer-size[^;]*\\.")))
+      << err;
+  const uint64_t in_rings = m[1] == "all" ? dropped : m[2].matched ? std::stoull(m[2]) : 0;
+  const std::string json = log + ".json";
+  ASSERT_EQ(RunCommand({kXtrace, "convert", "-q", log, "-o", json}).exit_code(), 0);
+  std::ifstream in(json);
+  const auto doc = nlohmann::json::parse(in);
+  uint64_t in_windows = 0, in_window_rings = 0;
+  const std::string ring_remedy = " in the programs' own ITT rings: raise --itt-ring-size";
+  for (const auto& ev : doc["traceEvents"]) {
+    if (ev.value("name", "") != "records dropped") continue;
+    const uint64_t n = ev["args"]["dropped"], rings = ev["args"].value("itt_rings", uint64_t{0});
+    const std::string remedy = ev["args"]["remedy"];
+    in_windows += n;
+    in_window_rings += rings;
+    if (rings == 0)
+      EXPECT_EQ(remedy, "raise --buffer-size");
+    else if (rings == n)
+      EXPECT_TRUE(remedy.starts_with("all" + ring_remedy)) << remedy;
+    else
+      EXPECT_TRUE(remedy.starts_with("raise --buffer-size; " + std::to_string(rings) + " of them" +
+                                     ring_remedy))
+          << remedy;
+  }
+  EXPECT_EQ(in_windows, dropped);
+  EXPECT_EQ(in_window_rings, in_rings);
+  std::printf("drop instants: %llu records, %llu of them in the programs' ITT rings\n",
+              static_cast<unsigned long long>(in_windows),
+              static_cast<unsigned long long>(in_window_rings));
+}
+
 // itt_workload under `record --buffer-size 4096` (one round, then it ends the way `end`
 // says: itt_workload --end); checks that its ITT calls are each captured or counted dropped,
-// that some were dropped, and that the summary says so and names the remedy. `path` is the
-// line xtrace must give for the path ITT calls take.
+// that some were dropped, and that the summary says so and names the remedy (and with
+// `check_trace`, the converted trace's drop instants). `path` is the line xtrace must give for
+// the path ITT calls take.
 void ExpectIttCallsAccountedFor(const std::string& out, uint64_t threads, uint64_t iterations,
                                 const std::vector<std::string>& env, const std::string& path,
-                                const std::string& end = "exit") {
+                                const std::string& end = "exit", bool check_trace = false) {
   auto run = RunCommand({kXtrace, "record", "--buffer-size", "4096", "-o", out, "--", kIttWorkload,
                          "--threads", std::to_string(threads), "--iterations",
                          std::to_string(iterations), "--end", end},
@@ -218,13 +260,14 @@ void ExpectIttCallsAccountedFor(const std::string& out, uint64_t threads, uint64
     EXPECT_TRUE(std::regex_search(
         run.err, std::regex(counted + "raise --buffer-size \\(now 4.0 KiB\\)\\.")))
         << run.err;
+  if (check_trace) ExpectDropInstantsNameTheirRings(out, run.err, got.dropped_total);
 }
 
 TEST_F(OverloadTest, EveryIttCallOnTheProbeSiteIsCapturedOrCountedDropped) {
   // Every call traps into BPF and competes for the 4 KiB ring.
   ExpectIttCallsAccountedFor(Path("probe_site.capnp"), 2, 2000,
                              {kWithCollector, "XTRACE_ITT_FAST_PATH=0"},
-                             "ITT calls go through the probe site");
+                             "ITT calls go through the probe site", "exit", /*check_trace=*/true);
 }
 
 TEST_F(OverloadTest, EveryIttCallOnTheFastPathIsCapturedOrCountedDropped) {
@@ -234,7 +277,8 @@ TEST_F(OverloadTest, EveryIttCallOnTheFastPathIsCapturedOrCountedDropped) {
   // last drain falls at a different point of each.
   for (int run = 0; run < 3; ++run)
     ExpectIttCallsAccountedFor(Path("fast_path" + std::to_string(run) + ".capnp"), 2, 100000,
-                               {kWithCollector}, "ITT calls go through the in-process fast path");
+                               {kWithCollector}, "ITT calls go through the in-process fast path",
+                               "exit", /*check_trace=*/run == 0);
 }
 
 // The ways a process ends besides returning from main, on both paths: killed by a signal

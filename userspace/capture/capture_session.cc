@@ -37,6 +37,7 @@
 #include "capture/sources/probe_source.h"
 #include "correlate/correlator.h"
 #include "decode/record_decoder.h"
+#include "model/drop_remedy.h"
 #include "xtrace/hold.h"
 #include "xtrace/records.h"
 

@@ -25,6 +25,7 @@
 #include "export/trace_description.h"
 #include "export/ze_export.h"
 #include "log/log_reader.h"
+#include "model/drop_remedy.h"
 #include "model/ze_api.h"
 
 namespace xtrace {
@@ -113,16 +114,19 @@ class EventConverter {
   void operator()(const PythonStack& e) { python_.Write(e); }
 
   // Where the capture lost records: an instant on the trace-wide track at the start of the
-  // window they were lost in, with how many of each source.
+  // window they were lost in, with how many of each source, how many of them the programs'
+  // own ITT rings lost, and the remedy that fits the ring that lost them.
   void operator()(const RecordsDropped& e) {
     args_.clear();
     args_.push_back(TraceArg::Uint("dropped", e.total()));
     const std::pair<std::string_view, uint64_t> sources[] = {
-        {"level_zero", e.level_zero}, {"itt", e.itt}, {"drm", e.drm}, {"other", e.other}};
+        {"level_zero", e.level_zero}, {"itt", e.itt}, {"itt_rings", e.itt_rings},
+        {"drm", e.drm}, {"other", e.other}};
     for (const auto& [key, n] : sources)
       if (n) args_.push_back(TraceArg::Uint(key, n));
     args_.push_back(TraceArg::Uint("window_ns", e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0));
-    args_.push_back(TraceArg::String("remedy", "raise --buffer-size"));
+    remedy_ = DropRemedyText(e.total(), e.itt_rings);
+    args_.push_back(TraceArg::String("remedy", remedy_));
     out_.Instant("records dropped", "xtrace", 0, 0, e.start_ns, TraceWriter::InstantScope::kGlobal,
                  args_);
   }
@@ -131,6 +135,7 @@ class EventConverter {
   const StringTable& strings_;
   TraceWriter& out_;
   std::vector<TraceArg> args_;       // reused: no allocation per event
+  std::string remedy_;               // of the last RecordsDropped: its args_ point into it
   std::unordered_map<uint32_t, std::string> process_comms_;  // pid -> its name so far
   IttEventWriter itt_;
   DriverTrackWriter driver_;

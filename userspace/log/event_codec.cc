@@ -200,6 +200,7 @@ void EncodeEvent(const Event& event, uint64_t base_ns, HandleTable& handles,
     g.setItt(e->itt);
     g.setDrm(e->drm);
     g.setOther(e->other);
+    g.setIttRings(e->itt_rings);
   } else if (const auto* e = std::get_if<PythonStack>(&event)) {
     EncodePythonStack(*e, base_ns, out.initPythonStack());
   } else {
@@ -285,6 +286,7 @@ DecodeResult DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns,
       e.itt = g.getItt();
       e.drm = g.getDrm();
       e.other = g.getOther();
+      e.itt_rings = g.getIttRings();
       *out = e;
       return DecodeResult::kEvent;
     }

@@ -120,6 +120,43 @@ TEST(EventCodec, CreateProcessAndThreadRoundTrip) {
   ExpectSameEvent(thread, RoundTrip(thread, 0, table));
 }
 
+void ExpectSameDrops(const RecordsDropped& expected, const Event& decoded) {
+  const auto* d = std::get_if<RecordsDropped>(&decoded);
+  ASSERT_NE(d, nullptr) << "kind " << decoded.index();
+  EXPECT_EQ(d->start_ns, expected.start_ns);
+  EXPECT_EQ(d->end_ns, expected.end_ns);
+  EXPECT_EQ(d->level_zero, expected.level_zero);
+  EXPECT_EQ(d->itt, expected.itt);
+  EXPECT_EQ(d->drm, expected.drm);
+  EXPECT_EQ(d->other, expected.other);
+  EXPECT_EQ(d->itt_rings, expected.itt_rings);
+}
+
+// The programs' own ITT rings' share of the drops travels with the window; a log written
+// before it was counted (its recordsDropped set only the fields before ittRings, in a zeroed
+// message as every writer's batch is) reads as none lost there.
+TEST(EventCodec, DropWindowsRoundTripWithTheIttRingsShareAndOldLogsReadItAsZero) {
+  HandleTable table;
+  const RecordsDropped drops{.start_ns = 7'000, .end_ns = 9'500, .level_zero = 3, .itt = 40,
+                             .drm = 2, .other = 1, .itt_rings = 25};
+  ExpectSameDrops(drops, RoundTrip(drops, 6'000, table));
+
+  capnp::MallocMessageBuilder message;
+  auto old = message.initRoot<log_schema::Event>().initRecordsDropped();
+  old.setStartOffsetNs(1'000);
+  old.setDurationNs(2'500);
+  old.setLevelZero(3);
+  old.setItt(40);
+  old.setDrm(2);
+  old.setOther(1);
+  Event decoded;
+  ASSERT_EQ(DecodeEvent(message.getRoot<log_schema::Event>().asReader(), 6'000, {}, &decoded),
+            DecodeResult::kEvent);
+  RecordsDropped before_rings = drops;
+  before_rings.itt_rings = 0;
+  ExpectSameDrops(before_rings, decoded);
+}
+
 TEST(EventCodec, AHandleRefBeyondTheBatchTableIsCorrupt) {
   HandleTable writer_table;
   const KernelLaunch launch = RealisticLaunch(4, 3, 5);

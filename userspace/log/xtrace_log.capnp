@@ -385,14 +385,17 @@ struct Event {
       hostBytes @154 :UInt64;
     }
     recordsDropped :group {
-      # Records lost in the ring buffer between two looks at the capture's counters
-      # (model/event.h RecordsDropped): start is the earlier look, end the one that found them.
+      # Records lost between two looks at the capture's counters (model/event.h
+      # RecordsDropped): start is the earlier look, end the one that found them.
       startOffsetNs @168 :UInt64;
       durationNs @169 :UInt64;
       levelZero @170 :UInt64;
       itt @171 :UInt64;
       drm @172 :UInt64;
       other @173 :UInt64;           # thread names, process lifecycle
+      ittRings @190 :UInt64;        # of `itt`: lost in the traced programs' own ITT rings
+                                    # (--itt-ring-size), not the BPF ring buffer; 0 in logs
+                                    # written before it was counted
     }
     unfinishedCall :group {
       # A recorded call its thread never returned from (model/ze_events.h UnfinishedCall):
@@ -545,7 +548,7 @@ enum DrmNodeKind {
 struct Summary {
   endClock @0 :ClockAnchor;
   events @1 :UInt64;      # events the capture produced (all batches together)
-  dropped @2 :UInt64;     # records lost in the BPF ring buffer
+  dropped @2 :UInt64;     # records lost (in the BPF ring buffer or the programs' ITT rings)
   processes @3 :UInt32;   # processes seen
   processStats @4 :List(ProcessStats);
   # Per process that produced events or lost some: what each probe source recorded.
@@ -561,7 +564,7 @@ struct ProcessStats {
   pid @0 :UInt32;
   comm @1 :Text;
   eventsBySource @2 :List(SourceCount);  # records per probe source ("Level Zero", ...)
-  dropped @3 :UInt64;                    # its records lost in the BPF ring buffer
+  dropped @3 :UInt64;                    # its records lost (BPF ring or its ITT rings)
 }
 
 struct SourceCount {

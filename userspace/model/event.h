@@ -76,8 +76,10 @@ struct KernelLaunch {
   uint8_t launch_kind = 0;  // enum xt_launch_kind (plain, cooperative, indirect, 1.14 ones)
 };
 
-// Records the capture lost (the ring buffer was full) between two looks at its counters:
-// where on the timeline drops happened, and how many of each source.
+// Records the capture lost (a ring was full) between two looks at its counters: where on the
+// timeline drops happened, how many of each source, and how many of them the traced programs'
+// own ITT rings lost (the BPF ring buffer lost the rest). The two rings have different remedies
+// (model/drop_remedy.h).
 struct RecordsDropped {
   uint64_t start_ns = 0;  // the previous look, which had found no new drop
   uint64_t end_ns = 0;    // the look that found these
@@ -85,7 +87,16 @@ struct RecordsDropped {
   uint64_t itt = 0;
   uint64_t drm = 0;
   uint64_t other = 0;     // thread names, process lifecycle
+  uint64_t itt_rings = 0; // of `itt`: lost in the programs' own ITT rings (--itt-ring-size)
   uint64_t total() const { return level_zero + itt + drm + other; }
+  // Adds the counts of `w` (not its times): a sum over windows.
+  void AddCounts(const RecordsDropped& w) {
+    level_zero += w.level_zero;
+    itt += w.itt;
+    drm += w.drm;
+    other += w.other;
+    itt_rings += w.itt_rings;
+  }
 };
 
 using Event = std::variant<ProcessInfo, ThreadInfo, KernelCreate, KernelLaunch, IttTask, IttMarker,

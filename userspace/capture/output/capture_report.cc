@@ -3,9 +3,10 @@
 
 #include <sys/wait.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <sstream>
+
+#include "model/drop_remedy.h"
 
 namespace xtrace {
 
@@ -48,17 +49,10 @@ std::string ProgressLine(double seconds, uint64_t events, uint64_t bytes, uint64
 }
 
 std::string DropRemedy(uint64_t dropped, uint64_t in_itt_rings, const RingSizes& sizes) {
-  in_itt_rings = std::min(in_itt_rings, dropped);
-  std::string s;
-  if (dropped > in_itt_rings) s = "raise --buffer-size (now " + HumanBytes(sizes.bpf) + ")";
-  if (!in_itt_rings) return s;
-  // A program's ITT ring is its own: it filled because xtrace read it too late, mostly for
-  // want of CPU. A larger ring rides out longer waits; --buffer-size does not size it.
-  if (!s.empty()) s += "; " + std::to_string(in_itt_rings) + " of them";
-  else s = "all";
-  return s + " in the programs' own ITT rings: raise --itt-ring-size (now " + HumanBytes(sizes.itt) +
-         " a thread, for threads that make theirs from then on) or give xtrace a CPU the program "
-         "does not use";
+  const std::string bpf_now = " (now " + HumanBytes(sizes.bpf) + ")";
+  const std::string itt_now =
+      " (now " + HumanBytes(sizes.itt) + " a thread, for threads that make theirs from then on)";
+  return DropRemedyText(dropped, in_itt_rings, {bpf_now, itt_now});
 }
 
 std::string DropsLine(uint64_t new_drops, uint64_t dropped, const RingSizes& sizes,

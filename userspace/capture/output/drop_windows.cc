@@ -3,15 +3,6 @@
 
 namespace xtrace {
 
-std::vector<std::pair<std::string, uint64_t>> DroppedBySource(const RecordsDropped& d) {
-  std::vector<std::pair<std::string, uint64_t>> by_source;
-  const std::pair<const char*, uint64_t> sources[] = {
-      {"Level Zero", d.level_zero}, {"ITT", d.itt}, {"DRM", d.drm}, {"other", d.other}};
-  for (const auto& [source, n] : sources)
-    if (n) by_source.emplace_back(source, n);
-  return by_source;
-}
-
 void DropWindows::Start(const Counters& counters, uint64_t now_ns) {
   last_ = counters;
   last_ns_ = now_ns;
@@ -28,13 +19,11 @@ std::optional<RecordsDropped> DropWindows::Look(const Counters& counters, uint64
   w.itt = delta(XT_CNT_DROPPED_ITT);
   w.drm = delta(XT_CNT_DROPPED_DRM);
   w.other = delta(XT_CNT_DROPPED_OTHER);
+  w.itt_rings = delta(XT_CNT_DROPPED_ITT_RINGS);
   last_ = counters;
   last_ns_ = now_ns;
   if (w.total() == 0) return std::nullopt;
-  total_.level_zero += w.level_zero;
-  total_.itt += w.itt;
-  total_.drm += w.drm;
-  total_.other += w.other;
+  total_.AddCounts(w);
   return w;
 }
 

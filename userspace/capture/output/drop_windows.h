@@ -1,22 +1,16 @@
 // Where on the timeline a capture lost records: each look at the BPF counters that finds new
 // drops makes one RecordsDropped event spanning from the previous look (which found none, or
-// the previous window's end) to this one, with the drops of each source.
+// the previous window's end) to this one, with the drops of each source and how many of them
+// the traced programs' own ITT rings lost.
 #pragma once
 
 #include <cstdint>
 #include <optional>
-#include <string>
-#include <utility>
-#include <vector>
 
 #include "capture/bpf/capture_maps.h"
 #include "model/event.h"
 
 namespace xtrace {
-
-// The sources with drops in `d`, named as the summary names them ("Level Zero", "ITT", "DRM",
-// "other"), in that order.
-std::vector<std::pair<std::string, uint64_t>> DroppedBySource(const RecordsDropped& d);
 
 class DropWindows {
  public:

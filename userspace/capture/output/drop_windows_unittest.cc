@@ -38,15 +38,27 @@ TEST(DropWindowsTest, OneWindowPerLookWithNewDropsSpanningFromThePreviousLook) {
   EXPECT_EQ(w.total().total(), 13u);
 }
 
-TEST(DropWindowsTest, SourcesAreNamedAsTheSummaryNamesThemAndOnlyWithDrops) {
-  RecordsDropped d;
-  d.level_zero = 4;
-  d.drm = 1;
-  const auto by_source = DroppedBySource(d);
-  ASSERT_EQ(by_source.size(), 2u);
-  EXPECT_EQ(by_source[0], (std::pair<std::string, uint64_t>{"Level Zero", 4}));
-  EXPECT_EQ(by_source[1], (std::pair<std::string, uint64_t>{"DRM", 1}));
-  EXPECT_TRUE(DroppedBySource(RecordsDropped()).empty());
+// The programs' own ITT rings' share of the ITT drops (XT_CNT_DROPPED_ITT_RINGS) goes into
+// each window and the total, so the log can name the remedy that fits.
+TEST(DropWindowsTest, WindowsSayHowManyTheProgramsOwnIttRingsLost) {
+  DropWindows w;
+  Counters c = With(0, 4, 0, 0);
+  c[XT_CNT_DROPPED_ITT_RINGS] = 3;  // before the start: not this capture's
+  w.Start(c, 1000);
+  c = With(0, 10, 0, 0);
+  c[XT_CNT_DROPPED_ITT_RINGS] = 8;
+  auto first = w.Look(c, 2000);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->itt, 6u);
+  EXPECT_EQ(first->itt_rings, 5u);
+  EXPECT_EQ(first->total(), 6u) << "ring drops are a part of the ITT drops, not added to them";
+  c = With(2, 10, 0, 0);
+  c[XT_CNT_DROPPED_ITT_RINGS] = 8;
+  auto second = w.Look(c, 3000);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->itt_rings, 0u) << "the BPF ring lost these";
+  EXPECT_EQ(w.total().itt_rings, 5u);
+  EXPECT_EQ(w.total().total(), 8u);
 }
 
 }  // namespace

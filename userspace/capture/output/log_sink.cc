@@ -3,17 +3,12 @@
 
 #include <variant>
 
-#include "capture/output/drop_windows.h"
+#include "model/drop_remedy.h"
 
 namespace xtrace {
 
 void LogSink::OnEvent(const Event& event) {
-  if (const auto* d = std::get_if<RecordsDropped>(&event)) {
-    file_dropped_.level_zero += d->level_zero;
-    file_dropped_.itt += d->itt;
-    file_dropped_.drm += d->drm;
-    file_dropped_.other += d->other;
-  }
+  if (const auto* d = std::get_if<RecordsDropped>(&event)) file_dropped_.AddCounts(*d);
   if (tap_) tap_->Add(event, writer_.strings());
   writer_.Append(event);
   ++events_;
