@@ -2,6 +2,7 @@
 #include "report/log_set.h"
 
 #include <algorithm>
+#include <variant>
 
 #include "log/log_reader.h"
 
@@ -40,6 +41,13 @@ Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const L
                                                                 process->rank >= 0) {
       log.rank = "rank " + std::to_string(process->rank);
       log.rank_recorded = true;
+    }
+    if (const auto* d = std::get_if<RecordsDropped>(&event)) {
+      // A drop window is the time between two looks at the counters: its records were lost
+      // somewhere in it, so one that overlaps the report's window counts.
+      if ((!aggregate.from_ns || d->end_ns >= *aggregate.from_ns) &&
+          (!aggregate.to_ns || d->start_ns < *aggregate.to_ns))
+        log.dropped.AddCounts(*d);
     }
     log.aggregator->Add(event, reader->strings());
   }

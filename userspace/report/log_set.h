@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "log/log_inputs.h"
+#include "model/event.h"
 #include "model/event_selection.h"
 #include "report/report_aggregator.h"
 
@@ -35,6 +36,9 @@ struct LogAggregate {
   uint64_t events = 0;
   bool complete = false;     // the log has its summary
   std::vector<std::string> notes;  // what its capture could not trace (its summary's notes)
+  // What its capture lost (its RecordsDropped events, those of the window's time only): the
+  // report's tables miss these records.
+  RecordsDropped dropped;
   std::string damage;        // with salvage: what stopped reading
   std::unique_ptr<ReportAggregator> aggregator;
 };

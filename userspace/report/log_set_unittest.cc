@@ -62,5 +62,35 @@ TEST(LogSetTest, AWindowCountsItsCallsAndReadsOnlyTheBatchesReachingIntoIt) {
   EXPECT_LT(window->events, all->events / 3) << "the batches outside the window were read whole";
 }
 
+// A log's drops are summed from its drop windows; a report's window counts those overlapping it.
+TEST(LogSetTest, DropsAreThoseOfTheWindowsThatOverlapTheReportsWindow) {
+  test_util::ScratchDir dir;
+  const std::string path = dir.File("drops.capnp");
+  const uint64_t t0 = test_util::SampleHeader().start_clock.monotonic_ns;
+  constexpr uint64_t kSecond = 1'000'000'000;
+  {
+    auto writer = LogWriter::Create(path, test_util::SampleHeader());
+    ASSERT_TRUE(writer.ok());
+    (*writer)->Append(RecordsDropped{.start_ns = t0 + kSecond, .end_ns = t0 + 2 * kSecond,
+                                     .level_zero = 4});
+    (*writer)->Append(RecordsDropped{.start_ns = t0 + 5 * kSecond, .end_ns = t0 + 6 * kSecond,
+                                     .itt = 9, .itt_rings = 8});
+    ASSERT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
+  }
+  auto all = AggregateLog(path, 0, LogReadOptions{});
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(all->dropped.level_zero, 4u);
+  EXPECT_EQ(all->dropped.itt, 9u);
+  EXPECT_EQ(all->dropped.itt_rings, 8u);
+
+  LogReadOptions windowed;  // from 2.5 s to 5.5 s: only the second window reaches into it
+  windowed.from = TimeBound{.ns = 5 * kSecond / 2};
+  windowed.to = TimeBound{.ns = 11 * kSecond / 2};
+  auto window = AggregateLog(path, 0, windowed);
+  ASSERT_TRUE(window.ok()) << window.status().message();
+  EXPECT_EQ(window->dropped.total(), 9u);
+  EXPECT_EQ(window->dropped.itt_rings, 8u);
+}
+
 }  // namespace
 }  // namespace xtrace::report

@@ -8,12 +8,24 @@
 #include <regex>
 #include <set>
 
+#include "model/drop_remedy.h"
 #include "report/table_writer.h"
 
 namespace xtrace::report {
 namespace {
 
 using nlohmann::json;
+
+// What a log's capture lost, as a warning: how many records of each source, and what to do
+// next time (the remedy that fits the ring that lost them); empty when it lost none.
+std::string DropsWarning(const RecordsDropped& d) {
+  if (!d.total()) return "";
+  std::string s = "the capture dropped " + std::to_string(d.total()) + " events";
+  const auto by_source = DroppedBySource(d);
+  for (size_t i = 0; i < by_source.size(); ++i)
+    s += (i ? ", " : " (") + by_source[i].first + " " + std::to_string(by_source[i].second);
+  return s + "), missing from these tables; " + DropRemedyText(d.total(), d.itt_rings);
+}
 
 struct ReadLogs {
   std::vector<LogDescription> logs;
@@ -60,6 +72,8 @@ Result<ReadLogs> ReadAll(const std::vector<std::string>& paths, const ReportOpti
                              std::to_string(d.events) + " events it holds");
     }
     for (const std::string& note : log->notes) out.warnings.push_back(d.path + ": " + note);
+    if (const std::string lost = DropsWarning(log->dropped); !lost.empty())
+      out.warnings.push_back(d.path + ": " + lost);
     out.logs.push_back(std::move(d));
   }
   return out;

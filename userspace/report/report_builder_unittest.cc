@@ -372,6 +372,48 @@ TEST(ReportBuilderTest, IdleGapsNameThePythonLineThatEndedThem) {
   EXPECT_TRUE(Contains(text, "model.py(40): Model.forward")) << text;
 }
 
+// A log whose capture lost records warns that the tables miss them, with the remedy that fits
+// the ring that lost them.
+TEST(ReportBuilderTest, ALogWithDropsWarnsWithTheRemedyOfTheRingThatLostThem) {
+  ScratchDir dir;
+  const uint64_t t0 = test_util::SampleHeader().start_clock.monotonic_ns;
+  auto warnings_of = [&](const std::string& name, const RecordsDropped& drops) {
+    const std::string path = dir.File(name);
+    auto writer = LogWriter::Create(path, test_util::SampleHeader());
+    EXPECT_TRUE(writer.ok());
+    if (!writer.ok()) return std::vector<std::string>{};
+    (*writer)->Append(ProcessInfo{.pid = 100, .comm = (*writer)->strings().Intern("trainer")});
+    RecordsDropped window = drops;
+    window.start_ns = t0 + 1000;
+    window.end_ns = t0 + 2000;
+    (*writer)->Append(window);
+    EXPECT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
+    auto report = BuildReport({path}, {});
+    EXPECT_TRUE(report.ok()) << report.status().message();
+    std::vector<std::string> of_drops;  // not the sample summary's note
+    for (const std::string& w : report.ok() ? report->warnings : std::vector<std::string>{})
+      if (Contains(w, " dropped ")) of_drops.push_back(w);
+    return of_drops;
+  };
+  EXPECT_EQ(warnings_of("bpf.capnp", {.level_zero = 7, .drm = 2}),
+            std::vector<std::string>{dir.File("bpf.capnp") +
+                                     ": the capture dropped 9 events (Level Zero 7, DRM 2), "
+                                     "missing from these tables; raise --buffer-size"});
+  EXPECT_EQ(warnings_of("itt.capnp", {.itt = 30, .itt_rings = 30}),
+            std::vector<std::string>{
+                dir.File("itt.capnp") +
+                ": the capture dropped 30 events (ITT 30), missing from these tables; all in the "
+                "programs' own ITT rings: raise --itt-ring-size or give xtrace a CPU the program "
+                "does not use"});
+  EXPECT_EQ(warnings_of("both.capnp", {.level_zero = 5, .itt = 12, .itt_rings = 9}),
+            std::vector<std::string>{
+                dir.File("both.capnp") +
+                ": the capture dropped 17 events (Level Zero 5, ITT 12), missing from these "
+                "tables; raise --buffer-size; 9 of them in the programs' own ITT rings: raise "
+                "--itt-ring-size or give xtrace a CPU the program does not use"});
+  EXPECT_TRUE(warnings_of("none.capnp", {}).empty()) << "an empty window is no loss";
+}
+
 TEST(ReportBuilderTest, DamagedAndCutShortLogs) {
   ScratchDir dir;
   WriteLog(dir.File("cut.capnp"), -1, 100'000, 4, /*finish=*/false);
