@@ -14,6 +14,13 @@ std::vector<std::pair<std::string, uint64_t>> DroppedBySource(const RecordsDropp
   return by_source;
 }
 
+std::string BySourceText(const std::vector<std::pair<std::string, uint64_t>>& by_source) {
+  std::string s;
+  for (const auto& [source, n] : by_source)
+    s += (s.empty() ? " (" : ", ") + source + " " + std::to_string(n);
+  return s.empty() ? s : s + ")";
+}
+
 std::string DropRemedyText(uint64_t dropped, uint64_t in_itt_rings, const RemedySizes& sizes) {
   in_itt_rings = std::min(in_itt_rings, dropped);
   std::string s;

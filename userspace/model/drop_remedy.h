@@ -17,6 +17,10 @@ namespace xtrace {
 // "other"), in that order.
 std::vector<std::pair<std::string, uint64_t>> DroppedBySource(const RecordsDropped& d);
 
+// `by_source` as the summary writes it after a count: " (Level Zero 4, DRM 1)"; empty when
+// no source has drops.
+std::string BySourceText(const std::vector<std::pair<std::string, uint64_t>>& by_source);
+
 // The two rings a record can be lost in, as the remedy speaks of them: how each is sized now
 // (" (now 16.0 MiB)"; empty where that is not known, as when reading a log).
 struct RemedySizes {

@@ -16,6 +16,9 @@ TEST(DropRemedyTest, SourcesAreNamedAsTheSummaryNamesThemAndOnlyWithDrops) {
   EXPECT_EQ(by_source[0], (std::pair<std::string, uint64_t>{"Level Zero", 4}));
   EXPECT_EQ(by_source[1], (std::pair<std::string, uint64_t>{"DRM", 1}));
   EXPECT_TRUE(DroppedBySource(RecordsDropped()).empty());
+  EXPECT_EQ(BySourceText(by_source), " (Level Zero 4, DRM 1)");
+  EXPECT_EQ(BySourceText({{"ITT", 9}}), " (ITT 9)");
+  EXPECT_EQ(BySourceText({}), "");
 }
 
 TEST(DropRemedyTest, LostInTheBpfRingOnly) {

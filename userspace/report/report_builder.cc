@@ -20,11 +20,9 @@ using nlohmann::json;
 // next time (the remedy that fits the ring that lost them); empty when it lost none.
 std::string DropsWarning(const RecordsDropped& d) {
   if (!d.total()) return "";
-  std::string s = "the capture dropped " + std::to_string(d.total()) + " events";
-  const auto by_source = DroppedBySource(d);
-  for (size_t i = 0; i < by_source.size(); ++i)
-    s += (i ? ", " : " (") + by_source[i].first + " " + std::to_string(by_source[i].second);
-  return s + "), missing from these tables; " + DropRemedyText(d.total(), d.itt_rings);
+  return "the capture dropped " + std::to_string(d.total()) + " events" +
+         BySourceText(DroppedBySource(d)) + ", missing from these tables; " +
+         DropRemedyText(d.total(), d.itt_rings);
 }
 
 struct ReadLogs {

@@ -121,13 +121,9 @@ std::string SummaryText(const CaptureReport& r, const SummaryFacts& f) {
     s << " Tables: peak " << cs.peak_kernel_handles << " kernels, " << ts.peak_live_objects
       << " live Level Zero objects, " << ts.peak_pending_ops
       << " device operations in flight; collector peak RSS " << *f.peak_rss_mib << " MiB.";
-  if (r.dropped) {
-    s << " " << r.dropped << " events dropped";
-    for (size_t i = 0; i < f.dropped_by_source.size(); ++i)
-      s << (i ? ", " : " (") << f.dropped_by_source[i].first << " " << f.dropped_by_source[i].second
-        << (i + 1 == f.dropped_by_source.size() ? ")" : "");
-    s << "; " << DropRemedy(r.dropped, f.dropped_in_itt_rings, f.ring_bytes) << ".";
-  }
+  if (r.dropped)
+    s << " " << r.dropped << " events dropped" << BySourceText(f.dropped_by_source) << "; "
+      << DropRemedy(r.dropped, f.dropped_in_itt_rings, f.ring_bytes) << ".";
   else
     s << " No events dropped.";
   for (const std::string& note : f.notes) s << " " << note << ".";
