@@ -54,11 +54,14 @@ uint64_t TasksWritten(const std::string& err) {
   return at == std::string::npos ? 0 : std::strtoull(err.c_str() + at + 5, nullptr, 10);
 }
 
+// By its path: children are started with execve, which looks nothing up in PATH.
+constexpr const char* kTaskset = "/usr/bin/taskset";  // util-linux, essential in Debian
+
 // The CPU of a capture that traces nothing but starts and stops as the measured one does
 // (loading and verifying its BPF programs is most of it, about a second here): taken off the
 // measured capture's CPU, what is left is what the calls cost.
-std::optional<double> IdleCaptureCpu(BenchContext& ctx, const char* taskset, const std::string& loaded) {
-  ChildResult idle = RunChild({taskset, "-c", "1", ctx.paths.xtrace, "record", "--no-drm", "-o",
+std::optional<double> IdleCaptureCpu(BenchContext& ctx, const std::string& loaded) {
+  ChildResult idle = RunChild({kTaskset, "-c", "1", ctx.paths.xtrace, "record", "--no-drm", "-o",
                                ctx.Scratch("idle.capnp"), "--", "/usr/bin/true"},
                               {loaded}, std::chrono::minutes(2));
   if (!idle.ok()) return std::nullopt;
@@ -69,17 +72,28 @@ std::string DropVerdict(uint64_t dropped) {
   return dropped ? Format("MISSED: %llu dropped", (unsigned long long)dropped) : "met";
 }
 
+// How long each run at 2M pairs/s lasts.
+std::string OneCoreSeconds(const BenchContext& ctx) { return ctx.options.quick ? "1" : "3"; }
+
+// `xtrace record` (with `extra` options) of itt_overhead at 2M pairs/s: the collector on CPU 1,
+// the program on CPU 0, each with a core, the collector no more.
+ChildResult RecordAtOneCoreRate(BenchContext& ctx, const std::string& loaded,
+                                const std::string& log_name, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {kTaskset, "-c", "1", ctx.paths.xtrace, "record", "--no-drm",
+                                   "-o", ctx.Scratch(log_name)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.insert(argv.end(), {"--", kTaskset, "-c", "0", ctx.paths.itt_overhead, "--rate",
+                           Format("%.0f", kOneCoreRate), "--seconds", OneCoreSeconds(ctx)});
+  return RunChild(argv, {loaded}, std::chrono::minutes(2));
+}
+
 }  // namespace
 
 void IttOneCoreRow(BenchContext& ctx, const std::string& section, const std::string& loaded) {
   ctx.Say(section + ": 2M pairs/s on the fast path, the collector on one core");
-  const std::string seconds = ctx.options.quick ? "1" : "3";
   // A few rounds, each with an idle capture beside it: one run's CPU figure moved by 20-40%
   // with what else the machine did, and a drop can come from one stall of the VM.
   const int rounds = std::clamp(ctx.options.repetitions, 1, 3);
-  // The collector on CPU 1, the program on CPU 0: each has a core, the collector no more.
-  // By its path: children are started with execve, which looks nothing up in PATH.
-  constexpr const char* kTaskset = "/usr/bin/taskset";  // util-linux, essential in Debian
   struct Round {
     double rate = 0, cpu = 0, wall = 0, task_ns = 0;
     uint64_t pairs = 0, dropped = 0;
@@ -88,12 +102,8 @@ void IttOneCoreRow(BenchContext& ctx, const std::string& section, const std::str
   std::vector<Round> done;
   std::string failure;
   for (int round = 0; round < rounds && failure.empty(); ++round) {
-    const std::optional<double> idle = IdleCaptureCpu(ctx, kTaskset, loaded);
-    ChildResult r = RunChild({kTaskset, "-c", "1", ctx.paths.xtrace, "record", "--no-drm", "-o",
-                              ctx.Scratch("itt-onecore.capnp"), "--", kTaskset, "-c", "0",
-                              ctx.paths.itt_overhead, "--rate", Format("%.0f", kOneCoreRate),
-                              "--seconds", seconds},
-                             {loaded}, std::chrono::minutes(2));
+    const std::optional<double> idle = IdleCaptureCpu(ctx, loaded);
+    ChildResult r = RecordAtOneCoreRate(ctx, loaded, "itt-onecore.capnp");
     auto run = ParseRun(r, "itt_overhead: %lf pairs per second (collector loaded, %llu pairs, cpu %lf s)");
     const std::optional<uint64_t> dropped = Dropped(r.err);
     const uint64_t tasks = TasksWritten(r.err);
@@ -155,8 +165,6 @@ void IttOneCoreRow(BenchContext& ctx, const std::string& section, const std::str
 
 void IttSharedCoreRow(BenchContext& ctx, const std::string& section, const std::string& loaded) {
   ctx.Say(section + ": 2M pairs/s on the fast path, the collector's core shared with a CPU hog");
-  const std::string seconds = ctx.options.quick ? "1" : "3";
-  constexpr const char* kTaskset = "/usr/bin/taskset";
   // The capture's threads at their default (nice -10, when xtrace runs at nice 0) and at the
   // hog's own value: what a busy core costs the capture either way. One run of each (about
   // 5 s with its start): the table's time budget is 8 minutes, and the contrast is large (at
@@ -170,12 +178,7 @@ void IttSharedCoreRow(BenchContext& ctx, const std::string& section, const std::
   for (Config& c : configs) {
     // A nice-0 thread that never sleeps, on the collector's core for the whole capture.
     ChildProcess hog({kTaskset, "-c", "1", "/bin/sh", "-c", "while :; do :; done"});
-    std::vector<std::string> argv = {kTaskset, "-c", "1", ctx.paths.xtrace, "record", "--no-drm",
-                                     "-o", ctx.Scratch("itt-shared.capnp")};
-    argv.insert(argv.end(), c.extra.begin(), c.extra.end());
-    argv.insert(argv.end(), {"--", kTaskset, "-c", "0", ctx.paths.itt_overhead, "--rate",
-                             Format("%.0f", kOneCoreRate), "--seconds", seconds});
-    ChildResult r = RunChild(argv, {loaded}, std::chrono::minutes(2));
+    ChildResult r = RecordAtOneCoreRate(ctx, loaded, "itt-shared.capnp", c.extra);
     const std::optional<uint64_t> dropped = Dropped(r.err);
     if (!r.ok() || !dropped) {
       ctx.table.Add({section, "2M pairs/s, collector's core shared", "failed", "",
@@ -191,7 +194,7 @@ void IttSharedCoreRow(BenchContext& ctx, const std::string& section, const std::
                    Format("2M pairs/s, collector's core shared with a nice-0 hog, %s", c.label),
                    Format("%llu dropped", (unsigned long long)c.dropped),
                    Format("%llu tasks written", (unsigned long long)c.written),
-                   Format("one run of %s s", seconds.c_str()),
+                   Format("one run of %s s", OneCoreSeconds(ctx).c_str()),
                    is_default ? "0 drops" : "(for contrast)",
                    is_default ? DropVerdict(c.dropped) : ""});
   }
