@@ -14,10 +14,11 @@ struct BenchOptions {
   int repetitions = 5;               // timed runs per configuration (the minimum is kept)
   double rate_seconds = 5;           // how long each rate of the zero-drop ladder runs
   double sustain_seconds = 0;        // if > 0: also hold 1M events/s this long
-  double soak_seconds = 30;          // collector RSS watched over a capture this long
-  int daemon_cycles = 30;            // the daemon section's start/stop cycles (--daemon-cycles)
-  uint64_t convert_events = 10'000'000;  // events in the large convert input
-  uint64_t baseline_events = 1'000'000;  // events the DOM baseline converts
+  double soak_seconds = 20;          // collector RSS watched over a capture this long
+  int daemon_cycles = 20;            // the daemon section's start/stop cycles (--daemon-cycles)
+  uint64_t convert_events = 10'000'000;  // events in the large convert and report input
+  uint64_t small_events = 1'000'000;     // the small input, whose figures the large one's are held to
+  uint64_t baseline_events = 250'000;    // events the DOM baseline converts
   std::string only;                  // run only the sections whose id contains this
   std::string work_dir;              // scratch files; removed at the end unless keep
   bool keep = false;

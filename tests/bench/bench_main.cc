@@ -64,13 +64,14 @@ speed and memory against a DOM-based baseline. Ratios are measured in the same r
   --repetitions N      timed runs per configuration; the fastest is kept (default 5)
   --rate-seconds S     how long each rate of the zero-drop ladder runs (default 5)
   --sustain S          also hold 1M events/s for S seconds (the target says 60)
-  --soak S             watch the collector's RSS over a capture of S seconds (default 30;
+  --soak S             watch the collector's RSS over a capture of S seconds (default 20;
                        the target says 600)
-  --daemon-cycles N    capture start/stop cycles of the daemon section (default 30, 20 with
-                       --quick; the leak target is checked over 1000, about 20 minutes here)
-  --convert-events N   events in the large convert input (default 10000000)
-  --baseline-events N  events the DOM baseline converts (default 1000000; it needs about
-                       1.5 KB of memory per event)
+  --daemon-cycles N    capture start/stop cycles of the daemon section (default 20, 10 with
+                       --quick; the leak target is checked over 1000, about 22 minutes here)
+  --convert-events N   events in the large convert and report input (default 10000000; the
+                       small one has 1000000, or as many when fewer)
+  --baseline-events N  events the DOM baseline converts (default 250000; it needs about
+                       3 KB of memory and 25 us of CPU per event)
   --keep               keep the scratch directory (printed)
   --write-log FILE     only write the synthetic convert input (--convert-events events) to
                        FILE and exit, e.g. to profile `xtrace convert FILE` by hand
@@ -132,9 +133,10 @@ int Main(int argc, char** argv) {
       o.repetitions = 3;
       o.rate_seconds = 2;
       o.soak_seconds = 5;
-      o.daemon_cycles = 20;
+      o.daemon_cycles = 10;
       o.convert_events = 1'000'000;
-      o.baseline_events = 200'000;
+      o.small_events = 200'000;
+      o.baseline_events = 100'000;
     } else if (a == "--only") {
       o.only = value();
     } else if (a == "--repetitions") {

@@ -23,7 +23,7 @@ class ReportSection final : public BenchSection {
     auto fail = [&](const std::string& what, const std::string& why) {
       ctx.table.Add({section, what, "failed", "", why, "", ""});
     };
-    const uint64_t small = std::min(ctx.options.baseline_events, ctx.options.convert_events);
+    const uint64_t small = std::min(ctx.options.small_events, ctx.options.convert_events);
     const uint64_t large = ctx.options.convert_events;
     struct Run {
       double cpu_seconds = 0, wall_seconds = 0;
