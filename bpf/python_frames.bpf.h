@@ -89,6 +89,35 @@ static __always_inline __u64 xt_py_read_ptr(__u64 addr)
 	return value;
 }
 
+/* Whether the kernel has bpf_loop (Linux 5.17 on). Its BTF says; libbpf turns the test into
+ * a constant, and the verifier never looks at the branch not taken. */
+#define XT_PY_HAVE_BPF_LOOP bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)
+
+/* Runs `step(ctx, i)` for i = 0, 1, ... until it returns nonzero, `max` times at most. With
+ * bpf_loop, `callback` (made by XT_PY_LOOP_CALLBACK) is checked once by the verifier; a loop
+ * of its own would be checked once per iteration, with every state its body can end in: the
+ * three loops of the Python hook, checked so in each of the seven programs that call it, were
+ * about three fifths of the verifier's work at a capture's start. Without bpf_loop the
+ * verifier unrolls a plain loop. */
+#define XT_PY_LOOP(max, callback, step, ctx)                                  \
+	do {                                                                  \
+		if (XT_PY_HAVE_BPF_LOOP) {                                    \
+			bpf_loop((max), (callback), (ctx), 0);                \
+		} else {                                                      \
+			__u32 xt_i_;                                          \
+			for (xt_i_ = 0; xt_i_ < (max); xt_i_++)               \
+				if (step((ctx), xt_i_))                       \
+					break;                                \
+		}                                                             \
+	} while (0)
+
+/* bpf_loop's callback `name` for XT_PY_LOOP: `step` on a context of type `type`. */
+#define XT_PY_LOOP_CALLBACK(name, type, step)                                 \
+	static long name(__u32 index, void *ctx)                              \
+	{                                                                     \
+		return step((type *)ctx, index);                              \
+	}
+
 /* The pointer at `offset` (< XT_PY_FRAME_READ - 8, a multiple of 8: both checked by user
  * space, masked so the verifier sees it) in a frame's bytes, which start 8-byte aligned: one
  * load, where a copy of unknown alignment compiles into eight. */
@@ -215,21 +244,41 @@ static long xt_py_walk_step(__u32 index, void *ctx)
 	return 0;
 }
 
+/* A search of the interpreter's thread list (XT_PY_LOOP's context). */
+struct xt_py_tstate_search {
+	__u64 tstate;    /* the thread state to look at next; 0 at the list's end */
+	__u64 fsbase;    /* the thread id looked for */
+	__u64 found;
+	__u32 thread_id; /* xt_py_layout's tstate_thread_id and tstate_next */
+	__u32 next;
+};
+
+/* One thread state of the search: 1 once found or at the list's end. */
+static __always_inline long xt_py_tstate_step(struct xt_py_tstate_search *s, __u32 index)
+{
+	if (!s->tstate)
+		return 1;
+	if (xt_py_read_ptr(s->tstate + s->thread_id) == s->fsbase) {
+		s->found = s->tstate;
+		return 1;
+	}
+	s->tstate = xt_py_read_ptr(s->tstate + s->next);
+	return 0;
+}
+XT_PY_LOOP_CALLBACK(xt_py_tstate_callback, struct xt_py_tstate_search, xt_py_tstate_step)
+
 /* The thread state of the thread whose fs base is `fsbase`, or 0. */
 static __always_inline __u64 xt_py_find_tstate(const struct xt_py_layout *l, __u64 fsbase)
 {
-	__u64 interp = xt_py_read_ptr(l->interp_ptr), t;
-	int i;
+	__u64 interp = xt_py_read_ptr(l->interp_ptr);
+	struct xt_py_tstate_search s = {
+		.fsbase = fsbase, .thread_id = l->tstate_thread_id, .next = l->tstate_next};
 
 	if (!interp)
 		return 0;
-	t = xt_py_read_ptr(interp + l->tstate_head);
-	for (i = 0; i < XT_PY_MAX_THREADS && t; i++) {
-		if (xt_py_read_ptr(t + l->tstate_thread_id) == fsbase)
-			return t;
-		t = xt_py_read_ptr(t + l->tstate_next);
-	}
-	return 0;
+	s.tstate = xt_py_read_ptr(interp + l->tstate_head);
+	XT_PY_LOOP(XT_PY_MAX_THREADS, xt_py_tstate_callback, xt_py_tstate_step, &s);
+	return s.found;
 }
 
 /* The pointer at `offset` (< XT_PY_TSTATE_READ - 8, a multiple of 8) in a thread state's
@@ -306,23 +355,56 @@ static __always_inline void xt_py_walk_unrolled(struct xt_py_walk *w, struct xt_
 	buf->rec.frames = n;
 }
 
+/* The stack just walked (`n` frames in buf->frame, innermost first) against the thread's
+ * last stack (pt->last, outermost first): XT_PY_LOOP's context of xt_py_shared and
+ * xt_py_sent. */
+struct xt_py_last_stack {
+	const struct xt_py_scratch *buf;
+	struct xt_py_thread *pt;
+	__u32 n;
+	__u32 bound; /* xt_py_shared: pt->sent; xt_py_sent: the frames shared, kept as they are */
+	__u32 shared;
+};
+
+/* Frame `j` from the outermost: 1 to stop at the first that differs. */
+static __always_inline long xt_py_shared_step(struct xt_py_last_stack *c, __u32 j)
+{
+	__u32 i = (c->n - 1 - j) & (XT_PY_MAX_FRAMES - 1);
+	const struct xt_py_frame *last = &c->pt->last[j & (XT_PY_MAX_FRAMES - 1)];
+
+	if (j >= c->n || j >= c->bound)
+		return 1;
+	if (c->buf->frame[i].code != last->code || c->buf->frame[i].instr != last->instr)
+		return 1;
+	c->shared = j + 1;
+	return 0;
+}
+XT_PY_LOOP_CALLBACK(xt_py_shared_callback, struct xt_py_last_stack, xt_py_shared_step)
+
 /* Outer frames of the stack just walked (`n` frames in buf->frame, innermost first) that equal
  * those of the last stack the thread wrote (pt->last, outermost first): counted from the
  * outermost while (code, instruction) pairs are equal. */
 static __always_inline __u32 xt_py_shared(const struct xt_py_scratch *buf,
-					  const struct xt_py_thread *pt, __u32 n)
+					  struct xt_py_thread *pt, __u32 n)
 {
-	__u32 m = pt->sent, j, i;
+	struct xt_py_last_stack c = {.buf = buf, .pt = pt, .n = n, .bound = pt->sent};
 
-	for (j = 0; j < XT_PY_MAX_FRAMES; j++) {
-		if (j >= n || j >= m)
-			break;
-		i = (n - 1 - j) & (XT_PY_MAX_FRAMES - 1);
-		if (buf->frame[i].code != pt->last[j].code || buf->frame[i].instr != pt->last[j].instr)
-			break;
-	}
-	return j;
+	XT_PY_LOOP(XT_PY_MAX_FRAMES, xt_py_shared_callback, xt_py_shared_step, &c);
+	return c.shared;
 }
+
+/* Frame `j` from the outermost becomes the thread's last stack's, unless it is one of the
+ * shared frames, which are there already; 1 past the stack's end. */
+static __always_inline long xt_py_sent_step(struct xt_py_last_stack *c, __u32 j)
+{
+	if (j >= c->n)
+		return 1;
+	if (j >= c->bound)
+		c->pt->last[j & (XT_PY_MAX_FRAMES - 1)] =
+			c->buf->frame[(c->n - 1 - j) & (XT_PY_MAX_FRAMES - 1)];
+	return 0;
+}
+XT_PY_LOOP_CALLBACK(xt_py_sent_callback, struct xt_py_last_stack, xt_py_sent_step)
 
 /* After the stack staged in `buf` went to the ring (`failed` 0) or was lost: the thread's
  * last stack becomes it, or none, so that the next stack is written whole (user space
@@ -332,21 +414,17 @@ static __always_inline void xt_py_sent(const struct xt_py_scratch *buf, int fail
 {
 	struct xt_py_thread *pt =
 		bpf_task_storage_get(&py_threads, bpf_get_current_task_btf(), 0, 0);
-	__u32 n = buf->rec.frames, k = buf->rec.shared, j;
+	struct xt_py_last_stack c = {.buf = buf, .n = buf->rec.frames, .bound = buf->rec.shared};
 
 	if (!pt)
 		return;
-	if (failed || n > XT_PY_MAX_FRAMES) {
+	if (failed || c.n > XT_PY_MAX_FRAMES) {
 		pt->sent = 0;
 		return;
 	}
-	for (j = 0; j < XT_PY_MAX_FRAMES; j++) {
-		if (j >= n)
-			break;
-		if (j >= k)
-			pt->last[j] = buf->frame[(n - 1 - j) & (XT_PY_MAX_FRAMES - 1)];
-	}
-	pt->sent = n;
+	c.pt = pt;
+	XT_PY_LOOP(XT_PY_MAX_FRAMES, xt_py_sent_callback, xt_py_sent_step, &c);
+	pt->sent = c.n;
 }
 
 /* Builds the Python frames of the calling thread of process `tgid` (as the collector numbers
@@ -387,10 +465,8 @@ static __always_inline __u32 xt_py_stage(__u32 tgid, __u64 start_ns, __u64 end_n
 	w.owner_cstack = l->owner_cstack;
 	w.max = l->max_frames < XT_PY_MAX_FRAMES ? l->max_frames : XT_PY_MAX_FRAMES;
 	buf->rec.frames = 0;
-	/* Entry frames take no slot, and at most one lies between two frames of code. The kernel's
-	 * BTF says whether it has bpf_loop; libbpf turns the test into a constant, and the
-	 * verifier never looks at the branch not taken. */
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
+	/* Entry frames take no slot, and at most one lies between two frames of code. */
+	if (XT_PY_HAVE_BPF_LOOP)
 		bpf_loop(2 * XT_PY_MAX_FRAMES + 1, xt_py_walk_step, &w, 0);
 	else
 		xt_py_walk_unrolled(&w, buf);
