@@ -86,9 +86,10 @@ void RecordRouter::Finish(uint64_t now_ns) {
 }
 
 SourceSummary RecordRouter::Summary(const SourceSummaryInputs& in) const {
+  const SourceSummaryInputs with_stacks{in.correlator, in.counters, py_stacks_.frame_counts()};
   SourceSummary all;
   for (const ProbeSource* source : sources_) {
-    SourceSummary one = source->Summary(in);
+    SourceSummary one = source->Summary(with_stacks);
     all.sentences += one.sentences;
     all.lines += one.lines;
     all.hold_sentences += one.hold_sentences;

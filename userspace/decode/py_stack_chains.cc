@@ -16,6 +16,8 @@ DecodedPyStack PyStackChains::Expand(const DecodedPyStack& stack) {
   // The last stack's outermost `shared` frames are the new one's outermost.
   for (uint32_t j = 0; j < stack.shared; ++j) whole[inner + j] = last[last.size() - stack.shared + j];
   last = std::move(whole);
+  counts_.frames += stack.frames;
+  counts_.shared += stack.shared;
   return DecodedPyStack{stack.hdr, stack.frames, reinterpret_cast<const std::byte*>(last.data()),
                         0};
 }

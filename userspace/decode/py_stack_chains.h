@@ -28,7 +28,16 @@ class PyStackChains {
   // Stacks that could not be made whole.
   uint64_t broken() const { return broken_; }
 
+  // The frames of the stacks made whole, and how many of them came from their thread's last
+  // stack rather than the ring.
+  struct FrameCounts {
+    uint64_t frames = 0;
+    uint64_t shared = 0;
+  };
+  const FrameCounts& frame_counts() const { return counts_; }
+
  private:
+  FrameCounts counts_;
   std::unordered_map<uint64_t, std::vector<xt_py_frame>> last_;  // by pid << 32 | tid
   uint64_t broken_ = 0;
 };

@@ -63,6 +63,9 @@ TEST(PyStackChains, SharedOuterFramesComeFromTheThreadsLastStack) {
   EXPECT_EQ(Codes(Frames(chains.Expand(Record(7, 8, 4, 4, {}).Decoded()))), (std::vector<uint64_t>{0x13, 0x12, 0x10, 0x11}));
   EXPECT_EQ(Codes(Frames(chains.Expand(Record(7, 8, 1, 1, {}).Decoded()))), (std::vector<uint64_t>{0x11}));
   EXPECT_EQ(chains.broken(), 0u);
+  // 3 + 4 + 4 + 1 frames made whole, 2 + 4 + 1 of them from the stack before.
+  EXPECT_EQ(chains.frame_counts().frames, 12u);
+  EXPECT_EQ(chains.frame_counts().shared, 7u);
 }
 
 TEST(PyStackChains, ThreadsKeepTheirOwnChains) {
@@ -88,6 +91,9 @@ TEST(PyStackChains, AStackAfterALostOneHasNoFramesUntilOneIsWhole) {
   EXPECT_EQ(chains.Expand(Record(7, 8, 2, 1, {{0x1, 0}}).Decoded()).frames, 0u);
   EXPECT_EQ(chains.broken(), 3u);
   EXPECT_EQ(Codes(Frames(chains.Expand(Record(7, 8, 1, 0, {{0x5, 0}}).Decoded()))), (std::vector<uint64_t>{0x5}));
+  // Only the stacks made whole count.
+  EXPECT_EQ(chains.frame_counts().frames, 3u);
+  EXPECT_EQ(chains.frame_counts().shared, 0u);
 }
 
 TEST(PyStackChains, ARecordSharingMoreThanItsFramesIsMalformed) {

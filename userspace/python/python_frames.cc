@@ -204,7 +204,7 @@ std::optional<std::vector<PythonFrame>> PythonFrameResolver::Resolve(
   return out;
 }
 
-std::string PythonFramesSummary(const PythonFrameStats& s) {
+std::string PythonFramesSummary(const PythonFrameStats& s, uint64_t frames, uint64_t shared) {
   if (!s.stacks && !s.unresolved) return "";
   auto count = [](uint64_t n, const char* one, const char* many) {
     return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -217,6 +217,9 @@ std::string PythonFramesSummary(const PythonFrameStats& s) {
   text += "; " + count(s.code_objects, "code object", "code objects") + " read";
   if (s.replaced)
     text += ", " + std::to_string(s.replaced) + " found replaced at their address and read again";
+  if (frames)
+    text += "; " + count(frames, "frame", "frames") + " in the stacks, " + std::to_string(shared) +
+            " of them the same as in their thread's stack before (not written again)";
   return text + ".";
 }
 

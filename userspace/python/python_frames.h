@@ -74,8 +74,10 @@ struct PythonFrameStats {
 };
 
 // The sentence the capture's summary gives them (" Python frames: ..."), or "" when no stack
-// came in.
-std::string PythonFramesSummary(const PythonFrameStats& stats);
+// came in. `frames` of the stacks that came in, `shared` of them not carried by the ring but
+// taken from their thread's stack before (PyStackChains::FrameCounts).
+std::string PythonFramesSummary(const PythonFrameStats& stats, uint64_t frames = 0,
+                                uint64_t shared = 0);
 
 // How long a cached code object is trusted before it is checked again.
 inline constexpr uint64_t kCodeRecheckNs = 200'000'000;

@@ -202,6 +202,10 @@ TEST(PythonFramesSummary, SaysWhatWasResolvedLostAndReadAgain) {
             " Python frames: 120 stacks resolved, 3 left without frames (a frame could not be "
             "read, or was not a code object when read); 17 code objects read, 2 found replaced "
             "at their address and read again.");
+  // What the ring carried of the stacks' frames.
+  EXPECT_EQ(PythonFramesSummary({.stacks = 40, .code_objects = 6}, 400, 330),
+            " Python frames: 40 stacks resolved; 6 code objects read; 400 frames in the stacks, "
+            "330 of them the same as in their thread's stack before (not written again).");
   // Every stack lost is still said.
   EXPECT_EQ(PythonFramesSummary({.unresolved = 5}),
             " Python frames: 0 stacks resolved, 5 left without frames (a frame could not be "

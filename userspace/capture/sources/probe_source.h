@@ -46,6 +46,7 @@
 #include "capture/bpf/capture_maps.h"
 #include "capture/discovery/proc_maps.h"
 #include "decode/hold_record_decoder.h"
+#include "decode/py_stack_chains.h"
 #include "decode/record_decoder.h"
 
 namespace xtrace {
@@ -85,6 +86,7 @@ struct RecordEffect {
 struct SourceSummaryInputs {
   const Correlator& correlator;
   const Counters& counters;  // the BPF counters at the end
+  PyStackChains::FrameCounts python_frames = {};  // the router's (RecordRouter::Summary)
 };
 
 // A source's part of the closing summary (either may be empty).

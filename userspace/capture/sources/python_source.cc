@@ -65,7 +65,10 @@ void PythonSource::OnProcessExec(uint32_t pid, uint64_t exec_ns) {
 
 SourceSummary PythonSource::Summary(const SourceSummaryInputs& in) const {
   const PythonFrameResolver* python = in.correlator.python();
-  return {.sentences = python ? PythonFramesSummary(python->stats()) : std::string(), .lines = {}};
+  if (!python) return {};
+  return {.sentences = PythonFramesSummary(python->stats(), in.python_frames.frames,
+                                           in.python_frames.shared),
+          .lines = {}};
 }
 
 }  // namespace xtrace
