@@ -90,33 +90,10 @@ static __always_inline __u64 xt_py_read_ptr(__u64 addr)
 }
 
 /* Whether the kernel has bpf_loop (Linux 5.17 on). Its BTF says; libbpf turns the test into
- * a constant, and the verifier never looks at the branch not taken. */
+ * a constant, and the verifier never looks at the branch not taken. Without it there are no
+ * Python frames (xt_py_stage): the hook's loops, checked by the verifier once per iteration,
+ * would not fit in the Level Zero programs (user space says so, PythonSource). */
 #define XT_PY_HAVE_BPF_LOOP bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)
-
-/* Runs `step(ctx, i)` for i = 0, 1, ... until it returns nonzero, `max` times at most. With
- * bpf_loop, `callback` (made by XT_PY_LOOP_CALLBACK) is checked once by the verifier; a loop
- * of its own would be checked once per iteration, with every state its body can end in: the
- * three loops of the Python hook, checked so in each of the seven programs that call it, were
- * about three fifths of the verifier's work at a capture's start. Without bpf_loop the
- * verifier unrolls a plain loop. */
-#define XT_PY_LOOP(max, callback, step, ctx)                                  \
-	do {                                                                  \
-		if (XT_PY_HAVE_BPF_LOOP) {                                    \
-			bpf_loop((max), (callback), (ctx), 0);                \
-		} else {                                                      \
-			__u32 xt_i_;                                          \
-			for (xt_i_ = 0; xt_i_ < (max); xt_i_++)               \
-				if (step((ctx), xt_i_))                       \
-					break;                                \
-		}                                                             \
-	} while (0)
-
-/* bpf_loop's callback `name` for XT_PY_LOOP: `step` on a context of type `type`. */
-#define XT_PY_LOOP_CALLBACK(name, type, step)                                 \
-	static long name(__u32 index, void *ctx)                              \
-	{                                                                     \
-		return step((type *)ctx, index);                              \
-	}
 
 /* The pointer at `offset` (< XT_PY_FRAME_READ - 8, a multiple of 8: both checked by user
  * space, masked so the verifier sees it) in a frame's bytes, which start 8-byte aligned: one
@@ -244,7 +221,10 @@ static long xt_py_walk_step(__u32 index, void *ctx)
 	return 0;
 }
 
-/* A search of the interpreter's thread list (XT_PY_LOOP's context). */
+/* A search of the interpreter's thread list (bpf_loop's context). The hook's loops are all
+ * bpf_loop callbacks, which the verifier checks once: a bounded loop is checked once per
+ * iteration with every state its body can end in, and in the seven programs that inline the
+ * hook these loops were three fifths of the verifier's work at a capture's start. */
 struct xt_py_tstate_search {
 	__u64 tstate;    /* the thread state to look at next; 0 at the list's end */
 	__u64 fsbase;    /* the thread id looked for */
@@ -253,9 +233,11 @@ struct xt_py_tstate_search {
 	__u32 next;
 };
 
-/* One thread state of the search: 1 once found or at the list's end. */
-static __always_inline long xt_py_tstate_step(struct xt_py_tstate_search *s, __u32 index)
+/* One thread state of the search (a bpf_loop callback): 1 once found or at the list's end. */
+static long xt_py_tstate_step(__u32 index, void *ctx)
 {
+	struct xt_py_tstate_search *s = ctx;
+
 	if (!s->tstate)
 		return 1;
 	if (xt_py_read_ptr(s->tstate + s->thread_id) == s->fsbase) {
@@ -265,7 +247,6 @@ static __always_inline long xt_py_tstate_step(struct xt_py_tstate_search *s, __u
 	s->tstate = xt_py_read_ptr(s->tstate + s->next);
 	return 0;
 }
-XT_PY_LOOP_CALLBACK(xt_py_tstate_callback, struct xt_py_tstate_search, xt_py_tstate_step)
 
 /* The thread state of the thread whose fs base is `fsbase`, or 0. */
 static __always_inline __u64 xt_py_find_tstate(const struct xt_py_layout *l, __u64 fsbase)
@@ -277,7 +258,7 @@ static __always_inline __u64 xt_py_find_tstate(const struct xt_py_layout *l, __u
 	if (!interp)
 		return 0;
 	s.tstate = xt_py_read_ptr(interp + l->tstate_head);
-	XT_PY_LOOP(XT_PY_MAX_THREADS, xt_py_tstate_callback, xt_py_tstate_step, &s);
+	bpf_loop(XT_PY_MAX_THREADS, xt_py_tstate_step, &s, 0);
 	return s.found;
 }
 
@@ -322,41 +303,8 @@ found:
 	return xt_py_tstate_field(buf->window, l->tstate_frame);
 }
 
-/* The walk where the kernel has no bpf_loop (Linux before 5.17): a probe read per frame in a
- * loop the verifier unrolls, so without a branch per frame (each would multiply its states
- * past its limit): the interpreter's entry frames are written with code 0 (user space skips
- * them) and take a slot each. `differs` is nonzero unless the owner byte equals owner_cstack
- * (0x100, which no byte equals, where frames have no owner); `keep` is all ones or zero. */
-static __always_inline void xt_py_walk_unrolled(struct xt_py_walk *w, struct xt_py_scratch *buf)
-{
-	__u64 frame = w->frame, differs, keep;
-	__u32 n = 0;
-	int i;
-
-	for (i = 0; i < XT_PY_MAX_FRAMES; i++) {
-		if (!frame)
-			break;
-		if (n >= w->max) {
-			w->flags |= XT_FLAG_TRUNCATED;
-			break;
-		}
-		if ((frame & 7) ||
-		    bpf_probe_read_user(buf->single, XT_PY_FRAME_READ, (const void *)frame)) {
-			w->flags |= XT_FLAG_ARG_UNREADABLE;
-			break;
-		}
-		differs = (__u64)buf->single[w->owner & 127] ^ w->owner_cstack;
-		keep = 0 - ((differs | (0 - differs)) >> 63);
-		buf->frame[n & (XT_PY_MAX_FRAMES - 1)].code = xt_py_field(buf->single, w->code) & keep;
-		buf->frame[n & (XT_PY_MAX_FRAMES - 1)].instr = xt_py_field(buf->single, w->instr);
-		frame = xt_py_field(buf->single, w->previous);
-		n++;
-	}
-	buf->rec.frames = n;
-}
-
 /* The stack just walked (`n` frames in buf->frame, innermost first) against the thread's
- * last stack (pt->last, outermost first): XT_PY_LOOP's context of xt_py_shared and
+ * last stack (pt->last, outermost first): bpf_loop's context in xt_py_shared and
  * xt_py_sent. */
 struct xt_py_last_stack {
 	const struct xt_py_scratch *buf;
@@ -366,9 +314,10 @@ struct xt_py_last_stack {
 	__u32 shared;
 };
 
-/* Frame `j` from the outermost: 1 to stop at the first that differs. */
-static __always_inline long xt_py_shared_step(struct xt_py_last_stack *c, __u32 j)
+/* Frame `j` from the outermost (a bpf_loop callback): 1 to stop at the first that differs. */
+static long xt_py_shared_step(__u32 j, void *ctx)
 {
+	struct xt_py_last_stack *c = ctx;
 	__u32 i = (c->n - 1 - j) & (XT_PY_MAX_FRAMES - 1);
 	const struct xt_py_frame *last = &c->pt->last[j & (XT_PY_MAX_FRAMES - 1)];
 
@@ -379,7 +328,6 @@ static __always_inline long xt_py_shared_step(struct xt_py_last_stack *c, __u32 
 	c->shared = j + 1;
 	return 0;
 }
-XT_PY_LOOP_CALLBACK(xt_py_shared_callback, struct xt_py_last_stack, xt_py_shared_step)
 
 /* Outer frames of the stack just walked (`n` frames in buf->frame, innermost first) that equal
  * those of the last stack the thread wrote (pt->last, outermost first): counted from the
@@ -389,14 +337,16 @@ static __always_inline __u32 xt_py_shared(const struct xt_py_scratch *buf,
 {
 	struct xt_py_last_stack c = {.buf = buf, .pt = pt, .n = n, .bound = pt->sent};
 
-	XT_PY_LOOP(XT_PY_MAX_FRAMES, xt_py_shared_callback, xt_py_shared_step, &c);
+	bpf_loop(XT_PY_MAX_FRAMES, xt_py_shared_step, &c, 0);
 	return c.shared;
 }
 
 /* Frame `j` from the outermost becomes the thread's last stack's, unless it is one of the
- * shared frames, which are there already; 1 past the stack's end. */
-static __always_inline long xt_py_sent_step(struct xt_py_last_stack *c, __u32 j)
+ * shared frames, which are there already; 1 past the stack's end (a bpf_loop callback). */
+static long xt_py_sent_step(__u32 j, void *ctx)
 {
+	struct xt_py_last_stack *c = ctx;
+
 	if (j >= c->n)
 		return 1;
 	if (j >= c->bound)
@@ -404,7 +354,6 @@ static __always_inline long xt_py_sent_step(struct xt_py_last_stack *c, __u32 j)
 			c->buf->frame[(c->n - 1 - j) & (XT_PY_MAX_FRAMES - 1)];
 	return 0;
 }
-XT_PY_LOOP_CALLBACK(xt_py_sent_callback, struct xt_py_last_stack, xt_py_sent_step)
 
 /* After the stack staged in `buf` went to the ring (`failed` 0) or was lost: the thread's
  * last stack becomes it, or none, so that the next stack is written whole (user space
@@ -423,7 +372,7 @@ static __always_inline void xt_py_sent(const struct xt_py_scratch *buf, int fail
 		return;
 	}
 	c.pt = pt;
-	XT_PY_LOOP(XT_PY_MAX_FRAMES, xt_py_sent_callback, xt_py_sent_step, &c);
+	bpf_loop(XT_PY_MAX_FRAMES, xt_py_sent_step, &c, 0);
 	pt->sent = c.n;
 }
 
@@ -442,7 +391,7 @@ static __always_inline __u32 xt_py_stage(__u32 tgid, __u64 start_ns, __u64 end_n
 	__u64 frame, chunk = 0;
 	__u32 zero = 0, n, k, size;
 
-	if (!l)
+	if (!XT_PY_HAVE_BPF_LOOP || !l)
 		return 0;
 	buf = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!buf)
@@ -466,10 +415,7 @@ static __always_inline __u32 xt_py_stage(__u32 tgid, __u64 start_ns, __u64 end_n
 	w.max = l->max_frames < XT_PY_MAX_FRAMES ? l->max_frames : XT_PY_MAX_FRAMES;
 	buf->rec.frames = 0;
 	/* Entry frames take no slot, and at most one lies between two frames of code. */
-	if (XT_PY_HAVE_BPF_LOOP)
-		bpf_loop(2 * XT_PY_MAX_FRAMES + 1, xt_py_walk_step, &w, 0);
-	else
-		xt_py_walk_unrolled(&w, buf);
+	bpf_loop(2 * XT_PY_MAX_FRAMES + 1, xt_py_walk_step, &w, 0);
 	/* The masks change nothing (k <= n <= XT_PY_MAX_FRAMES) but bound the size for the
 	 * verifier. Only the frames that differ from the thread's last stack are written. */
 	n = buf->rec.frames & (2 * XT_PY_MAX_FRAMES - 1);

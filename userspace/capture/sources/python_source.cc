@@ -1,6 +1,8 @@
 // Python frames' source; see python_source.h.
 #include "capture/sources/python_source.h"
 
+#include <bpf/libbpf.h>
+
 #include "capture/capture_options.h"
 #include "capture/sources/python_process.h"
 #include "capture/sources/tsc_clock.h"
@@ -14,7 +16,11 @@ PythonSource::PythonSource(const SourceContext& ctx) : ctx_(ctx) { ctx_.python =
 std::unique_ptr<PythonSource> PythonSource::Load(const SourceContext& ctx) {
   // Python frames ride on the other sources' probes, which the DRM-only view has none of.
   if (!ctx.options.wants_python_frames() || ctx.options.drm == DrmCapture::kOnly) return nullptr;
-  return std::unique_ptr<PythonSource>(new PythonSource(ctx));
+  std::unique_ptr<PythonSource> self(new PythonSource(ctx));
+  // The frame walk's loops are bpf_loop callbacks; where the kernel has none (before Linux
+  // 5.17), BPF reads no frames. Said per Python process, where it matters.
+  self->kernel_walks_ = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, nullptr) == 1;
+  return self;
 }
 
 void PythonSource::Begin(const SourceStart& start) {
@@ -27,6 +33,11 @@ Result<std::vector<ProbeLink>> PythonSource::AttachToLibrary(const MappedLibrary
   if (pid < 0) return std::vector<ProbeLink>{};  // per process only (attaches_per_process)
   const auto p = static_cast<uint32_t>(pid);
   const std::string who = "pid " + std::to_string(pid) + ": ";
+  if (!kernel_walks_) {
+    ctx_.say(who + "no Python frames: this kernel has no bpf_loop helper (Linux 5.17 and "
+                   "later have it), which xtrace walks a Python stack with");
+    return std::vector<ProbeLink>{};
+  }
   const uint64_t inspected_ns = TscClock::MonotonicNs();
   auto found = InspectCPython(p, lib);
   if (!found.ok()) {

@@ -51,6 +51,8 @@ class PythonSource final : public ProbeSource {
   PythonInterpreters interpreters_;
   ProcessVmMemory memory_;
   uint32_t generation_ = 0;  // xt_py_layout.generation: one per layout set
+  // Whether the kernel has bpf_loop, without which BPF reads no frames (python_frames.bpf.h).
+  bool kernel_walks_ = true;
   // Processes whose layout BPF has -> when their interpreter was inspected (CLOCK_MONOTONIC).
   std::map<uint32_t, uint64_t> set_;
 };
