@@ -188,23 +188,14 @@ static __always_inline int torch_event(__u16 op, const char *msg)
 	return 0;
 }
 
-/* void torch::profiler::itt_range_push(const char* msg) */
+/* void torch::profiler::itt_range_push(const char* msg), itt_range_pop() and
+ * itt_mark(const char* msg): the cookie is the event's op (XT_ITT_TASK_BEGIN, XT_ITT_TASK_END,
+ * XT_ITT_MARKER). One program for the three, as the verifier checks each program whole,
+ * Python frames' hook and all, at every capture's start. */
 SEC("uprobe")
-int BPF_KPROBE(torch_range_push, const char *msg)
+int BPF_KPROBE(torch_range, const char *msg)
 {
-	return torch_event(XT_ITT_TASK_BEGIN, msg);
-}
+	const __u16 op = (__u16)bpf_get_attach_cookie(ctx);
 
-/* void torch::profiler::itt_range_pop() */
-SEC("uprobe")
-int BPF_KPROBE(torch_range_pop)
-{
-	return torch_event(XT_ITT_TASK_END, NULL);
-}
-
-/* void torch::profiler::itt_mark(const char* msg) */
-SEC("uprobe")
-int BPF_KPROBE(torch_mark, const char *msg)
-{
-	return torch_event(XT_ITT_MARKER, msg);
+	return torch_event(op, op == XT_ITT_TASK_END ? NULL : msg);
 }

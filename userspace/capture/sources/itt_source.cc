@@ -201,13 +201,13 @@ std::vector<ProbeLink> IttSource::AttachPytorch(uint32_t pid, const MappedLibrar
   struct Probe {
     bool exported;
     const char* symbol;
-    bpf_program* program;
+    uint16_t op;  // the program's cookie
     const char* what;
   };
   const Probe probes[] = {
-      {exports.push, kTorchPush, skel_->progs.torch_range_push, "itt_range_push"},
-      {exports.pop, kTorchPop, skel_->progs.torch_range_pop, "itt_range_pop"},
-      {exports.mark, kTorchMark, skel_->progs.torch_mark, "itt_mark"},
+      {exports.push, kTorchPush, XT_ITT_TASK_BEGIN, "itt_range_push"},
+      {exports.pop, kTorchPop, XT_ITT_TASK_END, "itt_range_pop"},
+      {exports.mark, kTorchMark, XT_ITT_MARKER, "itt_mark"},
   };
   std::vector<ProbeLink> links;
   std::string skipped;
@@ -216,7 +216,8 @@ std::vector<ProbeLink> IttSource::AttachPytorch(uint32_t pid, const MappedLibrar
       skipped += std::string(skipped.empty() ? "" : ", ") + p.what + " (not exported)";
       continue;
     }
-    auto link = AttachUprobe(p.program, static_cast<int>(pid), lib.host_path, p.symbol, false);
+    auto link = AttachUprobe(skel_->progs.torch_range, static_cast<int>(pid), lib.host_path,
+                             p.symbol, false, p.op);
     if (!link.ok()) {
       skipped += std::string(skipped.empty() ? "" : ", ") + p.what + " (" +
                  link.status().message() + ")";
