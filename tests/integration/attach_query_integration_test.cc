@@ -69,10 +69,12 @@ class AttachQueryIntegrationTest : public RootTest {
 
   // Starts ze_workload with `threads`, lets it make everything and say ready, attaches xtrace
   // (with `xtrace_args`), runs one round, stops both. `wrap` runs the workload under another
-  // program (strace).
+  // program (strace). With `stall`, xtrace is stopped (SIGSTOP) from just before the workload
+  // is let go until that long after: a capture off its CPU while the first launches hold.
   Run AttachAndRunARound(int threads, const std::vector<std::string>& xtrace_args = {},
                          const std::vector<std::string>& wrap = {},
-                         const std::vector<std::string>& workload_env = {}, int iterations = 3) {
+                         const std::vector<std::string>& workload_env = {}, int iterations = 3,
+                         std::chrono::milliseconds stall = 0ms) {
     Run run;
     std::vector<std::string> argv = wrap;
     for (const std::string& a : {kWorkload, std::string("--wait-for-signal"), std::string("--threads"),
@@ -98,7 +100,12 @@ class AttachQueryIntegrationTest : public RootTest {
     xargv.insert(xargv.end(), xtrace_args.begin(), xtrace_args.end());
     Subprocess xtrace(xargv, {kSimDriver});
     EXPECT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(run.pid), 30s)) << xtrace.stderr_text();
+    if (stall > 0ms) xtrace.Signal(SIGSTOP);
     kill(static_cast<pid_t>(run.pid), SIGUSR1);  // the workload, not a wrapper around it
+    if (stall > 0ms) {
+      std::this_thread::sleep_for(stall);
+      xtrace.Signal(SIGCONT);
+    }
     EXPECT_TRUE(workload.WaitStdout("round 1", 120s))
         << workload.stderr_text() << "\nxtrace so far:\n" << xtrace.stderr_text();
     xtrace.Signal(SIGINT);
@@ -154,6 +161,15 @@ TEST_F(AttachQueryIntegrationTest, LaunchesOfKernelsMadeBeforeTheAttachAreNamed)
 
 // A regular list recorded before the attach and only executed after it: what it runs is
 // unknown, so its executions yield no operations; the summary and the report count them.
+// The capture off its CPU for longer than --hold-max (500 ms) as the first launches hold, as on
+// a busy node: the held threads wait for it (up to --query-max) and every launch is named. They
+// used to be continued by the guardian at 500 ms, and the launch held ran on unnamed.
+TEST_F(AttachQueryIntegrationTest, ACaptureOffItsCpuPastTheHoldBoundStillNamesEveryLaunch) {
+  const Run run = AttachAndRunARound(2, {}, {}, {}, 3, 1500ms);
+  ExpectEveryLaunchNamed(run, 2);
+  EXPECT_EQ(run.xtrace_err.find("could not be used"), std::string::npos) << run.xtrace_err;
+}
+
 TEST_F(AttachQueryIntegrationTest, ExecutionsOfListsRecordedBeforeTheAttachAreCounted) {
   Subprocess workload({kWorkload, "--wait-for-signal", "--record-once", "--iterations", "3",
                        "--launch-log", Path("launches.tsv")},

@@ -188,7 +188,10 @@ Status Session::Prepare() {
   if (Status st = maps_->SetScope(config_); !st.ok()) return st;
   // Holds need the lifecycle programs; the guardian is there before the first hold can be.
   if (opt_.hold && watcher_) {
-    auto holds = ProcessHolds::Start(maps_->held_fd(), opt_.hold_max_ns);
+    // A thread held to ask about an object waits for the capture up to the queries' own
+    // bound: continued unasked, its launch would come out unnamed.
+    auto holds = ProcessHolds::Start(maps_->held_fd(), opt_.hold_max_ns,
+                                     opt_.query ? opt_.query_max_ns : 0);
     if (holds.ok()) holds_ = std::move(*holds);
     else Say(holds.status().message() + "; processes are not held at their start");
   }

@@ -226,7 +226,8 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
       {0, "--query-max", "MS", "CAPTURE",
        "the longest one thread is held to ask about objects made before the attach, in "
        "milliseconds (default 10000): it asks on while the process answers, each call given up "
-       "to 2 s; what is left is asked at a later hold, and launches meanwhile may stay unnamed",
+       "to 2 s; what is left is asked at a later hold, and launches meanwhile may stay unnamed. "
+       "A held thread also waits that long for xtrace to take its hold up",
        [&o](Flag flag, Value value) { return SetMs(flag, value, 600'000, o.query_max_ns); }},
       {0, "--driver-tables", "", "CAPTURE",
        "probe the driver functions the loader's exports lead to in every traced process, "

@@ -50,7 +50,7 @@ uint64_t GuardNowNs() {
 // Continues every hold older than `older_than_ns` before now (all of them with 0), counting
 // each in `released` before its SIGCONT goes out: whoever sees the process run again must
 // also see it counted. The hold the capture serves is as old as its lease in `served`.
-void ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns,
+void ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns, uint64_t query_wait_ns,
                     std::atomic<uint64_t>& released, const RemoteCallSlot* served) {
   // Collect first, then delete: deleting while walking a hash map can restart the walk. Each
   // hold is named by when and why it was taken: one released meanwhile (by the capture) and
@@ -67,7 +67,8 @@ void ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns,
   while (n < XT_MAX_HELD && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
     xt_hold hold{};
     if (bpf_map_lookup_elem(map_fd, &next, &hold) == 0 &&
-        HoldDue(HoldBoundFrom(next, hold.since_ns, hold.reason, served), now_ns, older_than_ns))
+        HoldDue(HoldBoundFrom(next, hold.since_ns, hold.reason, served), now_ns,
+                HoldBoundOf(next, hold.since_ns, hold.reason, served, older_than_ns, query_wait_ns)))
       due[n++] = Due{next, hold.reason, hold.since_ns};
     key = next;
     prev = &key;
@@ -130,7 +131,7 @@ struct ReleaseAll {
   std::atomic<uint64_t>* released;
 };
 void ReleaseAllBetween(void* arg) {
-  ReleaseExpired(kGuardMap, GuardNowNs(), 0, *static_cast<ReleaseAll*>(arg)->released, nullptr);
+  ReleaseExpired(kGuardMap, GuardNowNs(), 0, 0, *static_cast<ReleaseAll*>(arg)->released, nullptr);
 }
 
 [[noreturn]] void GuardianMain(const HoldGuardian::Options& options, HoldGuardian::Tally* tally,
@@ -144,7 +145,8 @@ void ReleaseAllBetween(void* arg) {
       const ssize_t n = read(kGuardPipe, buf, sizeof(buf));
       if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;  // the capture is gone
     }
-    ReleaseExpired(kGuardMap, GuardNowNs(), options.bound_ns, tally->released_by_bound, call_slot);
+    ReleaseExpired(kGuardMap, GuardNowNs(), options.bound_ns, options.query_wait_ns,
+                   tally->released_by_bound, call_slot);
   }
   // A thread the capture was calling into is put back first (its process is held meanwhile).
   ReleaseAll release_all{&tally->released_at_end};
@@ -152,12 +154,12 @@ void ReleaseAllBetween(void* arg) {
   // Everything still held goes on, and so does whatever the programs hold until they are gone.
   const uint64_t gone_by = GuardNowNs() + kProgramsGoneTimeoutNs;
   for (;;) {
-    ReleaseExpired(kGuardMap, GuardNowNs(), 0, tally->released_at_end, nullptr);
+    ReleaseExpired(kGuardMap, GuardNowNs(), 0, 0, tally->released_at_end, nullptr);
     if (!map_id || !MapInUse(map_id) || GuardNowNs() >= gone_by) break;
     const timespec pause{0, options.check_interval_ms * 1'000'000L};
     nanosleep(&pause, nullptr);
   }
-  ReleaseExpired(kGuardMap, GuardNowNs(), 0, tally->released_at_end, nullptr);
+  ReleaseExpired(kGuardMap, GuardNowNs(), 0, 0, tally->released_at_end, nullptr);
   _exit(0);
 }
 
@@ -201,6 +203,14 @@ uint64_t HoldBoundFrom(uint32_t pid, uint64_t since_ns, uint32_t reason, const R
   const uint64_t lease = slot->lease_ns.load();
   if (slot->lease_pid.load() != pid || slot->lease_since_ns.load() != since_ns) return since_ns;
   return lease > since_ns ? lease : since_ns;
+}
+
+uint64_t HoldBoundOf(uint32_t pid, uint64_t since_ns, uint32_t reason, const RemoteCallSlot* slot,
+                     uint64_t bound_ns, uint64_t query_wait_ns) {
+  if (bound_ns == 0 || reason != XT_HOLD_QUERY || query_wait_ns <= bound_ns) return bound_ns;
+  // Taken up: the lease the capture renews is what the bound counts from.
+  if (HoldBoundFrom(pid, since_ns, reason, slot) != since_ns) return bound_ns;
+  return query_wait_ns;
 }
 
 void HoldGuardian::TallyUnmapper::operator()(Tally* t) const {

@@ -27,6 +27,11 @@ class HoldGuardian {
  public:
   struct Options {
     uint64_t bound_ns = 500'000'000;  // the longest a process stays held
+    // The longest a thread held to be asked about an object (XT_HOLD_QUERY) waits for the
+    // capture to take its hold up (0: bound_ns); from then on, bound_ns from each renewal.
+    // Continued before, its launch runs on unasked and comes out unnamed: a capture that
+    // is off its CPU for longer than bound_ns (a busy node) must not cost the names.
+    uint64_t query_wait_ns = 0;
     int check_interval_ms = 10;       // how often the guardian looks at the map
   };
   // What the guardian did, readable while it runs and after (a page shared with it).
@@ -98,6 +103,12 @@ bool ContinueHeldIf(int held_map_fd, uint32_t pid, uint64_t since_ns, uint32_t r
 // at the lease the capture keeps in `slot` (may be null) while it serves that very hold
 // (RemoteCallSlot::lease_ns), whichever is later. Async-signal-safe.
 uint64_t HoldBoundFrom(uint32_t pid, uint64_t since_ns, uint32_t reason, const RemoteCallSlot* slot);
+
+// The bound of `pid`'s hold taken at `since_ns` for `reason`: `bound_ns`, or for a query hold
+// the capture has not taken up yet (no lease of it in `slot`) `query_wait_ns` when longer.
+// 0 stays 0 (every hold due). Async-signal-safe.
+uint64_t HoldBoundOf(uint32_t pid, uint64_t since_ns, uint32_t reason, const RemoteCallSlot* slot,
+                     uint64_t bound_ns, uint64_t query_wait_ns);
 
 // Whether a hold taken at `since_ns` is past `bound_ns` at `now_ns` (every hold with a bound of
 // 0). A hold newer than `now_ns` was taken after that clock reading (the guardian read it, then

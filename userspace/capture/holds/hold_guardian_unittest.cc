@@ -270,5 +270,25 @@ TEST(HoldDueTest, AHoldNewerThanTheClockReadingIsFresh) {
   EXPECT_TRUE(HoldDue(kNow + 3'600'000'000'000ull, kNow, kBound)) << "no reading of our clock";
 }
 
+// A query hold waits for the capture to take it up as long as the queries' own bound allows:
+// continued at the 500 ms of --hold-max while the capture was off its CPU, its launch ran on
+// unasked and came out "kernel@0x...". Once taken up, the lease counts with the usual bound.
+TEST(HoldBoundOfTest, AQueryHoldWaitsForTheCaptureUpToTheQueryBound) {
+  constexpr uint64_t kBound = 500'000'000, kQuery = 10'000'000'000;
+  RemoteCallSlot slot;
+  EXPECT_EQ(HoldBoundOf(100, 1'000, XT_HOLD_QUERY, &slot, kBound, kQuery), kQuery);
+  EXPECT_EQ(HoldBoundOf(100, 1'000, XT_HOLD_LIBRARY, &slot, kBound, kQuery), kBound);
+  EXPECT_EQ(HoldBoundOf(100, 1'000, XT_HOLD_EXEC, &slot, kBound, kQuery), kBound);
+  EXPECT_EQ(HoldBoundOf(100, 1'000, XT_HOLD_QUERY, &slot, kBound, 0), kBound) << "without queries";
+  EXPECT_EQ(HoldBoundOf(100, 1'000, XT_HOLD_QUERY, &slot, 0, kQuery), 0u) << "the end continues all";
+  slot.lease_since_ns.store(1'000);
+  slot.lease_ns.store(5'000);
+  slot.lease_pid.store(100);
+  EXPECT_EQ(HoldBoundOf(100, 1'000, XT_HOLD_QUERY, &slot, kBound, kQuery), kBound) << "taken up";
+  EXPECT_EQ(HoldBoundOf(100, 2'000, XT_HOLD_QUERY, &slot, kBound, kQuery), kQuery)
+      << "another hold of the process, not taken up yet";
+  EXPECT_EQ(HoldBoundOf(200, 1'000, XT_HOLD_QUERY, &slot, kBound, kQuery), kQuery);
+}
+
 }  // namespace
 }  // namespace xtrace

@@ -21,9 +21,11 @@ std::string Count(uint64_t n, const char* one, const char* many) {
 
 }  // namespace
 
-Result<std::unique_ptr<ProcessHolds>> ProcessHolds::Start(int held_map_fd, uint64_t bound_ns) {
+Result<std::unique_ptr<ProcessHolds>> ProcessHolds::Start(int held_map_fd, uint64_t bound_ns,
+                                                          uint64_t query_wait_ns) {
   HoldGuardian::Options options;
   options.bound_ns = bound_ns;
+  options.query_wait_ns = query_wait_ns;
   auto guardian = HoldGuardian::Start(held_map_fd, options);
   if (!guardian.ok()) return guardian.status();
   HoldGuardian* g = guardian->get();

@@ -42,8 +42,10 @@ class ProcessHolds {
   using Continue = std::function<bool(uint32_t pid, uint64_t since_ns, bool at_exec)>;
 
   // Starts the guardian for the `held` map at `held_map_fd`, which continues holds older than
-  // `bound_ns` and every hold once the capture is gone.
-  static Result<std::unique_ptr<ProcessHolds>> Start(int held_map_fd, uint64_t bound_ns);
+  // `bound_ns` (a query hold the capture has not taken up yet: `query_wait_ns`, when longer;
+  // HoldGuardian::Options) and every hold once the capture is gone.
+  static Result<std::unique_ptr<ProcessHolds>> Start(int held_map_fd, uint64_t bound_ns,
+                                                     uint64_t query_wait_ns = 0);
   // Without a guardian (tests): `resume` continues a process.
   explicit ProcessHolds(Continue resume) : resume_(std::move(resume)) {}
 

@@ -272,7 +272,10 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
   hold_ = {pid, tid, since_ns, ip};
   if (!RenewHold()) {
     slot_->state.store(static_cast<uint32_t>(RemoteCallState::kFree));
-    Fail("a thread was no longer held when its turn came (--hold-max passed, or it exited)");
+    // Its launch ran on unasked: unnamed, and said so.
+    ++stats_.unusable;
+    Fail("a thread was no longer held when its turn came (--query-max passed before the capture "
+         "took it up, or it exited)");
     return false;
   }
   const size_t waiting = maps_.AskedHandles(pid).size();
