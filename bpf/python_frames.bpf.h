@@ -351,17 +351,18 @@ static __always_inline __u32 xt_py_shared(const struct xt_py_scratch *buf,
 	return c.shared;
 }
 
-/* Frame `j` from the outermost becomes the thread's last stack's, unless it is one of the
- * shared frames, which are there already; 1 past the stack's end (a bpf_loop callback). */
-static long xt_py_sent_step(__u32 j, void *ctx)
+/* Frame `bound + index` from the outermost becomes the thread's last stack's; 1 past the
+ * stack's end (a bpf_loop callback). The loop starts at the first frame not shared: the
+ * shared ones are there already, and a callback's call costs more than the test that skipped
+ * them in a plain loop did. */
+static long xt_py_sent_step(__u32 index, void *ctx)
 {
 	struct xt_py_last_stack *c = ctx;
+	__u32 j = c->bound + index;
 
 	if (j >= c->n)
 		return 1;
-	if (j >= c->bound)
-		c->pt->last[j & (XT_PY_MAX_FRAMES - 1)] =
-			c->buf->frame[(c->n - 1 - j) & (XT_PY_MAX_FRAMES - 1)];
+	c->pt->last[j & (XT_PY_MAX_FRAMES - 1)] = c->buf->frame[(c->n - 1 - j) & (XT_PY_MAX_FRAMES - 1)];
 	return 0;
 }
 
