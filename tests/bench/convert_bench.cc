@@ -137,7 +137,7 @@ class ConvertSection final : public BenchSection {
     auto p_small = best_of(protobuf, *small_log, small);
     if (!p_small.ok()) return fail("protobuf convert", p_small.status().message());
     auto w_small = best_of(window, *small_log, small);
-    auto readom_run = TimeLogRead(*small_log);
+    auto read_small = TimeLogRead(*small_log);
     std::remove(small_log->c_str());
 
     Result<ConvertRun> w_large = Status::Error("not run");
@@ -155,7 +155,7 @@ class ConvertSection final : public BenchSection {
       if (!p_large.ok()) return fail("protobuf convert", p_large.status().message());
     }
     p_large->json_bytes = uint64_t(pb_bytes_per_event * double(large));
-    if (large == small) w_large = w_small, read_large = readom_run;
+    if (large == small) w_large = w_small, read_large = read_small;
 
     auto events_label = [](uint64_t n) { return Format("%.3gM events", double(n) / 1e6); };
     ctx.table.Add({section, "xtrace convert, " + events_label(large),
