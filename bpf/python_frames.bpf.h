@@ -233,8 +233,9 @@ static long xt_py_walk_step(__u32 index, void *ctx)
 
 /* A search of the interpreter's thread list (bpf_loop's context). The hook's loops are all
  * bpf_loop callbacks, which the verifier checks once: a bounded loop is checked once per
- * iteration with every state its body can end in, and in the seven programs that inline the
- * hook these loops were three fifths of the verifier's work at a capture's start. */
+ * iteration with every state its body can end in, and in the seven programs that inlined the
+ * hook then (five now) these loops were three fifths of the verifier's work at a capture's
+ * start. */
 struct xt_py_tstate_search {
 	__u64 tstate;    /* the thread state to look at next; 0 at the list's end */
 	__u64 fsbase;    /* the thread id looked for */
