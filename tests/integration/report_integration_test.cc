@@ -168,6 +168,8 @@ TEST_F(ReportIntegrationTest, BadInputGetsOneLineErrorsAndSalvage) {
   EXPECT_EQ(missing.exit_code(), 1);
   EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
   EXPECT_NE(missing.err.find("missing.capnp"), std::string::npos) << missing.err;
+  // Nothing of a missing file is readable: --salvage is suggested for damage alone.
+  EXPECT_EQ(missing.err.find("--salvage"), std::string::npos) << missing.err;
 
   auto usage = RunCommand({kXtrace, "report", "x.capnp", "--top", "zero"});
   EXPECT_EQ(usage.exit_code(), 2);

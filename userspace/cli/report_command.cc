@@ -4,8 +4,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -232,9 +234,9 @@ int RunReportCommand(int argc, char** argv) {
     categories = std::move(*loaded);
     a.options.tables.categories = &*categories;
   }
+  // The readers' messages name the file; a damaged log's says that --salvage helps.
   auto fail = [&](const Status& st) {
-    std::fprintf(stderr, "xtrace report: %s%s\n", st.message().c_str(),
-                 a.options.read.salvage ? "" : "; --salvage reports the part before it");
+    std::fprintf(stderr, "xtrace report: %s\n", st.message().c_str());
     return kExitError;
   };
   Result<report::Report> built = Status::Error("no logs");
@@ -250,11 +252,9 @@ int RunReportCommand(int argc, char** argv) {
     report::PythonLinesOptions python;
     python.skips = a.python_skips.value_or(DefaultPythonSkips());
     python.top = a.options.tables.top;
-    auto section = report::PythonLinesReport(*logs, python);
-    if (!section.ok()) return fail(section.status());
-    report::Report r;
-    r.sections.push_back(std::move(*section));
-    built = std::move(r);
+    python.read = a.options.read;
+    python.name = a.options.tables.name;
+    built = report::PythonLinesReport(*logs, python);
   } else {
     auto logs = report::ExpandLogInputs(a.inputs);
     if (!logs.ok()) return fail(logs.status());
@@ -268,7 +268,7 @@ int RunReportCommand(int argc, char** argv) {
   FILE* out = stdout;
   if (!a.output.empty() && a.output != "-") {
     out = std::fopen(a.output.c_str(), "w");
-    if (!out) return fail(Status::Error("cannot write " + a.output));
+    if (!out) return fail(Status::Error(a.output + ": cannot create: " + std::strerror(errno)));
   }
   const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
   const bool closed = out == stdout ? std::fflush(out) == 0 : std::fclose(out) == 0;

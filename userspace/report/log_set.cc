@@ -8,6 +8,10 @@
 
 namespace xtrace::report {
 
+Status DamageError(const Status& damage) {
+  return Status::Error(damage.message() + "; --salvage reports the part before it");
+}
+
 Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const LogReadOptions& options) {
   Result<LogReader> reader = LogReader::Open(path, LogReaderOptions{.salvage = options.salvage});
   if (!reader.ok()) return reader.status();
@@ -34,7 +38,7 @@ Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const L
   log.aggregator = std::make_unique<ReportAggregator>(aggregate, aggregate.by == GroupBy::kHost ? log.host : log.rank);
   while (true) {
     Result<const Event*> next = reader->NextEvent();
-    if (!next.ok()) return next.status();
+    if (!next.ok()) return options.salvage ? next.status() : DamageError(next.status());
     if (!*next) break;
     const Event& event = **next;
     if (const auto* process = std::get_if<ProcessInfo>(&event); process && !log.rank_recorded &&

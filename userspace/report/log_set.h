@@ -43,6 +43,11 @@ struct LogAggregate {
   std::unique_ptr<ReportAggregator> aggregator;
 };
 
+// A log's damage met without salvage, as the error a report fails with: the reader's message
+// (it names the file and where) and that --salvage reports what comes before it. Only damage
+// gets that hint: a missing, empty or foreign file has no readable part.
+Status DamageError(const Status& damage);
+
 // Reads `path` to its end. `index` (from 0) names the log's rank when no process recorded
 // one. Errors are the reader's one-line messages (they name the file).
 Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const LogReadOptions& options);

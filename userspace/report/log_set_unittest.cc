@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "log/log_writer.h"
 #include "log_test_util.h"
 
@@ -90,6 +93,32 @@ TEST(LogSetTest, DropsAreThoseOfTheWindowsThatOverlapTheReportsWindow) {
   ASSERT_TRUE(window.ok()) << window.status().message();
   EXPECT_EQ(window->dropped.total(), 9u);
   EXPECT_EQ(window->dropped.itt_rings, 8u);
+}
+
+// Only damage is met with "--salvage reports the part before it": a log torn in the middle
+// has a part before the damage, a missing or empty file has none.
+TEST(LogSetTest, OnlyDamageSuggestsSalvage) {
+  test_util::ScratchDir dir;
+  const std::string path = WriteLaunches(dir);
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) * 2 / 3);
+  auto torn = AggregateLog(path, 0, {});
+  ASSERT_FALSE(torn.ok());
+  EXPECT_NE(torn.status().message().find("; --salvage reports the part before it"), std::string::npos)
+      << torn.status().message();
+  LogReadOptions salvage;
+  salvage.salvage = true;
+  auto salvaged = AggregateLog(path, 0, salvage);
+  ASSERT_TRUE(salvaged.ok()) << salvaged.status().message();
+  EXPECT_FALSE(salvaged->damage.empty());
+
+  const std::string empty = dir.File("empty.capnp");
+  std::ofstream{empty};
+  for (const std::string& unreadable : {empty, dir.File("missing.capnp")}) {
+    auto failed = AggregateLog(unreadable, 0, {});
+    ASSERT_FALSE(failed.ok()) << unreadable;
+    EXPECT_NE(failed.status().message().find(unreadable), std::string::npos) << failed.status().message();
+    EXPECT_EQ(failed.status().message().find("--salvage"), std::string::npos) << failed.status().message();
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -24,32 +25,47 @@ using CallKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // pid, tid, start
 
 }  // namespace
 
-Result<ReportSection> PythonLinesReport(const std::vector<std::string>& logs,
-                                        const PythonLinesOptions& options) {
+Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
+                                 const PythonLinesOptions& options) {
   std::map<std::string, LineTotals> lines;
   uint64_t device_ns_all = 0, device_ops_unplaced = 0;
+  Report report;
+  const std::set<uint32_t>& pids = options.read.aggregate.pids;
   for (const std::string& path : logs) {
-    auto reader = LogReader::Open(path);
+    auto reader = LogReader::Open(path, LogReaderOptions{.salvage = options.read.salvage});
     if (!reader.ok()) return reader.status();
+    const ClockAnchor& start = reader->header().start_clock;
+    const uint64_t from_ns = options.read.from ? options.read.from->Resolve(start) : 0;
+    const uint64_t to_ns = options.read.to ? options.read.to->Resolve(start) : UINT64_MAX;
+    // As the other tables select: by process, and by the start of the call or operation.
+    auto selected = [&](uint32_t pid, uint64_t start_ns) {
+      return (pids.empty() || pids.count(pid)) && start_ns >= from_ns && start_ns < to_ns;
+    };
     std::map<CallKey, std::string> line_of_call;
     Event e;
     while (true) {
       auto more = reader->Next(&e);
-      if (!more.ok()) return Status::Error(path + ": " + more.status().message());
+      if (!more.ok()) return options.read.salvage ? more.status() : DamageError(more.status());
       if (!*more) break;
       const StringTable& strings = reader->strings();
       if (const auto* st = std::get_if<PythonStack>(&e)) {
+        // Every call's line is kept: an operation in the window may have been appended
+        // before it.
         const PythonFrame* user = InnermostUserFrame(*st, strings, options.skips);
         if (!user) continue;
         std::string name = PythonFrameName(*user, strings);
-        LineTotals& t = lines[name];
-        ++t.calls;
-        t.host_ns += st->end_ns - st->start_ns;
+        if (selected(st->pid, st->start_ns)) {
+          LineTotals& t = lines[name];
+          ++t.calls;
+          t.host_ns += st->end_ns - st->start_ns;
+        }
         line_of_call[{st->pid, st->tid, st->start_ns}] = std::move(name);
       } else if (const auto* l = std::get_if<KernelLaunch>(&e)) {
+        if (!selected(l->pid, l->start_ns)) continue;
         auto it = line_of_call.find({l->pid, l->tid, l->start_ns});
         if (it != line_of_call.end()) ++lines[it->second].launches;
       } else if (const auto* op = std::get_if<DeviceOp>(&e)) {
+        if (!selected(op->pid, op->start_ns)) continue;
         const uint64_t ns = op->end_ns > op->start_ns ? op->end_ns - op->start_ns : 0;
         device_ns_all += ns;
         auto it = line_of_call.find({op->pid, op->append_tid, op->append_ns});
@@ -62,8 +78,13 @@ Result<ReportSection> PythonLinesReport(const std::vector<std::string>& logs,
         t.device_ns += ns;
       }
     }
+    if (!reader->damage().ok())
+      report.warnings.push_back(reader->damage().message() + "; reported the " +
+                                std::to_string(reader->events_read()) + " events before it");
   }
-  std::vector<std::pair<std::string, LineTotals>> rows(lines.begin(), lines.end());
+  std::vector<std::pair<std::string, LineTotals>> rows;
+  for (auto& row : lines)
+    if (!options.name || std::regex_search(row.first, *options.name)) rows.push_back(std::move(row));
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
     return std::tie(a.second.device_ns, a.second.host_ns) > std::tie(b.second.device_ns, b.second.host_ns);
   });
@@ -94,7 +115,8 @@ Result<ReportSection> PythonLinesReport(const std::vector<std::string>& logs,
                   " device operations were appended by calls without Python frames";
   ReportSection section;
   section.tables.push_back(std::move(table));
-  return section;
+  report.sections.push_back(std::move(section));
+  return report;
 }
 
 }  // namespace xtrace::report

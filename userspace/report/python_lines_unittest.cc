@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <regex>
+
 #include "log/log_writer.h"
 #include "log_test_util.h"
 #include "model/event.h"
@@ -25,7 +28,8 @@ void WriteLog(const std::string& path) {
                          s.Intern("Conv2d.forward"), 459};
   const PythonFrame model{s.Intern("/w/model.py"), s.Intern("Net.forward"), 12};
   const PythonFrame loop{s.Intern("/w/model.py"), s.Intern("train"), 30};
-  uint64_t t = 1'000'000;
+  // 1 ms into the capture, then 10 µs apart.
+  uint64_t t = SampleHeader().start_clock.monotonic_ns + 1'000'000;
   auto launch = [&](std::vector<PythonFrame> frames, uint64_t device_ns) {
     PythonStack st;
     st.pid = kPid;
@@ -66,10 +70,11 @@ TEST(PythonLines, DeviceTimeAndLaunchesPerUserLine) {
   WriteLog(path);
   PythonLinesOptions options;
   options.skips = {"torch/"};
-  auto section = PythonLinesReport({path}, options);
-  ASSERT_TRUE(section.ok()) << section.status().message();
-  ASSERT_EQ(section->tables.size(), 1u);
-  const ReportTable& t = section->tables[0];
+  auto report = PythonLinesReport({path}, options);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  ASSERT_EQ(report->sections.size(), 1u);
+  ASSERT_EQ(report->sections[0].tables.size(), 1u);
+  const ReportTable& t = report->sections[0].tables[0];
   ASSERT_EQ(t.rows.size(), 2u);
   auto col = [&](const std::string& key) { return static_cast<size_t>(t.ColumnIndex(key)); };
   EXPECT_EQ(t.rows[0][col("line")], "/w/model.py(12): Net.forward");
@@ -82,11 +87,72 @@ TEST(PythonLines, DeviceTimeAndLaunchesPerUserLine) {
 
   // Skipping nothing: the torch frame is the line.
   options.skips.clear();
-  section = PythonLinesReport({path}, options);
-  ASSERT_TRUE(section.ok());
-  const ReportTable& all = section->tables[0];
+  report = PythonLinesReport({path}, options);
+  ASSERT_TRUE(report.ok());
+  const ReportTable& all = report->sections[0].tables[0];
   EXPECT_EQ(all.rows[0][static_cast<size_t>(all.ColumnIndex("line"))],
             "/usr/lib/python3/dist-packages/torch/nn/modules/conv.py(459): Conv2d.forward");
+}
+
+// The lines of a report's selection: --pid, --from/--to (by the start of each call and
+// operation, as the other tables count) and --name narrow it as they narrow the other tables.
+TEST(PythonLines, SelectionNarrowsTheLines) {
+  ScratchDir dir;
+  const std::string path = dir.File("py.capnp");
+  WriteLog(path);
+  auto lines = [&](const PythonLinesOptions& options) {
+    std::vector<std::pair<std::string, uint64_t>> out;  // line, device ns
+    auto report = PythonLinesReport({path}, options);
+    EXPECT_TRUE(report.ok()) << report.status().message();
+    if (!report.ok()) return out;
+    const ReportTable& t = report->sections[0].tables[0];
+    for (const auto& row : t.rows)
+      out.emplace_back(row[static_cast<size_t>(t.ColumnIndex("line"))].get<std::string>(),
+                       row[static_cast<size_t>(t.ColumnIndex("device_ns"))].get<uint64_t>());
+    return out;
+  };
+  using Lines = std::vector<std::pair<std::string, uint64_t>>;
+  PythonLinesOptions options;
+  options.skips = {"torch/"};
+
+  options.read.aggregate.pids = {kPid + 1};
+  EXPECT_EQ(lines(options), Lines{});
+  options.read.aggregate.pids = {kPid};
+  EXPECT_EQ(lines(options).size(), 2u);
+
+  // The launches start 1.00, 1.01 and 1.02 ms into the capture: from 1.005 ms on, the second
+  // and the third; up to 1.015 ms, the first two.
+  options.read.from = TimeBound{.ns = 1'005'000};
+  EXPECT_EQ(lines(options), (Lines{{"/w/model.py(12): Net.forward", 3000}, {"/w/model.py(30): train", 1000}}));
+  options.read.from.reset();
+  options.read.to = TimeBound{.ns = 1'015'000};
+  EXPECT_EQ(lines(options), (Lines{{"/w/model.py(12): Net.forward", 6000}}));
+  options.read.to.reset();
+
+  options.name = std::regex("train");
+  EXPECT_EQ(lines(options), (Lines{{"/w/model.py(30): train", 1000}}));
+}
+
+// A damaged log fails naming the damage and --salvage; with salvage, the part before it is
+// reported and a warning says so.
+TEST(PythonLines, DamagedLogFailsOrIsSalvaged) {
+  ScratchDir dir;
+  const std::string path = dir.File("py.capnp");
+  WriteLog(path);
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 8);
+  PythonLinesOptions options;
+  options.skips = {"torch/"};
+  auto failed = PythonLinesReport({path}, options);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("--salvage"), std::string::npos) << failed.status().message();
+  EXPECT_EQ(failed.status().message().find(path + ": " + path), std::string::npos)
+      << failed.status().message();
+
+  options.read.salvage = true;
+  auto salvaged = PythonLinesReport({path}, options);
+  ASSERT_TRUE(salvaged.ok()) << salvaged.status().message();
+  ASSERT_EQ(salvaged->warnings.size(), 1u);
+  EXPECT_NE(salvaged->warnings[0].find("events before it"), std::string::npos) << salvaged->warnings[0];
 }
 
 }  // namespace
