@@ -218,6 +218,26 @@ std::string ReportCommandHelp() {
   return RenderHelp(ReportDoc(), ReportOptionTable(unused));
 }
 
+std::string NothingToReport(const ReportArguments& a) {
+  std::string given;
+  auto add = [&given](bool set, const char* flag) {
+    if (set) given += (given.empty() ? "" : ", ") + std::string(flag);
+  };
+  add(a.selection.from.has_value(), "--from");
+  add(a.selection.to.has_value(), "--to");
+  add(!a.selection.pids.empty(), "--pid");
+  add(a.selection.name.has_value(), "--name");
+  const std::string logs = a.inputs.size() == 1 ? a.inputs[0] : std::to_string(a.inputs.size()) + " inputs";
+  const std::string what = a.by_python ? "no Python line" : "no call, device operation or range";
+  if (!given.empty()) return "Nothing to report: " + what + " of " + logs + " is in the selection (" + given + ").";
+  if (a.by_python)
+    return "Nothing to report: no traced call of " + logs +
+           " carries Python frames (no CPython process was traced, or the capture ran with "
+           "--no-python-frames).";
+  return "Nothing to report: " + logs + (a.inputs.size() == 1 ? " holds" : " hold") +
+         " no calls, device operations or ranges.";
+}
+
 int RunReportCommand(int argc, char** argv) {
   auto line = ParseReportCommandLine(std::span(argv + 1, argc - 1));
   if (!line.ok()) return UsageError(line.status().message());
@@ -263,8 +283,9 @@ int RunReportCommand(int argc, char** argv) {
   if (!built.ok()) return fail(built.status());
   for (const std::string& w : built->warnings) std::fprintf(stderr, "xtrace report: warning: %s\n", w.c_str());
 
-  const std::string text =
-      report::RenderReport(*built, a.format, {.width = a.wide ? 0 : TerminalWidth()});
+  std::string text = report::RenderReport(*built, a.format, {.width = a.wide ? 0 : TerminalWidth()});
+  // CSV and JSON say "no rows" by their shape; text would be nothing at all.
+  if (text.empty() && a.format == report::OutputFormat::kText) text = NothingToReport(a) + "\n";
   FILE* out = stdout;
   if (!a.output.empty() && a.output != "-") {
     out = std::fopen(a.output.c_str(), "w");

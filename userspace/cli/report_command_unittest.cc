@@ -4,8 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include "log/log_writer.h"
+#include "log_test_util.h"
 
 namespace xtrace {
 namespace {
@@ -80,6 +85,50 @@ TEST(ReportCommandLine, HelpListsEveryOptionAndTheExamples) {
     EXPECT_NE(help.find(part), std::string::npos) << "--help lacks " << part;
   for (size_t start = 0, end; (end = help.find('\n', start)) != std::string::npos; start = end + 1)
     EXPECT_LE(end - start, 95u) << help.substr(start, end - start);
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A text report whose tables are all empty says so and why, rather than printing nothing.
+TEST(ReportCommand, NothingSelectedSaysSoInText) {
+  test_util::ScratchDir dir;
+  const std::string log = dir.File("run.capnp");
+  {
+    auto writer = LogWriter::Create(log, test_util::SampleHeader());
+    ASSERT_TRUE(writer.ok());
+    const StringId gemm = (*writer)->strings().Intern("gemm");
+    (*writer)->Append(ProcessInfo{.pid = 48213});
+    for (uint64_t i = 0; i < 10; ++i) (*writer)->Append(test_util::RealisticLaunch(i, gemm, 1));
+    ASSERT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
+  }
+  auto report = [&](std::vector<std::string> args) {
+    const std::string out = dir.File("report.txt");
+    args.insert(args.begin(), {"report", log, "-o", out});
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    EXPECT_EQ(RunReportCommand(static_cast<int>(argv.size()), argv.data()), 0);
+    return Slurp(out);
+  };
+  const std::string all = report({});
+  EXPECT_NE(all.find("zeCommandListAppendLaunchKernel"), std::string::npos) << all;
+  EXPECT_EQ(all.find("Nothing to report"), std::string::npos) << all;
+
+  EXPECT_EQ(report({"--pid", "1", "--from", "1h"}),
+            "Nothing to report: no call, device operation or range of " + log +
+                " is in the selection (--from, --pid).\n");
+  EXPECT_EQ(report({"--by", "python"}),
+            "Nothing to report: no traced call of " + log +
+                " carries Python frames (no CPython process was traced, or the capture ran "
+                "with --no-python-frames).\n");
+  // CSV keeps its shape: the tables' headers, no rows.
+  const std::string csv = report({"--pid", "1", "--format", "csv"});
+  EXPECT_EQ(csv.find("Nothing to report"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("# host_calls"), std::string::npos) << csv;
 }
 
 }  // namespace
