@@ -108,7 +108,20 @@ void EngineIdle::Process(const Op& b, const RecentHostActivity* activity) {
   const uint64_t gap = start - last_end_;
   const uint64_t own = b.end_ns > start ? b.end_ns - start : 0;
   if (b.measured) {
+    // The part of it before last_end_ lies under operations already counted: under a measured
+    // one's busy time (up to busy_until_) or an estimated one's bound, counted unknown. The
+    // engine did run it there, so that part moves from unknown to busy: an estimated bound
+    // around measured kernels (the other operations of their command list) must not turn
+    // their measured time into 0% busy.
+    const uint64_t under_from = std::max(b.start_ns, busy_until_);
+    const uint64_t under_to = std::min(b.end_ns, start);
+    if (under_to > under_from) {
+      const uint64_t moved = std::min(under_to - under_from, idle_.unknown_ns);
+      idle_.unknown_ns -= moved;
+      busy_ns_ += moved;
+    }
     busy_ns_ += own;
+    busy_until_ = std::max(busy_until_, b.end_ns);
     // Launch latency: the submitting call's end -> device start (0 when the device started
     // before the call returned). The call is looked up among its thread's recent calls; one
     // scrolled out of them is measured from its start.

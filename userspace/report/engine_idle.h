@@ -149,6 +149,7 @@ class EngineIdle {
   uint64_t operations_ = 0;
   uint64_t estimated_operations_ = 0;
   uint64_t busy_ns_ = 0;
+  uint64_t busy_until_ = 0;  // the latest end of a measured operation
   IdleSplit idle_;
   LatencyHistogram launch_latency_;
   std::vector<EngineGap> gaps_;  // largest first, at most top_gaps_

@@ -158,6 +158,28 @@ TEST(EngineIdleTest, EstimatedOperationsMakeTheirGapsAndSpanUnknown) {
   EXPECT_EQ(e.busy_ns() + e.idle().total(), e.span_ns());
 }
 
+// A regular command list's operations without timestamps are bounded by its execution
+// (submission to completion seen), and its measured kernels run inside that bound: their
+// measured time is busy, only the rest of the bound unknown.
+TEST(EngineIdleTest, MeasuredTimeUnderAnEstimatedBoundIsBusy) {
+  Scenario s = Build(3, {false});
+  DeviceOp bound = s.ops[1];
+  bound.id = 100;
+  bound.measured = false;
+  bound.start_ns = s.ops[1].submit_ns;      // submitted with the measured kernel
+  bound.end_ns = s.ops[1].end_ns + 20'000;  // seen complete after it
+  s.ops.insert(s.ops.begin() + 1, bound);
+  const EngineIdle e = RunEngine(s.ops);
+  EXPECT_EQ(e.busy_ns(), 3 * kKernelNs);
+  // The gap before the bound and the bound's own span less the kernel inside it; after it,
+  // between two measured kernels, the host was late and then the kernel waited.
+  EXPECT_EQ(e.idle().unknown_ns, 35'000 + (kLatencyNs + kKernelNs + 20'000) - kKernelNs);
+  EXPECT_EQ(e.idle().launch_ns, 35'000 - 20'000);
+  EXPECT_EQ(e.idle().waiting_ns, kLatencyNs);
+  EXPECT_EQ(e.busy_ns() + e.idle().total(), e.span_ns());
+  EXPECT_EQ(e.estimated_operations(), 1u);
+}
+
 TEST(EngineIdleTest, LargestGapsSayWhatTheSubmittingThreadDid) {
   Scenario s = Build(10, {false});
   // Make the gap before operation 5 the largest: its submission comes 1 ms late.
