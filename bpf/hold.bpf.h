@@ -51,6 +51,23 @@ static __always_inline long xt_held_insert(__u32 tgid, const struct xt_hold *hol
 	return bpf_map_update_elem(&held, &tgid, hold, BPF_EXIST);
 }
 
+/* Whether the current process runs as a job of a terminal's shell: it has a controlling
+ * terminal and leads a process group its parent is not in. A shell with job control puts
+ * each job in a group of its own, and it waits for its jobs with WUNTRACED: a hold, however
+ * short, is a stop it reports as the job's ("[1]+ Stopped", $? = 147, the terminal taken back,
+ * the job left to finish in the background). During a --system capture that was every command
+ * typed on the machine. Programs a script, a launcher or a service starts stay in their
+ * parent's group, or have no terminal, and are held as before. */
+static __always_inline int xt_terminal_job(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pid *group = BPF_CORE_READ(task, signal, pids[PIDTYPE_PGID]);
+
+	return BPF_CORE_READ(task, signal, tty) &&
+	       group == BPF_CORE_READ(task, signal, pids[PIDTYPE_TGID]) &&
+	       group != BPF_CORE_READ(task, real_parent, signal, pids[PIDTYPE_PGID]);
+}
+
 /* Holds the current process (`tgid`, thread `tid`) for `reason` if the capture asks for it:
  * its entry in `held` first, then the stop, which takes effect as the thread returns to user
  * space. XT_FLAG_HELD when held. The record that says so must be written after the stop is
@@ -63,6 +80,10 @@ static __always_inline __u32 xt_hold(const struct xt_capture_config *cfg, __u32 
 
 	if (!(cfg->hold & reason) || !tgid)
 		return 0;
+	if (!(cfg->hold & XT_HOLD_TERMINAL_JOBS) && xt_terminal_job()) {
+		xt_count(XT_CNT_HOLD_TERMINAL_JOB);
+		return 0;
+	}
 	err = xt_held_insert(tgid, &hold);
 	if (err) {
 		/* Held already (the capture has not continued it yet): that hold covers this too. */

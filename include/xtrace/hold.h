@@ -27,6 +27,10 @@ enum xt_hold_reason {
 	XT_HOLD_LIBRARY = 2, /* its dynamic linker reported a change to its list of libraries */
 	XT_HOLD_QUERY = 4,  /* a process attached mid-run used a Level Zero object xtrace never saw
 			     * made: it is held at the entry of that call to be asked about it */
+	/* Not a reason, a setting: hold (at exec and library loads) a program a shell with job
+	 * control runs as a job of its terminal too. Without it such a program is not stopped
+	 * (hold.bpf.h, xt_terminal_job): its shell would report the stop as the job's. */
+	XT_HOLD_TERMINAL_JOBS = 8,
 };
 
 /* Objects made before the attach (capture/sources/ze_query.h). A process in `query_pids` has each

@@ -336,7 +336,9 @@ enum xt_counter {
 	 * program's own rings (full, or still holding records at its end), which --buffer-size
 	 * does not size */
 	XT_CNT_DROPPED_ITT_RINGS = 16,
-	XT_CNT_MAX = 17,
+	XT_CNT_HOLD_TERMINAL_JOB = 17, /* a hold not taken: the process runs as a job of a
+					* terminal's shell (hold.bpf.h, xt_terminal_job) */
+	XT_CNT_MAX = 18,
 };
 
 /* ---- ITT (VTune-style labels) ------------------------------------------------------------

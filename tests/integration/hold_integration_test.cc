@@ -415,6 +415,87 @@ TEST_F(HoldTest, RecordHoldsItsCommandAndItsChildrenFromTheirExec) {
       << run.err;
 }
 
+// A terminal with a shell that has job control, played by python3: the shell leads a session
+// whose controlling terminal is a pty, runs `program 0` argv[2] times as its foreground job
+// (a process group of its own, given the terminal), waits for each with WUNTRACED as a shell
+// does, and prints how many reported a stop.
+constexpr const char* kJobShell = R"(
+import os, pty, signal, sys
+program, runs = sys.argv[1], int(sys.argv[2])
+pid, master = pty.fork()
+if pid == 0:
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    stops = 0
+    for _ in range(runs):
+        job = os.fork()
+        if job == 0:
+            os.setpgid(0, 0)
+            os.tcsetpgrp(0, os.getpid())
+            os.execv(program, [program, "0"])
+        try:
+            os.setpgid(job, job)
+        except OSError:
+            pass
+        while True:
+            _, status = os.waitpid(job, os.WUNTRACED)
+            if not os.WIFSTOPPED(status):
+                break
+            stops += 1
+        os.tcsetpgrp(0, os.getpgrp())
+    print("stops=%d" % stops, flush=True)
+    os._exit(0)
+out = b""
+while True:
+    try:
+        chunk = os.read(master, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+)";
+
+// A program run as a terminal's job is not held: its shell would take even a millisecond's
+// stop for the job's ("[1]+ Stopped", $? = 147, the terminal taken back). During a --system
+// capture that was every command typed on the machine. The summary counts the holds not
+// taken; --hold-terminal-jobs takes them, and the shell sees the stops again.
+TEST_F(HoldTest, AProgramRunAsATerminalsJobIsNotHeldUnlessAsked) {
+  constexpr int kRuns = 5;
+  const std::string sleeper = UniqueSleep();
+  const std::string name = std::filesystem::path(sleeper).filename();
+  for (const bool hold_jobs : {false, true}) {
+    SCOPED_TRACE(hold_jobs ? "--hold-terminal-jobs" : "default");
+    std::vector<std::string> argv = {kXtrace, "attach", "--comm", name, "-o",
+                                     Path(hold_jobs ? "tj1.capnp" : "tj0.capnp")};
+    if (hold_jobs) argv.push_back("--hold-terminal-jobs");
+    Subprocess xtrace(argv);
+    ASSERT_TRUE(xtrace.WaitStderr("tracing every process named " + name, 60s)) << xtrace.stderr_text();
+    const auto shell = RunCommand({"/usr/bin/python3", "-c", kJobShell, sleeper, std::to_string(kRuns)},
+                                  {}, 60s);
+    ASSERT_EQ(shell.exit_code(), 0) << shell.out << shell.err;
+    ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
+    std::smatch stops;
+    ASSERT_TRUE(std::regex_search(shell.out, stops, std::regex("stops=([0-9]+)"))) << shell.out;
+    if (hold_jobs) {
+      // Held at its exec and at its linker's report, each a stop its shell sees.
+      EXPECT_GE(std::stoi(stops[1]), kRuns) << shell.out;
+      EXPECT_TRUE(std::regex_search(xtrace.stderr_text(),
+                                    std::regex(" 5 process starts and 5 library loads held ")))
+          << xtrace.stderr_text();
+    } else {
+      EXPECT_EQ(std::stoi(stops[1]), 0) << shell.out;
+      EXPECT_TRUE(std::regex_search(
+          xtrace.stderr_text(),
+          std::regex(" 10 holds were not taken in programs run as jobs of a terminal's shell")))
+          << xtrace.stderr_text();
+      EXPECT_EQ(xtrace.stderr_text().find(" process starts"), std::string::npos)
+          << xtrace.stderr_text();
+    }
+  }
+}
+
 // --no-hold: nothing is held, and the summary says nothing of holds.
 TEST_F(HoldTest, NoHoldHoldsNothing) {
   const std::string sleeper = UniqueSleep();

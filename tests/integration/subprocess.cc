@@ -38,7 +38,9 @@ Subprocess::Subprocess(const std::vector<std::string>& argv,
     if (pipe_stdin) dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
-    setpgid(0, 0);  // own group: a test's Ctrl-C never reaches it, and it can be killed whole
+    // A session of its own: a test's Ctrl-C never reaches it, it can be killed whole, and run
+    // from a terminal it is no job of that terminal's, which a capture would not hold.
+    setsid();
     for (const auto& kv : extra_env) putenv(const_cast<char*>(kv.c_str()));
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));

@@ -117,6 +117,9 @@ struct CaptureOptions {
   // (stopped) from its exec or library load until its new files are probed, at most this long
   // (include/xtrace/hold.h); `hold` false: never held, first calls may be lost.
   bool hold = true;
+  // A program a shell with job control runs as a job of its terminal is not held unless this
+  // is set: the shell would report the stop as the job's (bpf/hold.bpf.h, xt_terminal_job).
+  bool hold_terminal_jobs = false;
   uint64_t hold_max_ns = 500'000'000;
   // A process running before the capture began made its kernels before it: a launch of one
   // holds the launching thread a moment, and xtrace asks the process's own loader for the

@@ -150,7 +150,9 @@ void Session::ReportProgress(uint64_t elapsed_ns) {
 // the capture is already finishing (writing the log) would wait for the bound.
 Status Session::SetHolding(bool on) {
   if (!holds_) return Status::Ok();
-  config_.hold = on ? XT_HOLD_EXEC | XT_HOLD_LIBRARY | router_->holds_served() : 0;
+  config_.hold = on ? XT_HOLD_EXEC | XT_HOLD_LIBRARY | router_->holds_served() |
+                          (opt_.hold_terminal_jobs ? XT_HOLD_TERMINAL_JOBS : 0)
+                    : 0;
   return maps_->SetScope(config_);
 }
 

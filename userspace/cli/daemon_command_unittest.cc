@@ -48,7 +48,7 @@ std::string RequestFields(const CaptureOptions& o) {
       << o.probes_per_process << "; probes_per_file " << o.probes_per_file
       << "; drm_hook " << static_cast<int>(o.drm_hook)
       << "; nice " << (o.nice ? std::to_string(*o.nice) : "default")
-      << "; verbose " << o.verbose << "; hold " << o.hold << "; hold_max " << o.hold_max_ns
+      << "; verbose " << o.verbose << "; hold " << o.hold << "; hold_terminal_jobs " << o.hold_terminal_jobs << "; hold_max " << o.hold_max_ns
       << "; query " << o.query << "; query_max " << o.query_max_ns << "; user " << o.user << "; slurm_job " << o.slurm_job
       << "; python_frames " << (o.python_frames ? (*o.python_frames ? "yes" : "no") : "default")
       << "; slurm_node " << o.slurm_node << "; driver_tables " << o.driver_tables

@@ -41,6 +41,7 @@ void EncodeRequest(const CaptureOptions& r, control_schema::CaptureRequest::Buil
   out.setNice(static_cast<int8_t>(r.nice.value_or(0)));
   out.setVerbose(r.verbose);
   out.setNoHold(!r.hold);
+  out.setHoldTerminalJobs(r.hold_terminal_jobs);
   out.setHoldMaxNs(r.hold_max_ns);
   out.setQueryMaxNs(r.query_max_ns);
   out.setOutputDir(r.output_dir);
@@ -87,6 +88,7 @@ CaptureOptions DecodeRequest(control_schema::CaptureRequest::Reader in) {
   if (in.getNiceGiven()) r.nice = in.getNice();
   r.verbose = in.getVerbose();
   r.hold = !in.getNoHold();
+  r.hold_terminal_jobs = in.getHoldTerminalJobs();
   if (in.getHoldMaxNs()) r.hold_max_ns = in.getHoldMaxNs();
   if (in.getQueryMaxNs()) r.query_max_ns = in.getQueryMaxNs();
   r.output_dir = ToString(in.getOutputDir());

@@ -27,6 +27,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   r.python_frames = true;
   r.verbose = true;
   r.hold = false;
+  r.hold_terminal_jobs = true;
   r.hold_max_ns = 20'000'000;
   r.output_dir = "/home/alice/job42";
   r.user = "alice";
@@ -57,6 +58,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_EQ(back.python_frames, std::optional<bool>(true));
   EXPECT_TRUE(back.verbose);
   EXPECT_FALSE(back.hold);
+  EXPECT_TRUE(back.hold_terminal_jobs);
   EXPECT_EQ(back.hold_max_ns, 20'000'000u);
   EXPECT_EQ(back.output_dir, "/home/alice/job42");
   EXPECT_EQ(back.user, "alice");
@@ -77,6 +79,7 @@ TEST(ControlCodec, RequestRoundTrips) {
   EXPECT_EQ(defaults.drm, DrmCapture::kAlongside);
   EXPECT_FALSE(defaults.start_paused);
   EXPECT_TRUE(defaults.hold);
+  EXPECT_FALSE(defaults.hold_terminal_jobs);
   EXPECT_EQ(defaults.hold_max_ns, CaptureOptions().hold_max_ns);
 }
 

@@ -41,6 +41,7 @@ struct CaptureRequest {
   drmHook @28 :DrmHook;      # --drm-hook
   niceGiven @29 :Bool;       # --nice was given: the capture threads take `nice`
   nice @30 :Int8;
+  holdTerminalJobs @31 :Bool;  # also hold programs a terminal's shell runs as jobs
 
   enum DrmHook {
     auto @0;

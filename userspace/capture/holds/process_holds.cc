@@ -55,22 +55,25 @@ void ProcessHolds::ReleaseAll(uint64_t now_ns) {
   pending_.clear();
 }
 
-HoldStats ProcessHolds::Stats(uint64_t missed, uint64_t parents_continued) const {
+HoldStats ProcessHolds::Stats(uint64_t missed, uint64_t parents_continued,
+                              uint64_t terminal_jobs) const {
   HoldStats s = stats_;
   s.missed = missed;
   s.parents_continued = parents_continued;
+  s.terminal_jobs = terminal_jobs;
   if (guardian_) s.released_by_bound = guardian_->tally().released_by_bound.load();
   return s;
 }
 
 std::string ProcessHolds::Summary(const std::array<uint64_t, XT_CNT_MAX>& counters) const {
-  return HoldSummary(Stats(counters[XT_CNT_HOLD_MISSED], counters[XT_CNT_PARENT_CONTINUED]));
+  return HoldSummary(Stats(counters[XT_CNT_HOLD_MISSED], counters[XT_CNT_PARENT_CONTINUED],
+                           counters[XT_CNT_HOLD_TERMINAL_JOB]));
 }
 
 std::string HoldSummary(const HoldStats& s) {
-  if (!s.taken() && !s.missed) return "";
-  std::string text = " ";
+  std::string text;  // each sentence starts with a space, as the summary joins them
   if (s.taken()) {
+    text += " ";
     if (s.at_exec) text += Count(s.at_exec, "process start", "process starts");
     if (s.at_exec && s.at_library) text += " and ";
     if (s.at_library) text += Count(s.at_library, "library load", "library loads");
@@ -87,6 +90,11 @@ std::string HoldSummary(const HoldStats& s) {
     text += " " + Count(s.missed, "process was", "processes were") +
             " not held (more than " + std::to_string(XT_MAX_HELD) +
             " held at once, or the stop was refused): their first calls may be missing.";
+  if (s.terminal_jobs)
+    text += " " + Count(s.terminal_jobs, "hold was", "holds were") +
+            " not taken in programs run as jobs of a terminal's shell, which would report the "
+            "stop as the job's: their first calls may be missing (--hold-terminal-jobs holds "
+            "them).";
   return text;
 }
 

@@ -30,6 +30,9 @@ struct HoldStats {
   // Parents that stopped themselves because their child was held (nsenter, sudo), continued
   // with it (BPF's XT_CNT_PARENT_CONTINUED).
   uint64_t parents_continued = 0;
+  // Holds not taken because the process runs as a job of a terminal's shell, which would
+  // report the stop (BPF's XT_CNT_HOLD_TERMINAL_JOB; --hold-terminal-jobs takes them).
+  uint64_t terminal_jobs = 0;
   uint64_t taken() const { return at_exec + at_library; }
 };
 
@@ -58,8 +61,8 @@ class ProcessHolds {
   // The guardian's call slot (HoldGuardian::call_slot); null without a guardian.
   RemoteCallSlot* call_slot() const { return guardian_ ? guardian_->call_slot() : nullptr; }
 
-  // `missed`: from the BPF counter.
-  HoldStats Stats(uint64_t missed, uint64_t parents_continued) const;
+  // The rest from the BPF counters.
+  HoldStats Stats(uint64_t missed, uint64_t parents_continued, uint64_t terminal_jobs = 0) const;
   // The summary's sentence about holds (HoldSummary), from the BPF counters at the end.
   std::string Summary(const std::array<uint64_t, XT_CNT_MAX>& counters) const;
 

@@ -79,6 +79,18 @@ TEST(HoldSummary, SaysHowManyHowLongAndWhatTheBoundDid) {
             " 12 process starts and 1 library load held 3.1 ms on average (max 9.0 ms) until "
             "probed; 1 released by the bound (--hold-max). 2 parents that stopped with a held "
             "child (as nsenter and sudo do) continued with it.");
+  // Holds missed or not taken are said even when none was taken.
+  HoldStats missed;
+  missed.missed = 1;
+  EXPECT_EQ(HoldSummary(missed),
+            " 1 process was not held (more than 1024 held at once, or the stop was refused): "
+            "their first calls may be missing.");
+  HoldStats jobs;
+  jobs.terminal_jobs = 2;
+  EXPECT_EQ(HoldSummary(jobs),
+            " 2 holds were not taken in programs run as jobs of a terminal's shell, which would "
+            "report the stop as the job's: their first calls may be missing "
+            "(--hold-terminal-jobs holds them).");
 }
 
 }  // namespace
