@@ -457,21 +457,30 @@ os.waitpid(pid, 0)
 sys.stdout.write(out.decode(errors="replace"))
 )";
 
-// A program run as a terminal's job is not held: its shell would take even a millisecond's
-// stop for the job's ("[1]+ Stopped", $? = 147, the terminal taken back). During a --system
-// capture that was every command typed on the machine. The summary counts the holds not
-// taken; --hold-terminal-jobs takes them, and the shell sees the stops again. xtrace is
-// stopped while the shell runs, so that a hold lasts the bound (200 ms): a short one can be
-// over before the shell's waitpid looks, and would not show.
-TEST_F(HoldTest, AProgramRunAsATerminalsJobIsNotHeldUnlessAsked) {
+// Probed per file, a program run as a terminal's job is not held: its shell would take even
+// a millisecond's stop for the job's ("[1]+ Stopped", $? = 147, the terminal taken back).
+// During a --system capture that was every command typed on the machine. The summary counts
+// the holds not taken; --hold-terminal-jobs takes them, and the shell sees the stops again,
+// as it does where the capture probes per process (--comm's default), which holds the
+// programs it selects whatever runs them. xtrace is stopped while the shell runs, so that a
+// hold lasts the bound (200 ms): a short one can be over before the shell's waitpid looks.
+TEST_F(HoldTest, AProgramRunAsATerminalsJobIsHeldOnlyWhereProbedPerProcessOrAsked) {
   constexpr int kRuns = 5;
   const std::string sleeper = UniqueSleep();
   const std::string name = std::filesystem::path(sleeper).filename();
-  for (const bool hold_jobs : {false, true}) {
-    SCOPED_TRACE(hold_jobs ? "--hold-terminal-jobs" : "default");
+  struct Case {
+    std::vector<std::string> options;
+    bool held;
+  };
+  const Case cases[] = {{{"--probes-per-file"}, false},
+                        {{"--probes-per-file", "--hold-terminal-jobs"}, true},
+                        {{}, true}};
+  int n = 0;
+  for (const Case& c : cases) {
     std::vector<std::string> argv = {kXtrace, "attach", "--comm", name, "--hold-max", "200", "-o",
-                                     Path(hold_jobs ? "tj1.capnp" : "tj0.capnp")};
-    if (hold_jobs) argv.push_back("--hold-terminal-jobs");
+                                     Path("tj" + std::to_string(n++) + ".capnp")};
+    argv.insert(argv.end(), c.options.begin(), c.options.end());
+    SCOPED_TRACE(c.options.empty() ? "probes per process" : c.options.back());
     Subprocess xtrace(argv);
     ASSERT_TRUE(xtrace.WaitStderr("tracing every process named " + name, 60s)) << xtrace.stderr_text();
     xtrace.Signal(SIGSTOP);
@@ -482,7 +491,7 @@ TEST_F(HoldTest, AProgramRunAsATerminalsJobIsNotHeldUnlessAsked) {
     ASSERT_TRUE(StopCapture(xtrace)) << xtrace.stderr_text();
     std::smatch stops;
     ASSERT_TRUE(std::regex_search(shell.out, stops, std::regex("stops=([0-9]+)"))) << shell.out;
-    if (hold_jobs) {
+    if (c.held) {
       // Held at its exec and at its linker's report, each a stop its shell sees.
       EXPECT_GE(std::stoi(stops[1]), kRuns) << shell.out;
       EXPECT_TRUE(std::regex_search(xtrace.stderr_text(), std::regex(" 5 process starts .*held ")))

@@ -117,8 +117,10 @@ struct CaptureOptions {
   // (stopped) from its exec or library load until its new files are probed, at most this long
   // (include/xtrace/hold.h); `hold` false: never held, first calls may be lost.
   bool hold = true;
-  // A program a shell with job control runs as a job of its terminal is not held unless this
-  // is set: the shell would report the stop as the job's (bpf/hold.bpf.h, xt_terminal_job).
+  // Where the capture probes per file (--system, --probes-per-file), a program a shell with
+  // job control runs as a job of its terminal is not held unless this is set: the shell
+  // would report the stop as the job's (bpf/hold.bpf.h, xt_terminal_job). Captures that probe
+  // per process hold the programs they select whatever runs them.
   bool hold_terminal_jobs = false;
   uint64_t hold_max_ns = 500'000'000;
   // A process running before the capture began made its kernels before it: a launch of one

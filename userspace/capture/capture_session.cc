@@ -106,6 +106,8 @@ class Session {
   std::unique_ptr<CaptureMaps> maps_;
   std::unique_ptr<ProcessWatcher> watcher_;
   std::unique_ptr<ProcessHolds> holds_;  // null: processes are not held
+  // Whether a program run as a job of a terminal's shell is held too (XT_HOLD_TERMINAL_JOBS).
+  bool hold_terminal_jobs_ = false;
   xt_capture_config config_{};
   LinkReaper reaper_;
   std::unique_ptr<AttachPlanner> planner_;
@@ -151,7 +153,7 @@ void Session::ReportProgress(uint64_t elapsed_ns) {
 Status Session::SetHolding(bool on) {
   if (!holds_) return Status::Ok();
   config_.hold = on ? XT_HOLD_EXEC | XT_HOLD_LIBRARY | router_->holds_served() |
-                          (opt_.hold_terminal_jobs ? XT_HOLD_TERMINAL_JOBS : 0)
+                          (hold_terminal_jobs_ ? XT_HOLD_TERMINAL_JOBS : 0)
                     : 0;
   return maps_->SetScope(config_);
 }
@@ -225,6 +227,12 @@ Status Session::Prepare() {
                         // A capture of one user's processes puts nothing into anybody else's:
                         // no uprobe on a library file that another user's process traps on.
                         !scope_.owner;
+  // Probed per file, a process is traced from its first call into a file already probed
+  // without a hold, and every program on the machine may be held: a terminal's jobs, whose
+  // shell would report each hold as the job stopping, are not (bpf/hold.bpf.h). Probed per
+  // process, only the selected programs are held, and without the hold their first calls
+  // would race the attach: they are held whatever runs them.
+  hold_terminal_jobs_ = opt_.hold_terminal_jobs || !per_file;
   if (per_file && !opt_.probes_per_file) {
     notes_.push_back("--system probes each library file once for every process that maps it: "
                      "every process is in scope, so probes per process would spare nobody and "

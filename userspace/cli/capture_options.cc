@@ -212,14 +212,18 @@ OptionTable CaptureOptionTable(CaptureOptions& o) {
       {0, "--no-hold", "", "CAPTURE",
        "never stop a process: by default a process that starts (or loads a library) during the "
        "capture is held, stopped, from its exec or the load until its new files are probed, so "
-       "that its first calls are traced (a few ms). Without holds those calls can be lost. A "
-       "program a terminal's shell runs as a job is never held (see --hold-terminal-jobs)",
+       "that its first calls are traced (a few ms). Without holds those calls can be lost. "
+       "Under --system a program a terminal's shell runs as a job is not held (see "
+       "--hold-terminal-jobs)",
        [&o](Flag, Value) { return o.hold = false, Status::Ok(); }},
       {0, "--hold-terminal-jobs", "", "CAPTURE",
+       "where each library file is probed once for every process (--system, --probes-per-file), "
        "hold a program a shell with job control runs as a job of its terminal too. Not held by "
        "default, since the shell would report even a millisecond's hold as the job stopping "
-       "(\"[1]+ Stopped\", $? = 147, the job sent to the background): its first calls can be "
-       "lost instead, and the summary counts those holds not taken",
+       "(\"[1]+ Stopped\", $? = 147, the job sent to the background): the first calls of such "
+       "a program into a file new to the capture can be lost instead, and the summary counts "
+       "the holds not taken. Probed per process (--comm, --cgroup, children), the programs "
+       "selected are held whatever runs them",
        SetTrue(o.hold_terminal_jobs)},
       {0, "--no-query", "", "CAPTURE",
        "never write to a traced process: by default, in a process that was running before the "
