@@ -13,6 +13,8 @@ namespace xtrace {
 
 // Files to read, in order: files as given; for a directory, its *.capnp files and those of
 // its subdirectories by path (the daemon's names sort by time). A directory without any is an error naming it.
+// A file named more than once (by a directory and by its own path, or through a link) is
+// listed once, where it first appears.
 Result<std::vector<std::string>> ExpandLogInputs(const std::vector<std::string>& inputs);
 
 }  // namespace xtrace

@@ -25,5 +25,21 @@ TEST(LogInputs, ADirectoryIsItsLogsAndThoseOfItsNodeDirectories) {
   std::filesystem::remove_all(dir);
 }
 
+// A log named twice is read once: neither convert nor report may count its events twice.
+TEST(LogInputs, ALogNamedTwiceIsListedOnce) {
+  char tmpl[] = "/tmp/xtrace-log-inputs-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = tmpl;
+  for (const char* name : {"a.capnp", "b.capnp"}) std::ofstream(dir / name) << "x";
+  std::filesystem::create_symlink(dir / "a.capnp", dir / "link-to-a.log");
+  const std::string a = (dir / "a.capnp").string(), b = (dir / "b.capnp").string();
+  auto files = ExpandLogInputs({a, dir.string(), a, (dir / "link-to-a.log").string(),
+                                (dir / "missing.capnp").string()});
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  // A missing file stays, for the reader's error naming it.
+  EXPECT_EQ(*files, (std::vector<std::string>{a, b, (dir / "missing.capnp").string()}));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace xtrace
