@@ -66,10 +66,12 @@ void ReleaseExpired(int map_fd, uint64_t now_ns, uint64_t older_than_ns, uint64_
   const void* prev = nullptr;
   while (n < XT_MAX_HELD && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
     xt_hold hold{};
-    if (bpf_map_lookup_elem(map_fd, &next, &hold) == 0 &&
-        HoldDue(HoldBoundFrom(next, hold.since_ns, hold.reason, served), now_ns,
-                HoldBoundOf(next, hold.since_ns, hold.reason, served, older_than_ns, query_wait_ns)))
-      due[n++] = Due{next, hold.reason, hold.since_ns};
+    if (bpf_map_lookup_elem(map_fd, &next, &hold) == 0) {
+      const uint64_t from_ns = HoldBoundFrom(next, hold.since_ns, hold.reason, served);
+      if (HoldDue(from_ns, now_ns,
+                  HoldBoundOf(from_ns, hold.since_ns, hold.reason, older_than_ns, query_wait_ns)))
+        due[n++] = Due{next, hold.reason, hold.since_ns};
+    }
     key = next;
     prev = &key;
   }
@@ -205,11 +207,11 @@ uint64_t HoldBoundFrom(uint32_t pid, uint64_t since_ns, uint32_t reason, const R
   return lease > since_ns ? lease : since_ns;
 }
 
-uint64_t HoldBoundOf(uint32_t pid, uint64_t since_ns, uint32_t reason, const RemoteCallSlot* slot,
-                     uint64_t bound_ns, uint64_t query_wait_ns) {
+uint64_t HoldBoundOf(uint64_t from_ns, uint64_t since_ns, uint32_t reason, uint64_t bound_ns,
+                     uint64_t query_wait_ns) {
   if (bound_ns == 0 || reason != XT_HOLD_QUERY || query_wait_ns <= bound_ns) return bound_ns;
   // Taken up: the lease the capture renews is what the bound counts from.
-  if (HoldBoundFrom(pid, since_ns, reason, slot) != since_ns) return bound_ns;
+  if (from_ns != since_ns) return bound_ns;
   return query_wait_ns;
 }
 

@@ -104,11 +104,12 @@ bool ContinueHeldIf(int held_map_fd, uint32_t pid, uint64_t since_ns, uint32_t r
 // (RemoteCallSlot::lease_ns), whichever is later. Async-signal-safe.
 uint64_t HoldBoundFrom(uint32_t pid, uint64_t since_ns, uint32_t reason, const RemoteCallSlot* slot);
 
-// The bound of `pid`'s hold taken at `since_ns` for `reason`: `bound_ns`, or for a query hold
-// the capture has not taken up yet (no lease of it in `slot`) `query_wait_ns` when longer.
-// 0 stays 0 (every hold due). Async-signal-safe.
-uint64_t HoldBoundOf(uint32_t pid, uint64_t since_ns, uint32_t reason, const RemoteCallSlot* slot,
-                     uint64_t bound_ns, uint64_t query_wait_ns);
+// The bound of a hold taken at `since_ns` for `reason`, whose bound counts from `from_ns`
+// (HoldBoundFrom): `bound_ns`, or for a query hold the capture has not taken up yet (`from_ns`
+// still `since_ns`: no lease of it) `query_wait_ns` when longer. 0 stays 0 (every hold due).
+// Async-signal-safe.
+uint64_t HoldBoundOf(uint64_t from_ns, uint64_t since_ns, uint32_t reason, uint64_t bound_ns,
+                     uint64_t query_wait_ns);
 
 // Whether a hold taken at `since_ns` is past `bound_ns` at `now_ns` (every hold with a bound of
 // 0). A hold newer than `now_ns` was taken after that clock reading (the guardian read it, then

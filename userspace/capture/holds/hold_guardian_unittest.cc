@@ -276,18 +276,24 @@ TEST(HoldDueTest, AHoldNewerThanTheClockReadingIsFresh) {
 TEST(HoldBoundOfTest, AQueryHoldWaitsForTheCaptureUpToTheQueryBound) {
   constexpr uint64_t kBound = 500'000'000, kQuery = 10'000'000'000;
   RemoteCallSlot slot;
-  EXPECT_EQ(HoldBoundOf(100, 1'000, XT_HOLD_QUERY, &slot, kBound, kQuery), kQuery);
-  EXPECT_EQ(HoldBoundOf(100, 1'000, XT_HOLD_LIBRARY, &slot, kBound, kQuery), kBound);
-  EXPECT_EQ(HoldBoundOf(100, 1'000, XT_HOLD_EXEC, &slot, kBound, kQuery), kBound);
-  EXPECT_EQ(HoldBoundOf(100, 1'000, XT_HOLD_QUERY, &slot, kBound, 0), kBound) << "without queries";
-  EXPECT_EQ(HoldBoundOf(100, 1'000, XT_HOLD_QUERY, &slot, 0, kQuery), 0u) << "the end continues all";
+  // As the guardian asks: from where the hold's bound counts, then how long it is.
+  auto BoundOf = [](uint32_t pid, uint64_t since_ns, uint32_t reason, const RemoteCallSlot& s,
+                    uint64_t bound_ns, uint64_t query_wait_ns) {
+    return HoldBoundOf(HoldBoundFrom(pid, since_ns, reason, &s), since_ns, reason, bound_ns,
+                       query_wait_ns);
+  };
+  EXPECT_EQ(BoundOf(100, 1'000, XT_HOLD_QUERY, slot, kBound, kQuery), kQuery);
+  EXPECT_EQ(BoundOf(100, 1'000, XT_HOLD_LIBRARY, slot, kBound, kQuery), kBound);
+  EXPECT_EQ(BoundOf(100, 1'000, XT_HOLD_EXEC, slot, kBound, kQuery), kBound);
+  EXPECT_EQ(BoundOf(100, 1'000, XT_HOLD_QUERY, slot, kBound, 0), kBound) << "without queries";
+  EXPECT_EQ(BoundOf(100, 1'000, XT_HOLD_QUERY, slot, 0, kQuery), 0u) << "the end continues all";
   slot.lease_since_ns.store(1'000);
   slot.lease_ns.store(5'000);
   slot.lease_pid.store(100);
-  EXPECT_EQ(HoldBoundOf(100, 1'000, XT_HOLD_QUERY, &slot, kBound, kQuery), kBound) << "taken up";
-  EXPECT_EQ(HoldBoundOf(100, 2'000, XT_HOLD_QUERY, &slot, kBound, kQuery), kQuery)
+  EXPECT_EQ(BoundOf(100, 1'000, XT_HOLD_QUERY, slot, kBound, kQuery), kBound) << "taken up";
+  EXPECT_EQ(BoundOf(100, 2'000, XT_HOLD_QUERY, slot, kBound, kQuery), kQuery)
       << "another hold of the process, not taken up yet";
-  EXPECT_EQ(HoldBoundOf(200, 1'000, XT_HOLD_QUERY, &slot, kBound, kQuery), kQuery);
+  EXPECT_EQ(BoundOf(200, 1'000, XT_HOLD_QUERY, slot, kBound, kQuery), kQuery);
 }
 
 }  // namespace
