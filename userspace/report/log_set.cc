@@ -12,6 +12,13 @@ Status DamageError(const Status& damage) {
   return Status::Error(damage.message() + "; --salvage reports the part before it");
 }
 
+AggregateOptions SelectionOf(const LogReadOptions& options, const ClockAnchor& start) {
+  AggregateOptions aggregate = options.aggregate;
+  aggregate.from_ns = options.from ? std::optional(options.from->Resolve(start)) : std::nullopt;
+  aggregate.to_ns = options.to ? std::optional(options.to->Resolve(start)) : std::nullopt;
+  return aggregate;
+}
+
 Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const LogReadOptions& options) {
   Result<LogReader> reader = LogReader::Open(path, LogReaderOptions{.salvage = options.salvage});
   if (!reader.ok()) return reader.status();
@@ -21,10 +28,7 @@ Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const L
   log.start_ns = reader->header().start_clock.monotonic_ns;
   log.rank = "log " + std::to_string(index);
 
-  AggregateOptions aggregate = options.aggregate;
-  const ClockAnchor& start = reader->header().start_clock;
-  aggregate.from_ns = options.from ? std::optional(options.from->Resolve(start)) : std::nullopt;
-  aggregate.to_ns = options.to ? std::optional(options.to->Resolve(start)) : std::nullopt;
+  const AggregateOptions aggregate = SelectionOf(options, reader->header().start_clock);
   // The reader steps over the batches of spans that end before the window or start after it
   // (the log's batch index), so a short window costs what it holds, not the whole log. What
   // it still returns around the window, the aggregator's selection filters.

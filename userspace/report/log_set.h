@@ -26,6 +26,9 @@ struct LogReadOptions {
   bool salvage = false;
 };
 
+// `options.aggregate` with the window resolved for a log that started at `start`.
+AggregateOptions SelectionOf(const LogReadOptions& options, const ClockAnchor& start);
+
 // One log, read and aggregated.
 struct LogAggregate {
   std::string path;

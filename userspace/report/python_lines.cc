@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -30,16 +29,13 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
   std::map<std::string, LineTotals> lines;
   uint64_t device_ns_all = 0, device_ops_unplaced = 0;
   Report report;
-  const std::set<uint32_t>& pids = options.read.aggregate.pids;
   for (const std::string& path : logs) {
     auto reader = LogReader::Open(path, LogReaderOptions{.salvage = options.read.salvage});
     if (!reader.ok()) return reader.status();
-    const ClockAnchor& start = reader->header().start_clock;
-    const uint64_t from_ns = options.read.from ? options.read.from->Resolve(start) : 0;
-    const uint64_t to_ns = options.read.to ? options.read.to->Resolve(start) : UINT64_MAX;
     // As the other tables select: by process, and by the start of the call or operation.
-    auto selected = [&](uint32_t pid, uint64_t start_ns) {
-      return (pids.empty() || pids.count(pid)) && start_ns >= from_ns && start_ns < to_ns;
+    const AggregateOptions selection = SelectionOf(options.read, reader->header().start_clock);
+    auto selected = [&selection](uint32_t pid, uint64_t start_ns) {
+      return InSelection(selection, pid, start_ns);
     };
     std::map<CallKey, std::string> line_of_call;
     Event e;

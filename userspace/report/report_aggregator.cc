@@ -63,11 +63,15 @@ ReportAggregator::ReportAggregator(AggregateOptions options, std::string log_sec
 
 ReportAggregator::~ReportAggregator() = default;
 
-bool ReportAggregator::Selected(uint32_t pid, uint64_t start_ns) const {
-  if (!options_.pids.empty() && !options_.pids.count(pid)) return false;
-  if (options_.from_ns && start_ns < *options_.from_ns) return false;
-  if (options_.to_ns && start_ns >= *options_.to_ns) return false;
+bool InSelection(const AggregateOptions& options, uint32_t pid, uint64_t start_ns) {
+  if (!options.pids.empty() && !options.pids.count(pid)) return false;
+  if (options.from_ns && start_ns < *options.from_ns) return false;
+  if (options.to_ns && start_ns >= *options.to_ns) return false;
   return true;
+}
+
+bool ReportAggregator::Selected(uint32_t pid, uint64_t start_ns) const {
+  return InSelection(options_, pid, start_ns);
 }
 
 std::string ReportAggregator::SectionKey(uint32_t pid, uint32_t tid, uint32_t device) const {

@@ -30,6 +30,10 @@ struct AggregateOptions {
   size_t top_gaps = 5;              // largest gaps kept per engine
 };
 
+// Whether an event of `pid` that starts at `start_ns` is in the selection of `options`: its
+// processes, and its window by start.
+bool InSelection(const AggregateOptions& options, uint32_t pid, uint64_t start_ns);
+
 class ReportAggregator {
  public:
   // `section_label` names the section of every event with GroupBy kRank and kHost (the
