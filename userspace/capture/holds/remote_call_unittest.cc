@@ -6,6 +6,7 @@
 // guardian does when xtrace is SIGKILLed. Also FindSelfLoop on libc.
 #include "capture/holds/remote_call.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
@@ -60,22 +61,41 @@ extern "C" __attribute__((noinline, used)) uint64_t RemoteCallTestSlow(uint64_t 
 }
 
 // Spins with errno set and checks it on SIGTERM: exit 0 if errno and the spinning survived.
-// (errno through a volatile pointer: a plain store before an endless loop is dropped.)
-[[noreturn]] void ChildMain() {
+// (errno through a volatile pointer: a plain store before an endless loop is dropped.) Says
+// on `ready` when its handlers are in place, just before its loop.
+[[noreturn]] void ChildMain(int ready) {
   signal(SIGUSR1, [](int) { g_usr1 = g_usr1 + 1; });
   signal(SIGTERM, [](int) {
     if (pthread_mutex_trylock(&g_lock) != 0) _exit(5);  // a call left the lock taken
     _exit(*static_cast<volatile int*>(&errno) != kChildErrno ? 3 : g_spins > 0 ? 0 : 4);
   });
-  *static_cast<volatile int*>(&errno) = kChildErrno;
+  *static_cast<volatile int*>(&errno) = kChildErrno;  // a write or close that succeeds keeps it
+  const char byte = 1;
+  if (write(ready, &byte, 1) != 1) _exit(6);
+  close(ready);
   for (;;) g_spins = g_spins + 1;
 }
 
-// A spinning child, stopped with SIGSTOP as a hold stops a process.
+// A spinning child, stopped with SIGSTOP as a hold stops a process. Stopped only once it said
+// it is ready: stopped earlier (a fork's child waits long for a core on a loaded machine), a
+// SIGUSR1 sent before its handler is in kills it, and errno is not yet the one it checks.
 pid_t StartStoppedChild() {
+  int ready[2];
+  if (pipe2(ready, O_CLOEXEC) != 0) return -1;
   const pid_t pid = fork();
-  if (pid == 0) ChildMain();
-  timespec pause{0, 20'000'000};
+  if (pid == 0) {
+    close(ready[0]);
+    ChildMain(ready[1]);
+  }
+  close(ready[1]);
+  char byte = 0;
+  const ssize_t n = read(ready[0], &byte, 1);
+  close(ready[0]);
+  if (n != 1) return -1;  // the child died before it was ready
+  // A moment to reach the loop: the tests call into a thread stopped in its own code, not in
+  // the pipe's syscalls. (Stopped sooner, the checks at the end still hold: errno was set
+  // before the pipe, and EndChild waits for the loop to spin.)
+  timespec pause{0, 2'000'000};
   nanosleep(&pause, nullptr);
   kill(pid, SIGSTOP);
   int status = 0;
@@ -83,11 +103,26 @@ pid_t StartStoppedChild() {
   return pid;
 }
 
+uint64_t ChildWord(pid_t pid, const volatile uint64_t* at) {
+  uint64_t v = 0;
+  iovec local{&v, sizeof(v)}, remote{const_cast<uint64_t*>(at), sizeof(v)};
+  process_vm_readv(pid, &local, 1, &remote, 1, 0);
+  return v;
+}
+
+// Continues the child, waits (up to 5 s: a loaded machine is slow to give it a core) until
+// its loop spins on, and ends it: its exit status says whether it went on as it was (128 + 9:
+// it did not spin on).
 int EndChild(pid_t pid) {
+  const uint64_t spins = ChildWord(pid, &g_spins);
   kill(pid, SIGCONT);
-  timespec pause{0, 20'000'000};
-  nanosleep(&pause, nullptr);
-  kill(pid, SIGTERM);
+  bool spun = false;
+  for (int i = 0; i < 500 && !spun; ++i) {
+    timespec pause{0, 10'000'000};
+    nanosleep(&pause, nullptr);
+    spun = ChildWord(pid, &g_spins) != spins;
+  }
+  kill(pid, spun ? SIGTERM : SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -131,6 +166,7 @@ class RemoteCallTest : public ::testing::Test {
     loop = LibcLoop();
     ASSERT_NE(loop, 0u);
     child = StartStoppedChild();
+    ASSERT_GT(child, 0) << "the child died before it was ready";
     slot.state = static_cast<uint32_t>(RemoteCallState::kOwned);
     auto begun = RemoteCallSession::Begin(child, child, 0, UINT64_MAX, loop, &slot, 1'000'000'000);
     ASSERT_TRUE(begun.ok()) << begun.status().message();
@@ -166,13 +202,6 @@ TEST_F(RemoteCallTest, CallsAFunctionInAStoppedChildAndPutsEverythingBack) {
   EXPECT_EQ(StackWord(child, return_slot), stack_before);
   EXPECT_EQ(slot.state.load(), static_cast<uint32_t>(RemoteCallState::kOwned));
   EXPECT_EQ(EndChild(child), 0) << "the child did not go on as it was (errno or registers)";
-}
-
-uint64_t ChildWord(pid_t pid, const volatile uint64_t* at) {
-  uint64_t v = 0;
-  iovec local{&v, sizeof(v)}, remote{const_cast<uint64_t*>(at), sizeof(v)};
-  process_vm_readv(pid, &local, 1, &remote, 1, 0);
-  return v;
 }
 
 // The call holds a lock of the child's and outlasts its bound (50 ms of 300): it is not
@@ -224,6 +253,7 @@ TEST_F(RemoteCallTest, TheGuardianFinishesAndUndoesACallWhoseCallerDied) {
   loop = LibcLoop();
   ASSERT_NE(loop, 0u);
   child = StartStoppedChild();
+  ASSERT_GT(child, 0) << "the child died before it was ready";
   void* page = mmap(nullptr, sizeof(RemoteCallSlot), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(page, MAP_FAILED);
   auto* shared = new (page) RemoteCallSlot();  // shared with the caller, another process
