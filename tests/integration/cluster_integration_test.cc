@@ -204,6 +204,18 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
   // its own.
   ExpectAGpuTrackPerQueue({out}, dir_ + "/job.json", 4);
 
+  // A job id Slurm does not know (mistyped): said so, naming it, and no directory is left.
+  const std::string unknown = std::to_string(std::stoul(jid) + 1000);
+  const std::string mistyped_dir = home + "/trace-" + unknown;
+  const RunResult mistyped = RunCommand(
+      As(kUser, {kXtrace, "slurm", unknown, "-d", "1s", "-o", mistyped_dir, "--socket", dir_ + "/run/%n.sock"}),
+      {cluster.Env(), "HOME=" + home}, 60s);
+  EXPECT_EQ(mistyped.exit_code(), 1) << mistyped.err;
+  EXPECT_NE(mistyped.err.find("xtrace slurm: job " + unknown + ": squeue --jobs=" + unknown + " failed"),
+            std::string::npos)
+      << mistyped.err;
+  EXPECT_FALSE(std::filesystem::exists(mistyped_dir)) << mistyped.err;
+
   // One timeline: the logs merged on one clock, every rank a process of its own.
   const RunResult converted = RunCommand({kXtrace, "convert", out, "-o", dir_ + "/job.json"}, {}, 120s);
   ASSERT_EQ(converted.exit_code(), 0) << converted.err;
