@@ -82,6 +82,9 @@ TEST_F(ClusterTest, MpirunWithARankTemplateWritesALogPerRankAndTheReportNamesThe
   ASSERT_FALSE(even.is_null());
   EXPECT_LT(even["outlier_vs_median"].get<double>(), 2.0) << even.dump();
   ExpectRangeStraggler(report, "rank 2", 4);
+  // One timeline of the four logs (one machine, one command line run four times): each rank's
+  // queue is a track of its own.
+  ExpectAGpuTrackPerQueue({dir_}, dir_ + "/job.json", 4);
 }
 
 // A 4-rank MPI job, 2 ranks on each of two nodes, one rank slow on purpose, is traced mid-run
@@ -197,6 +200,21 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
     EXPECT_TRUE(row["per_log_ns"].contains(rank)) << rank << " " << row.dump();
   // Per ITT range too: the ranges every rank annotates its steps with, captured mid-run.
   ExpectRangeStraggler(report, "rank 2", 4);
+  // One timeline: the two nodes' daemons run on one host, yet each rank's queue is a track of
+  // its own.
+  ExpectAGpuTrackPerQueue({out}, dir_ + "/job.json", 4);
+
+  // A job id Slurm does not know (mistyped): said so, naming it, and no directory is left.
+  const std::string unknown = std::to_string(std::stoul(jid) + 1000);
+  const std::string mistyped_dir = home + "/trace-" + unknown;
+  const RunResult mistyped = RunCommand(
+      As(kUser, {kXtrace, "slurm", unknown, "-d", "1s", "-o", mistyped_dir, "--socket", dir_ + "/run/%n.sock"}),
+      {cluster.Env(), "HOME=" + home}, 60s);
+  EXPECT_EQ(mistyped.exit_code(), 1) << mistyped.err;
+  EXPECT_NE(mistyped.err.find("xtrace slurm: job " + unknown + ": squeue --jobs=" + unknown + " failed"),
+            std::string::npos)
+      << mistyped.err;
+  EXPECT_FALSE(std::filesystem::exists(mistyped_dir)) << mistyped.err;
 
   // One timeline: the logs merged on one clock, every rank a process of its own.
   const RunResult converted = RunCommand({kXtrace, "convert", out, "-o", dir_ + "/job.json"}, {}, 120s);

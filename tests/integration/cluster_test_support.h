@@ -94,6 +94,39 @@ inline void ExpectRangeStraggler(const json& report, const std::string& slow, si
   EXPECT_EQ(broadcast["logs"], ranks) << broadcast.dump();
 }
 
+// `xtrace convert LOGS -o OUT` (Chrome JSON), then: each GPU queue track of the trace holds
+// the operations of one process and is named once, and there are `queues` of them. Captures
+// of one machine number their queue tracks each from 1: a merged trace that took two of them
+// for one capture drew two ranks' queues on one track, overlapping, under the last one's name.
+inline void ExpectAGpuTrackPerQueue(const std::vector<std::string>& logs, const std::string& out,
+                                    size_t queues) {
+  std::vector<std::string> argv = {kXtrace, "convert"};
+  argv.insert(argv.end(), logs.begin(), logs.end());
+  argv.insert(argv.end(), {"-o", out});
+  const RunResult r = RunCommand(argv, {}, 120s);
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  std::ifstream in(out);
+  const json trace = json::parse(in, nullptr, false);
+  ASSERT_TRUE(trace.is_object()) << out;
+  constexpr uint32_t kFirstGpuPid = 0x40000000;
+  std::map<std::pair<uint32_t, uint32_t>, std::set<std::string>> names;
+  std::map<std::pair<uint32_t, uint32_t>, std::set<uint32_t>> submitters;
+  for (const json& e : trace["traceEvents"]) {
+    if (!e.contains("pid") || e["pid"].get<uint32_t>() < kFirstGpuPid || !e.contains("tid")) continue;
+    const std::pair<uint32_t, uint32_t> track{e["pid"].get<uint32_t>(), e["tid"].get<uint32_t>()};
+    if (e["ph"] == "M" && e["name"] == "thread_name") names[track].insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] == "X" && e["args"].contains("pid")) submitters[track].insert(e["args"]["pid"].get<uint32_t>());
+  }
+  EXPECT_EQ(names.size(), queues);
+  for (const auto& [track, named] : names)
+    EXPECT_EQ(named.size(), 1u) << "GPU track " << track.first << "/" << track.second << " named "
+                                << ::testing::PrintToString(named);
+  EXPECT_EQ(submitters.size(), queues);
+  for (const auto& [track, pids] : submitters)
+    EXPECT_EQ(pids.size(), 1u) << "GPU track " << track.first << "/" << track.second
+                               << " holds the operations of pids " << ::testing::PrintToString(pids);
+}
+
 constexpr uid_t kUser = 65534;  // nobody: the job's owner, who traces it
 
 // Another user, with a job of their own: slurmd runs only tasks of users it can look up, so a

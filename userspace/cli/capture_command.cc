@@ -139,6 +139,11 @@ Result<CaptureCommandLine> ParseCaptureCommandLine(int argc, char** argv) {
   }
   auto expanded = ExpandOutputTemplate(opt.output_path, CurrentOutputTemplateValues());
   if (!expanded.ok()) return expanded.status().WithContext("--output");
+  // The log's header names its capture by this line: `mpirun -n 4 xtrace record -o
+  // 'run.%r.capnp'` runs one capture per rank with one command line, which a merged trace
+  // would take for one capture (its ranks' GPU queues drawn on one track). The file it
+  // writes tells them apart.
+  if (*expanded != opt.output_path) opt.xtrace_command_line += " (output " + *expanded + ")";
   opt.output_path = *expanded;
   return line;
 }

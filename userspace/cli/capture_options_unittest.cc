@@ -3,6 +3,7 @@
 #include "cli/capture_options.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -27,6 +28,28 @@ Parsed Parse(std::vector<std::string> args) {
   if (!r.ok()) p.error = r.status().message();
   p.ok = r.ok();
   return p;
+}
+
+// A log's header names its capture by xtrace's command line; one command line run once per
+// rank (`mpirun -n 4 xtrace record -o 'run.%r.capnp'`) still gives each rank's capture a line
+// of its own, naming the file the template gave it.
+TEST(CaptureOptions, ATemplatedOutputIsNamedInTheCapturesCommandLine) {
+  std::vector<std::string> args = {"record", "-o", "run.%p.capnp", "--", "/bin/true"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  auto line = ParseCaptureCommandLine(static_cast<int>(argv.size()), argv.data());
+  ASSERT_TRUE(line.ok()) << line.status().message();
+  const std::string file = "run." + std::to_string(getpid()) + ".capnp";
+  EXPECT_EQ(line->options.output_path, file);
+  EXPECT_EQ(line->options.xtrace_command_line,
+            "xtrace record -o run.%p.capnp -- /bin/true (output " + file + ")");
+
+  std::vector<std::string> plain = {"record", "-o", "run.capnp", "--", "/bin/true"};
+  argv.clear();
+  for (auto& a : plain) argv.push_back(a.data());
+  line = ParseCaptureCommandLine(static_cast<int>(argv.size()), argv.data());
+  ASSERT_TRUE(line.ok()) << line.status().message();
+  EXPECT_EQ(line->options.xtrace_command_line, "xtrace record -o run.capnp -- /bin/true");
 }
 
 TEST(CaptureOptions, TargetsAccumulate) {

@@ -253,21 +253,24 @@ std::string ClusterOfThisSlurm() {
 int RunCoordinator(SlurmCommandLine l) {
   if (l.output_dir.empty()) l.output_dir = "xtrace-slurm-" + l.job;
   l.output_dir = std::filesystem::absolute(l.output_dir).lexically_normal().string();
-  std::error_code ec;
-  std::filesystem::create_directories(l.output_dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "xtrace slurm: %s: cannot create: %s\n", l.output_dir.c_str(), ec.message().c_str());
-    return 1;
-  }
+  // The job first: a mistyped job id leaves no empty directory behind.
   auto nodes = RunForOutput({"squeue", "--noheader", "--jobs=" + l.job, "--states=RUNNING", "--format=%D"});
   if (!nodes.ok()) {
-    std::fprintf(stderr, "xtrace slurm: squeue: %s\n", nodes.status().message().c_str());
+    // squeue said why above (an id Slurm does not know, a job long ended, no controller).
+    std::fprintf(stderr, "xtrace slurm: job %s: squeue --jobs=%s %s; nothing captured\n", l.job.c_str(),
+                 l.job.c_str(), nodes.status().message().substr(std::string("squeue ").size()).c_str());
     return 1;
   }
   const long node_count = std::strtol(nodes->c_str(), nullptr, 10);
   if (node_count <= 0) {
     std::fprintf(stderr, "xtrace slurm: job %s is not running (squeue lists no running job of that id)\n",
                  l.job.c_str());
+    return 1;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(l.output_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "xtrace slurm: %s: cannot create: %s\n", l.output_dir.c_str(), ec.message().c_str());
     return 1;
   }
   char self[4096] = {};

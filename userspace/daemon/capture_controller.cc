@@ -23,6 +23,17 @@ uint64_t RealtimeNs() {
 
 }  // namespace
 
+std::string DescribeDaemonCapture(const CaptureOptions& request) {
+  std::string line = "xtrace ctl start";
+  for (uint32_t pid : request.pids) line += " --pid " + std::to_string(pid);
+  if (!request.slurm_job.empty()) line += " --slurm-job " + request.slurm_job;
+  if (!request.slurm_node.empty()) line += " --slurm-node " + request.slurm_node;
+  if (!request.slurm_cluster.empty()) line += " --slurm-cluster " + request.slurm_cluster;
+  if (!request.output_dir.empty()) line += " -o " + request.output_dir;
+  if (request.client_pid) line += " (asked the daemon from pid " + std::to_string(request.client_pid) + ")";
+  return line;
+}
+
 CaptureController::CaptureController(DaemonConfig config) : config_(std::move(config)) {}
 
 CaptureController::~CaptureController() {
@@ -59,6 +70,7 @@ Status CaptureController::Start(const CaptureOptions& request, const Requester& 
     return Status::Error("--output-dir " + wanted.output_dir + ": give an absolute path (the "
                          "daemon does not share the client's working directory)");
   wanted.client_pid = who.pid;
+  if (wanted.xtrace_command_line.empty()) wanted.xtrace_command_line = DescribeDaemonCapture(wanted);
 
   std::unique_lock lock(mu_);
   JoinFinished();

@@ -45,6 +45,11 @@ struct ControllerStatus {
   std::string last_result;  // how the last capture ended: its summary, or the error
 };
 
+// The command line a daemon capture's logs carry in their header: the request as `xtrace ctl
+// start` options, and who asked. A merged trace tells captures of one machine apart by it, so
+// two daemons on one host (one per `slurmd -N` node name) must not both write an empty one.
+std::string DescribeDaemonCapture(const CaptureOptions& request);
+
 class CaptureController {
  public:
   explicit CaptureController(DaemonConfig config);

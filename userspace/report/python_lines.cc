@@ -17,7 +17,9 @@ struct LineTotals {
   uint64_t host_ns = 0;      // their time
   uint64_t launches = 0;
   uint64_t device_ops = 0;
-  uint64_t device_ns = 0;
+  uint64_t device_ns = 0;     // measured operations' time (kernel timestamps)
+  uint64_t estimated_ops = 0;  // operations without timestamps
+  uint64_t bound_ns = 0;       // their host-side bounds: an upper bound, never a time
 };
 
 using CallKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // pid, tid, start
@@ -62,8 +64,11 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
         if (it != line_of_call.end()) ++lines[it->second].launches;
       } else if (const auto* op = std::get_if<DeviceOp>(&e)) {
         if (!selected(op->pid, op->start_ns)) continue;
+        // Only a measured operation has a time. An estimated one has its host-side bound
+        // (submission to the host call that saw it done), which every operation of one
+        // submission shares: summed as time, a line's share would count it once per operation.
         const uint64_t ns = op->end_ns > op->start_ns ? op->end_ns - op->start_ns : 0;
-        device_ns_all += ns;
+        if (op->measured) device_ns_all += ns;
         auto it = line_of_call.find({op->pid, op->append_tid, op->append_ns});
         if (it == line_of_call.end()) {
           ++device_ops_unplaced;
@@ -71,7 +76,12 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
         }
         LineTotals& t = lines[it->second];
         ++t.device_ops;
-        t.device_ns += ns;
+        if (op->measured) {
+          t.device_ns += ns;
+        } else {
+          ++t.estimated_ops;
+          t.bound_ns += ns;
+        }
       }
     }
     if (!reader->damage().ok())
@@ -93,6 +103,8 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
                    {"device_ns", "Device time", Column::kNs},
                    {"device_percent", "Device %", Column::kPercent},
                    {"device_ops", "Device ops", Column::kCount},
+                   {"estimated", "Estimated", Column::kCount},
+                   {"bound_ns", "Est. bound", Column::kNs},
                    {"launches", "Launches", Column::kCount},
                    {"events", "Traced events", Column::kCount},
                    {"host_ns", "In calls", Column::kNs}};
@@ -100,11 +112,14 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
     const double percent = device_ns_all ? 100.0 * static_cast<double>(t.device_ns) /
                                                static_cast<double>(device_ns_all)
                                          : 0.0;
-    table.rows.push_back({name, t.device_ns, percent, t.device_ops, t.launches, t.calls, t.host_ns});
+    table.rows.push_back({name, t.device_ns, percent, t.device_ops, t.estimated_ops, t.bound_ns, t.launches,
+                          t.calls, t.host_ns});
   }
   std::string skipped;
   for (const std::string& s : options.skips) skipped += (skipped.empty() ? "" : ", ") + s;
-  table.note = "frames in files matching " + (skipped.empty() ? std::string("nothing") : skipped) +
+  table.note = "Device time, Device %: measured operations only (kernel timestamps); Est. bound: the "
+               "summed host-side bounds of the Estimated operations, an upper bound, not a timing. ";
+  table.note += "Frames in files matching " + (skipped.empty() ? std::string("nothing") : skipped) +
                " are skipped (--python-skip)";
   if (device_ops_unplaced)
     table.note += "; " + std::to_string(device_ops_unplaced) +

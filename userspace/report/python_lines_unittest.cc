@@ -30,7 +30,7 @@ void WriteLog(const std::string& path) {
   const PythonFrame loop{s.Intern("/w/model.py"), s.Intern("train"), 30};
   // 1 ms into the capture, then 10 µs apart.
   uint64_t t = SampleHeader().start_clock.monotonic_ns + 1'000'000;
-  auto launch = [&](std::vector<PythonFrame> frames, uint64_t device_ns) {
+  auto launch = [&](std::vector<PythonFrame> frames, uint64_t device_ns, bool measured = true) {
     PythonStack st;
     st.pid = kPid;
     st.tid = kTid;
@@ -55,12 +55,15 @@ void WriteLog(const std::string& path) {
     op.append_ns = t;
     op.start_ns = t + 200;
     op.end_ns = t + 200 + device_ns;
+    op.measured = measured;
     (*writer)->Append(op);
     t += 10'000;
   };
   launch({conv, model, loop}, 3000);
   launch({conv, model, loop}, 3000);
   launch({loop}, 1000);
+  // Without kernel timestamps: a host-side bound, not a time.
+  launch({loop}, 50'000, false);
   ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
 }
 
@@ -82,8 +85,15 @@ TEST(PythonLines, DeviceTimeAndLaunchesPerUserLine) {
   EXPECT_EQ(t.rows[0][col("launches")], 2u);
   EXPECT_EQ(t.rows[0][col("device_ops")], 2u);
   EXPECT_NEAR(t.rows[0][col("device_percent")].get<double>(), 6000.0 / 7000.0 * 100, 1e-9);
+  EXPECT_EQ(t.rows[0][col("estimated")], 0u);
   EXPECT_EQ(t.rows[1][col("line")], "/w/model.py(30): train");
-  EXPECT_EQ(t.rows[1][col("launches")], 1u);
+  EXPECT_EQ(t.rows[1][col("launches")], 2u);
+  // The estimated operation is counted, its bound apart: the line's time is the measured one.
+  EXPECT_EQ(t.rows[1][col("device_ops")], 2u);
+  EXPECT_EQ(t.rows[1][col("device_ns")], 1000u);
+  EXPECT_EQ(t.rows[1][col("estimated")], 1u);
+  EXPECT_EQ(t.rows[1][col("bound_ns")], 50'000u);
+  EXPECT_NEAR(t.rows[1][col("device_percent")].get<double>(), 1000.0 / 7000.0 * 100, 1e-9);
 
   // Skipping nothing: the torch frame is the line.
   options.skips.clear();
