@@ -16,6 +16,8 @@ ALLOWED_CAPS = {"BPF", "PERFMON", "SYS_PTRACE", "SYS_RESOURCE"}
 REQUIRED_CAPS = {"BPF", "PERFMON", "SYS_PTRACE"}
 # Packages every debian:bookworm-slim image already has.
 SLIM_BASE = {"libc6", "libgcc-s1", "libstdc++6", "zlib1g"}
+# Libraries the binary opens at run time (not in ldd's list), and their packages.
+DLOPENED = {"libze_loader.so.1": "libze1"}
 
 failures = []
 
@@ -115,6 +117,11 @@ def check_image(deploy, binary):
         if pkg and pkg not in SLIM_BASE:
             check(pkg in installed, f"Dockerfile: xtrace links {lib} from {pkg}, which the runtime "
                                     f"stage does not install ({sorted(installed)})")
+    # Opened with dlopen, so ldd does not list it: without it the collector reads no device
+    # clock and measures nothing.
+    for lib, pkg in DLOPENED.items():
+        check(pkg in installed, f"Dockerfile: xtrace opens {lib} at run time, from {pkg}, which the "
+                                f"runtime stage does not install ({sorted(installed)})")
     for pkg in installed:
         known = subprocess.run(["apt-cache", "show", "--no-all-versions", pkg], capture_output=True)
         check(known.returncode == 0, f"Dockerfile: no package {pkg} in this machine's Debian archive")

@@ -515,5 +515,21 @@ TEST_F(CaptureIntegrationTest, BadTargetsGiveClearErrors) {
   EXPECT_NE(usage.err.find("--pid: 'abc' is not a process id"), std::string::npos) << usage.err;
 }
 
+// xtrace's own Level Zero finds no driver (the traced program's is one the loader does not
+// search, as a sidecar or a simulated GPU may have): the capture goes on with estimated device
+// times, and says so with the result's name and what to do, not a bare code.
+TEST_F(CaptureIntegrationTest, NoDriverForXtracesOwnClockReadingsIsNamedWithWhatToDo) {
+  auto r = RunCommand({kXtrace, "record", "-o", Path("noclock.capnp"), "--", "/bin/true"},
+                      {"ZE_ENABLE_ALT_DRIVERS=" + Path("no-such-driver.so")}, 60s);
+  EXPECT_EQ(r.exit_code(), 0) << r.err;
+  const size_t at = r.err.find("no device clock readings (");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+  EXPECT_NE(line.find("ZE_RESULT_ERROR_"), std::string::npos) << line;
+  EXPECT_NE(line.find("Level Zero found no GPU driver for xtrace's own process"), std::string::npos)
+      << line;
+  EXPECT_NE(line.find("ZE_ENABLE_ALT_DRIVERS"), std::string::npos) << line;
+}
+
 }  // namespace
 }  // namespace xtrace

@@ -7,6 +7,8 @@
 
 #include <cstring>
 
+#include "model/ze_api.h"
+
 namespace xtrace {
 namespace {
 
@@ -22,11 +24,19 @@ uint64_t Now(clockid_t clock) {
   return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
 }
 
+// "ZE_RESULT_ERROR_UNINITIALIZED (0x78000001)": the name a user can look up, and the code.
 std::string ResultText(ze_result_t r) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "0x%x", static_cast<unsigned>(r));
-  return buf;
+  char code[32];
+  std::snprintf(code, sizeof(code), "0x%x", static_cast<unsigned>(r));
+  const std::string_view name = ZeResultName(static_cast<int32_t>(r));
+  return name.empty() ? std::string(code) : std::string(name) + " (" + code + ")";
 }
+
+// What a loader that found no driver for xtrace's own process means, and what to do: the
+// traced programs may load one the loader does not search by default.
+constexpr const char* kNoDriverHint =
+    "Level Zero found no GPU driver for xtrace's own process; if the traced programs use one "
+    "from elsewhere (ZE_ENABLE_ALT_DRIVERS), give xtrace the same";
 
 }  // namespace
 
@@ -65,10 +75,13 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
   resolve(api->queue_group_properties, "zeDeviceGetCommandQueueGroupProperties");
   resolve(api->extension_function, "zeDriverGetExtensionFunctionAddress");
   if (ze_result_t r = api->init(ZE_INIT_FLAG_GPU_ONLY); r != ZE_RESULT_SUCCESS)
-    return Status::Error("zeInit: " + ResultText(r));
+    return Status::Error("zeInit: " + ResultText(r) +
+                         (r == ZE_RESULT_ERROR_UNINITIALIZED ? std::string(": ") + kNoDriverHint
+                                                             : std::string()));
   uint32_t drivers = 0;
   if (ze_result_t r = api->driver_get(&drivers, nullptr); r != ZE_RESULT_SUCCESS || drivers == 0)
-    return Status::Error("no Level Zero driver (zeDriverGet: " + ResultText(r) + ")");
+    return Status::Error("no Level Zero driver (zeDriverGet: " + ResultText(r) + "): " +
+                         kNoDriverHint);
   std::vector<ze_driver_handle_t> driver_handles(drivers);
   api->driver_get(&drivers, driver_handles.data());
   self->drivers_.assign(driver_handles.begin(), driver_handles.end());
