@@ -198,6 +198,11 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
   EXPECT_GT(row["excess_ns"].get<double>(), 0.0) << row.dump();
   for (const char* rank : {"rank 0", "rank 1", "rank 2", "rank 3"})
     EXPECT_TRUE(row["per_log_ns"].contains(rank)) << rank << " " << row.dump();
+  // --by rank: a section per rank, though each node's log holds two.
+  const json by_rank = ReportJson({out, "--by", "rank"});
+  std::set<std::string> sections;
+  for (const json& section : by_rank["sections"]) sections.insert(section["label"].get<std::string>());
+  EXPECT_EQ(sections, (std::set<std::string>{"rank 0", "rank 1", "rank 2", "rank 3"})) << by_rank["sections"].dump().substr(0, 2000);
   // Per ITT range too: the ranges every rank annotates its steps with, captured mid-run.
   ExpectRangeStraggler(report, "rank 2", 4);
   // One timeline: the two nodes' daemons run on one host, yet each rank's queue is a track of

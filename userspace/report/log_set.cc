@@ -36,9 +36,9 @@ Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const L
     reader->SetWindow(LogReaderOptions::Window{.from_ns = aggregate.from_ns.value_or(0),
                                                .to_ns = aggregate.to_ns.value_or(UINT64_MAX)});
 
-  // The section of --by rank is only known once a process says its rank, so the first pass
-  // of the events decides it only for GroupBy kRank: the rank is read from the events as they
-  // stream and the aggregator relabelled at the end.
+  // With --by rank, a process's section is its rank once its ProcessInfo says it; the log's
+  // rank (the first a process recorded) is only known at the end, and names the section of
+  // the events without one then.
   log.aggregator = std::make_unique<ReportAggregator>(aggregate, aggregate.by == GroupBy::kHost ? log.host : log.rank);
   while (true) {
     Result<const Event*> next = reader->NextEvent();
@@ -60,7 +60,7 @@ Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const L
     log.aggregator->Add(event, reader->strings());
   }
   log.aggregator->Finish();
-  if (aggregate.by == GroupBy::kRank) log.aggregator->RenameSections(log.rank);
+  if (aggregate.by == GroupBy::kRank) log.aggregator->NameUnrankedSection(log.rank);
   log.aggregator->NameUnrankedTotals(log.rank);
   log.events = reader->events_read();
   log.complete = reader->complete();

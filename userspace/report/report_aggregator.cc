@@ -85,7 +85,11 @@ std::string ReportAggregator::SectionKey(uint32_t pid, uint32_t tid, uint32_t de
     case GroupBy::kDevice:
       if (device == kHostSide) return "host";
       return device == kUnknownDevice ? "device?" : Padded("d", device);
-    case GroupBy::kRank:
+    case GroupBy::kRank: {
+      // A node's log holds several ranks: each process's events go to its own rank's section.
+      const std::string& rank = RankOf(pid);
+      return rank.empty() ? log_section_ : rank;
+    }
     case GroupBy::kHost:
       return log_section_;
   }
@@ -317,13 +321,14 @@ void ReportAggregator::NameUnrankedTotals(const std::string& label) {
   for (const auto& [name, ns] : unranked.range_ns) named.range_ns[name] += ns;
 }
 
-void ReportAggregator::RenameSections(const std::string& key) {
+void ReportAggregator::NameUnrankedSection(const std::string& label) {
+  if (label == log_section_) return;
+  auto it = sections_.find(log_section_);
+  if (it == sections_.end()) return;
   ForgetRows();
-  SectionStats merged;
-  for (const auto& [old_key, section] : sections_) merged.Merge(section);
-  sections_.clear();
-  whole_ = nullptr;
-  sections_.emplace(key, std::move(merged));
+  SectionStats unranked = std::move(it->second);
+  sections_.erase(it);
+  sections_[label].Merge(unranked);
 }
 
 void ReportAggregator::Finish() {

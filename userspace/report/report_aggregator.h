@@ -46,9 +46,11 @@ class ReportAggregator {
   // Ends the log: flushes the engines' reorder windows and per-thread spans.
   void Finish();
 
-  // Puts everything into one section named `key` (with --by rank, once the log's rank is
-  // known). Call after Finish.
-  void RenameSections(const std::string& key);
+  // With --by rank, each process's events are in its rank's section from its ProcessInfo on;
+  // those of processes without a rank (or before it was known) are in the log's section,
+  // which this names `label` (the log's rank, once known), merged into that rank's section.
+  // The rank totals do the same (NameUnrankedTotals). Call after Finish.
+  void NameUnrankedSection(const std::string& label);
 
   // Each kernel's measured device time and each range's total time per rank of the traced
   // processes ("rank 3", from ProcessInfo.rank; "" for a process without one): what the

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "xtrace/records.h"
 
 namespace xtrace::report {
@@ -244,14 +246,28 @@ TEST(ReportAggregatorTest, SectionsByProcessThreadAndDevice) {
   for (const auto& [key, s] : by_device.sections()) labels.push_back(by_device.Label(key));
   EXPECT_EQ(labels, (std::vector<std::string>{"device 1", "host calls"}));
 
+  // A node's log with two ranks: a section each, and the events of a process that recorded no
+  // rank (pid 12) in the log's rank's section (the first a process recorded).
   AggregateOptions rank_options;
   rank_options.by = GroupBy::kRank;
   ReportAggregator by_rank(rank_options, "log 0");
-  by_rank.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 0, 10), strings);
+  by_rank.Add(ProcessInfo{.pid = 10, .rank = 3}, strings);
+  by_rank.Add(ProcessInfo{.pid = 11, .rank = 4}, strings);
+  auto call_of = [](uint32_t pid, uint64_t start, uint64_t end) {
+    ApiCall c = Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, pid, start, end);
+    c.pid = pid;
+    return c;
+  };
+  by_rank.Add(call_of(10, 0, 10), strings);
+  by_rank.Add(call_of(11, 0, 20), strings);
+  by_rank.Add(call_of(11, 30, 50), strings);
+  by_rank.Add(call_of(12, 0, 5), strings);
   by_rank.Finish();
-  by_rank.RenameSections("rank 3");
-  ASSERT_EQ(by_rank.sections().size(), 1u);
-  EXPECT_EQ(by_rank.sections().begin()->first, "rank 3");
+  by_rank.NameUnrankedSection("rank 3");
+  std::map<std::string, uint64_t> calls;
+  for (const auto& [key, s] : by_rank.sections())
+    calls[by_rank.Label(key)] = s.host_calls.at("zeCommandQueueSynchronize").time.count;
+  EXPECT_EQ(calls, (std::map<std::string, uint64_t>{{"rank 3", 2}, {"rank 4", 2}}));
 }
 
 TEST(ReportAggregatorTest, TheWindowAndPidSelectByStart) {
