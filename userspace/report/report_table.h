@@ -27,6 +27,9 @@ struct Column {
   // A cuttable column whose cells are lists ("a 1 ms, b 2 ms"): cut by whole items, the rest
   // counted ("+2 more"), never through an item (CutList).
   bool list = false;
+  // A signed change (--diff): text shows an increase with "+", as a decrease has "-"; CSV
+  // and JSON keep the plain signed number.
+  bool change = false;
 };
 
 struct ReportTable {

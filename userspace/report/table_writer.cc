@@ -16,8 +16,8 @@ std::string Printf(const char* format, double value) {
   return text;
 }
 
-std::string TextCell(const Column& column, const nlohmann::json& v) {
-  if (v.is_null()) return "-";
+// A value in its column's unit ("1.23 ms", "25.0%").
+std::string ValueText(const Column& column, const nlohmann::json& v) {
   switch (column.kind) {
     case Column::kNs:
       return FormatDuration(v.get<double>());
@@ -37,6 +37,14 @@ std::string TextCell(const Column& column, const nlohmann::json& v) {
     default:
       return v.is_string() ? v.get<std::string>() : v.dump();
   }
+}
+
+std::string TextCell(const Column& column, const nlohmann::json& v) {
+  if (v.is_null()) return "-";
+  const std::string text = ValueText(column, v);
+  // An increase as plainly as a decrease; a change that rounds to nothing without a sign.
+  const bool increase = column.change && v.is_number() && v.get<double>() > 0 && text[0] != '0';
+  return increase ? "+" + text : text;
 }
 
 bool RightAligned(Column::Kind kind) { return kind != Column::kText; }
