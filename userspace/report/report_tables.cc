@@ -254,8 +254,18 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
            "ordinal.index. Idle: launch = nothing submitted, the host was late; sync = nothing "
            "submitted because the host first waited for the previous operation; waiting = "
            "submitted, not started; unknown = around operations without timestamps. Verdict: "
-           "from the measured part; Est. %: the share of the span left out of it (unknown). "
-           "Latency: submitting call end -> device start.";
+           "from the measured part, when it is at least half of the span; Est. %: the share of "
+           "the span left out of it (unknown). Latency: submitting call end -> device start.";
+  // An engine whose time was mostly not measured: why, and what would measure it.
+  const int verdict = t.ColumnIndex("verdict");
+  if (std::any_of(t.rows.begin(), t.rows.end(), [&](const auto& row) {
+        return row[verdict] == kVerdictMostlyEstimated || row[verdict] == kVerdictEstimated;
+      }))
+    t.note += " \"mostly estimated\" (\"estimated\": all of it): most of the engine's time lies "
+              "around operations without kernel timestamps, whose host-side bounds say nothing of "
+              "how busy it was, so no verdict is drawn. An operation is measured when the program "
+              "reads the kernel timestamps of the event it signals (zeEventQueryKernelTimestamp, "
+              "an event pool with ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP).";
   // Queues the log never described keep their handle for a name: the only one the log has, and
   // the name of their track in `xtrace convert`'s trace, where the user goes next.
   const bool undescribed = std::any_of(s.engines.begin(), s.engines.end(),
