@@ -69,8 +69,8 @@ keep them whole, and so does text written to a pipe or file when COLUMNS is not 
           "xtrace report run.capnp --wide --mangled | less -S  # names whole, as captured",
           "xtrace report train.capnp --by python --top 20  # which lines of the model use the GPU",
       },
-      .exit_status = "Exit status: 0 reported, 1 a log could not be read (one line on stderr says "
-                     "why), 2 bad usage.\n",
+      .exit_status = "Exit status: 0 reported (also when nothing is in the selection: the text says "
+                     "so),\n1 a log could not be read (one line on stderr says why), 2 bad usage.\n",
   };
 }
 
