@@ -209,6 +209,7 @@ Result<Report> BuildDiff(const std::vector<std::string>& before, const std::vect
     return std::llabs(x[delta].template get<int64_t>()) > std::llabs(y[delta].template get<int64_t>());
   });
   if (options.tables.top > 0 && t.rows.size() > options.tables.top) t.rows.resize(options.tables.top);
+  t.key_columns = 2;  // side, name
   t.note = "Sorted by the absolute change of the total.";
 
   Report report;

@@ -160,6 +160,7 @@ ReportTable Ranges(const SectionStats& s, const TableOptions& o) {
                       Percent(double(row.self_ns), double(self_total)), row.total.total_ns,
                       row.total.average_ns(), row.device_ns});
   }
+  t.key_columns = 2;  // domain, name
   t.note = "Self: minus the ranges nested in it on its thread. Device: measured time of the "
            "operations appended inside it.";
   return t;
@@ -202,7 +203,9 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
                {"index", "", Column::kJsonOnly},
                {"engine_type", "", Column::kJsonOnly},
                {"estimated_operations", "", Column::kJsonOnly}};
+  t.key_columns = 2;  // pid, engine
   ReportTable gaps{"gaps", "Largest idle gaps (per engine)", {}, {}, ""};
+  gaps.key_columns = 3;  // pid, engine, at
   gaps.columns = {{"pid", "Pid", Column::kCount},           {"engine", "Engine", Column::kText},
                   {"start_ns", "At", Column::kNs},          {"duration_ns", "Gap", Column::kNs},
                   {"cause", "Cause", Column::kText},        {"submit_tid", "Submitter", Column::kCount},
