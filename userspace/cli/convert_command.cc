@@ -70,8 +70,10 @@ outside the window are skipped without decoding their events.
           "xtrace convert killed.capnp --salvage       # keep what a killed capture left",
           "xtrace convert run.capnp -o - | gzip > run.json.gz",
       },
-      .exit_status = R"(Exit status: 0 converted (with --salvage also when damage was skipped; a warning says so),
-1 a log could not be converted (one line on stderr says why and names the file), 2 bad usage.
+      .exit_status = R"(Exit status: 0 converted (with --salvage also when damage was skipped; a warning says so;
+also when the selection left no event of the traced processes: a warning says so, naming the
+selection and the processes the logs hold), 1 a log could not be converted (one line on
+stderr says why and names the file), 2 bad usage.
 )",
   };
 }
@@ -128,6 +130,36 @@ std::string HumanBytes(uint64_t bytes) {
     std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1024 * 1024));
   }
   return text;
+}
+
+// A selection that left nothing of the traced processes, said on one line with what the logs
+// hold instead: their processes (with their ranks when they have one) and, for a window, how
+// long the logs ran.
+std::string NothingSelected(const Arguments& args, const ConvertStats& stats, const std::string& input_name) {
+  constexpr size_t kProcessesListed = 10;  // a system-wide capture holds hundreds
+  std::string held;
+  size_t listed = 0;
+  for (const auto& [pid, process] : stats.processes) {
+    if (listed == kProcessesListed) {
+      held += ", and " + std::to_string(stats.processes.size() - listed) + " more";
+      break;
+    }
+    held += (listed++ ? ", " : "") + std::to_string(pid);
+    std::string about = process.name;
+    if (process.rank >= 0) about += (about.empty() ? "rank " : ", rank ") + std::to_string(process.rank);
+    if (!about.empty()) held += " (" + about + ")";
+  }
+  const std::string output = args.output == "-" ? "the trace" : args.output;
+  std::string text = "nothing selected: " + DescribeSelection(args.selection) + " left no event of the traced processes of " +
+                     input_name + "; " + output + " holds none of them. " + input_name +
+                     (args.logs.size() == 1 ? " holds " : " hold ");
+  text += held.empty() ? "no traced process" : (stats.processes.size() == 1 ? "pid " : "pids ") + held;
+  if (args.selection.has_window() && stats.logged_ns) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof(seconds), "%.3f s", static_cast<double>(*stats.logged_ns) / 1e9);
+    text += std::string(", over the ") + seconds + " from its start";
+  }
+  return text + ".";
 }
 
 // Returns an exit status when parsing decided the outcome (help, usage error).
@@ -230,6 +262,10 @@ int RunConvertCommand(int argc, char** argv) {
                  "cleanly; converted the %llu events it holds\n",
                  input_name.c_str(), static_cast<unsigned long long>(stats.events_in));
   }
+  // Not an error, as for `xtrace report`: the logs were read and the trace is what the
+  // selection asked for; the warning says it is empty and what there was.
+  if (!args.selection.empty() && stats.selected_kept == 0)
+    std::fprintf(stderr, "xtrace convert: warning: %s\n", NothingSelected(args, stats, input_name).c_str());
   if (!args.quiet) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

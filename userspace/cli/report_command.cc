@@ -54,9 +54,13 @@ TABLES
 )",
       .groups = {{"OUTPUT", ""}, {"SELECTION", ""}, {"DIFF", ""}, {"DAMAGED LOGS", ""}},
       .notes = R"(Kernel names are shown demangled (a SYCL kernel as its type, as unitrace and the PyTorch
-profiler show them) and, in text, cut to the terminal's width (COLUMNS, else the terminal's
-own) keeping the part that tells them apart, the cut marked with an ellipsis. CSV and JSON
-keep them whole, and so does text written to a pipe or file when COLUMNS is not set.
+profiler show them). Text fits the terminal's width (COLUMNS, else the terminal's own): long
+names are cut keeping the part that tells them apart, the cut marked with an ellipsis, and a
+table still too wide is split into parts that each repeat its first columns (the name; pid
+and engine), the later parts titled (continued); no column is left out. Text written to a
+pipe or a file keeps every table whole, in one part, when COLUMNS is not set (programs and
+"less -S" read it; names cut would lose what they search for), and so does --wide anywhere;
+CSV and JSON are always whole.
 )",
       .examples = {
           "xtrace report run.capnp",
@@ -69,8 +73,8 @@ keep them whole, and so does text written to a pipe or file when COLUMNS is not 
           "xtrace report run.capnp --wide --mangled | less -S  # names whole, as captured",
           "xtrace report train.capnp --by python --top 20  # which lines of the model use the GPU",
       },
-      .exit_status = "Exit status: 0 reported, 1 a log could not be read (one line on stderr says "
-                     "why), 2 bad usage.\n",
+      .exit_status = "Exit status: 0 reported (also when nothing is in the selection: the text says "
+                     "so),\n1 a log could not be read (one line on stderr says why), 2 bad usage.\n",
   };
 }
 
@@ -149,7 +153,8 @@ OptionTable ReportOptionTable(ReportArguments& a) {
        "starts-with, ends-with or regex; the first match wins, the rest is \"other\". Adds a "
        "category column and per-category tables.",
        [&a](const std::string&, const std::string& value) { return a.categories = value, Status::Ok(); }},
-      {0, "--wide", "", "OUTPUT", "names whole in text too, however wide the terminal",
+      {0, "--wide", "", "OUTPUT",
+       "text at full width: names whole and each table in one part, however wide the terminal",
        SetTrue(a.wide)},
       {0, "--mangled", "", "OUTPUT", "kernel names as captured, not demangled",
        SetTrue(o.tables.mangled)},
@@ -179,16 +184,17 @@ OptionTable ReportOptionTable(ReportArguments& a) {
 int UsageError(const std::string& message) { return xtrace::UsageError("report", message); }
 
 // The width text tables are fitted to: COLUMNS when set (what a shell tells programs, and the
-// way to ask for another width), else the terminal's on standard output; 0 (names whole) when
-// the output goes to a pipe or a file.
-size_t TerminalWidth() {
+// way to ask for another width), else the terminal's when the text goes to standard output
+// and that is a terminal; 0 (full width) for a pipe or a file (-o), which programs and pagers
+// read whole.
+size_t TerminalWidth(bool to_stdout) {
   if (const char* columns = std::getenv("COLUMNS"); columns && *columns) {
     char* end = nullptr;
     const unsigned long value = std::strtoul(columns, &end, 10);
     if (*end == '\0' && value > 0) return value;
   }
   winsize size{};
-  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0) return size.ws_col;
+  if (to_stdout && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0) return size.ws_col;
   return 0;
 }
 
@@ -283,7 +289,7 @@ int RunReportCommand(int argc, char** argv) {
   if (!built.ok()) return fail(built.status());
   for (const std::string& w : built->warnings) std::fprintf(stderr, "xtrace report: warning: %s\n", w.c_str());
 
-  std::string text = report::RenderReport(*built, a.format, {.width = a.wide ? 0 : TerminalWidth()});
+  std::string text = report::RenderReport(*built, a.format, {.width = a.wide ? 0 : TerminalWidth(a.output.empty() || a.output == "-")});
   // CSV and JSON say "no rows" by their shape; text would be nothing at all.
   if (text.empty() && a.format == report::OutputFormat::kText) text = NothingToReport(a) + "\n";
   FILE* out = stdout;

@@ -4,13 +4,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "log/log_writer.h"
 #include "log_test_util.h"
+#include "report/display_name.h"
+#include "xtrace/records.h"
 
 namespace xtrace {
 namespace {
@@ -94,6 +98,16 @@ std::string Slurp(const std::string& path) {
   return text.str();
 }
 
+// `xtrace report LOG ARGS... -o FILE`, which must succeed: what it wrote.
+std::string Report(const test_util::ScratchDir& dir, const std::string& log, std::vector<std::string> args) {
+  const std::string out = dir.File("report.txt");
+  args.insert(args.begin(), {"report", log, "-o", out});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  EXPECT_EQ(RunReportCommand(static_cast<int>(argv.size()), argv.data()), 0);
+  return Slurp(out);
+}
+
 // A text report whose tables are all empty says so and why, rather than printing nothing.
 TEST(ReportCommand, NothingSelectedSaysSoInText) {
   test_util::ScratchDir dir;
@@ -106,14 +120,7 @@ TEST(ReportCommand, NothingSelectedSaysSoInText) {
     for (uint64_t i = 0; i < 10; ++i) (*writer)->Append(test_util::RealisticLaunch(i, gemm, 1));
     ASSERT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
   }
-  auto report = [&](std::vector<std::string> args) {
-    const std::string out = dir.File("report.txt");
-    args.insert(args.begin(), {"report", log, "-o", out});
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    EXPECT_EQ(RunReportCommand(static_cast<int>(argv.size()), argv.data()), 0);
-    return Slurp(out);
-  };
+  auto report = [&](std::vector<std::string> args) { return Report(dir, log, std::move(args)); };
   const std::string all = report({});
   EXPECT_NE(all.find("zeCommandListAppendLaunchKernel"), std::string::npos) << all;
   EXPECT_EQ(all.find("Nothing to report"), std::string::npos) << all;
@@ -129,6 +136,90 @@ TEST(ReportCommand, NothingSelectedSaysSoInText) {
   const std::string csv = report({"--pid", "1", "--format", "csv"});
   EXPECT_EQ(csv.find("Nothing to report"), std::string::npos) << csv;
   EXPECT_NE(csv.find("# host_calls"), std::string::npos) << csv;
+}
+
+// A log of kernels whose names differ deep inside long template names, on one engine, some of
+// them without timestamps: every table of a report, each wider than a terminal.
+std::string WriteWideLog(const test_util::ScratchDir& dir) {
+  const std::string log = dir.File("wide.capnp");
+  auto writer = LogWriter::Create(log, test_util::SampleHeader());
+  EXPECT_TRUE(writer.ok());
+  StringTable& s = (*writer)->strings();
+  (*writer)->Append(ProcessInfo{.pid = 48213, .comm = s.Intern("trainer")});
+  const std::string shared(90, 'x');
+  const StringId names[] = {s.Intern("void gemm<" + shared + ", tile<256>, float>(float*)"),
+                            s.Intern("void gemm<" + shared + ", tile<128>, float>(float*)")};
+  uint64_t t = test_util::SampleHeader().start_clock.monotonic_ns + 1'000'000;
+  for (uint64_t k = 0; k < 40; ++k) {
+    KernelLaunch launch;
+    launch.pid = launch.tid = 48213;
+    launch.start_ns = t;
+    launch.end_ns = t + 2'000;
+    launch.kernel_name = names[k % 2];
+    (*writer)->Append(launch);
+    DeviceOp op;
+    op.pid = 48213;
+    op.queue = 0x77;
+    op.name = names[k % 2];
+    op.append_tid = op.submit_tid = 48213;
+    op.append_ns = op.submit_ns = t;
+    op.start_ns = t + 3'000;
+    op.end_ns = op.start_ns + 120'000 + k * 1'000;
+    op.measured = k % 5 != 0;
+    (*writer)->Append(op);
+    ApiCall wait;
+    wait.pid = wait.tid = 48213;
+    wait.fn = XT_ZE_COMMAND_QUEUE_SYNCHRONIZE;
+    wait.start_ns = t + 2'500;
+    wait.end_ns = op.end_ns + 1'000;
+    (*writer)->Append(wait);
+    t = op.end_ns + 25'000;
+  }
+  EXPECT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
+  return log;
+}
+
+// With COLUMNS, text fits that width: no line wider, names cut visibly, every table's columns
+// kept in parts; --wide and CSV keep the names whole.
+TEST(ReportCommand, TextFitsTheWidthAskedAndKeepsEveryColumn) {
+  test_util::ScratchDir dir;
+  const std::string log = WriteWideLog(dir);
+  auto report = [&](std::vector<std::string> args) { return Report(dir, log, std::move(args)); };
+  const char* columns_before = std::getenv("COLUMNS");
+  const std::string saved = columns_before ? columns_before : "";
+  ASSERT_EQ(setenv("COLUMNS", "80", 1), 0);
+  const std::string text = report({});
+  const std::string wide = report({"--wide"});
+  const std::string csv = report({"--format", "csv"});
+  if (columns_before) setenv("COLUMNS", saved.c_str(), 1);
+  else unsetenv("COLUMNS");
+
+  size_t lines = 0;
+  for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1, ++lines) {
+    const std::string line = text.substr(start, end - start);
+    EXPECT_LE(report::DisplayWidth(line), 80u) << line;
+  }
+  EXPECT_GT(lines, 20u) << text;
+  // The names, cut visibly, still tell the two kernels apart.
+  EXPECT_NE(text.find(report::kCutMark), std::string::npos) << text;
+  EXPECT_NE(text.find("tile<256>"), std::string::npos) << text;
+  EXPECT_NE(text.find("tile<128>"), std::string::npos) << text;
+  // Every column of the widest tables is still there, in parts.
+  for (const char* header : {"Est. bound", "GB/s", "Idle: unknown", "Verdict", "Est. %", "p99",
+                             "Append->End", "Submitting thread meanwhile"})
+    EXPECT_NE(text.find(header), std::string::npos) << header << " lost:\n" << text;
+  EXPECT_NE(text.find("Device operations (per kernel; copies and fills by append function) (continued)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("GPU utilization (per engine) (continued)"), std::string::npos) << text;
+
+  // Full width: names whole, tables in one part.
+  const std::string name = "void gemm<" + std::string(90, 'x') + ", tile<256>, float>(float*)";
+  for (const std::string* whole : {&wide, &csv}) {
+    EXPECT_NE(whole->find(name), std::string::npos) << *whole;
+    EXPECT_EQ(whole->find(report::kCutMark), std::string::npos) << *whole;
+    EXPECT_EQ(whole->find("(continued)"), std::string::npos) << *whole;
+  }
 }
 
 }  // namespace

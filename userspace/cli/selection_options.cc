@@ -87,6 +87,7 @@ Status ParseWindowBound(const std::string& option, const std::string& text,
   Result<TimeBound> bound = ParseTimeBound(option, text);
   if (!bound.ok()) return bound.status();
   (option == "--to" ? selection.to : selection.from) = *bound;
+  (option == "--to" ? selection.to_text : selection.from_text) = text;
   return Status::Ok();
 }
 
@@ -130,6 +131,24 @@ Status CheckWindow(const EventSelection& selection) {
     return Status::Error("the window is empty: --to must be after --from");
   }
   return Status::Ok();
+}
+
+std::string DescribeSelection(const EventSelection& selection) {
+  std::string out;
+  auto add = [&out](const std::string& option, const std::string& value) {
+    out += (out.empty() ? "" : " ") + option + " " + value;
+  };
+  auto list = [](const auto& values) {
+    std::string text;
+    for (const auto& v : values) text += (text.empty() ? "" : ",") + std::to_string(v);
+    return text;
+  };
+  if (selection.from) add("--from", selection.from_text);
+  if (selection.to) add("--to", selection.to_text);
+  if (!selection.pids.empty()) add("--pid", list(selection.pids));
+  if (!selection.ranks.empty()) add("--rank", list(selection.ranks));
+  if (selection.name) add("--name", "'" + OneLine(selection.name_pattern) + "'");
+  return out;
 }
 
 OptionTable SelectionOptionTable(EventSelection& selection) {

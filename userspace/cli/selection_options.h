@@ -25,6 +25,9 @@ Status ParseNamePattern(const std::string& option, const std::string& text, Even
 // wall-clock).
 Status CheckWindow(const EventSelection& selection);
 
+// The selection as options, as typed: "--from 12.5 --pid 42,43 --name 'gemm'".
+std::string DescribeSelection(const EventSelection& selection);
+
 // Option-table entries (group "SELECTION") for --from, --to, --pid, --rank and --name; the
 // help says what `what` (e.g. "events", "rows") each keeps.
 OptionTable SelectionOptionTable(EventSelection& selection);

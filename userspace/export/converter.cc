@@ -176,6 +176,17 @@ void AddLogFacts(const LogReader& reader, std::deque<std::string>& owned,
   if (!reader.damage().ok()) data.push_back(TraceArg::String("damage", reader.damage().message()));
 }
 
+// The pid of the process an event is of; 0 for an event of no process (the device-wide
+// memory counters, xtrace's own clock readings, records dropped).
+uint32_t EventPid(const Event& event) {
+  return std::visit(
+      [](const auto& e) -> uint32_t {
+        if constexpr (requires { e.pid; }) return e.pid;
+        else return 0;
+      },
+      event);
+}
+
 // Whether an event of a process passes --pid and --rank. Events of no process (pid 0: the
 // device-wide memory counters, xtrace's own clock readings) always pass; a process's rank is
 // known from its ProcessInfo, which comes before its events.
@@ -186,12 +197,7 @@ class ProcessFilter {
   bool Selected(const Event& event) {
     if (sel_.pids.empty() && sel_.ranks.empty()) return true;
     if (const auto* p = std::get_if<ProcessInfo>(&event)) ranks_[p->pid] = p->rank;
-    const uint32_t pid = std::visit(
-        [](const auto& e) -> uint32_t {
-          if constexpr (requires { e.pid; }) return e.pid;
-          else return 0;
-        },
-        event);
+    const uint32_t pid = EventPid(event);
     if (pid == 0) return true;
     if (!sel_.pids.empty() && !sel_.pids.count(pid)) return false;
     if (!sel_.ranks.empty()) {
@@ -333,10 +339,9 @@ Status FinishMerged(SelectedTimeline& timeline, MergedLogReader& logs, const Pla
   return timeline.Finish(data);
 }
 
-// The trace's window on the first log's clock: seconds "from the start" count from the
-// earliest start of any log.
-MonotonicWindow TraceWindow(const EventSelection& selection, MergedLogReader& logs,
-                            const Placement& placement) {
+// The trace's start on the first log's clock: the earliest start of any log, from which
+// seconds "from the start" count.
+ClockAnchor TraceStart(MergedLogReader& logs, const Placement& placement) {
   ClockAnchor start = logs.reader(0).header().start_clock;
   for (size_t i = 0; i < logs.size(); ++i) {
     const uint64_t at = logs.reader(i).header().start_clock.monotonic_ns +
@@ -346,7 +351,7 @@ MonotonicWindow TraceWindow(const EventSelection& selection, MergedLogReader& lo
       start.monotonic_ns = at;
     }
   }
-  return ResolveWindow(selection, start);
+  return start;
 }
 
 Status ConvertMerged(MergedLogReader& logs, TraceWriter& out, const ConvertOptions& options,
@@ -354,7 +359,8 @@ Status ConvertMerged(MergedLogReader& logs, TraceWriter& out, const ConvertOptio
   Result<Placement> placement = PlaceLogs(logs);
   if (!placement.ok()) return placement.status();
   for (size_t i = 0; i < logs.size(); ++i) logs.SetOffset(i, placement->inputs[i].offset_ns);
-  const MonotonicWindow window = TraceWindow(options.selection, logs, *placement);
+  const ClockAnchor start = TraceStart(logs, *placement);
+  const MonotonicWindow window = ResolveWindow(options.selection, start);
   // The readers leave out what lies outside the window, each on its own clock.
   for (size_t i = 0; i < logs.size(); ++i) {
     if (!options.selection.has_window()) break;
@@ -402,12 +408,35 @@ Status ConvertMerged(MergedLogReader& logs, TraceWriter& out, const ConvertOptio
     if (!*next) break;
     const Event& event = **next;
     InputLog& input = *inputs[source];
-    if (input.filter.Selected(event)) std::visit(input.converter, event);
+    if (const auto* p = std::get_if<ProcessInfo>(&event)) {
+      std::string_view name = logs.reader(source).strings().Get(p->comm);
+      if (name.empty()) name = logs.reader(source).strings().Get(p->command_line);
+      stats->processes[p->pid] = LoggedProcess{std::string(name), p->rank};
+    }
+    if (input.filter.Selected(event)) {
+      const uint64_t kept = timeline.spans_kept();
+      std::visit(input.converter, event);
+      if (timeline.spans_kept() != kept && EventPid(event) != 0)
+        stats->selected_kept += timeline.spans_kept() - kept;
+    }
     if (options.progress && ++events % kProgressEveryEvents == 0) {
       options.progress(logs.bytes_read(), logs.total_size());
     }
   }
+  // What is written now (the Python slices still open) is of the processes too.
+  const uint64_t kept = timeline.spans_kept();
   for (auto& input : inputs) input->converter.Finish();
+  stats->selected_kept += timeline.spans_kept() - kept;
+  // How long the logs ran, when each says where it ended.
+  uint64_t end_ns = 0;
+  bool ended = true;
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const auto& summary = logs.reader(i).summary();
+    ended = ended && summary.has_value();
+    if (summary)
+      end_ns = std::max(end_ns, summary->end_clock.monotonic_ns + static_cast<uint64_t>(placement->inputs[i].offset_ns));
+  }
+  if (ended) stats->logged_ns = end_ns - std::min(end_ns, start.monotonic_ns);
   if (Status st = FinishMerged(timeline, logs, *placement, options.selection, window); !st.ok())
     return st;
   if (options.progress) options.progress(logs.bytes_read(), logs.total_size());

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,12 @@ struct ConvertOptions {
   EventSelection selection;
 };
 
+// A process a log holds, for saying what there was when a selection left nothing.
+struct LoggedProcess {
+  std::string name;  // its command (after its last exec), else its command line
+  int32_t rank = -1;
+};
+
 struct ConvertStats {
   uint64_t events_in = 0;   // events read from the log
   uint64_t events_out = 0;  // trace events written (JSON: metadata included)
@@ -43,6 +50,13 @@ struct ConvertStats {
   bool complete = false;       // the log has its summary (the capture finished cleanly)
   bool salvaged = false;       // damage was found and everything before it converted
   std::string damage;          // what was wrong, when the log is damaged (salvaged or not)
+  // With a selection: the spans and instants of the traced processes (their calls, ranges,
+  // device operations, markers) the trace kept; 0 when the selection left none of them.
+  uint64_t selected_kept = 0;
+  // With a selection: every process the logs hold, by pid, and how long they ran from the
+  // first log's start to the last one's end (when every log has its summary).
+  std::map<uint32_t, LoggedProcess> processes;
+  std::optional<uint64_t> logged_ns;
 };
 
 // Reads `in_path` and writes the trace to `out_path` ("-": standard output). Times are

@@ -599,6 +599,41 @@ TEST(ConverterTest, WindowPidAndRankSelectWhatIsKept) {
   EXPECT_EQ(Find(ParseFile(out), "X").size(), 1u);
 }
 
+// A selection that keeps nothing of the traced processes is told apart from one that keeps
+// something, and the stats say which processes the log holds, for the warning that says so.
+TEST(ConverterTest, ASelectionThatKeepsNothingIsCountedWithTheProcessesHeld) {
+  ScratchDir dir;
+  const std::string in = dir.File("run.capnp");
+  WriteSampleCapture(in, /*finish=*/true);
+  const std::string out = dir.File("out.json");
+  const uint64_t start = SampleHeader().start_clock.monotonic_ns;
+  auto convert = [&](auto select) {
+    ConvertOptions options;
+    select(options.selection);
+    ConvertStats stats;
+    EXPECT_TRUE(ConvertLog(in, out, options, &stats).ok());
+    return stats;
+  };
+  const ConvertStats other_pid = convert([](EventSelection& s) { s.pids = {999999}; });
+  EXPECT_EQ(other_pid.selected_kept, 0u);
+  ASSERT_EQ(other_pid.processes.size(), 1u);
+  EXPECT_EQ(other_pid.processes.begin()->first, kPid);
+  EXPECT_EQ(other_pid.processes.begin()->second.name, "python3");
+  EXPECT_EQ(other_pid.logged_ns.value_or(0), SampleSummary().end_clock.monotonic_ns - start);
+  EXPECT_GT(convert([](EventSelection& s) { s.pids = {kPid}; }).selected_kept, 0u);
+  EXPECT_EQ(convert([](EventSelection& s) { s.name = std::regex("no such kernel"); }).selected_kept, 0u);
+  EXPECT_GT(convert([](EventSelection& s) { s.name = std::regex("gemm"); }).selected_kept, 0u);
+  // The launches are 4000 s after the start: a window of the first second holds none.
+  EXPECT_EQ(convert([](EventSelection& s) {
+              s.to = TimeBound{TimeBound::Kind::kSinceStart, 1'000'000'000};
+            }).selected_kept,
+            0u);
+  EXPECT_GT(convert([&](EventSelection& s) {
+              s.from = TimeBound{TimeBound::Kind::kSinceStart, 5'000'000'150'000 - start};
+            }).selected_kept,
+            0u);
+}
+
 TEST(ConverterTest, GzipOutputIsThePlainOutputCompressed) {
   ScratchDir dir;
   const std::string in = dir.File("run.capnp");

@@ -32,6 +32,7 @@ struct EventSelection {
   std::set<int32_t> ranks;        // only processes of these ranks (empty: all)
   std::optional<std::regex> name; // only spans and instants whose name matches (searched)
   std::string name_pattern;       // the pattern as typed, for messages
+  std::string from_text, to_text; // the window's ends as typed, for messages
 
   bool has_window() const { return from || to; }
   bool empty() const { return !has_window() && pids.empty() && ranks.empty() && !name; }

@@ -7,11 +7,13 @@
 namespace xtrace::report {
 
 std::string IdleVerdict(uint64_t busy_ns, const IdleSplit& idle) {
-  if (busy_ns + idle.total() == 0) return "";
+  const uint64_t span = busy_ns + idle.total();
+  if (span == 0) return "";
   const uint64_t sync_side = idle.sync_ns + idle.waiting_ns;
   const uint64_t measured_idle = idle.launch_ns + sync_side;
   const uint64_t measured = busy_ns + measured_idle;
-  if (measured == 0) return "unknown";
+  if (measured == 0) return kVerdictEstimated;
+  if (measured * 2 < span) return kVerdictMostlyEstimated;
   if (measured_idle * 10 < measured) return "busy";
   return idle.launch_ns >= sync_side ? "launch-bound" : "sync-bound";
 }

@@ -60,11 +60,18 @@ struct IdleSplit {
   }
 };
 
+// The verdicts that say an engine's time was not measured: nothing of its span, or less than
+// half of it (the rest lies around operations without timestamps, whose bounds are no timing).
+inline constexpr const char* kVerdictEstimated = "estimated";
+inline constexpr const char* kVerdictMostlyEstimated = "mostly estimated";
+
 // The verdict for an engine from the measured part of its span (busy, launch, sync and
 // waiting; unknown time, around estimated operations, is left out so that a few estimated
 // operations do not hide what the measured ones show): "launch-bound", "sync-bound" or
-// "busy" (idle under 10% of the measured part); "unknown" when nothing of the span was
-// measured; "" without operations.
+// "busy" (idle under 10% of the measured part) when at least half of the span was measured;
+// kVerdictMostlyEstimated when less was (a verdict would speak for time nobody measured:
+// 2% busy measured around 98% estimated is not "busy"); kVerdictEstimated when none was;
+// "" without operations.
 std::string IdleVerdict(uint64_t busy_ns, const IdleSplit& idle);
 
 // Host calls of recent threads, so a gap can say what its submitting thread was doing. A

@@ -99,7 +99,7 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
   ReportTable table;
   table.id = "python_lines";
   table.title = "Python lines (innermost frame outside library code)";
-  table.columns = {{"line", "Python line", Column::kText},
+  table.columns = {{"line", "Python line", Column::kText, true},
                    {"device_ns", "Device time", Column::kNs},
                    {"device_percent", "Device %", Column::kPercent},
                    {"device_ops", "Device ops", Column::kCount},

@@ -183,13 +183,13 @@ Result<Report> BuildDiff(const std::vector<std::string>& before, const std::vect
                {"name", "Name", Column::kText, true},
                {"calls_before", "Calls before", Column::kCount},
                {"calls_after", "Calls after", Column::kCount},
-               {"calls_delta", "Calls +/-", Column::kCount},
+               {.key = "calls_delta", .header = "Calls +/-", .kind = Column::kCount, .change = true},
                {"total_before_ns", "Total before", Column::kNs},
                {"total_after_ns", "Total after", Column::kNs},
-               {"total_delta_ns", "Total +/-", Column::kNs},
+               {.key = "total_delta_ns", .header = "Total +/-", .kind = Column::kNs, .change = true},
                {"average_before_ns", "Avg before", Column::kNs},
                {"average_after_ns", "Avg after", Column::kNs},
-               {"average_delta_ns", "Avg +/-", Column::kNs}};
+               {.key = "average_delta_ns", .header = "Avg +/-", .kind = Column::kNs, .change = true}};
   auto add = [&](const char* side, const std::string& name, const DurationStats& x, const DurationStats& y) {
     const std::string shown = ShownName(options.tables, name);
     if (!NameSelected(options.tables, name, shown)) return;
@@ -209,6 +209,7 @@ Result<Report> BuildDiff(const std::vector<std::string>& before, const std::vect
     return std::llabs(x[delta].template get<int64_t>()) > std::llabs(y[delta].template get<int64_t>());
   });
   if (options.tables.top > 0 && t.rows.size() > options.tables.top) t.rows.resize(options.tables.top);
+  t.key_columns = 2;  // side, name
   t.note = "Sorted by the absolute change of the total.";
 
   Report report;

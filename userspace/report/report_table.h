@@ -27,6 +27,9 @@ struct Column {
   // A cuttable column whose cells are lists ("a 1 ms, b 2 ms"): cut by whole items, the rest
   // counted ("+2 more"), never through an item (CutList).
   bool list = false;
+  // A signed change (--diff): text shows an increase with "+", as a decrease has "-"; CSV
+  // and JSON keep the plain signed number.
+  bool change = false;
 };
 
 struct ReportTable {
@@ -35,6 +38,9 @@ struct ReportTable {
   std::vector<Column> columns;
   std::vector<std::vector<nlohmann::json>> rows;  // one value per column
   std::string note;   // a line under the text table (e.g. how a figure was made)
+  // How many leading columns tell a row apart (a name; a pid and an engine): when a text
+  // table is wider than the terminal, it is split into parts that each start with them.
+  size_t key_columns = 1;
 
   // Index of the column with `key`, or -1.
   int ColumnIndex(const std::string& key) const {

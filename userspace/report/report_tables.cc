@@ -160,6 +160,7 @@ ReportTable Ranges(const SectionStats& s, const TableOptions& o) {
                       Percent(double(row.self_ns), double(self_total)), row.total.total_ns,
                       row.total.average_ns(), row.device_ns});
   }
+  t.key_columns = 2;  // domain, name
   t.note = "Self: minus the ranges nested in it on its thread. Device: measured time of the "
            "operations appended inside it.";
   return t;
@@ -202,7 +203,9 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
                {"index", "", Column::kJsonOnly},
                {"engine_type", "", Column::kJsonOnly},
                {"estimated_operations", "", Column::kJsonOnly}};
+  t.key_columns = 2;  // pid, engine
   ReportTable gaps{"gaps", "Largest idle gaps (per engine)", {}, {}, ""};
+  gaps.key_columns = 3;  // pid, engine, at
   gaps.columns = {{"pid", "Pid", Column::kCount},           {"engine", "Engine", Column::kText},
                   {"start_ns", "At", Column::kNs},          {"duration_ns", "Gap", Column::kNs},
                   {"cause", "Cause", Column::kText},        {"submit_tid", "Submitter", Column::kCount},
@@ -254,8 +257,18 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
            "ordinal.index. Idle: launch = nothing submitted, the host was late; sync = nothing "
            "submitted because the host first waited for the previous operation; waiting = "
            "submitted, not started; unknown = around operations without timestamps. Verdict: "
-           "from the measured part; Est. %: the share of the span left out of it (unknown). "
-           "Latency: submitting call end -> device start.";
+           "from the measured part, when it is at least half of the span; Est. %: the share of "
+           "the span left out of it (unknown). Latency: submitting call end -> device start.";
+  // An engine whose time was mostly not measured: why, and what would measure it.
+  const int verdict = t.ColumnIndex("verdict");
+  if (std::any_of(t.rows.begin(), t.rows.end(), [&](const auto& row) {
+        return row[verdict] == kVerdictMostlyEstimated || row[verdict] == kVerdictEstimated;
+      }))
+    t.note += " \"mostly estimated\" (\"estimated\": all of it): most of the engine's time lies "
+              "around operations without kernel timestamps, whose host-side bounds say nothing of "
+              "how busy it was, so no verdict is drawn. An operation is measured when the program "
+              "reads the kernel timestamps of the event it signals (zeEventQueryKernelTimestamp, "
+              "an event pool with ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP).";
   // Queues the log never described keep their handle for a name: the only one the log has, and
   // the name of their track in `xtrace convert`'s trace, where the user goes next.
   const bool undescribed = std::any_of(s.engines.begin(), s.engines.end(),

@@ -16,8 +16,8 @@ std::string Printf(const char* format, double value) {
   return text;
 }
 
-std::string TextCell(const Column& column, const nlohmann::json& v) {
-  if (v.is_null()) return "-";
+// A value in its column's unit ("1.23 ms", "25.0%").
+std::string ValueText(const Column& column, const nlohmann::json& v) {
   switch (column.kind) {
     case Column::kNs:
       return FormatDuration(v.get<double>());
@@ -37,6 +37,14 @@ std::string TextCell(const Column& column, const nlohmann::json& v) {
     default:
       return v.is_string() ? v.get<std::string>() : v.dump();
   }
+}
+
+std::string TextCell(const Column& column, const nlohmann::json& v) {
+  if (v.is_null()) return "-";
+  const std::string text = ValueText(column, v);
+  // An increase as plainly as a decrease; a change that rounds to nothing without a sign.
+  const bool increase = column.change && v.is_number() && v.get<double>() > 0 && text[0] != '0';
+  return increase ? "+" + text : text;
 }
 
 bool RightAligned(Column::Kind kind) { return kind != Column::kText; }
@@ -61,25 +69,30 @@ std::string Wrapped(const std::string& text, size_t width) {
   return out + line + "\n";
 }
 
-// Cuts the cuttable columns of `cells` (widest first) until a row of `width` (per column,
-// with two spaces between columns) fits `layout.width`, and updates `width`.
-void FitToWidth(const ReportTable& table, const std::vector<size_t>& shown, const TextLayout& layout,
+// A row's width in `columns`: theirs, with two spaces between columns.
+size_t RowWidth(const std::vector<size_t>& columns, const std::vector<size_t>& width) {
+  return std::accumulate(columns.begin(), columns.end(), 2 * (columns.size() - 1),
+                         [&](size_t sum, size_t i) { return sum + width[i]; });
+}
+
+// Cuts the cuttable ones of `columns` in `cells` (widest first) until a row of them fits
+// `limit`, and updates `width`.
+void FitToWidth(const ReportTable& table, const std::vector<size_t>& columns, size_t limit,
                 std::vector<std::vector<std::string>>& cells, std::vector<size_t>& width) {
-  if (layout.width == 0 || shown.empty()) return;
-  auto row_width = [&] {
-    return std::accumulate(shown.begin(), shown.end(), 2 * (shown.size() - 1),
-                           [&](size_t sum, size_t i) { return sum + width[i]; });
-  };
+  if (limit == 0 || columns.empty()) return;
   std::vector<size_t> cuttable;
-  for (size_t i : shown)
+  for (size_t i : columns)
     if (table.columns[i].cuttable) cuttable.push_back(i);
   std::sort(cuttable.begin(), cuttable.end(), [&](size_t a, size_t b) { return width[a] > width[b]; });
   for (size_t i : cuttable) {
-    const size_t total = row_width();
-    if (total <= layout.width) return;
-    const size_t floor = std::max(kMinCutWidth, DisplayWidth(table.columns[i].header));
+    const size_t total = RowWidth(columns, width);
+    if (total <= limit) return;
+    // A list keeps whole items and counts the rest, so it may go down to its header; a name
+    // cut narrower than kMinCutWidth says too little.
+    const size_t header = DisplayWidth(table.columns[i].header);
+    const size_t floor = table.columns[i].list ? header : std::max(kMinCutWidth, header);
     if (width[i] <= floor) continue;
-    const size_t target = std::max(floor, width[i] - std::min(width[i], total - layout.width));
+    const size_t target = std::max(floor, width[i] - std::min(width[i], total - limit));
     std::vector<std::string> column;
     for (const auto& line : cells) column.push_back(line[i]);
     if (table.columns[i].list) {
@@ -93,6 +106,32 @@ void FitToWidth(const ReportTable& table, const std::vector<size_t>& shown, cons
       width[i] = std::max(width[i], DisplayWidth(cells[r][i]));
     }
   }
+}
+
+// The shown columns in parts, each a table of its own that fits `limit`: every part starts
+// with the key columns (the first table.key_columns shown: what tells a row from the others),
+// the other columns follow in their order, as many as fit and at least one. One part when
+// the whole row fits, or without a limit.
+std::vector<std::vector<size_t>> Parts(const ReportTable& table, const std::vector<size_t>& shown,
+                                       size_t limit, const std::vector<size_t>& width) {
+  const size_t keys = std::min(table.key_columns, shown.size());
+  if (limit == 0 || keys == shown.size() || RowWidth(shown, width) <= limit) return {shown};
+  const std::vector<size_t> key_columns(shown.begin(), shown.begin() + keys);
+  std::vector<std::vector<size_t>> parts;
+  std::vector<size_t> part = key_columns;
+  for (size_t n = keys; n < shown.size(); ++n) {
+    std::vector<size_t> wider = part;
+    wider.push_back(shown[n]);
+    if (part.size() > keys && RowWidth(wider, width) > limit) {
+      parts.push_back(std::move(part));
+      part = key_columns;
+      part.push_back(shown[n]);
+    } else {
+      part = std::move(wider);
+    }
+  }
+  parts.push_back(std::move(part));
+  return parts;
 }
 
 std::string CsvCell(const nlohmann::json& v) {
@@ -125,7 +164,7 @@ std::string RenderText(const std::vector<ReportSection>& sections, const TextLay
     for (const ReportTable& table : section.tables) {
       if (table.rows.empty()) continue;
       if (!section_started && !section.label.empty()) {
-        out += "=== " + section.label + " ===\n\n";
+        out += Wrapped("=== " + section.label + " ===", layout.width) + "\n";
       }
       section_started = true;
       std::vector<size_t> shown;
@@ -142,21 +181,28 @@ std::string RenderText(const std::vector<ReportSection>& sections, const TextLay
           width[i] = std::max(width[i], DisplayWidth(line[i]));
         }
       }
-      FitToWidth(table, shown, layout, cells, width);
-      out += table.title + "\n";
-      auto emit = [&](auto cell_of) {
-        std::string line;
-        for (size_t n = 0; n < shown.size(); ++n) {
-          const size_t i = shown[n];
-          const std::string cell = cell_of(i);
-          const std::string pad(width[i] - std::min(width[i], DisplayWidth(cell)), ' ');
-          if (n) line += "  ";
-          line += RightAligned(table.columns[i].kind) ? pad + cell : cell + (n + 1 < shown.size() ? pad : "");
-        }
-        out += line + "\n";
-      };
-      emit([&](size_t i) { return table.columns[i].header; });
-      for (const auto& line : cells) emit([&](size_t i) { return line[i]; });
+      // Names are cut first; a row still too wide is split into parts, every column kept.
+      FitToWidth(table, shown, layout.width, cells, width);
+      const std::vector<std::vector<size_t>> parts = Parts(table, shown, layout.width, width);
+      for (const std::vector<size_t>& part : parts) FitToWidth(table, part, layout.width, cells, width);
+      for (size_t p = 0; p < parts.size(); ++p) {
+        const std::vector<size_t>& part = parts[p];
+        if (p) out += "\n";
+        out += Wrapped(p ? table.title + " (continued)" : table.title, layout.width);
+        auto emit = [&](auto cell_of) {
+          std::string line;
+          for (size_t n = 0; n < part.size(); ++n) {
+            const size_t i = part[n];
+            const std::string cell = cell_of(i);
+            const std::string pad(width[i] - std::min(width[i], DisplayWidth(cell)), ' ');
+            if (n) line += "  ";
+            line += RightAligned(table.columns[i].kind) ? pad + cell : cell + (n + 1 < part.size() ? pad : "");
+          }
+          out += line + "\n";
+        };
+        emit([&](size_t i) { return table.columns[i].header; });
+        for (const auto& line : cells) emit([&](size_t i) { return line[i]; });
+      }
       if (!table.note.empty()) out += Wrapped(table.note, layout.width);
       out += "\n";
     }

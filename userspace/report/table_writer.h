@@ -14,8 +14,10 @@ std::string FormatDuration(double ns);
 
 // How text tables are laid out for a terminal.
 struct TextLayout {
-  // Columns a table's rows should fit: its cuttable columns are cut (down to kMinCutWidth)
-  // until they do. 0: names whole, however wide the rows.
+  // Columns every line should fit: a table's cuttable columns (names) are cut, down to
+  // kMinCutWidth, until its rows do; rows still too wide are split into parts that each
+  // repeat the key columns (ReportTable::key_columns), so that no column is left out.
+  // Titles and notes are wrapped. 0: names whole and one part, however wide the rows.
   size_t width = 0;
 };
 

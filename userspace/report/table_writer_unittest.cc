@@ -62,6 +62,63 @@ TEST(TableWriterTest, TextCutsLongNamesToTheWidth) {
   EXPECT_EQ(SectionsToJson({{"", {t}}})[0]["tables"]["t"][0]["name"], t.rows[0][0]);
 }
 
+// Lines of `text`, each no wider than `width`.
+std::vector<std::string> LinesWithin(const std::string& text, size_t width) {
+  std::vector<std::string> lines;
+  for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    lines.push_back(text.substr(start, end - start));
+    EXPECT_LE(DisplayWidth(lines.back()), width) << lines.back();
+  }
+  return lines;
+}
+
+// A table of many figures, too wide even with its names cut, is split into parts that each
+// start with its key columns: every column and every row is still there, and no line is wider
+// than asked.
+TEST(TableWriterTest, TextTooWideForTheWidthIsSplitIntoPartsRepeatingTheKeys) {
+  ReportTable t{"t", "A table of figures", {}, {}, "a note under the last part"};
+  t.key_columns = 2;
+  t.columns = {{"pid", "Pid", Column::kCount}, {"name", "Name", Column::kText, true}};
+  std::vector<nlohmann::json> first = {4242, "void gemm<" + std::string(80, 'x') + ", tile<256>>(float*)"};
+  std::vector<nlohmann::json> second = {4243, "short"};
+  for (int c = 0; c < 12; ++c) {
+    t.columns.push_back({"figure" + std::to_string(c), "Figure " + std::to_string(c), Column::kNs});
+    first.push_back(1'234'567 * (c + 1));
+    second.push_back(c);
+  }
+  t.columns.push_back({"detail", "", Column::kJsonOnly});
+  first.push_back(nullptr);
+  second.push_back(nullptr);
+  t.rows = {first, second};
+
+  const std::string text = RenderText({{"", {t}}}, {.width = 80});
+  const std::vector<std::string> lines = LinesWithin(text, 80);
+  for (int c = 0; c < 12; ++c)
+    EXPECT_NE(text.find("Figure " + std::to_string(c)), std::string::npos) << "column " << c << " lost:\n" << text;
+  EXPECT_NE(text.find("14.81 ms"), std::string::npos) << text;  // the last figure of the first row
+  EXPECT_NE(text.find("A table of figures (continued)"), std::string::npos) << text;
+  EXPECT_NE(text.find(kCutMark), std::string::npos) << text;
+  EXPECT_NE(text.find(">(float*)"), std::string::npos) << "the cut keeps the name's end:\n" << text;
+  // Each part: a title, the header starting with the keys, both rows starting with theirs.
+  size_t parts = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!lines[i].starts_with("A table of figures")) continue;
+    ++parts;
+    ASSERT_LT(i + 3, lines.size()) << text;
+    EXPECT_TRUE(lines[i + 1].starts_with(" Pid  Name")) << lines[i + 1];
+    EXPECT_TRUE(lines[i + 2].starts_with("4242  void gemm<")) << lines[i + 2];
+    EXPECT_TRUE(lines[i + 3].starts_with("4243  short")) << lines[i + 3];
+  }
+  EXPECT_GT(parts, 1u) << text;
+  EXPECT_EQ(text.find("a note under the last part"), text.rfind("a note")) << "one note";
+  EXPECT_TRUE(text.ends_with("a note under the last part\n\n")) << text;
+
+  // Without a width: one part, names whole.
+  const std::string whole = RenderText({{"", {t}}});
+  EXPECT_EQ(whole.find("(continued)"), std::string::npos) << whole;
+  EXPECT_NE(whole.find(first[1].get<std::string>()), std::string::npos) << whole;
+}
+
 // A list column is cut by whole items ("+N more"), not through an item, and stays whole in
 // CSV and JSON.
 TEST(TableWriterTest, TextCutsListColumnsByWholeItems) {

@@ -1,0 +1,83 @@
+// Tests of `xtrace convert` as a command: what it says on stderr when a selection leaves
+// nothing of the traced processes, and its exit status then.
+#include "cli/convert_command.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "log/log_writer.h"
+#include "log_test_util.h"
+
+namespace xtrace {
+namespace {
+
+struct Outcome {
+  int status = 0;
+  std::string err;
+};
+
+Outcome Convert(std::vector<std::string> args) {
+  args.insert(args.begin(), "convert");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStderr();
+  const int status = RunConvertCommand(static_cast<int>(argv.size()), argv.data());
+  return {status, testing::internal::GetCapturedStderr()};
+}
+
+// A log of two processes, one of rank 3, each launching a kernel a second after the start.
+std::string WriteLog(const test_util::ScratchDir& dir) {
+  const std::string path = dir.File("run.capnp");
+  auto writer = LogWriter::Create(path, test_util::SampleHeader());
+  EXPECT_TRUE(writer.ok());
+  StringTable& s = (*writer)->strings();
+  (*writer)->Append(ProcessInfo{.pid = 4242, .comm = s.Intern("trainer"), .rank = 3});
+  (*writer)->Append(ProcessInfo{.pid = 4300, .comm = s.Intern("python3")});
+  for (uint32_t pid : {4242u, 4300u}) {
+    KernelLaunch launch;
+    launch.pid = launch.tid = pid;
+    launch.start_ns = test_util::SampleHeader().start_clock.monotonic_ns + 1'000'000'000;
+    launch.end_ns = launch.start_ns + 500;
+    launch.kernel_name = s.Intern("gemm");
+    (*writer)->Append(launch);
+  }
+  EXPECT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
+  return path;
+}
+
+TEST(ConvertCommand, ASelectionThatLeavesNothingSaysSoAndWhatTheLogHolds) {
+  test_util::ScratchDir dir;
+  const std::string log = WriteLog(dir);
+  const std::string out = dir.File("out.json");
+
+  const Outcome pid = Convert({log, "-q", "-o", out, "--pid", "999999"});
+  EXPECT_EQ(pid.status, 0) << "an empty selection is an answer, as for report";
+  EXPECT_EQ(pid.err, "xtrace convert: warning: nothing selected: --pid 999999 left no event of the "
+                     "traced processes of " + log + "; " + out + " holds none of them. " + log +
+                     " holds pids 4242 (trainer, rank 3), 4300 (python3).\n");
+
+  // A window says how long the log ran; --name and --rank are named as typed.
+  const Outcome window = Convert({log, "-q", "-o", out, "--from", "2m", "--to", "3m"});
+  EXPECT_EQ(window.status, 0);
+  EXPECT_NE(window.err.find("nothing selected: --from 2m --to 3m left no event"), std::string::npos) << window.err;
+  EXPECT_NE(window.err.find("4300 (python3), over the 0.900 s from its start."), std::string::npos)
+      << window.err;
+  const Outcome name = Convert({log, "-q", "-o", out, "--name", "conv|relu", "--rank", "3"});
+  EXPECT_NE(name.err.find("nothing selected: --rank 3 --name 'conv|relu' left no event"), std::string::npos)
+      << name.err;
+
+  // What selects something says nothing.
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--pid", "4242"}, {"--rank", "3"}, {"--name", "gemm"}, {"--from", "0.5", "--to", "1.5"}}) {
+    std::vector<std::string> all = {log, "-q", "-o", out};
+    all.insert(all.end(), args.begin(), args.end());
+    const Outcome some = Convert(all);
+    EXPECT_EQ(some.status, 0);
+    EXPECT_EQ(some.err, "") << args[0];
+  }
+}
+
+}  // namespace
+}  // namespace xtrace
