@@ -35,6 +35,7 @@ using namespace std::chrono_literals;
 using testing::PidFromReadyLine;
 using testing::RootTest;
 using testing::RunCommand;
+using testing::RunResult;
 using testing::Subprocess;
 
 const std::string kXtrace = XTRACE_BIN;
@@ -449,24 +450,53 @@ TEST_F(DrmIntegrationTest, DefaultHookIsTheCheapestTheKernelTakes) {
   EXPECT_EQ(CountLinesWith(r.err, "raw syscall tracepoints"), 0u) << r.err;
 }
 
-// Without tracefs (a container that does not mount it) the ioctl trace events cannot be found,
-// and the default falls back to the raw syscall tracepoints, saying so and what they cost; the
-// ioctls are all captured still. Run in a mount namespace of its own, with every tracefs and
-// debugfs mount (debugfs would mount tracefs again on access) taken away.
-TEST_F(DrmIntegrationTest, DefaultHookWithoutTracefsFallsBackToTheRawSyscallTracepoints) {
-  const std::string log = Path("ioctls.tsv"), out = Path("no-tracefs.capnp");
+// Runs `argv` in a mount namespace of its own with every tracefs and debugfs mount (debugfs
+// would mount tracefs again on access) taken away: a machine whose init mounts neither.
+RunResult RunWithoutTracefs(const std::vector<std::string>& argv) {
   const std::string script =
       "for m in $(awk '$3 == \"tracefs\" || $3 == \"debugfs\" {print $2}' /proc/mounts | sort -r);"
       " do umount \"$m\" || exit 97; done; exec \"$@\"";
-  auto r = RunCommand({"/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh",
-                       kXtrace, "record", "--drm-only", "-o", out, "--", kDrmIoctls, "--repeat", "2",
-                       "--log", log},
-                      {}, 60s);
+  std::vector<std::string> command = {"/usr/bin/unshare", "--mount", "--propagation", "private",
+                                      "/bin/sh", "-c", script, "sh"};
+  command.insert(command.end(), argv.begin(), argv.end());
+  return RunCommand(command, {}, 60s);
+}
+
+// Without tracefs mounted, xtrace mounts it (as root) and takes the ioctl trace events, which
+// spare every other syscall; it says so.
+TEST_F(DrmIntegrationTest, DefaultHookMountsTracefsWhereTheMachineHasNot) {
+  const std::string log = Path("ioctls.tsv"), out = Path("mounted-tracefs.capnp");
+  auto r = RunWithoutTracefs({kXtrace, "record", "-v", "--drm-only", "-o", out, "--", kDrmIoctls,
+                              "--repeat", "2", "--log", log});
   ASSERT_NE(r.exit_code(), 97) << "could not unmount tracefs in a private mount namespace: " << r.err;
   ASSERT_EQ(r.exit_code(), 0) << r.err;
-  EXPECT_EQ(CountLinesWith(r.err, "(is tracefs mounted at /sys/kernel/tracing?); using the raw "
-                                  "syscall tracepoints (sys_enter, sys_exit) instead, which every "
-                                  "syscall on the machine pays for while the capture runs"),
+  EXPECT_EQ(CountLinesWith(r.err, "DRM ioctls: mounted tracefs at /sys/kernel/tracing (it was not "
+                                  "mounted)"),
+            1u)
+      << r.err;
+  EXPECT_EQ(CountLinesWith(r.err, "DRM ioctls: attached to the ioctl trace events"), 1u) << r.err;
+  EXPECT_EQ(CountLinesWith(r.err, "raw syscall tracepoints (sys_enter, sys_exit) instead"), 0u) << r.err;
+  Capture c = ReadCapture(out);
+  EXPECT_TRUE(c.complete);
+  ExpectMatchesProgramLog(c, log);
+  EXPECT_EQ(c.ioctls.size(), 2u * 16u);
+}
+
+// Without tracefs and without the right to mount it (a container given the collector's
+// capabilities, CAP_SYS_ADMIN not among them) the ioctl trace events cannot be found, and the
+// default falls back to the raw syscall tracepoints, saying why and what they cost; the
+// ioctls are all captured still.
+TEST_F(DrmIntegrationTest, DefaultHookWithoutTracefsFallsBackToTheRawSyscallTracepoints) {
+  const std::string log = Path("ioctls.tsv"), out = Path("no-tracefs.capnp");
+  auto r = RunWithoutTracefs({"/usr/bin/setpriv", "--bounding-set", "-sys_admin", "--", kXtrace,
+                              "record", "--drm-only", "-o", out, "--", kDrmIoctls, "--repeat", "2",
+                              "--log", log});
+  ASSERT_NE(r.exit_code(), 97) << "could not unmount tracefs in a private mount namespace: " << r.err;
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  EXPECT_EQ(CountLinesWith(r.err, "(tracefs is not mounted at /sys/kernel/tracing and mounting it "
+                                  "failed (Operation not permitted)); using the raw syscall "
+                                  "tracepoints (sys_enter, sys_exit) instead, which every syscall "
+                                  "on the machine pays for while the capture runs"),
             1u)
       << r.err;
   Capture c = ReadCapture(out);

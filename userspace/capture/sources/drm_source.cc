@@ -2,8 +2,11 @@
 #include "capture/sources/drm_source.h"
 
 #include <bpf/libbpf.h>
+#include <sys/mount.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <iterator>
 #include <string>
 
@@ -54,6 +57,29 @@ const char* HookName(DrmHook hook) {
     case DrmHook::kAuto: break;
   }
   return "?";
+}
+
+constexpr const char* kTracefs = "/sys/kernel/tracing";
+
+// The ioctl trace events are found through tracefs (libbpf reads an event's id there, or
+// under debugfs). A machine whose init does not mount it (a minimal VM, a container's own
+// /sys) has the events all the same: mounted, they spare every other syscall on the machine
+// the program the raw syscall tracepoints would run. Mounted as an init mounts it, and left
+// mounted: another tool may be using it by the capture's end. Returns what was done, or why
+// it could not be ("" when it was there already).
+std::string MountTracefsIfMissing(bool* failed) {
+  *failed = false;
+  if (access("/sys/kernel/tracing/events", F_OK) == 0 ||
+      access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+    return "";
+  if (mount("tracefs", kTracefs, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RELATIME,
+            nullptr) != 0) {
+    *failed = true;
+    return std::string("tracefs is not mounted at ") + kTracefs + " and mounting it failed (" +
+           std::strerror(errno) + ")";
+  }
+  return std::string("mounted tracefs at ") + kTracefs +
+         " (it was not mounted), where the ioctl trace events are found; it stays mounted";
 }
 
 }  // namespace
@@ -109,6 +135,13 @@ Status DrmSource::LoadIoctlProbes() {
 }
 
 Status DrmSource::LoadIoctlObject(DrmHook hook) {
+  std::string tracefs_missing;
+  if (hook == DrmHook::kIoctlTracepoints) {
+    bool failed = false;
+    const std::string done = MountTracefsIfMissing(&failed);
+    if (failed) tracefs_missing = " (" + done + ")";
+    else if (!done.empty()) ctx_.say("DRM ioctls: " + done);
+  }
   links_.clear();
   ioctl_skel_.reset(drm_ioctl__open());
   if (!ioctl_skel_) return Status::Error("opening DRM ioctl BPF object: " + BpfErrorText(errno));
@@ -146,7 +179,10 @@ Status DrmSource::LoadIoctlObject(DrmHook hook) {
       const bool no_tracefs = hook == DrmHook::kIoctlTracepoints && err == ENOENT;
       return Status::Error(std::string("attaching the DRM ioctl programs to ") + what + ": " +
                            BpfErrorText(err) +
-                           (no_tracefs ? " (is tracefs mounted at /sys/kernel/tracing?)" : ""));
+                           (no_tracefs ? (tracefs_missing.empty()
+                                              ? " (is tracefs mounted at /sys/kernel/tracing?)"
+                                              : tracefs_missing)
+                                       : ""));
     }
     links_.emplace_back(link);
   }
