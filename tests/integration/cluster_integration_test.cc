@@ -198,6 +198,13 @@ TEST_F(ClusterTest, ASlurmJobIsTracedOnEveryNodeByItsOwnUserAndTheReportNamesThe
   EXPECT_GT(row["excess_ns"].get<double>(), 0.0) << row.dump();
   for (const char* rank : {"rank 0", "rank 1", "rank 2", "rank 3"})
     EXPECT_TRUE(row["per_log_ns"].contains(rank)) << rank << " " << row.dump();
+  // Each node's log names both of its ranks, not only the first.
+  std::set<int> logged_ranks;
+  for (const json& log : report["logs"]) {
+    EXPECT_EQ(log["ranks"].size(), 2u) << log.dump();
+    for (const json& r : log["ranks"]) logged_ranks.insert(r.get<int>());
+  }
+  EXPECT_EQ(logged_ranks, (std::set<int>{0, 1, 2, 3})) << report["logs"].dump();
   // --by rank: a section per rank, though each node's log holds two.
   const json by_rank = ReportJson({out, "--by", "rank"});
   std::set<std::string> sections;

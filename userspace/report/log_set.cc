@@ -45,10 +45,12 @@ Result<LogAggregate> AggregateLog(const std::string& path, size_t index, const L
     if (!next.ok()) return options.salvage ? next.status() : DamageError(next.status());
     if (!*next) break;
     const Event& event = **next;
-    if (const auto* process = std::get_if<ProcessInfo>(&event); process && !log.rank_recorded &&
-                                                                process->rank >= 0) {
-      log.rank = "rank " + std::to_string(process->rank);
-      log.rank_recorded = true;
+    if (const auto* process = std::get_if<ProcessInfo>(&event); process && process->rank >= 0) {
+      log.ranks.insert(process->rank);
+      if (!log.rank_recorded) {
+        log.rank = "rank " + std::to_string(process->rank);
+        log.rank_recorded = true;
+      }
     }
     if (const auto* d = std::get_if<RecordsDropped>(&event)) {
       // A drop window is the time between two looks at the counters: its records were lost

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct LogAggregate {
   std::string host;
   std::string rank;          // from the traced processes' environment, else "log N"
   bool rank_recorded = false;
+  std::set<int32_t> ranks;   // every rank its processes recorded (a node's log holds several)
   uint64_t start_ns = 0;     // CLOCK_MONOTONIC at the capture's start
   uint64_t events = 0;
   bool complete = false;     // the log has its summary

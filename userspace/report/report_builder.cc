@@ -61,7 +61,8 @@ Result<ReadLogs> ReadAll(const std::vector<std::string>& paths, const ReportOpti
                              (n == 1 ? " execution" : " executions") +
                              " of command lists recorded before the attach: their contents are unknown, "
                              "so they show no device operations");
-    LogDescription d{log->path, log->rank, log->host, log->damage, log->rank_recorded, log->complete,
+    LogDescription d{log->path, log->rank, log->host, log->damage, log->rank_recorded,
+                     std::vector<int32_t>(log->ranks.begin(), log->ranks.end()), log->complete,
                      log->events};
     if (!d.damage.empty()) {
       out.warnings.push_back(d.damage + "; reported the " + std::to_string(d.events) + " events before it");
@@ -129,7 +130,13 @@ ReportTable Logs(const std::vector<LogDescription>& logs) {
                {"events", "Events", Column::kCount},  {"complete", "Complete", Column::kText},
                {"path", "Path", Column::kText, true}};
   for (const LogDescription& d : logs) {
-    t.rows.push_back({d.rank, d.host, d.events, d.complete ? "yes" : "no", d.path});
+    // A node's log names every rank it holds ("ranks 0, 1"), not only the first.
+    std::string rank = d.rank;
+    if (d.ranks.size() > 1) {
+      rank = "ranks ";
+      for (size_t i = 0; i < d.ranks.size(); ++i) rank += (i ? ", " : "") + std::to_string(d.ranks[i]);
+    }
+    t.rows.push_back({rank, d.host, d.events, d.complete ? "yes" : "no", d.path});
   }
   return t;
 }
@@ -227,6 +234,7 @@ json ReportToJson(const Report& report) {
     logs.push_back({{"path", d.path},
                     {"rank", d.rank},
                     {"rank_recorded", d.rank_recorded},
+                    {"ranks", d.ranks},
                     {"host", d.host},
                     {"events", d.events},
                     {"complete", d.complete},

@@ -27,6 +27,7 @@ struct ReportOptions {
 struct LogDescription {
   std::string path, rank, host, damage;
   bool rank_recorded = false;
+  std::vector<int32_t> ranks;  // every rank recorded in the log, ascending
   bool complete = false;
   uint64_t events = 0;
 };
