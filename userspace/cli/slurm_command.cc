@@ -257,8 +257,13 @@ int RunCoordinator(SlurmCommandLine l) {
   auto nodes = RunForOutput({"squeue", "--noheader", "--jobs=" + l.job, "--states=RUNNING", "--format=%D"});
   if (!nodes.ok()) {
     // squeue said why above (an id Slurm does not know, a job long ended, no controller).
-    std::fprintf(stderr, "xtrace slurm: job %s: squeue --jobs=%s %s; nothing captured\n", l.job.c_str(),
-                 l.job.c_str(), nodes.status().message().substr(std::string("squeue ").size()).c_str());
+    // RunForOutput names the program first ("squeue failed"); where squeue never ran (pipe,
+    // fork) the message is about that and is kept whole.
+    const std::string why = nodes.status().message();
+    const std::string_view outcome =
+        why.starts_with("squeue ") ? std::string_view(why).substr(std::string_view("squeue ").size()) : why;
+    std::fprintf(stderr, "xtrace slurm: job %s: squeue --jobs=%s %.*s; nothing captured\n", l.job.c_str(),
+                 l.job.c_str(), static_cast<int>(outcome.size()), outcome.data());
     return 1;
   }
   const long node_count = std::strtol(nodes->c_str(), nullptr, 10);
