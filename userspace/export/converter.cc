@@ -361,6 +361,9 @@ Status ConvertMerged(MergedLogReader& logs, TraceWriter& out, const ConvertOptio
   for (size_t i = 0; i < logs.size(); ++i) logs.SetOffset(i, placement->inputs[i].offset_ns);
   const ClockAnchor start = TraceStart(logs, *placement);
   const MonotonicWindow window = ResolveWindow(options.selection, start);
+  // Only a selection is told what it kept and what the logs held (ConvertStats): without one,
+  // each event goes to its converter with nothing counted beside it.
+  const bool selecting = !options.selection.empty();
   // The readers leave out what lies outside the window, each on its own clock.
   for (size_t i = 0; i < logs.size(); ++i) {
     if (!options.selection.has_window()) break;
@@ -408,16 +411,20 @@ Status ConvertMerged(MergedLogReader& logs, TraceWriter& out, const ConvertOptio
     if (!*next) break;
     const Event& event = **next;
     InputLog& input = *inputs[source];
-    if (const auto* p = std::get_if<ProcessInfo>(&event)) {
-      std::string_view name = logs.reader(source).strings().Get(p->comm);
-      if (name.empty()) name = logs.reader(source).strings().Get(p->command_line);
-      stats->processes[p->pid] = LoggedProcess{std::string(name), p->rank};
-    }
-    if (input.filter.Selected(event)) {
-      const uint64_t kept = timeline.spans_kept();
+    if (!selecting) {
       std::visit(input.converter, event);
-      if (timeline.spans_kept() != kept && EventPid(event) != 0)
-        stats->selected_kept += timeline.spans_kept() - kept;
+    } else {
+      if (const auto* p = std::get_if<ProcessInfo>(&event)) {
+        std::string_view name = logs.reader(source).strings().Get(p->comm);
+        if (name.empty()) name = logs.reader(source).strings().Get(p->command_line);
+        stats->processes[p->pid] = LoggedProcess{std::string(name), p->rank};
+      }
+      if (input.filter.Selected(event)) {
+        const uint64_t kept = timeline.spans_kept();
+        std::visit(input.converter, event);
+        if (timeline.spans_kept() != kept && EventPid(event) != 0)
+          stats->selected_kept += timeline.spans_kept() - kept;
+      }
     }
     if (options.progress && ++events % kProgressEveryEvents == 0) {
       options.progress(logs.bytes_read(), logs.total_size());
