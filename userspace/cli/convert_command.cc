@@ -136,24 +136,11 @@ std::string HumanBytes(uint64_t bytes) {
 // hold instead: their processes (with their ranks when they have one) and, for a window, how
 // long the logs ran.
 std::string NothingSelected(const Arguments& args, const ConvertStats& stats, const std::string& input_name) {
-  constexpr size_t kProcessesListed = 10;  // a system-wide capture holds hundreds
-  std::string held;
-  size_t listed = 0;
-  for (const auto& [pid, process] : stats.processes) {
-    if (listed == kProcessesListed) {
-      held += ", and " + std::to_string(stats.processes.size() - listed) + " more";
-      break;
-    }
-    held += (listed++ ? ", " : "") + std::to_string(pid);
-    std::string about = process.name;
-    if (process.rank >= 0) about += (about.empty() ? "rank " : ", rank ") + std::to_string(process.rank);
-    if (!about.empty()) held += " (" + about + ")";
-  }
   const std::string output = args.output == "-" ? "the trace" : args.output;
   std::string text = "nothing selected: " + DescribeSelection(args.selection) + " left no event of the traced processes of " +
                      input_name + "; " + output + " holds none of them. " + input_name +
                      (args.logs.size() == 1 ? " holds " : " hold ");
-  text += held.empty() ? "no traced process" : (stats.processes.size() == 1 ? "pid " : "pids ") + held;
+  text += HeldProcessesText(stats.processes);
   if (args.selection.has_window() && stats.logged_ns) {
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%.3f s", static_cast<double>(*stats.logged_ns) / 1e9);

@@ -66,6 +66,7 @@ CSV and JSON are always whole.
           "xtrace report run.capnp",
           "xtrace report run.capnp --top 10 --sort average",
           "xtrace report rank*.capnp --by rank              # one section per rank",
+          "xtrace report rank*.capnp --rank 3               # only the processes of rank 3",
           "xtrace report /var/lib/xtrace --from 60 --to 120 # a daemon's files, one minute of them",
           "xtrace report run.capnp --format json -o report.json",
           "xtrace report run.capnp --name 'gemm|conv' --categories kernels.txt",
@@ -168,6 +169,10 @@ OptionTable ReportOptionTable(ReportArguments& a) {
        Selection(a.selection, ParseWindowBound)},
       {0, "--pid", "PID[,PID...]", "SELECTION", "only these processes",
        Selection(a.selection, ParsePidList)},
+      {0, "--rank", "R[,R...]", "SELECTION",
+       "only the processes of these ranks (from their environment: Slurm, Open MPI, MPICH, "
+       "PMI)",
+       Selection(a.selection, ParseRankList)},
       {0, "--name", "REGEX", "SELECTION", "only rows whose name matches (ECMAScript regex, searched)",
        Selection(a.selection, ParseNamePattern)},
 
@@ -211,6 +216,7 @@ Result<ReportCommandLine> ParseReportCommandLine(std::span<char* const> args) {
   a.options.read.from = a.selection.from;
   a.options.read.to = a.selection.to;
   a.options.read.aggregate.pids = a.selection.pids;
+  a.options.read.aggregate.ranks = a.selection.ranks;
   a.options.tables.name = a.selection.name;
   if (a.diff && a.inputs.size() != 2) return Status::Error("--diff takes two logs: BEFORE AFTER");
   if (a.inputs.empty()) return Status::Error("which log? (xtrace report LOG...)");
@@ -224,18 +230,14 @@ std::string ReportCommandHelp() {
   return RenderHelp(ReportDoc(), ReportOptionTable(unused));
 }
 
-std::string NothingToReport(const ReportArguments& a) {
-  std::string given;
-  auto add = [&given](bool set, const char* flag) {
-    if (set) given += (given.empty() ? "" : ", ") + std::string(flag);
-  };
-  add(a.selection.from.has_value(), "--from");
-  add(a.selection.to.has_value(), "--to");
-  add(!a.selection.pids.empty(), "--pid");
-  add(a.selection.name.has_value(), "--name");
+std::string NothingToReport(const ReportArguments& a, const report::Report& report) {
   const std::string logs = a.inputs.size() == 1 ? a.inputs[0] : std::to_string(a.inputs.size()) + " inputs";
   const std::string what = a.by_python ? "no Python line" : "no call, device operation or range";
-  if (!given.empty()) return "Nothing to report: " + what + " of " + logs + " is in the selection (" + given + ").";
+  // What the logs hold instead, as convert says it: the processes a selection could keep.
+  if (!a.selection.empty())
+    return "Nothing to report: " + what + " of " + logs + " is in the selection (" +
+           DescribeSelection(a.selection) + "). " + logs + (a.inputs.size() == 1 ? " holds " : " hold ") +
+           HeldProcessesText(report.processes) + ".";
   if (a.by_python)
     return "Nothing to report: no traced call of " + logs +
            " carries Python frames (no CPython process was traced, or the capture ran with "
@@ -290,8 +292,15 @@ int RunReportCommand(int argc, char** argv) {
   for (const std::string& w : built->warnings) std::fprintf(stderr, "xtrace report: warning: %s\n", w.c_str());
 
   std::string text = report::RenderReport(*built, a.format, {.width = a.wide ? 0 : TerminalWidth(a.output.empty() || a.output == "-")});
-  // CSV and JSON say "no rows" by their shape; text would be nothing at all.
-  if (text.empty() && a.format == report::OutputFormat::kText) text = NothingToReport(a) + "\n";
+  // Text says it in place of the tables, which would be nothing at all. CSV and JSON keep
+  // their shape (no rows) for the programs that read them; the person who ran the command is
+  // told on standard error.
+  if (!built->HasRows()) {
+    if (a.format == report::OutputFormat::kText)
+      text += (text.empty() ? "" : "\n") + NothingToReport(a, *built) + "\n";
+    else if (a.format != report::OutputFormat::kText)
+      std::fprintf(stderr, "xtrace report: warning: %s\n", NothingToReport(a, *built).c_str());
+  }
   FILE* out = stdout;
   if (!a.output.empty() && a.output != "-") {
     out = std::fopen(a.output.c_str(), "w");

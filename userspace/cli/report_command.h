@@ -37,9 +37,10 @@ Result<ReportCommandLine> ParseReportCommandLine(std::span<char* const> args);
 
 std::string ReportCommandHelp();
 
-// The line a text report is instead of its tables when none has a row: what was read and
-// what may have left nothing (the selection given, or no Python frames for --by python).
-std::string NothingToReport(const ReportArguments& a);
+// The line a report says when none of its tables has a row (text: in their place; CSV and
+// JSON: on standard error): what was read and what may have left nothing (the selection
+// given, with the processes the logs hold instead, or no Python frames for --by python).
+std::string NothingToReport(const ReportArguments& a, const report::Report& report);
 
 // argv[0] is "report". Returns the process exit status (see --help).
 int RunReportCommand(int argc, char** argv);

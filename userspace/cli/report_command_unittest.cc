@@ -108,15 +108,16 @@ std::string Report(const test_util::ScratchDir& dir, const std::string& log, std
   return Slurp(out);
 }
 
-// A text report whose tables are all empty says so and why, rather than printing nothing.
-TEST(ReportCommand, NothingSelectedSaysSoInText) {
+// A report whose tables are all empty says so and why, with the processes the log holds
+// instead: in text in place of the tables, for CSV and JSON on standard error.
+TEST(ReportCommand, NothingSelectedSaysSoAndWhatTheLogHolds) {
   test_util::ScratchDir dir;
   const std::string log = dir.File("run.capnp");
   {
     auto writer = LogWriter::Create(log, test_util::SampleHeader());
     ASSERT_TRUE(writer.ok());
     const StringId gemm = (*writer)->strings().Intern("gemm");
-    (*writer)->Append(ProcessInfo{.pid = 48213});
+    (*writer)->Append(ProcessInfo{.pid = 48213, .comm = (*writer)->strings().Intern("python3"), .rank = 2});
     for (uint64_t i = 0; i < 10; ++i) (*writer)->Append(test_util::RealisticLaunch(i, gemm, 1));
     ASSERT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
   }
@@ -127,15 +128,32 @@ TEST(ReportCommand, NothingSelectedSaysSoInText) {
 
   EXPECT_EQ(report({"--pid", "1", "--from", "1h"}),
             "Nothing to report: no call, device operation or range of " + log +
-                " is in the selection (--from, --pid).\n");
+                " is in the selection (--from 1h --pid 1). " + log + " holds pid 48213 (python3, rank 2).\n");
   EXPECT_EQ(report({"--by", "python"}),
             "Nothing to report: no traced call of " + log +
                 " carries Python frames (no CPython process was traced, or the capture ran "
                 "with --no-python-frames).\n");
-  // CSV keeps its shape: the tables' headers, no rows.
-  const std::string csv = report({"--pid", "1", "--format", "csv"});
-  EXPECT_EQ(csv.find("Nothing to report"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("# host_calls"), std::string::npos) << csv;
+  // --rank selects by the rank a process recorded.
+  EXPECT_EQ(report({"--rank", "2"}), all);
+  EXPECT_EQ(report({"--rank", "0,1"}),
+            "Nothing to report: no call, device operation or range of " + log +
+                " is in the selection (--rank 0,1). " + log + " holds pid 48213 (python3, rank 2).\n");
+  // CSV and JSON keep their shape (the tables' headers, no rows); the warning goes to stderr.
+  for (const char* format : {"csv", "json"}) {
+    testing::internal::CaptureStderr();
+    const std::string out = report({"--pid", "1", "--format", format});
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(out.find("Nothing to report"), std::string::npos) << out;
+    EXPECT_NE(out.find("host_calls"), std::string::npos) << out;
+    EXPECT_NE(err.find("xtrace report: warning: Nothing to report: no call, device operation or range of " + log +
+                       " is in the selection (--pid 1). " + log + " holds pid 48213 (python3, rank 2)."),
+              std::string::npos)
+        << format << ": " << err;
+  }
+  // Rows selected: no warning.
+  testing::internal::CaptureStderr();
+  report({"--format", "json"});
+  EXPECT_EQ(testing::internal::GetCapturedStderr().find("Nothing to report"), std::string::npos);
 }
 
 // A log of kernels whose names differ deep inside long template names, on one engine, some of

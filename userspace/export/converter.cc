@@ -415,9 +415,7 @@ Status ConvertMerged(MergedLogReader& logs, TraceWriter& out, const ConvertOptio
       std::visit(input.converter, event);
     } else {
       if (const auto* p = std::get_if<ProcessInfo>(&event)) {
-        std::string_view name = logs.reader(source).strings().Get(p->comm);
-        if (name.empty()) name = logs.reader(source).strings().Get(p->command_line);
-        stats->processes[p->pid] = LoggedProcess{std::string(name), p->rank};
+        stats->processes[p->pid] = LoggedProcess::Of(*p, logs.reader(source).strings());
       }
       if (input.filter.Selected(event)) {
         const uint64_t kept = timeline.spans_kept();

@@ -34,11 +34,6 @@ struct ConvertOptions {
 };
 
 // A process a log holds, for saying what there was when a selection left nothing.
-struct LoggedProcess {
-  std::string name;  // its command (after its last exec), else its command line
-  int32_t rank = -1;
-};
-
 struct ConvertStats {
   uint64_t events_in = 0;   // events read from the log
   uint64_t events_out = 0;  // trace events written (JSON: metadata included)

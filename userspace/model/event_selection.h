@@ -4,12 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <regex>
 #include <set>
 #include <string>
 
+#include "model/event.h"
 #include "model/log_header.h"
+#include "model/string_table.h"
 
 namespace xtrace {
 
@@ -45,5 +48,18 @@ struct MonotonicWindow {
   uint64_t to_ns = UINT64_MAX;
 };
 MonotonicWindow ResolveWindow(const EventSelection& selection, const ClockAnchor& start);
+
+// A traced process a log holds, as a selection that kept nothing lists it: what the user could
+// have selected instead.
+struct LoggedProcess {
+  std::string name;  // its command (after its last exec), else its command line
+  int32_t rank = -1;
+
+  static LoggedProcess Of(const ProcessInfo& info, const StringTable& strings);
+};
+
+// "pid 42 (python3, rank 0)", "pids 42 (python3), 43 (python3), and 120 more" (the first ten
+// by pid), "no traced process".
+std::string HeldProcessesText(const std::map<uint32_t, LoggedProcess>& processes);
 
 }  // namespace xtrace

@@ -36,8 +36,9 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
     if (!reader.ok()) return reader.status();
     // As the other tables select: by process, and by the start of the call or operation.
     const AggregateOptions selection = SelectionOf(options.read, reader->header().start_clock);
-    auto selected = [&selection](uint32_t pid, uint64_t start_ns) {
-      return InSelection(selection, pid, start_ns);
+    auto selected = [&selection, &report](uint32_t pid, uint64_t start_ns) {
+      auto process = report.processes.find(pid);
+      return InSelection(selection, pid, process == report.processes.end() ? -1 : process->second.rank, start_ns);
     };
     std::map<CallKey, std::string> line_of_call;
     Event e;
@@ -46,7 +47,9 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
       if (!more.ok()) return options.read.salvage ? more.status() : DamageError(more.status());
       if (!*more) break;
       const StringTable& strings = reader->strings();
-      if (const auto* st = std::get_if<PythonStack>(&e)) {
+      if (const auto* process = std::get_if<ProcessInfo>(&e)) {
+        report.processes[process->pid] = LoggedProcess::Of(*process, strings);
+      } else if (const auto* st = std::get_if<PythonStack>(&e)) {
         // Every call's line is kept: an operation in the window may have been appended
         // before it.
         const PythonFrame* user = InnermostUserFrame(*st, strings, options.skips);

@@ -63,15 +63,18 @@ ReportAggregator::ReportAggregator(AggregateOptions options, std::string log_sec
 
 ReportAggregator::~ReportAggregator() = default;
 
-bool InSelection(const AggregateOptions& options, uint32_t pid, uint64_t start_ns) {
+bool InSelection(const AggregateOptions& options, uint32_t pid, int32_t rank, uint64_t start_ns) {
   if (!options.pids.empty() && !options.pids.count(pid)) return false;
+  if (!options.ranks.empty() && !options.ranks.count(rank)) return false;
   if (options.from_ns && start_ns < *options.from_ns) return false;
   if (options.to_ns && start_ns >= *options.to_ns) return false;
   return true;
 }
 
 bool ReportAggregator::Selected(uint32_t pid, uint64_t start_ns) const {
-  return InSelection(options_, pid, start_ns);
+  if (options_.ranks.empty()) return InSelection(options_, pid, -1, start_ns);
+  auto process = processes_.find(pid);
+  return InSelection(options_, pid, process == processes_.end() ? -1 : process->second.rank, start_ns);
 }
 
 std::string ReportAggregator::SectionKey(uint32_t pid, uint32_t tid, uint32_t device) const {
@@ -111,8 +114,9 @@ std::string ReportAggregator::Label(const std::string& key) const {
     case GroupBy::kThread: {
       const uint32_t pid = static_cast<uint32_t>(number(1, 10));
       std::string label = "pid " + std::to_string(pid);
-      auto name = process_names_.find(pid);
-      if (name != process_names_.end() && !name->second.empty()) label += " (" + name->second + ")";
+      auto process = processes_.find(pid);
+      if (process != processes_.end() && !process->second.name.empty())
+        label += " (" + process->second.name + ")";
       if (options_.by == GroupBy::kThread) label += " tid " + std::to_string(number(12, 10));
       return label;
     }
@@ -296,7 +300,7 @@ void ReportAggregator::Add(const Event& event, const StringTable& strings) {
   } else if (const auto* queue = std::get_if<DeviceQueue>(&event)) {
     engine_identities_[{queue->pid, queue->handle}] = EngineIdentity::Of(*queue);
   } else if (const auto* process = std::get_if<ProcessInfo>(&event)) {
-    process_names_[process->pid] = std::string(strings.Get(process->comm));
+    processes_[process->pid] = LoggedProcess::Of(*process, strings);
     if (process->rank >= 0) {
       process_ranks_[process->pid] = "rank " + std::to_string(process->rank);
       rank_totals_of_pid_.erase(process->pid);  // its events count under its rank from now on

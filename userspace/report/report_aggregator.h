@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/event.h"
+#include "model/event_selection.h"
 #include "model/string_table.h"
 #include "report/section_stats.h"
 
@@ -27,12 +28,14 @@ struct AggregateOptions {
   std::optional<uint64_t> from_ns;  // only events that start at or after
   std::optional<uint64_t> to_ns;    // only events that start before
   std::set<uint32_t> pids;          // only these processes (empty: all)
+  std::set<int32_t> ranks;          // only processes of these ranks (empty: all)
   size_t top_gaps = 5;              // largest gaps kept per engine
 };
 
-// Whether an event of `pid` that starts at `start_ns` is in the selection of `options`: its
-// processes, and its window by start.
-bool InSelection(const AggregateOptions& options, uint32_t pid, uint64_t start_ns);
+// Whether an event of `pid` (of `rank`, -1 when it has none or it is not known yet) that
+// starts at `start_ns` is in the selection of `options`: its processes, their ranks, and its
+// window by start.
+bool InSelection(const AggregateOptions& options, uint32_t pid, int32_t rank, uint64_t start_ns);
 
 class ReportAggregator {
  public:
@@ -68,6 +71,10 @@ class ReportAggregator {
   // log keeps the first list of each execution: that one decides.
   uint64_t executions_recorded_before() const { return executions_recorded_before_; }
 
+  // Every traced process the log named (ProcessInfo), whatever the selection: what a
+  // selection that kept nothing could have kept.
+  const std::map<uint32_t, LoggedProcess>& processes() const { return processes_; }
+
   // Sections by key; labels() says what each key is called (e.g. "pid 42 (python3)").
   const std::map<std::string, SectionStats>& sections() const { return sections_; }
   std::string Label(const std::string& key) const;
@@ -88,7 +95,7 @@ class ReportAggregator {
   std::string log_section_;
   std::map<std::string, SectionStats> sections_;
   SectionStats* whole_ = nullptr;  // the one section without --by (map nodes do not move)
-  std::unordered_map<uint32_t, std::string> process_names_;
+  std::map<uint32_t, LoggedProcess> processes_;
   // Each engine's identity from its DeviceQueue, by (pid, handle): it precedes the engine's
   // operations in the log, and is kept whatever the selection (it is no event in time).
   std::map<std::pair<uint32_t, uint64_t>, EngineIdentity> engine_identities_;

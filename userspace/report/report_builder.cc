@@ -34,6 +34,7 @@ struct ReadLogs {
   std::map<std::string, std::map<std::string, uint64_t>> kernel_by_rank, range_by_rank;
   std::set<std::string> ranks;
   std::vector<std::string> warnings;
+  std::map<uint32_t, LoggedProcess> processes;
   uint64_t first_start_ns = 0;
 };
 
@@ -51,6 +52,7 @@ Result<ReadLogs> ReadAll(const std::vector<std::string>& paths, const ReportOpti
       whole.Merge(section);
     }
     out.per_log.push_back(std::move(whole));
+    for (const auto& [pid, process] : log->aggregator->processes()) out.processes[pid] = process;
     for (const auto& [rank, totals] : log->aggregator->rank_totals()) {
       out.ranks.insert(rank);
       for (const auto& [name, ns] : totals.kernel_ns) out.kernel_by_rank[name][rank] += ns;
@@ -174,6 +176,7 @@ Result<Report> BuildReport(const std::vector<std::string>& paths, const ReportOp
   }
   report.logs = std::move(r->logs);
   report.warnings = std::move(r->warnings);
+  report.processes = std::move(r->processes);
   return report;
 }
 
@@ -225,7 +228,19 @@ Result<Report> BuildDiff(const std::vector<std::string>& before, const std::vect
   report.logs.insert(report.logs.end(), a->logs.begin(), a->logs.end());
   report.warnings = std::move(b->warnings);
   report.warnings.insert(report.warnings.end(), a->warnings.begin(), a->warnings.end());
+  report.processes = std::move(b->processes);
+  report.processes.insert(a->processes.begin(), a->processes.end());
   return report;
+}
+
+bool Report::HasRows() const {
+  auto any = [](const std::vector<ReportTable>& tables) {
+    // The Logs table describes the inputs, whatever was selected from them.
+    return std::any_of(tables.begin(), tables.end(),
+                       [](const ReportTable& t) { return t.id != "logs" && !t.rows.empty(); });
+  };
+  return any(across_logs) || any(diff) ||
+         std::any_of(sections.begin(), sections.end(), [&](const ReportSection& s) { return any(s.tables); });
 }
 
 json ReportToJson(const Report& report) {

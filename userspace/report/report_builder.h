@@ -38,6 +38,12 @@ struct Report {
   std::vector<ReportTable> across_logs;  // with several logs: the spread per kernel
   std::vector<ReportTable> diff;         // with --diff
   std::vector<std::string> warnings;     // cut-short or salvaged logs
+  // Every traced process the logs hold, whatever the selection: what a selection that kept
+  // nothing is told it could have kept.
+  std::map<uint32_t, LoggedProcess> processes;
+
+  // Whether any table has a row (an empty selection has none).
+  bool HasRows() const;
 };
 
 // Reads every log (already expanded by ExpandLogInputs).
