@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <deque>
@@ -176,6 +177,66 @@ void AddLogFacts(const LogReader& reader, std::deque<std::string>& owned,
   if (!reader.damage().ok()) data.push_back(TraceArg::String("damage", reader.damage().message()));
 }
 
+// A merged trace's "otherData". The first log's facts alone would pass for the whole job's
+// (its command line, its events, its completeness), so the trace gets what every log shares
+// or their totals, and each log's own facts under "log N". Times are on the first log's
+// clock (its start_* anchor), onto which the others are moved ("clock_alignment").
+void AddMergedFacts(MergedLogReader& logs, std::deque<std::string>& owned, std::vector<TraceArg>& data) {
+  auto text = [&](std::string s) -> std::string_view { return owned.emplace_back(std::move(s)); };
+  // Each distinct value once, in the order of the logs.
+  auto distinct = [&](auto value_of) {
+    std::vector<std::string> seen;
+    for (size_t i = 0; i < logs.size(); ++i) {
+      std::string v = value_of(logs.reader(i));
+      if (std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(std::move(v));
+    }
+    std::string all;
+    for (const std::string& v : seen) all += (all.empty() ? "" : ", ") + v;
+    return text(std::move(all));
+  };
+  const ClockAnchor& start = logs.reader(0).header().start_clock;
+  data.insert(data.end(), {
+      TraceArg::String("producer", "xtrace"),
+      TraceArg::String("xtrace_version", distinct([](const LogReader& r) { return r.header().xtrace_version; })),
+      TraceArg::String("log_format_version",
+                       distinct([](const LogReader& r) { return std::to_string(r.header().format_version); })),
+      TraceArg::String("host", distinct([](const LogReader& r) { return r.header().host; })),
+      TraceArg::String("kernel_release", distinct([](const LogReader& r) { return r.header().kernel_release; })),
+      TraceArg::String("clock", "CLOCK_MONOTONIC"),
+      TraceArg::String("start_monotonic_ns", text(std::to_string(start.monotonic_ns))),
+      TraceArg::String("start_monotonic_raw_ns", text(std::to_string(start.monotonic_raw_ns))),
+      TraceArg::String("start_realtime_ns", text(std::to_string(start.realtime_ns))),
+  });
+  bool complete = true, summaries = true;
+  uint64_t events = 0, dropped = 0, processes = 0, end_realtime_ns = 0;
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const LogReader& r = logs.reader(i);
+    complete = complete && r.complete();
+    std::string about = r.path() + " (host " + r.header().host + ", boot " + r.header().boot_id;
+    if (!r.header().command_line.empty()) about += ", command " + r.header().command_line;
+    if (const auto& summary = r.summary()) {
+      events += summary->events;
+      dropped += summary->dropped;
+      processes += summary->processes;
+      end_realtime_ns = std::max(end_realtime_ns, summary->end_clock.realtime_ns);
+      about += ", " + std::to_string(summary->events) + " events, " + std::to_string(summary->dropped) + " dropped";
+    } else {
+      summaries = false;
+      about += ", cut short";
+    }
+    if (!r.damage().ok()) about += ", damaged: " + r.damage().message();
+    data.push_back(TraceArg::String(text("log " + std::to_string(i + 1)), text(about + ")")));
+  }
+  data.push_back(TraceArg::String("capture_complete", complete ? "true" : "false"));
+  // Totals only when every log has them: a sum missing a log's share would pass for the job's.
+  if (summaries) {
+    data.push_back(TraceArg::String("end_realtime_ns", text(std::to_string(end_realtime_ns))));
+    data.push_back(TraceArg::String("events", text(std::to_string(events))));
+    data.push_back(TraceArg::String("dropped_records", text(std::to_string(dropped))));
+    data.push_back(TraceArg::String("processes", text(std::to_string(processes))));
+  }
+}
+
 // The pid of the process an event is of; 0 for an event of no process (the device-wide
 // memory counters, xtrace's own clock readings, records dropped).
 uint32_t EventPid(const Event& event) {
@@ -226,7 +287,10 @@ struct InputLog {
 // first logs' starts.
 struct Placement {
   std::vector<TimelineInput> inputs;  // per log
-  std::vector<std::string> alignment;  // per host after the first: what the offset rests on
+  // Per host after the first, the log that placed it (the host's first): its note in the
+  // trace's "clock_alignment" is written once the log has been read, when its summary (and
+  // with it the realtime clock's drift during the log) is known.
+  std::vector<size_t> aligned_by;
   uint32_t hosts = 0;
 };
 
@@ -269,53 +333,48 @@ Result<Placement> PlaceLogs(const MergedLogReader& logs) {
     input.offset_ns = RealtimeOffset(host_anchor[it->second]) - RealtimeOffset(host_anchor[0]);
     input.host = host_names[it->second];
     placement.inputs.push_back(input);
-    if (added && it->second > 0) {
-      // The logs measure how far CLOCK_REALTIME moved against CLOCK_MONOTONIC during the
-      // capture (NTP slewing); how far apart the machines' realtime clocks were is not in
-      // them.
-      const auto& summary = logs.reader(i).summary();
-      std::string note = input.host + " (boot " + h.boot_id + "): moved by " +
-                         std::to_string(input.offset_ns) +
-                         " ns onto the first log's clock through CLOCK_REALTIME; uncertain by "
-                         "the machines' clock synchronization (NTP/PTP), which the logs do not "
-                         "measure";
-      if (summary) {
-        const int64_t drift = RealtimeOffset(summary->end_clock) - RealtimeOffset(h.start_clock);
-        note += ", plus " + std::to_string(drift < 0 ? -drift : drift) +
-                " ns by which its realtime clock moved against its monotonic clock during the log";
-      }
-      placement.alignment.push_back(std::move(note));
-    }
+    if (added && it->second > 0) placement.aligned_by.push_back(i);
   }
   placement.hosts = static_cast<uint32_t>(host_anchor.size());
   for (TimelineInput& input : placement.inputs) input.label_host = placement.hosts > 1;
   return placement;
 }
 
+// What the placement of log `i` (a further host's first) rests on. The log measures how far
+// CLOCK_REALTIME moved against CLOCK_MONOTONIC during the capture (NTP slewing), once read to
+// its summary; how far apart the machines' realtime clocks were is not in it.
+std::string AlignmentNote(const LogReader& log, const TimelineInput& input) {
+  const LogHeader& h = log.header();
+  std::string note = input.host + " (boot " + h.boot_id + "): moved by " + std::to_string(input.offset_ns) +
+                     " ns onto the first log's clock through CLOCK_REALTIME; uncertain by the machines' clock "
+                     "synchronization (NTP/PTP), which the logs do not measure";
+  if (const auto& summary = log.summary()) {
+    const int64_t drift = RealtimeOffset(summary->end_clock) - RealtimeOffset(h.start_clock);
+    note += ", plus " + std::to_string(drift < 0 ? -drift : drift) +
+            " ns by which its realtime clock moved against its monotonic clock during the log";
+  }
+  return note;
+}
+
 Status FinishMerged(SelectedTimeline& timeline, MergedLogReader& logs, const Placement& placement,
                     const EventSelection& selection, const MonotonicWindow& window) {
   std::deque<std::string> owned;
   std::vector<TraceArg> data;
-  AddLogFacts(logs.reader(0), owned, data);
   auto text = [&](std::string s) -> std::string_view { return owned.emplace_back(std::move(s)); };
-  if (logs.size() > 1) {
+  if (logs.size() == 1) {
+    AddLogFacts(logs.reader(0), owned, data);
+  } else {
+    AddMergedFacts(logs, owned, data);
     data.push_back(TraceArg::String("logs", text(std::to_string(logs.size()))));
     data.push_back(TraceArg::String("hosts", text(std::to_string(placement.hosts))));
-    for (size_t i = 0; i < logs.size(); ++i) {
-      const LogReader& r = logs.reader(i);
-      data.push_back(TraceArg::String(
-          text("log " + std::to_string(i + 1)),
-          text(r.path() + " (host " + r.header().host + ", boot " + r.header().boot_id +
-               (r.complete() ? "" : ", cut short") +
-               (r.damage().ok() ? "" : ", damaged: " + r.damage().message()) + ")")));
-    }
     data.push_back(TraceArg::String(
         "clock_alignment",
-        text(placement.alignment.empty()
+        text(placement.aligned_by.empty()
                  ? "every log is of one boot: they share CLOCK_MONOTONIC exactly"
                  : [&] {
                      std::string all;
-                     for (const std::string& a : placement.alignment) all += (all.empty() ? "" : "; ") + a;
+                     for (size_t i : placement.aligned_by)
+                       all += (all.empty() ? "" : "; ") + AlignmentNote(logs.reader(i), placement.inputs[i]);
                      return all;
                    }())));
   }

@@ -545,6 +545,25 @@ TEST(ConverterTest, LogsOfTwoMachinesShareOneTimelineWithPidsApart) {
   EXPECT_EQ(order[1]["args"]["sort_index"], 1);
   EXPECT_TRUE(Contains(trace["otherData"]["clock_alignment"], "gpu-node-8 (boot another-boot): moved by 5000000000 ns"));
   EXPECT_EQ(trace["otherData"]["hosts"], "2");
+  // The trace's facts are the job's, not the first log's: both hosts, the totals, and each
+  // log's own command line and counts under its name.
+  const nlohmann::json& other = trace["otherData"];
+  EXPECT_EQ(other["host"], "gpu-node-7, gpu-node-8");
+  EXPECT_EQ(other["events"], "24690");
+  EXPECT_EQ(other["dropped_records"], "14");
+  EXPECT_EQ(other["capture_complete"], "true");
+  EXPECT_FALSE(other.contains("command_line")) << other;
+  EXPECT_EQ(other["log 2"], in_b + " (host gpu-node-8, boot another-boot, command " + b.command_line +
+                                ", 12345 events, 7 dropped)");
+  EXPECT_EQ(other["start_realtime_ns"], std::to_string(a.start_clock.realtime_ns));
+  // Node 8's realtime clock moved against its monotonic one during its log by what its
+  // summary's end reading says.
+  const LogSummary end = SampleSummary();
+  const int64_t drift = int64_t(end.end_clock.realtime_ns - end.end_clock.monotonic_ns) -
+                        int64_t(b.start_clock.realtime_ns - b.start_clock.monotonic_ns);
+  EXPECT_TRUE(Contains(other["clock_alignment"], ", plus " + std::to_string(std::llabs(drift)) +
+                                                     " ns by which its realtime clock moved against its monotonic clock"))
+      << other["clock_alignment"];
 }
 
 TEST(ConverterTest, RotatedFilesOfOneCaptureNameEachProcessOnce) {
