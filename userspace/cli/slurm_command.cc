@@ -180,6 +180,7 @@ int RunNodeStep(const SlurmCommandLine& l) {
       return 0;
     }
   }
+  const uint64_t asked = RealtimeNs();
   auto started = CallDaemon(socket, ControlVerb::kStart, request);
   if (!started.ok()) {
     std::fprintf(stderr, "xtrace slurm: %s: %s\n", node.c_str(), started.status().message().c_str());
@@ -194,14 +195,20 @@ int RunNodeStep(const SlurmCommandLine& l) {
                                  ? ours->started_realtime_ns
                                  : 0;
   // From the common start, also when this step reached the node after it: how far apart the
-  // nodes' windows are is what a user reading the merged timeline needs to know.
+  // nodes' windows are is what a user reading the merged timeline needs to know, and what
+  // made this node's late — its daemon attaching its probes (the daemon answers once they
+  // are in place), or the step reaching the node after the common start.
   const uint64_t at = RealtimeNs();
-  const uint64_t late_ms = (at - std::min(at, l.start_at_realtime_ns)) / 1'000'000;
-  std::fprintf(stderr, "xtrace slurm: %s: capturing job %s%s (started %llu ms after the common start%s)\n",
+  auto ms = [](uint64_t from, uint64_t to) {
+    return std::to_string((to - std::min(to, from)) / 1'000'000);
+  };
+  std::string why = "the daemon took " + ms(asked, at) + " ms to attach";
+  if (now > l.start_at_realtime_ns)
+    why += "; this node's step arrived " + ms(l.start_at_realtime_ns, now) + " ms after it";
+  std::fprintf(stderr, "xtrace slurm: %s: capturing job %s%s (from %s ms after the common start: %s)\n",
                node.c_str(), l.job.c_str(),
                request.slurm_cluster.empty() ? "" : (" of cluster " + request.slurm_cluster).c_str(),
-               static_cast<unsigned long long>(late_ms),
-               now > l.start_at_realtime_ns ? "; this node's step arrived after it" : "");
+               ms(l.start_at_realtime_ns, at).c_str(), why.c_str());
   const uint64_t give_up = RealtimeNs() + l.duration_ns + 120'000'000'000ull;
   bool stopped = false;
   while (true) {
