@@ -94,8 +94,12 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
   std::vector<std::pair<std::string, LineTotals>> rows;
   for (auto& row : lines)
     if (!options.name || std::regex_search(row.first, *options.name)) rows.push_back(std::move(row));
+  // By measured device time; where there is none (a capture without kernel timestamps, or
+  // lines alike), by the estimated operations' bounds, which say where the GPU work came from,
+  // before the time in calls.
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.second.device_ns, a.second.host_ns) > std::tie(b.second.device_ns, b.second.host_ns);
+    return std::tie(a.second.device_ns, a.second.bound_ns, a.second.host_ns) >
+           std::tie(b.second.device_ns, b.second.bound_ns, b.second.host_ns);
   });
   if (options.top && rows.size() > options.top) rows.resize(options.top);
 

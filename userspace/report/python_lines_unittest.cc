@@ -143,6 +143,62 @@ TEST(PythonLines, SelectionNarrowsTheLines) {
   EXPECT_EQ(lines(options), (Lines{{"/w/model.py(30): train", 1000}}));
 }
 
+// Without kernel timestamps no line has device time: the lines that made the most GPU work
+// (the estimated operations' bounds) come first, not those that spent longest in calls. And
+// --rank selects the processes of a rank, as --pid does.
+TEST(PythonLines, WithoutTimestampsTheBoundsOrderTheLinesAndRankSelects) {
+  ScratchDir dir;
+  const std::string path = dir.File("py.capnp");
+  {
+    auto writer = LogWriter::Create(path, SampleHeader());
+    ASSERT_TRUE(writer.ok());
+    StringTable& s = (*writer)->strings();
+    (*writer)->Append(ProcessInfo{.pid = kPid, .comm = s.Intern("python3"), .rank = 3});
+    uint64_t t = SampleHeader().start_clock.monotonic_ns + 1'000'000;
+    auto line = [&](const char* function, uint64_t call_ns, uint64_t bound_ns) {
+      PythonStack st;
+      st.pid = kPid;
+      st.tid = kTid;
+      st.start_ns = t;
+      st.end_ns = t + call_ns;
+      st.frames = {PythonFrame{s.Intern("/w/model.py"), s.Intern(function), 7}};
+      (*writer)->Append(st);
+      DeviceOp op;
+      op.pid = kPid;
+      op.track = 1;
+      op.id = t;
+      op.name = s.Intern("k");
+      op.append_tid = kTid;
+      op.append_ns = t;
+      op.start_ns = t + call_ns;
+      op.end_ns = op.start_ns + bound_ns;
+      op.measured = false;
+      (*writer)->Append(op);
+      t += 1'000'000;
+    };
+    line("sync_heavy", 500'000, 1'000);
+    line("gpu_heavy", 1'000, 400'000);
+    ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
+  }
+  PythonLinesOptions options;
+  auto report = PythonLinesReport({path}, options);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const ReportTable& t = report->sections[0].tables[0];
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0][static_cast<size_t>(t.ColumnIndex("line"))], "/w/model.py(7): gpu_heavy");
+  EXPECT_EQ(t.rows[1][static_cast<size_t>(t.ColumnIndex("line"))], "/w/model.py(7): sync_heavy");
+  EXPECT_EQ(report->processes.at(kPid).rank, 3);
+
+  options.read.aggregate.ranks = {3};
+  report = PythonLinesReport({path}, options);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->sections[0].tables[0].rows.size(), 2u);
+  options.read.aggregate.ranks = {0};
+  report = PythonLinesReport({path}, options);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->sections[0].tables[0].rows.empty());
+}
+
 // A damaged log fails naming the damage and --salvage; with salvage, the part before it is
 // reported and a warning says so.
 TEST(PythonLines, DamagedLogFailsOrIsSalvaged) {
