@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@ class ChrootTest : public RootTest {
     if (IsSkipped() || HasFatalFailure()) return;
     std::string error;
     ASSERT_TRUE(testing::BuildRootTree(Tree(), {kWorkload}, {kSimze}, {}, &error)) << error;
+    // A tree made for chroot has its /dev/null, which the simulated GPU opens as its device.
+    ASSERT_EQ(::mkdir((Tree() + "/dev").c_str(), 0755), 0);
+    ASSERT_EQ(::mknod((Tree() + "/dev/null").c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
   }
   std::string Tree() const { return Path("tree"); }
   // The workload under chroot into the tree; its launch log is the tree's /tmp/<log>.
@@ -84,6 +88,9 @@ TEST_F(ChrootTest, RecordTracesTheLoaderOfTheTree) {
   ASSERT_TRUE(c.readable) << c.error;
   ExpectEveryLaunch(c, pid, "launches.tsv");
   ExpectNamedTheTreesLoader(r.err, pid);
+  // The simulated GPU's device file is named as the process opened it, from its own root.
+  EXPECT_NE(r.err.find("xtrace: DRM /dev/null (not a DRM device)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("DRM " + Tree()), std::string::npos) << r.err;
 }
 
 TEST_F(ChrootTest, AttachTracesAChrootedProcess) {

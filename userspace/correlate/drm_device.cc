@@ -28,6 +28,17 @@ std::string DeviceNodePath(const std::string& sysfs_root, uint32_t major, uint32
   return {};
 }
 
+// `path` as a process under another root (chroot; /proc/PID/root) names it: the kernel
+// writes an fd's link from the reader's root, so a chrooted process's /dev/dri/renderD128
+// reads as TREE/dev/dri/renderD128 here.
+std::string ProcessOwnPath(const std::string& proc_root, uint32_t pid, std::string path) {
+  const std::string root = ReadLink(proc_root + "/" + std::to_string(pid) + "/root");
+  if (root.size() > 1 && root.front() == '/' && path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+      path[root.size()] == '/')
+    path.erase(0, root.size());
+  return path;
+}
+
 }  // namespace
 
 DrmNodeKind DrmMinorKind(uint32_t minor) {
@@ -61,7 +72,7 @@ FdDevice ResolveFdDevice(const std::string& proc_root, const std::string& sysfs_
   const bool same_file =
       in_proc && (st.st_mode & S_IFMT) == (mode & S_IFMT) &&
       (!is_device || (major(st.st_rdev) == dev.major && minor(st.st_rdev) == dev.minor));
-  if (same_file) dev.path = ReadLink(link);
+  if (same_file) dev.path = ProcessOwnPath(proc_root, pid, ReadLink(link));
   if (dev.path.empty() && is_device) dev.path = DeviceNodePath(sysfs_root, dev.major, dev.minor);
   if (!is_device || dev.major != kDrmMajor) {
     dev.kind = DrmNodeKind::kNotDrm;

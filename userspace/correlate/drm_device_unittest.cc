@@ -107,6 +107,29 @@ TEST(DrmDeviceTest, ARegularFileIsNotADevice) {
   EXPECT_EQ(dev.major, 0u);
 }
 
+// A process chrooted into a tree opened TREE/data.bin as /data.bin: named as it knows it.
+TEST(DrmDeviceTest, AChrootedProcessesFileIsNamedFromItsOwnRoot) {
+  ScratchDir dir;
+  const std::string tree = dir.File("tree");
+  fs::create_directories(tree + "/dev");
+  const std::string file = tree + "/dev/data.bin";
+  std::ofstream(file) << "x";
+  const std::string fd_dir = dir.File("proc") + "/4242/fd";
+  fs::create_directories(fd_dir);
+  fs::create_symlink(file, fd_dir + "/7");
+  fs::create_symlink(tree, dir.File("proc") + "/4242/root");
+  const FdFileAtCall seen{S_IFREG | 0644, 0, 0};
+  EXPECT_EQ(ResolveFdDevice(dir.File("proc"), dir.File("sys"), 4242, 7, seen).path, "/dev/data.bin");
+  // A root that only shares the path's first characters is not its root.
+  fs::remove(dir.File("proc") + "/4242/root");
+  fs::create_symlink(tree + "/de", dir.File("proc") + "/4242/root");
+  EXPECT_EQ(ResolveFdDevice(dir.File("proc"), dir.File("sys"), 4242, 7, seen).path, file);
+  // The host's own root leaves the path as it is.
+  fs::remove(dir.File("proc") + "/4242/root");
+  fs::create_symlink("/", dir.File("proc") + "/4242/root");
+  EXPECT_EQ(ResolveFdDevice(dir.File("proc"), dir.File("sys"), 4242, 7, seen).path, file);
+}
+
 TEST(DrmDeviceTest, ALiveFdOnADrmNodeKeepsThePathTheProcessUsed) {
   if (geteuid() != 0) GTEST_SKIP() << "creating a device node (mknod) needs root";
   ScratchDir dir;
