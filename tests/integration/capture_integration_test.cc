@@ -504,6 +504,13 @@ TEST_F(CaptureIntegrationTest, BadTargetsGiveClearErrors) {
   EXPECT_EQ(missing.exit_code(), 127);
   EXPECT_NE(missing.err.find("cannot run '/nonexistent/program'"), std::string::npos)
       << missing.err;
+  // Said before anything is loaded or written: one line, no probes, no log.
+  EXPECT_EQ(missing.err, "xtrace record: cannot run '/nonexistent/program': No such file or directory\n");
+  EXPECT_FALSE(std::filesystem::exists(Path("x.capnp")));
+  auto unfound = RunCommand({kXtrace, "record", "-o", Path("x.capnp"), "--", "xtrace-no-such-command"},
+                            {"PATH=/usr/bin:/bin"});
+  EXPECT_EQ(unfound.exit_code(), 127);
+  EXPECT_EQ(unfound.err, "xtrace record: cannot run 'xtrace-no-such-command': not found in PATH (/usr/bin:/bin)\n");
 
   auto nopid = RunCommand({kXtrace, "attach", "--pid", "1073741822", "-o", Path("y.capnp")});
   EXPECT_EQ(nopid.exit_code(), 1);

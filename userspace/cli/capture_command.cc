@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -158,6 +159,14 @@ int RunCaptureCommand(int argc, char** argv) {
   }
   CaptureOptions& opt = line->options;
   const bool selects = SelectsProcesses(opt);
+  // A command that cannot be run fails before probes load (seconds of verifier work) and
+  // before its log is created, as a shell would fail it.
+  if (!opt.command.empty()) {
+    if (auto found = FindCommand(opt.command[0], std::getenv("PATH")); !found.ok()) {
+      std::fprintf(stderr, "xtrace %s: %s\n", cmd.c_str(), found.status().message().c_str());
+      return 127;
+    }
+  }
   InstallCaptureStopHandlers();
   pid_t command_pid = 0;
   opt.on_command_started = [&command_pid](int pid) {

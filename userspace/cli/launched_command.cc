@@ -2,6 +2,7 @@
 #include "cli/launched_command.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +24,38 @@ extern "C" void OnStopSignal(int sig, siginfo_t* info, void*) {
 }
 
 }  // namespace
+
+Result<std::string> FindCommand(const std::string& name, const char* path_env) {
+  // Why `file` cannot be run, or "" when it can.
+  auto unrunnable = [](const std::string& file) -> std::string {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) return std::strerror(errno);
+    if (S_ISDIR(st.st_mode)) return "it is a directory";
+    if (::access(file.c_str(), X_OK) != 0) return std::string("not executable (") + std::strerror(errno) + ")";
+    return "";
+  };
+  if (name.empty()) return Status::Error("cannot run '': an empty command name");
+  if (name.find('/') != std::string::npos) {
+    if (std::string why = unrunnable(name); !why.empty()) return Status::Error("cannot run '" + name + "': " + why);
+    return name;
+  }
+  // execvp's search path when PATH is unset (glibc).
+  const std::string path = path_env ? path_env : "/bin:/usr/bin";
+  std::string first_why;  // a file found but not runnable says more than "not found"
+  for (size_t at = 0; at <= path.size();) {
+    size_t end = path.find(':', at);
+    if (end == std::string::npos) end = path.size();
+    const std::string dir = end > at ? path.substr(at, end - at) : ".";  // empty: the working directory
+    const std::string file = dir + "/" + name;
+    const std::string why = unrunnable(file);
+    if (why.empty()) return file;
+    if (first_why.empty() && why != std::strerror(ENOENT) && why != std::strerror(ENOTDIR))
+      first_why = file + ": " + why;
+    at = end + 1;
+  }
+  if (!first_why.empty()) return Status::Error("cannot run '" + name + "': " + first_why);
+  return Status::Error("cannot run '" + name + "': not found in PATH (" + path + ")");
+}
 
 void InstallCaptureStopHandlers() {
   struct sigaction sa {};

@@ -8,7 +8,16 @@
 
 #include <string>
 
+#include "base/status.h"
+
 namespace xtrace {
+
+// Where execvp would find `name` (a path, or a name searched in `path_env`, the PATH, with
+// execvp's default when unset): checked before a capture loads anything, so that a mistyped
+// command fails at once, as a shell's "command not found" does, with no probes loaded and
+// no log written. The error names the command and what is wrong (not found, and where it
+// was looked for; not executable; a directory).
+Result<std::string> FindCommand(const std::string& name, const char* path_env);
 
 // SIGINT, SIGTERM and SIGHUP end the capture cleanly. One sent to xtrace by a process (kill)
 // is also passed on to the launched command, if any; one from the terminal (Ctrl-C) reached

@@ -4,8 +4,14 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "log_test_util.h"
 
 namespace xtrace {
 namespace {
@@ -50,6 +56,39 @@ TEST(LaunchedCommandTest, ACommandKilledBySignalGives128PlusIt) {
 
 TEST(LaunchedCommandTest, NotAChildIsAnErrorNotAHang) {
   EXPECT_EQ(WaitForLaunchedCommand(getpid(), "self", true), 1);
+}
+
+// A command is looked up as execvp would, and one that cannot run is named with why.
+TEST(LaunchedCommandTest, FindCommandSearchesThePathAndSaysWhyNot) {
+  test_util::ScratchDir dir;
+  const std::string bin = dir.File("bin");
+  std::filesystem::create_directories(bin);
+  const std::string tool = bin + "/tool";
+  std::ofstream(tool) << "#!/bin/sh\n";
+  ASSERT_EQ(::chmod(tool.c_str(), 0755), 0);
+  const std::string data = bin + "/data";
+  std::ofstream(data) << "x";
+  ASSERT_EQ(::chmod(data.c_str(), 0644), 0);
+  const std::string path = "/nonexistent-dir:" + bin;
+
+  auto found = FindCommand("tool", path.c_str());
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(*found, tool);
+  found = FindCommand(tool, nullptr);
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(*found, tool);
+  found = FindCommand("sh", nullptr);  // execvp's default search path
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(*found, "/bin/sh");
+
+  EXPECT_EQ(FindCommand("no-such-tool", path.c_str()).status().message(),
+            "cannot run 'no-such-tool': not found in PATH (" + path + ")");
+  EXPECT_EQ(FindCommand(bin + "/no-such-tool", path.c_str()).status().message(),
+            "cannot run '" + bin + "/no-such-tool': No such file or directory");
+  EXPECT_EQ(FindCommand(bin, path.c_str()).status().message(), "cannot run '" + bin + "': it is a directory");
+  // Root too executes only what has an x bit.
+  EXPECT_EQ(FindCommand("data", path.c_str()).status().message(),
+            "cannot run 'data': " + data + ": not executable (Permission denied)");
 }
 
 }  // namespace
