@@ -517,6 +517,16 @@ TEST_F(CaptureIntegrationTest, BadTargetsGiveClearErrors) {
   EXPECT_NE(nopid.err.find("no running process with pid 1073741822"), std::string::npos)
       << nopid.err;
 
+  // A kernel thread never loads a library: said at once, not waited on until stopped.
+  std::string kthreadd;
+  std::getline(std::ifstream("/proc/2/comm"), kthreadd);
+  if (kthreadd == "kthreadd") {
+    auto kernel = RunCommand({kXtrace, "attach", "--pid", "2", "-o", Path("k.capnp")}, {}, 20s);
+    EXPECT_EQ(kernel.exit_code(), 1);
+    EXPECT_NE(kernel.err.find("pid 2 (kthreadd) is a kernel thread: it runs no user-space code"), std::string::npos)
+        << kernel.err;
+  }
+
   auto usage = RunCommand({kXtrace, "attach", "--pid", "abc"});
   EXPECT_EQ(usage.exit_code(), 2);
   EXPECT_NE(usage.err.find("--pid: 'abc' is not a process id"), std::string::npos) << usage.err;

@@ -24,6 +24,7 @@
 #include "capture/discovery/capture_scope.h"
 #include "capture/discovery/process_table.h"
 #include "capture/discovery/process_watcher.h"
+#include "capture/discovery/proc_stat.h"
 #include "capture/discovery/slurm_job.h"
 #include "capture/holds/hold_guardian.h"
 #include "capture/holds/process_holds.h"
@@ -160,8 +161,14 @@ Status Session::SetHolding(bool on) {
 
 Status Session::Prepare() {
   self_pid_ = static_cast<uint32_t>(getpid());
-  for (uint32_t pid : opt_.pids)
-    if (!ProcessAlive(pid)) return Status::Error("no running process with pid " + std::to_string(pid));
+  for (uint32_t pid : opt_.pids) {
+    const std::optional<ProcStat> stat = ReadProcStat(pid);
+    if (!stat || !stat->alive()) return Status::Error("no running process with pid " + std::to_string(pid));
+    // It would never load a library: the capture would wait on it until stopped.
+    if (stat->kernel_thread())
+      return Status::Error("pid " + std::to_string(pid) + " (" + stat->comm +
+                           ") is a kernel thread: it runs no user-space code, nothing of it can be traced");
+  }
   auto scope = ResolveCaptureScope(opt_);
   if (!scope.ok()) return scope.status();
   scope_ = std::move(*scope);

@@ -43,9 +43,12 @@ std::optional<ProcStat> ParseProcStat(std::string_view text) {
   if (state.size() != 1) return std::nullopt;
   stat.state = state[0];
   if (!ParseNumber(NextField(rest), stat.ppid)) return std::nullopt;
-  // Fields 5 to 21 are not needed; field 22 is the start time.
-  for (int field = 5; field < 22; ++field)
-    if (NextField(rest).empty()) return std::nullopt;
+  // Of fields 5 to 21 only 9, the flags, is needed; field 22 is the start time.
+  for (int field = 5; field < 22; ++field) {
+    const std::string_view value = NextField(rest);
+    if (value.empty()) return std::nullopt;
+    if (field == 9 && !ParseNumber(value, stat.flags)) return std::nullopt;
+  }
   if (!ParseNumber(NextField(rest), stat.start_ticks)) return std::nullopt;
   return stat;
 }

@@ -15,9 +15,12 @@ struct ProcStat {
   char state = '?';          // field 3: R, S, D, T, Z (zombie), X (dead), ...
   uint32_t ppid = 0;         // field 4
   uint64_t start_ticks = 0;  // field 22: clock ticks after boot; a reused pid has another
+  uint32_t flags = 0;        // field 9: the kernel's PF_* flags
 
   // A zombie or dead process has exited; only its parent's wait is missing.
   bool alive() const { return state != 'Z' && state != 'X'; }
+  // A kernel thread (PF_KTHREAD) runs no user-space code: nothing of it can be traced.
+  bool kernel_thread() const { return flags & 0x00200000u; }
 };
 
 // Parses the text of /proc/PID/stat; nullopt when it is truncated or malformed.

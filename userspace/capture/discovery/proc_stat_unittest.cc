@@ -36,6 +36,21 @@ TEST(ProcStat, CommWithSpacesAndParentheses) {
   }
 }
 
+TEST(ProcStat, KernelThreadsAreToldByTheirFlags) {
+  EXPECT_FALSE(ParseProcStat(StatLine("python3"))->kernel_thread());
+  EXPECT_EQ(ParseProcStat(StatLine("python3"))->flags, 4194560u);
+  // kthreadd: PF_KTHREAD | PF_NOFREEZE | PF_FORKNOEXEC | PF_SUPERPRIV... as the kernel shows it.
+  auto kthreadd = ParseProcStat(
+      "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0 18446744073709551615 0 0 0 0 0 0 0 "
+      "2147483647 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+  ASSERT_TRUE(kthreadd);
+  EXPECT_TRUE(kthreadd->kernel_thread());
+  EXPECT_FALSE(ReadProcStat(static_cast<uint32_t>(getpid()))->kernel_thread());
+  if (auto two = ReadProcStat(2); two && two->comm == "kthreadd") {
+    EXPECT_TRUE(two->kernel_thread());
+  }
+}
+
 TEST(ProcStat, ZombieAndDeadAreNotAlive) {
   EXPECT_FALSE(ParseProcStat(StatLine("app", 'Z'))->alive());
   EXPECT_FALSE(ParseProcStat(StatLine("app", 'X'))->alive());
