@@ -2,6 +2,7 @@
 #include "correlate/drm_correlator.h"
 
 #include <algorithm>
+#include <cerrno>
 
 #include "correlate/correlator.h"
 #include "decode/drm_ioctl_decoder.h"
@@ -11,9 +12,12 @@ namespace {
 
 uint64_t ThreadKey(uint32_t pid, uint32_t tid) { return (uint64_t{pid} << 32) | tid; }
 
-std::string DeviceLabel(const FdDevice& dev) {
+// `result` is the first call's on the file: an fd that was never open fails with EBADF, and
+// is no file that went away.
+std::string DeviceLabel(const FdDevice& dev, int64_t result) {
   switch (dev.kind) {
     case DrmNodeKind::kUnknown:
+      if (result == -EBADF) return "no open file (the calls failed with EBADF: not an open fd)";
       return "unidentified files (gone before they could be looked at)";
     case DrmNodeKind::kNotDrm:
       return (dev.path.empty() ? std::string("a file") : dev.path) + " (not a DRM device)";
@@ -45,7 +49,7 @@ const DrmCorrelator::File& DrmCorrelator::FileOf(const DecodedDrmIoctl& r) {
   if (auto it = files_.find(key); it != files_.end()) return it->second;
   const FdDevice dev =
       inspector_.Fd(pid, fd, FdFileAtCall{r.mode, XT_KDEV_MAJOR(r.rdev), XT_KDEV_MINOR(r.rdev)});
-  const std::string label = DeviceLabel(dev);
+  const std::string label = DeviceLabel(dev, r.result);
   auto [dit, added] = device_index_.try_emplace(label, devices_.size());
   if (added) devices_.push_back(DrmDeviceStats{.device = label});
   sink_.OnEvent(DrmFile{.pid = pid,

@@ -24,6 +24,7 @@ class FakeInspector : public ProcessInspector {
   }
   FdDevice Fd(uint32_t, uint32_t fd, const FdFileAtCall& at_call) override {
     ++lookups;
+    if (at_call.mode == 0) return FdDevice{};  // neither the probe nor /proc saw a file
     if (at_call.major == 226)
       return FdDevice{DrmNodeKind::kRender, "/dev/dri/renderD" + std::to_string(at_call.minor), 226,
                       at_call.minor, fd == 9 ? "xe" : "i915"};
@@ -208,6 +209,28 @@ TEST_F(DrmCorrelatorTest, PerDeviceCountsOfSubmissionsBytesAndWaits) {
   EXPECT_EQ(stats[1].device, "/dev/dri/renderD129 (i915)");
   EXPECT_EQ(stats[1].bytes_created, 0u);
   EXPECT_EQ(correlator.drm().ioctls(), 5u);
+}
+
+// Calls on an fd that no probe nor /proc could look at: one that was never open (the calls
+// failed with EBADF) is not taken for a file that went away.
+TEST_F(DrmCorrelatorTest, AnFdNeverOpenIsToldFromAFileGoneBeforeItWasSeen) {
+  auto unseen = [&](uint32_t fd, int64_t result) {
+    DecodedDrmIoctl r = ioctl.Make(11, 1'000 + fd, 1'050 + fd, fd);
+    r.rdev = 0;
+    r.mode = 0;
+    r.result = result;
+    return r;
+  };
+  correlator.OnRecord(unseen(5, -EBADF));
+  correlator.OnRecord(unseen(5, -EBADF));
+  correlator.OnRecord(unseen(6, 0));
+  correlator.Finish(10'000);
+  const auto& stats = correlator.drm().device_stats();
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(stats[0].device, "no open file (the calls failed with EBADF: not an open fd)");
+  EXPECT_EQ(stats[0].ioctls, 2u);
+  EXPECT_EQ(stats[1].device, "unidentified files (gone before they could be looked at)");
+  EXPECT_EQ(stats[1].ioctls, 1u);
 }
 
 TEST_F(DrmCorrelatorTest, UnreadableArgumentsAreFlaggedAndNotDecoded) {
