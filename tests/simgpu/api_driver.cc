@@ -134,10 +134,13 @@ ze_result_t DriverGetExtensionFunctionAddress(ze_driver_handle_t hDriver, const 
   // extension_function_address.cpp) hands out both launches, zexCounterBasedEventCreate2, the
   // graph functions and the host function (by its zex name from 25.35 to 25.48, by its ze name
   // since); the core functions after them it leaves to the loader, and this driver hands them
-  // out too so that a workload reaches them through a loader that lacks them (bookworm's 1.8).
+  // out too so that a workload reaches them through a loader that lacks them (bookworm's 1.8):
+  // the last two only with XTRACE_SIMZE_HAND_OUT_CORE=1 (a program could then call them past
+  // such a loader, where xtrace probes neither, and xtrace warns of it).
   static const struct {
     const char* name;
     void* function;
+    bool on_request = false;  // only with XTRACE_SIMZE_HAND_OUT_CORE=1
   } kExtensions[] = {
       {"zeCommandListAppendLaunchKernelWithArguments",
        reinterpret_cast<void*>(&CommandListAppendLaunchKernelWithArguments)},
@@ -158,13 +161,13 @@ ze_result_t DriverGetExtensionFunctionAddress(ze_driver_handle_t hDriver, const 
        reinterpret_cast<void*>(&ExCommandListAppendHostFunction)},
       // Core functions Intel's driver leaves to the loader.
       {"zeEventQueryTimestampsExp", reinterpret_cast<void*>(&EventQueryTimestampsExp)},
-      {"zeCommandListHostSynchronize", reinterpret_cast<void*>(&CommandListHostSynchronize)},
-      {"zeCommandListImmediateAppendCommandListsExp",
-       reinterpret_cast<void*>(&CommandListImmediateAppendCommandListsExp)},
       {"zeEventCounterBasedCreate", reinterpret_cast<void*>(&CoreEventCounterBasedCreate)},
+      {"zeCommandListHostSynchronize", reinterpret_cast<void*>(&CommandListHostSynchronize), true},
+      {"zeCommandListImmediateAppendCommandListsExp",
+       reinterpret_cast<void*>(&CommandListImmediateAppendCommandListsExp), true},
   };
   for (const auto& e : kExtensions) {
-    if (std::strcmp(name, e.name) == 0) {
+    if (std::strcmp(name, e.name) == 0 && (!e.on_request || config().hand_out_core)) {
       *ppFunctionAddress = e.function;
       return ZE_RESULT_SUCCESS;
     }

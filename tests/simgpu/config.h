@@ -38,6 +38,10 @@ struct Config {
   // take it) through that delay, as a real driver's query may hold its own: a call undone in
   // the middle leaves it taken, and the process hangs at its next wait.
   uint64_t kernel_name_locked = 0;
+  // 1: zeDriverGetExtensionFunctionAddress hands out zeCommandListHostSynchronize and
+  // zeCommandListImmediateAppendCommandListsExp too (core functions Intel's driver leaves to
+  // the loader), as a driver may for programs whose loader lacks them; 0: as Intel's.
+  uint64_t hand_out_core = 0;
 };
 
 // Parsed from the environment on first call; invalid values are reported on stderr and ignored.

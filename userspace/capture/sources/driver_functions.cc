@@ -76,4 +76,10 @@ const DriverFunctions::Offsets* DriverFunctions::Of(const std::string& build_id)
   return it == by_build_id_.end() ? nullptr : &it->second;
 }
 
+bool DriverFunctions::HandsOut(std::string_view name) const {
+  for (const auto& [build_id, offsets] : by_build_id_)
+    if (offsets.find(name) != offsets.end()) return true;
+  return false;
+}
+
 }  // namespace xtrace

@@ -36,6 +36,9 @@ class DriverFunctions {
 
   bool empty() const { return by_build_id_.empty(); }
 
+  // Whether a driver build noted here hands out `name`.
+  bool HandsOut(std::string_view name) const;
+
  private:
   std::map<std::string, Offsets> by_build_id_;
   std::map<std::string, std::string> build_id_of_path_;  // files already read

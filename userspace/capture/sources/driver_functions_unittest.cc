@@ -89,6 +89,9 @@ TEST(DriverFunctions, LocatesAnAddressByBuildIdAndFileOffset) {
   EXPECT_EQ(offsets->at("zeCommandListAppendLaunchKernelWithArguments"), expected);
   EXPECT_EQ(functions.Of("0123"), nullptr);
   EXPECT_EQ(functions.Of(""), nullptr);
+  // Whichever build hands it out.
+  EXPECT_TRUE(functions.HandsOut("zeCommandListAppendLaunchKernelWithArguments"));
+  EXPECT_FALSE(functions.HandsOut("zeCommandListHostSynchronize"));
 }
 
 TEST(DriverFunctions, AnAddressNoFileMapsIsNotNoted) {

@@ -235,13 +235,52 @@ const DriverFunctions::Offsets* ZeSource::HandedOutIn(const MappedLibrary& lib) 
 
 bool ZeSource::NamesAttachment(const MappedLibrary& lib) const { return IsLoader(lib); }
 
-void ZeSource::SayMissing(const MappedLibrary& lib, const std::string& missing) {
+// A program runs with the loader it maps, so an entry point that loader lacks is never called
+// through it: its lack alone loses nothing, and saying it at every capture on an older loader
+// (bookworm's lacks six) would be a warning users learn to skip. A program can call such a
+// function only past the loader, through a pointer its driver hands out
+// (zeDriverGetExtensionFunctionAddress). Those probed in drivers too (the launches with
+// arguments and parameters, zeEventCounterBasedCreate) are traced there. The others are probed
+// at the loader's export alone, so a call through the driver's pointer to one is not traced:
+// that is worth a warning, and only where the driver hands it out, which xtrace's own Level
+// Zero asked its drivers at Begin (Intel's driver leaves these core functions to the loader).
+// Tables taken from the loader cannot hold them either: an older loader's getters copy its
+// own, older tables, and its dispatch (which dispatch_targets.h follows) has no slot for them.
+// The whole fact stays in --verbose output.
+void ZeSource::SayMissing(const MappedLibrary& lib, const std::vector<std::string_view>& missing) {
   if (missing.empty() || !IsLoader(lib)) return;
   if (!said_missing_.emplace(std::tuple{lib.dev_major, lib.dev_minor, lib.inode}, true).second)
     return;
-  const std::string text = lib.path + " does not export " + missing +
-                           " (an older Level Zero loader): calls to them cannot go through it, "
-                           "and are not traced there";
+  std::vector<std::string_view> in_drivers, past_the_loader, nowhere;
+  for (std::string_view name : missing) {
+    auto spec = std::find_if(ZeProbeSpecs().begin(), ZeProbeSpecs().end(),
+                             [&](const ProbeSpec& p) { return name == p.symbol; });
+    if (spec != ZeProbeSpecs().end() && spec->in_driver) in_drivers.push_back(name);
+    else if (driver_functions_.HandsOut(name)) past_the_loader.push_back(name);
+    else nowhere.push_back(name);
+  }
+  auto list = [](const std::vector<std::string_view>& names) {
+    std::string out;
+    for (std::string_view n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+    return out;
+  };
+  if (ctx_.options.verbose) {
+    std::string text = lib.path + " does not export " + list(missing) +
+                       " (an older Level Zero loader): no call to them goes through it";
+    if (!in_drivers.empty())
+      text += "; " + list(in_drivers) +
+              " probed in drivers, where a call through the pointer a driver hands out lands";
+    if (!nowhere.empty())
+      text += "; " + list(nowhere) + " handed out by no driver xtrace's own Level Zero loaded";
+    ctx_.say(text);
+  }
+  if (past_the_loader.empty()) return;
+  const std::string text =
+      lib.path + " does not export " + list(past_the_loader) +
+      " (an older Level Zero loader), and the Level Zero driver hands " +
+      (past_the_loader.size() == 1 ? "it" : "them") +
+      " out by pointer (zeDriverGetExtensionFunctionAddress): a call through such a pointer, "
+      "past the loader, is not traced";
   ctx_.say(text);
   if (ctx_.note) ctx_.note(text);
 }
@@ -319,13 +358,13 @@ size_t ZeSource::AttachMulti(int pid, const MappedLibrary& lib, std::string* fir
     std::vector<const char*> symbols;
   };
   std::map<std::pair<bpf_program*, bool>, Group> groups;
-  std::string missing;
+  std::vector<std::string_view> missing;
   size_t probed = 0;
   for (const ProbeSpec& spec : ZeProbeSpecs()) {
     if (!ProbedIn(spec, lib)) continue;
     auto it = offsets->find(spec.symbol);
     if (it == offsets->end()) {
-      missing += (missing.empty() ? "" : ", ") + std::string(spec.symbol);
+      missing.push_back(spec.symbol);
       continue;
     }
     ++probed;
@@ -362,13 +401,13 @@ size_t ZeSource::AttachEach(int pid, const MappedLibrary& lib, std::string* firs
   auto sites = FindProbeSites(lib.host_path, HandedOutIn(lib));
   if (sites.ok()) ReportSites(ctx_, pid, lib, *sites);
   size_t attached = 0;
-  std::string missing;
+  std::vector<std::string_view> missing;
   for (const ProbeSpec& spec : ZeProbeSpecs()) {
     if (!ProbedIn(spec, lib)) continue;
     // Without the file's symbols libbpf finds each function itself (and fails for those it
     // lacks, said below as for any failed probe).
     if (sites.ok() && !sites->count(spec.symbol)) {
-      missing += (missing.empty() ? "" : ", ") + std::string(spec.symbol);
+      missing.push_back(spec.symbol);
       continue;
     }
     // At the site found (a handed-out function need not be named), else by name.
@@ -608,7 +647,10 @@ void ZeSource::Begin(const SourceStart& start) {
         },
         [&correlator](const ApiCall& call) { correlator.LearnCall(call); }, ctx_.say);
   }
-  const std::vector<std::string_view> names = DriverFunctionNames();
+  // Every name probed: those probed in drivers, and those a loader may lack, for which
+  // whether a driver hands them out decides if that lack matters (SayMissing).
+  std::vector<std::string_view> names;
+  for (const ProbeSpec& spec : ZeProbeSpecs()) names.push_back(spec.symbol);
   clocks_ = DeviceClocks::Open(start.correlator.ze(), start.strings, names, driver_functions_,
                                ctx_.say);
   if (clocks_) LearnDriverTables();

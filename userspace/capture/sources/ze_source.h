@@ -103,8 +103,9 @@ class ZeSource final : public ProbeSource {
   struct SkeletonDeleter {
     void operator()(::ze_probes* skel) const;
   };
-  // Says once per loader file which entry points it does not export.
-  void SayMissing(const MappedLibrary& lib, const std::string& missing);
+  // Says once per loader file which entry points it does not export: with --verbose, and as a
+  // warning (and a note for the log) only for those its driver hands out past it unprobed.
+  void SayMissing(const MappedLibrary& lib, const std::vector<std::string_view>& missing);
 
   // A loader file's probed exports: each one's spec (an index into the probe list), file
   // offset and first bytes, read once per file.

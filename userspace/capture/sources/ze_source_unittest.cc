@@ -27,8 +27,9 @@ TEST(ZeSource, DriverFunctionNamesAreWhatDriversHandOut) {
 }
 
 // The entry points of current stacks that a newer loader exports are probed at a loader's
-// export (skipped, and said once, where the loader lacks them); those drivers hand out by
-// pointer in the driver file too.
+// export (skipped where the loader lacks them: said with --verbose, and warned of only for
+// those a driver hands out that are not probed in drivers); those drivers hand out by pointer
+// in the driver file too.
 TEST(ZeSource, NewerEntryPointsAreProbedAtTheLoadersThatHaveThem) {
   auto spec = [](std::string_view n) -> const ProbeSpec* {
     for (const ProbeSpec& s : ZeProbeSpecs())
