@@ -23,6 +23,11 @@ namespace {
 struct CompletionSource {
   const char* what;        // for messages
   const char* without_it;  // what the trace lacks when it is missing
+  // The kernel module whose tracepoints they are (null: the kernel's own). They exist only
+  // while it is loaded (or built in: /sys/module names both), and without it there is
+  // nothing of that driver to complete, so their absence then is no loss and is said only
+  // with --verbose; on a machine with that driver it is.
+  const char* module;
   struct Tracepoint {
     const char* name;
     bpf_program* (*program)(const ::drm_fence*);
@@ -33,16 +38,19 @@ struct CompletionSource {
 const CompletionSource kCompletionSources[] = {
     {"dma_fence tracepoints (dma_fence_init, dma_fence_signaled)",
      "submissions have no measured completion",
+     nullptr,
      {{"dma_fence_init", [](const ::drm_fence* s) { return s->progs.drm_dma_fence_init; }},
       {"dma_fence_signaled",
        [](const ::drm_fence* s) { return s->progs.drm_dma_fence_signaled; }}}},
     {"i915 request tracepoints (i915_request_add, i915_request_retire)",
      "i915 completions come from dma_fence alone",
+     "i915",
      {{"i915_request_add", [](const ::drm_fence* s) { return s->progs.drm_i915_request_add; }},
       {"i915_request_retire",
        [](const ::drm_fence* s) { return s->progs.drm_i915_request_retire; }}}},
     {"xe hardware fence tracepoints (xe_hw_fence_create, xe_hw_fence_signal)",
      "xe completions come from dma_fence alone",
+     "xe",
      {{"xe_hw_fence_create", [](const ::drm_fence* s) { return s->progs.drm_xe_hw_fence_create; }},
       {"xe_hw_fence_signal",
        [](const ::drm_fence* s) { return s->progs.drm_xe_hw_fence_signal; }}}},
@@ -227,7 +235,12 @@ void DrmSource::LoadCompletionProbes() {
     }
     // All or nothing: a creation probe without its signal probe would only fill the map.
     if (!missing.empty()) {
-      say(std::string(source.what) + " not available (" + missing + "); " + source.without_it);
+      const std::string module_dir = source.module ? std::string("/sys/module/") + source.module : "";
+      if (module_dir.empty() || ::access(module_dir.c_str(), F_OK) == 0)
+        say(std::string(source.what) + " not available (" + missing + "); " + source.without_it);
+      else if (ctx_.options.verbose)
+        say(std::string(source.what) + " not available (" + missing + "): no " + source.module +
+            " driver on this machine (" + module_dir + ")");
       continue;
     }
     if (ctx_.options.verbose) say(std::string(source.what) + " attached");
