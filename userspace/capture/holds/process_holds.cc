@@ -80,8 +80,10 @@ std::string HoldSummary(const HoldStats& s) {
     text += " held";
     if (s.released)
       text += " " + Ms(s.total_ns / s.released) + " on average (max " + Ms(s.max_ns) + ")";
-    text += " until probed; " + std::to_string(s.released_by_bound) +
-            " released by the bound (--hold-max).";
+    text += " until probed";
+    if (s.released_by_bound)
+      text += "; " + std::to_string(s.released_by_bound) + " released by the bound (--hold-max)";
+    text += ".";
     if (s.parents_continued)
       text += " " + Count(s.parents_continued, "parent", "parents") +
               " that stopped with a held child (as nsenter and sudo do) continued with it.";

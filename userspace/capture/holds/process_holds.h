@@ -78,8 +78,10 @@ class ProcessHolds {
 };
 
 // The summary's sentence about holds (starting with a space), or "" when none was taken or
-// missed: "12 process starts and 2 library loads held 3.1 ms on average (max 9.0 ms); 0
-// released by the bound."
+// missed: "12 process starts and 2 library loads held 3.1 ms on average (max 9.0 ms) until
+// probed." and, only when some were, "; 2 released by the bound (--hold-max)" (a hold the
+// bound released may have let first calls pass unprobed; none released is the normal case,
+// not worth a clause in every summary).
 std::string HoldSummary(const HoldStats& stats);
 
 }  // namespace xtrace
