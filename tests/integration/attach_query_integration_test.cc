@@ -6,9 +6,10 @@
 // (the guardian finishes and undoes the call); a process another tracer (strace, gdb) holds is
 // left alone, and the summary says why. On trixie's loader (Level Zero 1.20, under chroot) the
 // lists, queues and events made before the attach are asked about too: every launch on its
-// device and engine; on the host's (1.8) their engine is said unknown, not guessed. A
-// regular list recorded before the attach and executed after it is counted and said. A query
-// that is slow and holds the driver's lock is answered, never undone in the middle.
+// device and engine (an answer a driver does not write is none); on the host's (1.8) their
+// engine is said unknown, not guessed. A regular list recorded before the attach and executed
+// after it is counted and said. A query that is slow and holds the driver's lock is answered,
+// never undone in the middle.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <time.h>
@@ -150,6 +151,41 @@ class AttachQueryIntegrationTest : public RootTest {
     return dir.substr(root.size());
   }
 
+  // Runs ze_workload copied `inside` the trixie tree at `root` under chroot, with `env` and
+  // then `args` after its own, attaches xtrace (its environment `xtrace_env`) once it is
+  // ready, runs a round (3 iterations) and stops both. Returns xtrace's standard error; the
+  // workload's pid in `pid`, 0 if it never got ready.
+  std::string AttachToARoundInTheTree(const std::string& root, const std::string& inside,
+                                      const std::vector<std::string>& env,
+                                      const std::vector<std::string>& args,
+                                      const std::vector<std::string>& xtrace_env, uint32_t* pid) {
+    std::vector<std::string> argv = {"/usr/sbin/chroot", root, "/usr/bin/env",
+                                     "ZE_ENABLE_ALT_DRIVERS=" + inside + "/libxtrace_simze.so"};
+    argv.insert(argv.end(), env.begin(), env.end());
+    for (const std::string& a : {inside + "/ze_workload", std::string("--wait-for-signal"), std::string("--iterations"),
+                                 std::string("3"), std::string("--launch-log"), inside + "/launches.tsv"})
+      argv.push_back(a);
+    argv.insert(argv.end(), args.begin(), args.end());
+    Subprocess workload(argv, {});
+    *pid = PidFromReadyLine(workload.WaitStdout("ready", 60s));
+    if (*pid == 0) {
+      ADD_FAILURE() << workload.stderr_text();
+      return "";
+    }
+    Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(*pid), "-o", Path("run.capnp")}, xtrace_env);
+    if (!xtrace.WaitStderr("attached to pid " + std::to_string(*pid), 30s)) {
+      ADD_FAILURE() << xtrace.stderr_text();
+      return "";
+    }
+    kill(static_cast<pid_t>(*pid), SIGUSR1);
+    EXPECT_TRUE(workload.WaitStdout("round 1", 120s)) << workload.stderr_text();
+    xtrace.Signal(SIGINT);
+    EXPECT_TRUE(xtrace.Wait(60s).has_value());
+    kill(static_cast<pid_t>(*pid), SIGTERM);
+    EXPECT_EQ(workload.Wait(30s), 0) << workload.stderr_text();
+    return xtrace.stderr_text();
+  }
+
   ~AttachQueryIntegrationTest() override {
     for (const std::string& d : tree_dirs_) std::filesystem::remove_all(d);
   }
@@ -269,25 +305,12 @@ void AttachQueryIntegrationTest::AttachOnTrixiesLoader(int threads) {
   const std::string inside = CopyIntoTrixieTree(root);
   ASSERT_FALSE(inside.empty());
   const std::string dir = root + inside;
-  Subprocess workload({"/usr/sbin/chroot", root, "/usr/bin/env",
-                       "ZE_ENABLE_ALT_DRIVERS=" + inside + "/libxtrace_simze.so", "XTRACE_SIMZE_DEVICES=2",
-                       "XTRACE_SIMZE_DEVICE_ORDER=1,0", inside + "/ze_workload", "--wait-for-signal",
-                       "--threads", std::to_string(threads), "--iterations", "3", "--queue-index", "2",
-                       "--launch-log", inside + "/launches.tsv"},
-                      {});
-  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 60s));
-  ASSERT_NE(pid, 0u) << workload.stderr_text();
+  uint32_t pid = 0;
   // xtrace's own view: both devices, in number order (its device 1 is the workload's first).
-  Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "-o", Path("run.capnp")},
-                    {kSimDriver, "XTRACE_SIMZE_DEVICES=2"});
-  ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(pid), 30s)) << xtrace.stderr_text();
-  kill(static_cast<pid_t>(pid), SIGUSR1);
-  ASSERT_TRUE(workload.WaitStdout("round 1", 120s)) << workload.stderr_text();
-  xtrace.Signal(SIGINT);
-  ASSERT_TRUE(xtrace.Wait(60s).has_value());
-  const std::string err = xtrace.stderr_text();
-  kill(static_cast<pid_t>(pid), SIGTERM);
-  EXPECT_EQ(workload.Wait(30s), 0) << workload.stderr_text();
+  const std::string err = AttachToARoundInTheTree(
+      root, inside, {"XTRACE_SIMZE_DEVICES=2", "XTRACE_SIMZE_DEVICE_ORDER=1,0"},
+      {"--threads", std::to_string(threads), "--queue-index", "2"}, {kSimDriver, "XTRACE_SIMZE_DEVICES=2"}, &pid);
+  ASSERT_NE(pid, 0u);
 
   const LogContents log = ReadLogContents(Path("run.capnp"));
   ASSERT_TRUE(log.launches_no_tid.count(pid)) << err;
@@ -367,6 +390,43 @@ TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderListsQueuesAndEventsMadeBefore
 // "kernel@0x...". A hold now asks on while the process answers (HoldBound).
 TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderEightThreadsLaunchingAtOnceAreAllOnTheirDeviceAndEngine) {
   AttachOnTrixiesLoader(8);
+}
+
+// A driver that answers Level Zero 1.9's object queries with success and writes nothing, as
+// Level Zero's own null driver does (XTRACE_SIMZE_SILENT_QUERIES), on trixie's loader. Its
+// immediate list used to be taken for a regular one (the unwritten answer read as "false"),
+// and every launch on it, never executed by a queue, was dropped; its events were taken to
+// have no kernel timestamps. An answer not written is none: the lists, queue and events are
+// rebuilt from what the process does with them, as on an older loader, and said so.
+TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderQueriesADriverLeavesUnansweredAreNotTakenAsAnswers) {
+  std::string root;
+  FindTrixieTree(&root);
+  if (root.empty()) return;
+  const std::string inside = CopyIntoTrixieTree(root);
+  ASSERT_FALSE(inside.empty());
+  uint32_t pid = 0;
+  const std::string err =
+      AttachToARoundInTheTree(root, inside, {"XTRACE_SIMZE_SILENT_QUERIES=1"}, {}, {kSimDriver}, &pid);
+  ASSERT_NE(pid, 0u);
+
+  const auto expected = ReadLaunchLog(root + inside + "/launches.tsv", /*strip_tid=*/true);
+  ASSERT_EQ(expected.size(), size_t(3 * kKernelsPerThread));
+  const testing::Capture c = testing::ReadWholeCapture(Path("run.capnp"));
+  // No learned creation claims what the driver never said.
+  for (const ApiCall& call : c.All<ApiCall>())
+    EXPECT_TRUE(!call.learned || call.fn == XT_ZE_DEVICE_GET_PROPERTIES) << "learned call " << call.fn;
+  // Every launch is a device operation: those on the immediate list too.
+  size_t kernels = 0, measured = 0;
+  for (const DeviceOp& op : c.All<DeviceOp>()) {
+    if (op.pid != pid || op.kind != DeviceOpKind::kKernel) continue;
+    ++kernels;
+    measured += op.measured ? 1 : 0;
+  }
+  EXPECT_EQ(kernels, expected.size()) << err;
+  // The three events a round's iteration reads, measured from the process reading them.
+  EXPECT_GE(measured, size_t(3 * 3)) << err;
+  for (const DeviceQueue& q : c.All<DeviceQueue>()) EXPECT_TRUE(q.engine_unknown) << std::hex << q.handle;
+  EXPECT_NE(err.find("returned success without writing its answer"), std::string::npos) << err;
 }
 
 TEST_F(AttachQueryIntegrationTest, EightThreadsLaunchingAtOnceAreAllNamed) {

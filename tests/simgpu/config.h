@@ -38,6 +38,10 @@ struct Config {
   // take it) through that delay, as a real driver's query may hold its own: a call undone in
   // the middle leaves it taken, and the process hangs at its next wait.
   uint64_t kernel_name_locked = 0;
+  // 1: Level Zero 1.9's object queries (zeCommandListIsImmediate, ...GetOrdinal, ...GetIndex,
+  // ...GetDeviceHandle, zeEventGetEventPool, zeEventPoolGetFlags) return success and write
+  // nothing, as Level Zero's own null driver does.
+  uint64_t silent_queries = 0;
 };
 
 // Parsed from the environment on first call; invalid values are reported on stderr and ignored.
