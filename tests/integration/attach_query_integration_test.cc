@@ -6,15 +6,18 @@
 // (the guardian finishes and undoes the call); a process another tracer (strace, gdb) holds is
 // left alone, and the summary says why. On trixie's loader (Level Zero 1.20, under chroot) the
 // lists, queues and events made before the attach are asked about too: every launch on its
-// device and engine. A regular list recorded before the attach and executed after it is
-// counted and said. A query that is slow and holds the driver's lock is answered, never undone
-// in the middle.
+// device and engine (an answer a driver does not write is none); on the host's (1.8) their
+// engine is said unknown, not guessed. A regular list recorded before the attach and executed
+// after it is counted and said. A query that is slow and holds the driver's lock is answered,
+// never undone in the middle.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <time.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -71,16 +74,19 @@ class AttachQueryIntegrationTest : public RootTest {
   // (with `xtrace_args`), runs one round, stops both. `wrap` runs the workload under another
   // program (strace). With `stall`, xtrace is stopped (SIGSTOP) from just before the workload
   // is let go until that long after: a capture off its CPU while the first launches hold.
+  // `workload_args` go after the workload's own.
   Run AttachAndRunARound(int threads, const std::vector<std::string>& xtrace_args = {},
                          const std::vector<std::string>& wrap = {},
                          const std::vector<std::string>& workload_env = {}, int iterations = 3,
-                         std::chrono::milliseconds stall = 0ms) {
+                         std::chrono::milliseconds stall = 0ms,
+                         const std::vector<std::string>& workload_args = {}) {
     Run run;
     std::vector<std::string> argv = wrap;
     for (const std::string& a : {kWorkload, std::string("--wait-for-signal"), std::string("--threads"),
                                  std::to_string(threads), std::string("--iterations"), std::to_string(iterations),
                                  std::string("--launch-log"), Path("launches.tsv")})
       argv.push_back(a);
+    argv.insert(argv.end(), workload_args.begin(), workload_args.end());
     std::vector<std::string> env = {kSimDriver};
     env.insert(env.end(), workload_env.begin(), workload_env.end());
     Subprocess workload(argv, env);
@@ -122,6 +128,73 @@ class AttachQueryIntegrationTest : public RootTest {
   // Attaches to a workload with `threads` threads on trixie's loader (below).
   void AttachOnTrixiesLoader(int threads);
 
+  // The trixie tree in `root`, or "" once the test is skipped (failed under CI) for want of it.
+  void FindTrixieTree(std::string* root) {
+    *root = testing::TrixieRoot();
+    if (!root->empty()) return;
+    if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << testing::TrixieDir() << ": " << testing::WhyNoTrixie();
+    GTEST_SKIP() << "no Debian trixie tree in " << testing::TrixieDir() << " (XTRACE_TRIXIE_ROOT): "
+                 << testing::WhyNoTrixie();
+  }
+
+  // ze_workload and the simulated GPU copied into a directory of the trixie tree at `root`,
+  // removed when the test ends; its path inside the tree.
+  std::string CopyIntoTrixieTree(const std::string& root) {
+    std::string dir = root + "/tmp/xtrace-attachq-XXXXXX";
+    if (!mkdtemp(dir.data())) {
+      ADD_FAILURE() << "mkdtemp in " << root << "/tmp: " << std::strerror(errno);
+      return "";
+    }
+    tree_dirs_.push_back(dir);
+    std::filesystem::copy_file(kWorkload, dir + "/ze_workload");
+    std::filesystem::copy_file(SIMZE_LIB, dir + "/libxtrace_simze.so");
+    return dir.substr(root.size());
+  }
+
+  // Runs ze_workload copied `inside` the trixie tree at `root` under chroot, with `env` and
+  // then `args` after its own, attaches xtrace (its environment `xtrace_env`) once it is
+  // ready, runs a round (3 iterations) and stops both. Returns xtrace's standard error; the
+  // workload's pid in `pid`, 0 if it never got ready.
+  std::string AttachToARoundInTheTree(const std::string& root, const std::string& inside,
+                                      const std::vector<std::string>& env,
+                                      const std::vector<std::string>& args,
+                                      const std::vector<std::string>& xtrace_env, uint32_t* pid) {
+    std::vector<std::string> argv = {"/usr/sbin/chroot", root, "/usr/bin/env",
+                                     "ZE_ENABLE_ALT_DRIVERS=" + inside + "/libxtrace_simze.so"};
+    argv.insert(argv.end(), env.begin(), env.end());
+    for (const std::string& a : {inside + "/ze_workload", std::string("--wait-for-signal"), std::string("--iterations"),
+                                 std::string("3"), std::string("--launch-log"), inside + "/launches.tsv"})
+      argv.push_back(a);
+    argv.insert(argv.end(), args.begin(), args.end());
+    Subprocess workload(argv, {});
+    *pid = PidFromReadyLine(workload.WaitStdout("ready", 60s));
+    if (*pid == 0) {
+      ADD_FAILURE() << workload.stderr_text();
+      return "";
+    }
+    Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(*pid), "-o", Path("run.capnp")}, xtrace_env);
+    if (!xtrace.WaitStderr("attached to pid " + std::to_string(*pid), 30s)) {
+      ADD_FAILURE() << xtrace.stderr_text();
+      return "";
+    }
+    kill(static_cast<pid_t>(*pid), SIGUSR1);
+    EXPECT_TRUE(workload.WaitStdout("round 1", 120s)) << workload.stderr_text();
+    xtrace.Signal(SIGINT);
+    EXPECT_TRUE(xtrace.Wait(60s).has_value());
+    kill(static_cast<pid_t>(*pid), SIGTERM);
+    EXPECT_EQ(workload.Wait(30s), 0) << workload.stderr_text();
+    return xtrace.stderr_text();
+  }
+
+  ~AttachQueryIntegrationTest() override {
+    for (const std::string& d : tree_dirs_) std::filesystem::remove_all(d);
+  }
+
+ private:
+  std::vector<std::string> tree_dirs_;
+
+ protected:
+
   // Every launch named as the workload logged it, none "kernel@", and the learned kernels in
   // the log as creations marked learned, one per kernel.
   void ExpectEveryLaunchNamed(const Run& run, int threads) {
@@ -157,6 +230,32 @@ TEST_F(AttachQueryIntegrationTest, LaunchesOfKernelsMadeBeforeTheAttachAreNamed)
   // The host's loader (1.8) cannot say more: said once, naming what it lacks.
   EXPECT_NE(run.xtrace_err.find("has no zeCommandListGetDeviceHandle (Level Zero 1.9"), std::string::npos)
       << run.xtrace_err;
+}
+
+// The host's loader (1.8) cannot say on which engine a queue or list made before the attach
+// runs. The workload's run on engine index 2; they used to be drawn and reported as engine
+// 0.0 all the same ("queue 0x... (ordinal 0, index 0)", "GPU 0 compute 0.0"). Now the log
+// says their engine is unknown, the trace's tracks say so, and the report names them by handle.
+TEST_F(AttachQueryIntegrationTest, OnAnOlderLoaderEnginesMadeBeforeTheAttachAreNotGuessed) {
+  const Run run = AttachAndRunARound(1, {}, {}, {}, 3, 0ms, {"--queue-index", "2"});
+  ExpectEveryLaunchNamed(run, 1);
+  const testing::Capture c = testing::ReadWholeCapture(Path("run.capnp"));
+  const auto queues = c.All<DeviceQueue>();
+  EXPECT_EQ(queues.size(), 2u) << "the thread's queue and immediate list";
+  for (const DeviceQueue& q : queues) EXPECT_TRUE(q.engine_unknown) << std::hex << q.handle;
+
+  const auto conv = testing::RunCommand({kXtrace, "convert", "-q", Path("run.capnp"), "-o", Path("run.json")});
+  ASSERT_EQ(conv.exit_code(), 0) << conv.err;
+  const std::string json = ReadWholeFile(Path("run.json")).value_or("");
+  EXPECT_NE(json.find("(engine unknown: made before the attach) of pid " + std::to_string(run.pid)),
+            std::string::npos);
+  EXPECT_EQ(json.find("(ordinal "), std::string::npos) << "no track claims an engine";
+
+  const auto report = testing::RunCommand({kXtrace, "report", Path("run.capnp")}, {}, 60s);
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_NE(report.out.find("GPU 0 queue 0x"), std::string::npos) << report.out;
+  EXPECT_NE(report.out.find("GPU 0 immediate list 0x"), std::string::npos) << report.out;
+  EXPECT_EQ(report.out.find("compute 0."), std::string::npos) << report.out;
 }
 
 // A regular list recorded before the attach and only executed after it: what it runs is
@@ -200,40 +299,18 @@ TEST_F(AttachQueryIntegrationTest, ExecutionsOfListsRecordedBeforeTheAttachAreCo
 // device 1 and engine (compute, 2), measured exactly where the workload read its event's kernel
 // timestamps, and the lists, queues, events and device learned as creations.
 void AttachQueryIntegrationTest::AttachOnTrixiesLoader(int threads) {
-  const std::string root = testing::TrixieRoot();
-  if (root.empty()) {
-    if (std::getenv("CI")) FAIL() << "no Debian trixie tree in " << testing::TrixieDir() << ": " << testing::WhyNoTrixie();
-    GTEST_SKIP() << "no Debian trixie tree in " << testing::TrixieDir() << " (XTRACE_TRIXIE_ROOT): "
-                 << testing::WhyNoTrixie();
-  }
-  std::string dir = root + "/tmp/xtrace-attachq-XXXXXX";
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
-  struct Remove {
-    std::string d;
-    ~Remove() { std::filesystem::remove_all(d); }
-  } remove{dir};
-  const std::string inside = dir.substr(root.size());
-  std::filesystem::copy_file(kWorkload, dir + "/ze_workload");
-  std::filesystem::copy_file(SIMZE_LIB, dir + "/libxtrace_simze.so");
-  Subprocess workload({"/usr/sbin/chroot", root, "/usr/bin/env",
-                       "ZE_ENABLE_ALT_DRIVERS=" + inside + "/libxtrace_simze.so", "XTRACE_SIMZE_DEVICES=2",
-                       "XTRACE_SIMZE_DEVICE_ORDER=1,0", inside + "/ze_workload", "--wait-for-signal",
-                       "--threads", std::to_string(threads), "--iterations", "3", "--queue-index", "2",
-                       "--launch-log", inside + "/launches.tsv"},
-                      {});
-  const uint32_t pid = PidFromReadyLine(workload.WaitStdout("ready", 60s));
-  ASSERT_NE(pid, 0u) << workload.stderr_text();
+  std::string root;
+  FindTrixieTree(&root);
+  if (root.empty()) return;
+  const std::string inside = CopyIntoTrixieTree(root);
+  ASSERT_FALSE(inside.empty());
+  const std::string dir = root + inside;
+  uint32_t pid = 0;
   // xtrace's own view: both devices, in number order (its device 1 is the workload's first).
-  Subprocess xtrace({kXtrace, "attach", "--pid", std::to_string(pid), "-o", Path("run.capnp")},
-                    {kSimDriver, "XTRACE_SIMZE_DEVICES=2"});
-  ASSERT_TRUE(xtrace.WaitStderr("attached to pid " + std::to_string(pid), 30s)) << xtrace.stderr_text();
-  kill(static_cast<pid_t>(pid), SIGUSR1);
-  ASSERT_TRUE(workload.WaitStdout("round 1", 120s)) << workload.stderr_text();
-  xtrace.Signal(SIGINT);
-  ASSERT_TRUE(xtrace.Wait(60s).has_value());
-  const std::string err = xtrace.stderr_text();
-  kill(static_cast<pid_t>(pid), SIGTERM);
-  EXPECT_EQ(workload.Wait(30s), 0) << workload.stderr_text();
+  const std::string err = AttachToARoundInTheTree(
+      root, inside, {"XTRACE_SIMZE_DEVICES=2", "XTRACE_SIMZE_DEVICE_ORDER=1,0"},
+      {"--threads", std::to_string(threads), "--queue-index", "2"}, {kSimDriver, "XTRACE_SIMZE_DEVICES=2"}, &pid);
+  ASSERT_NE(pid, 0u);
 
   const LogContents log = ReadLogContents(Path("run.capnp"));
   ASSERT_TRUE(log.launches_no_tid.count(pid)) << err;
@@ -313,6 +390,43 @@ TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderListsQueuesAndEventsMadeBefore
 // "kernel@0x...". A hold now asks on while the process answers (HoldBound).
 TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderEightThreadsLaunchingAtOnceAreAllOnTheirDeviceAndEngine) {
   AttachOnTrixiesLoader(8);
+}
+
+// A driver that answers Level Zero 1.9's object queries with success and writes nothing, as
+// Level Zero's own null driver does (XTRACE_SIMZE_SILENT_QUERIES), on trixie's loader. Its
+// immediate list used to be taken for a regular one (the unwritten answer read as "false"),
+// and every launch on it, never executed by a queue, was dropped; its events were taken to
+// have no kernel timestamps. An answer not written is none: the lists, queue and events are
+// rebuilt from what the process does with them, as on an older loader, and said so.
+TEST_F(AttachQueryIntegrationTest, OnTrixiesLoaderQueriesADriverLeavesUnansweredAreNotTakenAsAnswers) {
+  std::string root;
+  FindTrixieTree(&root);
+  if (root.empty()) return;
+  const std::string inside = CopyIntoTrixieTree(root);
+  ASSERT_FALSE(inside.empty());
+  uint32_t pid = 0;
+  const std::string err =
+      AttachToARoundInTheTree(root, inside, {"XTRACE_SIMZE_SILENT_QUERIES=1"}, {}, {kSimDriver}, &pid);
+  ASSERT_NE(pid, 0u);
+
+  const auto expected = ReadLaunchLog(root + inside + "/launches.tsv", /*strip_tid=*/true);
+  ASSERT_EQ(expected.size(), size_t(3 * kKernelsPerThread));
+  const testing::Capture c = testing::ReadWholeCapture(Path("run.capnp"));
+  // No learned creation claims what the driver never said.
+  for (const ApiCall& call : c.All<ApiCall>())
+    EXPECT_TRUE(!call.learned || call.fn == XT_ZE_DEVICE_GET_PROPERTIES) << "learned call " << call.fn;
+  // Every launch is a device operation: those on the immediate list too.
+  size_t kernels = 0, measured = 0;
+  for (const DeviceOp& op : c.All<DeviceOp>()) {
+    if (op.pid != pid || op.kind != DeviceOpKind::kKernel) continue;
+    ++kernels;
+    measured += op.measured ? 1 : 0;
+  }
+  EXPECT_EQ(kernels, expected.size()) << err;
+  // The three events a round's iteration reads, measured from the process reading them.
+  EXPECT_GE(measured, size_t(3 * 3)) << err;
+  for (const DeviceQueue& q : c.All<DeviceQueue>()) EXPECT_TRUE(q.engine_unknown) << std::hex << q.handle;
+  EXPECT_NE(err.find("returned success without writing its answer"), std::string::npos) << err;
 }
 
 TEST_F(AttachQueryIntegrationTest, EightThreadsLaunchingAtOnceAreAllNamed) {

@@ -42,6 +42,10 @@ struct Config {
   // zeCommandListImmediateAppendCommandListsExp too (core functions Intel's driver leaves to
   // the loader), as a driver may for programs whose loader lacks them; 0: as Intel's.
   uint64_t hand_out_core = 0;
+  // 1: Level Zero 1.9's object queries (zeCommandListIsImmediate, ...GetOrdinal, ...GetIndex,
+  // ...GetDeviceHandle, zeEventGetEventPool, zeEventPoolGetFlags) return success and write
+  // nothing, as Level Zero's own null driver does.
+  uint64_t silent_queries = 0;
 };
 
 // Parsed from the environment on first call; invalid values are reported on stderr and ignored.

@@ -57,6 +57,7 @@ inline void ExpectSameZeEvent(const Event& expected, const Event& actual) {
     EXPECT_EQ(e->ordinal, a.ordinal);
     EXPECT_EQ(e->index, a.index);
     EXPECT_EQ(e->track, a.track);
+    EXPECT_EQ(e->engine_unknown, a.engine_unknown);
   } else if (const auto* e = std::get_if<DeviceInfo>(&expected)) {
     const auto& a = std::get<DeviceInfo>(actual);
     EXPECT_EQ(e->device, a.device);

@@ -264,6 +264,8 @@ uint64_t DeviceTimeline::Submit(uint32_t pid, const Template& t, PidHandle engin
     info.device = device;
     info.handle = engine.handle;
     info.track = eng->second.track;
+    // A queue or list made before the attach that its loader could not describe has no
+    // engine anyone knows: said so, not drawn as engine 0.0.
     if (auto q = queues_.find(engine); q != queues_.end()) {
       info.ordinal = q->second.ordinal;
       info.index = q->second.index;
@@ -271,6 +273,9 @@ uint64_t DeviceTimeline::Submit(uint32_t pid, const Template& t, PidHandle engin
       info.immediate = true;
       info.ordinal = l->second.ordinal;
       info.index = l->second.index;
+      info.engine_unknown = !l->second.engine_known;
+    } else {
+      info.engine_unknown = true;
     }
     sink_.OnEvent(info);
   }

@@ -275,6 +275,7 @@ class DeviceTimeline::CallHandler {
     ListState list;
     list.device = tl_.devices_.IndexOf(c.pid(), c.template Get<"device">());
     list.created_in_capture = true;
+    list.engine_known = true;
     list.ordinal = c.template Get<"ordinal">();
     return list;
   }
@@ -287,6 +288,7 @@ class DeviceTimeline::CallHandler {
     const PidHandle handle{c.pid(), c.template Get<"command_list">()};
     ListState& list = tl_.lists_[handle];
     list.device = tl_.devices_.IndexOf(c.pid(), c.template Get<"device">());
+    list.engine_known = true;
     list.ordinal = c.template Get<"ordinal">();
     if constexpr (ZeCall<Fn>::template Has<"index">) list.index = c.template Get<"index">();
     if (!list.unclassified()) return;

@@ -14,6 +14,8 @@ namespace xtrace {
 struct DeviceTimeline::ListState {
   uint32_t device = kUnknownDevice;
   bool created_in_capture = false;
+  // Its ordinal and index are known: created in the capture, or learned from the process.
+  bool engine_known = false;
   bool immediate = false;
   // A list created before the capture began is unclassified until it shows what it is:
   // closed or executed (regular), or work appended to it seen complete (immediate). Until

@@ -202,6 +202,11 @@ TEST_F(DeviceTimelineTest, ListsCreatedBeforeTheCaptureShowWhatTheyAre) {
   ASSERT_EQ(ops.size(), 4u);
   EXPECT_EQ(ops[3].execution, 1u);
   EXPECT_EQ(ops[3].submit_ns, 9'000u);
+  // Neither engine was described: no ordinal and index are claimed for them.
+  auto queues = sink_.All<DeviceQueue>();
+  ASSERT_EQ(queues.size(), 2u);
+  EXPECT_TRUE(queues[0].immediate);
+  for (const DeviceQueue& q : queues) EXPECT_TRUE(q.engine_unknown) << std::hex << q.handle;
 
   // Never shown: dropped (and counted), not guessed.
   const uint64_t silent = 0xdddd;
@@ -236,6 +241,7 @@ TEST_F(DeviceTimelineTest, LearnedObjectsAreTakenAsCreationsWithoutForgettingWha
   ASSERT_EQ(queues.size(), 1u);
   EXPECT_TRUE(queues[0].immediate);
   EXPECT_EQ(queues[0].index, 2u);
+  EXPECT_FALSE(queues[0].engine_unknown);
   auto ops = sink_.All<DeviceOp>();
   ASSERT_EQ(ops.size(), 2u);
   EXPECT_TRUE(ops[1].measured) << "the learned event kept the launch bound to it";
@@ -251,6 +257,7 @@ TEST_F(DeviceTimelineTest, LearnedObjectsAreTakenAsCreationsWithoutForgettingWha
   EXPECT_EQ(queues[1].device, 0u) << "its list's device";
   EXPECT_EQ(queues[1].ordinal, 1u);
   EXPECT_EQ(queues[1].index, 3u);
+  EXPECT_FALSE(queues[1].engine_unknown);
 }
 
 // A regular list recorded before the attach and executed after it yields nothing (what it

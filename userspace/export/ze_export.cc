@@ -248,8 +248,10 @@ void ZeTraceExporter::Write(const DeviceInfo& e) { NameDevice(e.device, strings_
 void ZeTraceExporter::Write(const DeviceQueue& e) {
   NameDevice(e.device, {});
   std::string name = (e.immediate ? "immediate list " : "queue ") + HexText(e.handle) +
-                     " (ordinal " + std::to_string(e.ordinal) + ", index " +
-                     std::to_string(e.index) + ") of pid " + std::to_string(e.pid);
+                     (e.engine_unknown ? std::string(" (engine unknown: made before the attach)")
+                                       : " (ordinal " + std::to_string(e.ordinal) + ", index " +
+                                             std::to_string(e.index) + ")") +
+                     " of pid " + std::to_string(e.pid);
   out_.ThreadName(DevicePid(e.device), e.track, name);
 }
 

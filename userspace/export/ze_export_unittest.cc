@@ -194,6 +194,9 @@ TEST(ZeExport, DevicesGetAProcessWithATrackPerEngineAndFlowArrows) {
     w.Append(execute);
     w.Append(DeviceQueue{.pid = 42, .device = 0, .handle = 0xa0, .immediate = false,
                          .ordinal = 0, .index = 1, .track = 1});
+    // Made before the attach, its engine unknown: no ordinal and index claimed.
+    w.Append(DeviceQueue{.pid = 42, .device = 0, .handle = 0xb0, .immediate = true,
+                         .ordinal = 0, .index = 0, .track = 2, .engine_unknown = true});
     DeviceOp op;
     op.pid = 42;
     op.device = 0;
@@ -227,7 +230,7 @@ TEST(ZeExport, DevicesGetAProcessWithATrackPerEngineAndFlowArrows) {
     w.Append(MemoryUsage{1'000'000'500, 42, kUnknownDevice, 0, 0, 300});
   });
   const int64_t gpu0 = 0x40000000;
-  bool named = false, tracked = false;
+  bool named = false, tracked = false, unknown_tracked = false;
   for (const auto& m : Phase(trace, "M")) {
     if (m["name"] == "process_name" && m["pid"] == gpu0) {
       EXPECT_EQ(m["args"]["name"], "GPU 0: Data Center GPU Max 1550");
@@ -237,9 +240,14 @@ TEST(ZeExport, DevicesGetAProcessWithATrackPerEngineAndFlowArrows) {
       EXPECT_EQ(m["args"]["name"], "queue 0xa0 (ordinal 0, index 1) of pid 42");
       tracked = true;
     }
+    if (m["name"] == "thread_name" && m["pid"] == gpu0 && m["tid"] == 2) {
+      EXPECT_EQ(m["args"]["name"], "immediate list 0xb0 (engine unknown: made before the attach) of pid 42");
+      unknown_tracked = true;
+    }
   }
   EXPECT_TRUE(named);
   EXPECT_TRUE(tracked);
+  EXPECT_TRUE(unknown_tracked);
 
   auto gemm = Named(trace, "gemm");
   ASSERT_EQ(gemm.size(), 1u);

@@ -344,6 +344,7 @@ struct Event {
       ordinal @128 :UInt32;
       index @129 :UInt32;
       track @130 :UInt32;            # engines of one device are numbered from 1
+      engineUnknown @191 :Bool;      # made before the attach, never described: no ordinal, index
     }
     deviceInfo :group {
       # A device as xtrace's own Level Zero enumerates it.

@@ -96,6 +96,7 @@ bool EncodeZeEvent(const Event& event, uint64_t base_ns, log_schema::Event::Buil
     g.setOrdinal(e->ordinal);
     g.setIndex(e->index);
     g.setTrack(e->track);
+    g.setEngineUnknown(e->engine_unknown);
     return true;
   }
   if (const auto* e = std::get_if<DeviceInfo>(&event)) {
@@ -221,7 +222,8 @@ bool DecodeZeEvent(log_schema::Event::Reader in, uint64_t base_ns, Event* out) {
                          .immediate = g.getImmediate(),
                          .ordinal = g.getOrdinal(),
                          .index = g.getIndex(),
-                         .track = g.getTrack()};
+                         .track = g.getTrack(),
+                         .engine_unknown = g.getEngineUnknown()};
       return true;
     }
     case log_schema::Event::DEVICE_INFO: {

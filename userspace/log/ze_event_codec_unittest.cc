@@ -149,6 +149,7 @@ TEST(ZeEventCodec, DeviceEventsRoundTripWithEveryField) {
     estimated.end_ns = 9;
     written.push_back(estimated);
     written.push_back(DeviceQueue{77, 1, 0x1000, true, 1, 2, 3});
+    written.push_back(DeviceQueue{77, 0, 0x2000, false, 0, 0, 4, /*engine_unknown=*/true});
     written.push_back(DeviceInfo{1, gpu, 19'200'000, 32, {0xf, 0x2}});
     written.push_back(ClockSample{1, 77, 0xffff'ffff'ffff, 123'456'789, 123'999'999, 1'763'000'000'000'000'000});
     written.push_back(ClockFit{1, 1'000, 19'200'001.25, 19'200'000, 42, 43, 12.5, 40.25, 17});
@@ -163,7 +164,7 @@ TEST(ZeEventCodec, DeviceEventsRoundTripWithEveryField) {
     ExpectSameEvent(written[i], read[i]);
   }
   EXPECT_EQ(read_strings.Get(std::get<DeviceOp>(read[0]).name), "gemm<float>");
-  EXPECT_EQ(read_strings.Get(std::get<DeviceInfo>(read[3]).name), "xtrace simulated GPU");
+  EXPECT_EQ(read_strings.Get(std::get<DeviceInfo>(read[4]).name), "xtrace simulated GPU");
 }
 
 }  // namespace

@@ -95,6 +95,9 @@ struct DeviceQueue {
   uint32_t ordinal = 0;  // command queue group
   uint32_t index = 0;    // queue within the group
   uint32_t track = 0;
+  // Made before the attach and never described (its loader cannot be asked): `ordinal` and
+  // `index` mean nothing.
+  bool engine_unknown = false;
 };
 
 // What a device operation is.

@@ -13,8 +13,10 @@ constexpr uint32_t kGroupCopy = 1u << 1;
 }  // namespace
 
 EngineIdentity EngineIdentity::Of(const DeviceQueue& queue) {
+  // A queue or list made before the attach whose loader could not be asked has no ordinal or
+  // index anyone knows: named by its handle, as one never described.
   return {.device = queue.device,
-          .described = true,
+          .described = !queue.engine_unknown,
           .immediate = queue.immediate,
           .ordinal = queue.ordinal,
           .index = queue.index,
@@ -23,6 +25,8 @@ EngineIdentity EngineIdentity::Of(const DeviceQueue& queue) {
 
 void EngineIdentity::Merge(const EngineIdentity& o) {
   if (device == kUnknownDevice) device = o.device;
+  // An immediate list is one whether or not its engine is known.
+  if (!described) immediate = immediate || o.immediate;
   if (!described && o.described) {
     described = true;
     immediate = o.immediate;
@@ -44,7 +48,7 @@ std::string EngineName(const EngineIdentity& engine, uint64_t handle) {
   if (!engine.described) {
     char hex[24];
     std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(handle));
-    return name + " queue " + hex;
+    return name + (engine.immediate ? " immediate list " : " queue ") + hex;
   }
   const std::string type = EngineGroupType(engine.group_flags);
   name += " " + (type.empty() ? std::string("engine") : type) + " " + std::to_string(engine.ordinal) +

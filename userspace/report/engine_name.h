@@ -14,7 +14,8 @@ namespace xtrace::report {
 // What the log knows about one engine (a command queue or an immediate command list).
 struct EngineIdentity {
   uint32_t device = kUnknownDevice;
-  bool described = false;  // its DeviceQueue was seen: ordinal, index and immediate are known
+  // Its DeviceQueue was seen and says its engine: ordinal and index are known.
+  bool described = false;
   bool immediate = false;
   uint32_t ordinal = 0;  // command queue group
   uint32_t index = 0;    // queue within the group
@@ -32,8 +33,8 @@ struct EngineIdentity {
 std::string EngineGroupType(std::optional<uint32_t> group_flags);
 
 // "GPU 0 compute 0.1", "GPU 0 compute 0.1 immediate", "GPU 0 engine 0.1 (type unknown)";
-// "GPU 0 queue 0x7fac..." when the engine was never described; "GPU ?" when its device is
-// not known.
+// "GPU 0 queue 0x7fac..." ("GPU 0 immediate list 0x7fac...") when the engine was never
+// described; "GPU ?" when its device is not known.
 std::string EngineName(const EngineIdentity& engine, uint64_t handle);
 
 }  // namespace xtrace::report

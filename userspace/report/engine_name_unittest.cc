@@ -38,6 +38,24 @@ TEST(EngineName, AnEngineNeverDescribedKeepsItsHandle) {
   EXPECT_EQ(EngineName(EngineIdentity{}, 0xab), "GPU ? queue 0xab");
 }
 
+// Made before the attach on a loader that cannot say its engine: its ordinal and index (0, 0)
+// are nobody's answer, so it is named by its handle, an immediate list as one.
+TEST(EngineName, AnEngineWhoseEngineIsUnknownIsNotNamedEngineZero) {
+  DeviceQueue list = Queue(0, 0, 0, /*immediate=*/true);
+  list.engine_unknown = true;
+  EngineIdentity e = EngineIdentity::Of(list);
+  e.group_flags = 0x1;
+  EXPECT_FALSE(e.described);
+  EXPECT_EQ(EngineName(e, 0x7facd0001280), "GPU 0 immediate list 0x7facd0001280");
+  DeviceQueue queue = Queue(0, 0, 0);
+  queue.engine_unknown = true;
+  EXPECT_EQ(EngineName(EngineIdentity::Of(queue), 0x7facd0000cf0), "GPU 0 queue 0x7facd0000cf0");
+  // Merged into a report row, it stays an immediate list.
+  EngineIdentity row;
+  row.Merge(e);
+  EXPECT_EQ(EngineName(row, 0x7facd0001280), "GPU 0 immediate list 0x7facd0001280");
+}
+
 TEST(EngineName, MergeFillsInWhatIsMissing) {
   EngineIdentity a;
   EngineIdentity b = EngineIdentity::Of(Queue(0, 0, 2));

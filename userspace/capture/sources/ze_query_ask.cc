@@ -116,17 +116,25 @@ uint32_t QueryTargetAddresses::Kinds() const {
 
 namespace {
 
+// What the answer's bytes hold before the call: no ordinal, index, ze_bool_t or canonical
+// address has this value, so a driver that says success and writes nothing (Level Zero's null
+// driver does) is told from one that answers 0.
+constexpr uint64_t kUnwritten = 0xa5a5a5a5a5a5a5a5;
+
 // Level Zero's answer-by-pointer: `function(handle, out)` into the scratch area, `size` bytes.
 Result<uint64_t> AskValue(RemoteCallSession& session, uint64_t function, const char* name,
                           uint64_t handle, size_t size, uint64_t timeout_ns) {
-  uint64_t value = 0;
+  uint64_t value = kUnwritten;
   const uint64_t at = session.scratch();
   if (Status st = session.Write(at, &value, sizeof(value)); !st.ok()) return st;
   auto r = session.Call(function, {handle, at}, timeout_ns);
   if (!r.ok()) return r.status();
   if (static_cast<int32_t>(*r) != kZeResultSuccess)
     return Status::Error(std::string(name) + " returned " + Hex(static_cast<uint32_t>(*r)));
+  value = 0;
   if (Status st = session.Read(at, &value, size); !st.ok()) return st;
+  const uint64_t unwritten = size < sizeof(value) ? kUnwritten & ((uint64_t{1} << (8 * size)) - 1) : kUnwritten;
+  if (value == unwritten) return Status::Error(std::string(name) + " returned success without writing its answer");
   return value;
 }
 
