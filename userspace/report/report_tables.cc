@@ -274,9 +274,10 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
   const bool undescribed = std::any_of(s.engines.begin(), s.engines.end(),
                                        [](const auto& e) { return !e.second.identity.described; });
   if (undescribed)
-    t.note += " \"queue 0x...\": the log does not say which engine that queue ran on (a log "
-              "written without engine identities); the name is its handle, as on its track in "
-              "xtrace convert's trace.";
+    t.note += " \"queue 0x...\", \"immediate list 0x...\": the log does not say which engine "
+              "that queue or list ran on (it was made before the attach and the process's Level "
+              "Zero could not be asked, or the log was written without engine identities); the "
+              "name is its handle, as on its track in xtrace convert's trace.";
   gaps.note = "At: from the start of the capture.";
   out->push_back(std::move(t));
   out->push_back(std::move(gaps));

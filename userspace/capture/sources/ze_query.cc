@@ -435,27 +435,41 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
 std::string QuerySummary(const QueryStats& stats) {
   std::string text;
   char line[160];
-  if (stats.learned || stats.failed) {
-    std::snprintf(line, sizeof(line),
-                  " %llu object%s made before the attach %s queried in the process: %.1f ms held in all",
-                  static_cast<unsigned long long>(stats.learned), stats.learned == 1 ? "" : "s",
-                  stats.learned == 1 ? "was" : "were", stats.held_ns / 1e6);
-    text += line;
+  auto holds = [&] {
     if (stats.holds > 1) {
       std::snprintf(line, sizeof(line), " (%llu holds, longest %.1f ms)",
                     static_cast<unsigned long long>(stats.holds), stats.max_held_ns / 1e6);
       text += line;
     }
-    text += ".";
-  }
+  };
   auto reasons = [&] {
     for (size_t i = 0; i < stats.failures.size(); ++i) text += (i ? "; " : "") + stats.failures[i];
     text += ".";
   };
-  if (stats.failed) {
+  if (stats.learned) {
+    std::snprintf(line, sizeof(line),
+                  " %llu object%s made before the attach %s queried in the process: %.1f ms held in all",
+                  static_cast<unsigned long long>(stats.learned), stats.learned == 1 ? "" : "s",
+                  stats.learned == 1 ? "was" : "were", stats.held_ns / 1e6);
+    text += line;
+    holds();
+    text += ".";
+  } else if (stats.failed) {
+    // Nothing answered: "0 objects were queried ... 11 could not be" read as if none was asked.
+    std::snprintf(line, sizeof(line),
+                  " %llu object%s made before the attach could not be queried in the process, "
+                  "%.1f ms held in all",
+                  static_cast<unsigned long long>(stats.failed), stats.failed == 1 ? "" : "s",
+                  stats.held_ns / 1e6);
+    text += line;
+    holds();
+    text += ": ";
+    reasons();
+  }
+  if (stats.learned && stats.failed) {
     text += " " + std::to_string(stats.failed) + " could not be: ";
     reasons();
-  } else if (stats.unusable) {
+  } else if (!stats.failed && stats.unusable) {
     // Nothing asked went unanswered, but a held launch ran on unnamed: say why all the same.
     text += " " + std::to_string(stats.unusable) + " hold" + (stats.unusable == 1 ? "" : "s") +
             " could not be used (the launch held ran unnamed): ";

@@ -70,6 +70,16 @@ TEST(QuerySummaryTest, SaysWhatWasQueriedAndWhatItCost) {
             " 17 objects made before the attach were queried in the process: 2.1 ms held in all "
             "(2 holds, longest 1.5 ms). 1 could not be: kernel 0x10: did not return within 100 ms."
             " pid 42 was not queried: it is traced by pid 7 (strace).");
+  // Nothing answered: said as such, not as "0 objects were queried".
+  QueryStats none_answered;
+  none_answered.holds = 3;
+  none_answered.failed = 11;
+  none_answered.held_ns = 37'700'000;
+  none_answered.max_held_ns = 20'000'000;
+  none_answered.failures = {"zeCommandListIsImmediate returned success without writing its answer"};
+  EXPECT_EQ(QuerySummary(none_answered),
+            " 11 objects made before the attach could not be queried in the process, 37.7 ms held in all "
+            "(3 holds, longest 20.0 ms): zeCommandListIsImmediate returned success without writing its answer.");
   s.deferred = 4;
   s.not_queried.clear();
   s.hold_cap_ns = 10'000'000'000;
