@@ -37,8 +37,7 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
     // As the other tables select: by process, and by the start of the call or operation.
     const AggregateOptions selection = SelectionOf(options.read, reader->header().start_clock);
     auto selected = [&selection, &report](uint32_t pid, uint64_t start_ns) {
-      auto process = report.processes.find(pid);
-      return InSelection(selection, pid, process == report.processes.end() ? -1 : process->second.rank, start_ns);
+      return InSelection(selection, pid, start_ns, report.processes);
     };
     std::map<CallKey, std::string> line_of_call;
     Event e;

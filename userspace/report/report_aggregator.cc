@@ -63,18 +63,20 @@ ReportAggregator::ReportAggregator(AggregateOptions options, std::string log_sec
 
 ReportAggregator::~ReportAggregator() = default;
 
-bool InSelection(const AggregateOptions& options, uint32_t pid, int32_t rank, uint64_t start_ns) {
+bool InSelection(const AggregateOptions& options, uint32_t pid, uint64_t start_ns,
+                 const std::map<uint32_t, LoggedProcess>& processes) {
   if (!options.pids.empty() && !options.pids.count(pid)) return false;
-  if (!options.ranks.empty() && !options.ranks.count(rank)) return false;
+  if (!options.ranks.empty()) {
+    auto process = processes.find(pid);
+    if (!options.ranks.count(process == processes.end() ? -1 : process->second.rank)) return false;
+  }
   if (options.from_ns && start_ns < *options.from_ns) return false;
   if (options.to_ns && start_ns >= *options.to_ns) return false;
   return true;
 }
 
 bool ReportAggregator::Selected(uint32_t pid, uint64_t start_ns) const {
-  if (options_.ranks.empty()) return InSelection(options_, pid, -1, start_ns);
-  auto process = processes_.find(pid);
-  return InSelection(options_, pid, process == processes_.end() ? -1 : process->second.rank, start_ns);
+  return InSelection(options_, pid, start_ns, processes_);
 }
 
 std::string ReportAggregator::SectionKey(uint32_t pid, uint32_t tid, uint32_t device) const {

@@ -32,10 +32,11 @@ struct AggregateOptions {
   size_t top_gaps = 5;              // largest gaps kept per engine
 };
 
-// Whether an event of `pid` (of `rank`, -1 when it has none or it is not known yet) that
-// starts at `start_ns` is in the selection of `options`: its processes, their ranks, and its
-// window by start.
-bool InSelection(const AggregateOptions& options, uint32_t pid, int32_t rank, uint64_t start_ns);
+// Whether an event of `pid` that starts at `start_ns` is in the selection of `options`: its
+// processes, their ranks (from `processes`, the log's ProcessInfo so far; a process not named
+// yet has none), and its window by start. The rank is looked up only when ranks are selected.
+bool InSelection(const AggregateOptions& options, uint32_t pid, uint64_t start_ns,
+                 const std::map<uint32_t, LoggedProcess>& processes);
 
 class ReportAggregator {
  public:
