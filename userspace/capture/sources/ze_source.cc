@@ -247,17 +247,16 @@ bool ZeSource::NamesAttachment(const MappedLibrary& lib) const { return IsLoader
 // Tables taken from the loader cannot hold them either: an older loader's getters copy its
 // own, older tables, and its dispatch (which dispatch_targets.h follows) has no slot for them.
 // The whole fact stays in --verbose output.
-void ZeSource::SayMissing(const MappedLibrary& lib, const std::vector<std::string_view>& missing) {
+void ZeSource::SayMissing(const MappedLibrary& lib, const std::vector<const ProbeSpec*>& missing) {
   if (missing.empty() || !IsLoader(lib)) return;
   if (!said_missing_.emplace(std::tuple{lib.dev_major, lib.dev_minor, lib.inode}, true).second)
     return;
-  std::vector<std::string_view> in_drivers, past_the_loader, nowhere;
-  for (std::string_view name : missing) {
-    auto spec = std::find_if(ZeProbeSpecs().begin(), ZeProbeSpecs().end(),
-                             [&](const ProbeSpec& p) { return name == p.symbol; });
-    if (spec != ZeProbeSpecs().end() && spec->in_driver) in_drivers.push_back(name);
-    else if (driver_functions_.HandsOut(name)) past_the_loader.push_back(name);
-    else nowhere.push_back(name);
+  std::vector<std::string_view> all, in_drivers, past_the_loader, nowhere;
+  for (const ProbeSpec* spec : missing) {
+    all.push_back(spec->symbol);
+    if (spec->in_driver) in_drivers.push_back(spec->symbol);
+    else if (driver_functions_.HandsOut(spec->symbol)) past_the_loader.push_back(spec->symbol);
+    else nowhere.push_back(spec->symbol);
   }
   auto list = [](const std::vector<std::string_view>& names) {
     std::string out;
@@ -265,7 +264,7 @@ void ZeSource::SayMissing(const MappedLibrary& lib, const std::vector<std::strin
     return out;
   };
   if (ctx_.options.verbose) {
-    std::string text = lib.path + " does not export " + list(missing) +
+    std::string text = lib.path + " does not export " + list(all) +
                        " (an older Level Zero loader): no call to them goes through it";
     if (!in_drivers.empty())
       text += "; " + list(in_drivers) +
@@ -358,13 +357,13 @@ size_t ZeSource::AttachMulti(int pid, const MappedLibrary& lib, std::string* fir
     std::vector<const char*> symbols;
   };
   std::map<std::pair<bpf_program*, bool>, Group> groups;
-  std::vector<std::string_view> missing;
+  std::vector<const ProbeSpec*> missing;
   size_t probed = 0;
   for (const ProbeSpec& spec : ZeProbeSpecs()) {
     if (!ProbedIn(spec, lib)) continue;
     auto it = offsets->find(spec.symbol);
     if (it == offsets->end()) {
-      missing.push_back(spec.symbol);
+      missing.push_back(&spec);
       continue;
     }
     ++probed;
@@ -401,13 +400,13 @@ size_t ZeSource::AttachEach(int pid, const MappedLibrary& lib, std::string* firs
   auto sites = FindProbeSites(lib.host_path, HandedOutIn(lib));
   if (sites.ok()) ReportSites(ctx_, pid, lib, *sites);
   size_t attached = 0;
-  std::vector<std::string_view> missing;
+  std::vector<const ProbeSpec*> missing;
   for (const ProbeSpec& spec : ZeProbeSpecs()) {
     if (!ProbedIn(spec, lib)) continue;
     // Without the file's symbols libbpf finds each function itself (and fails for those it
     // lacks, said below as for any failed probe).
     if (sites.ok() && !sites->count(spec.symbol)) {
-      missing.push_back(spec.symbol);
+      missing.push_back(&spec);
       continue;
     }
     // At the site found (a handed-out function need not be named), else by name.

@@ -30,6 +30,8 @@ struct ze_probes;  // generated skeleton (build/bpf/ze_probes.skel.h)
 
 namespace xtrace {
 
+struct ProbeSpec;  // ze_probe_specs.h
+
 class ZeSource final : public ProbeSource {
  public:
   static Result<std::unique_ptr<ProbeSource>> Load(const SourceContext& ctx);
@@ -105,7 +107,7 @@ class ZeSource final : public ProbeSource {
   };
   // Says once per loader file which entry points it does not export: with --verbose, and as a
   // warning (and a note for the log) only for those its driver hands out past it unprobed.
-  void SayMissing(const MappedLibrary& lib, const std::vector<std::string_view>& missing);
+  void SayMissing(const MappedLibrary& lib, const std::vector<const ProbeSpec*>& missing);
 
   // A loader file's probed exports: each one's spec (an index into the probe list), file
   // offset and first bytes, read once per file.
