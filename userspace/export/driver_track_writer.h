@@ -37,7 +37,7 @@ class DriverTrackWriter {
   TraceWriter& out_;
   std::map<std::pair<uint32_t, uint32_t>, std::string> device_by_fd_;  // (pid, fd) -> label
   std::map<std::pair<uint32_t, bool>, Track> tracks_;                  // (pid, fences?) -> lanes
-  uint64_t next_flow_id_ = 1;
+  uint64_t next_flow_id_ = FlowIds::kDrmBase;
   std::vector<TraceArg> args_;  // reused: no allocation per event
 };
 

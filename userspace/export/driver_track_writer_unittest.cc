@@ -144,6 +144,17 @@ TEST(DriverTrackWriterTest, AnArrowRunsFromTheApiCallIntoItsIoctl) {
   EXPECT_EQ(ends[0]["tid"], kDriverLane);
   EXPECT_DOUBLE_EQ(ends[0]["ts"].get<double>(), 13.0);
   EXPECT_EQ(ends[0]["bp"], "e");
+  // Its id is the DRM range's own: the launch's correlation (1) is the id of the launch arrow
+  // to its device work, and a viewer that pairs flows by id alone would join the two.
+  uint64_t correlation = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["args"].contains("correlation"))
+      correlation = e["args"]["correlation"].get<uint64_t>();
+  EXPECT_EQ(correlation, 1u);
+  const uint64_t id = starts[0]["id"].get<uint64_t>();
+  EXPECT_NE(id, correlation);
+  EXPECT_GE(id, FlowIds::kDrmBase);
+  EXPECT_LT(id, FlowIds::kRenumberedBase);
 }
 
 TEST(DriverTrackWriterTest, FencesSpanCreationToSignal) {

@@ -114,7 +114,7 @@ class SelectedTimeline {
   std::map<std::pair<uint32_t, uint32_t>, ThreadEntry> threads_;
   std::map<std::pair<uint32_t, std::string>, CarriedCounter> carried_;
   std::unordered_map<std::string, bool> name_matches_;
-  uint64_t next_flow_id_ = uint64_t{1} << 52;  // above every log's correlation ids
+  uint64_t next_flow_id_ = FlowIds::kRenumberedBase;
   // Whether anything is left out (a window or a name): only then can device work lose its call.
   bool selecting() const {
     return sel_.name || sel_.from_ns > 0 || sel_.to_ns < UINT64_MAX;

@@ -62,6 +62,19 @@ struct TraceDescription {
   std::optional<int32_t> world_size;
 };
 
+// The ranges the trace's flow ids are drawn from, one per kind of arrow, so that no two
+// arrows share an id. All stay below 2^53, which a JSON reader's double holds exactly.
+struct FlowIds {
+  // Kineto's launch arrows (ac2g) carry the correlation id, which is also an argument on both
+  // ends' slices; log i of a merge numbers its correlations from i * 2^32 + 1, below kWaitBase.
+  // Operation -> the host call that saw it complete: this base plus the operation's id.
+  static constexpr uint64_t kWaitBase = uint64_t{1} << 48;
+  // API call -> the DRM ioctl it issued: this base plus a count.
+  static constexpr uint64_t kDrmBase = uint64_t{1} << 50;
+  // Arrows a selection or merge renumbers (everything but the launch arrows).
+  static constexpr uint64_t kRenumberedBase = uint64_t{1} << 52;
+};
+
 class TraceWriter {
  public:
   virtual ~TraceWriter() = default;
@@ -100,7 +113,9 @@ class TraceWriter {
                        std::span<const TraceArg> args = {}) = 0;
 
   // One end of a flow arrow (the two share `id`). Each end attaches to the span enclosing
-  // `ts_ns` on its thread.
+  // `ts_ns` on its thread. Ids are unique across the whole trace, whatever the category (see
+  // FlowIds below): Perfetto pairs JSON flows by id, category and name, but other viewers pair
+  // them by id alone.
   enum class FlowPhase { kStart, kEnd };
   virtual void Flow(FlowPhase phase, std::string_view name, std::string_view category,
                     uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t id) = 0;

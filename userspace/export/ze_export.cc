@@ -18,9 +18,6 @@ constexpr std::string_view kRuntimeCategory = "xpu_runtime";
 constexpr std::string_view kFlowCategory = "ze.flow";
 // Device processes sort after the host processes.
 constexpr int64_t kDeviceSortBase = 1'000'000;
-// Ids of the wait arrows: one per operation, from here on, clear of the correlation ids and of
-// the driver track's small counter (ids stay below 2^53, which JSON readers hold exactly).
-constexpr uint64_t kWaitFlowIdBase = uint64_t{1} << 48;
 
 std::string_view OpCategory(DeviceOpKind kind) {
   switch (kind) {
@@ -307,7 +304,7 @@ void ZeTraceExporter::Write(const DeviceOp& e) {
     }
   }
   if (e.sync_ns && e.sync_tid && e.completion_seen) {
-    const uint64_t flow = kWaitFlowIdBase + e.id;
+    const uint64_t flow = FlowIds::kWaitBase + e.id;
     out_.Flow(TraceWriter::FlowPhase::kStart, "wait", kFlowCategory, pid, e.track,
               e.end_ns > e.start_ns ? e.end_ns - 1 : e.start_ns, flow);
     out_.Flow(TraceWriter::FlowPhase::kEnd, "wait", kFlowCategory, e.pid, e.sync_tid,
