@@ -164,6 +164,11 @@ std::string WriteWideLog(const test_util::ScratchDir& dir) {
   EXPECT_TRUE(writer.ok());
   StringTable& s = (*writer)->strings();
   (*writer)->Append(ProcessInfo{.pid = 48213, .comm = s.Intern("trainer")});
+  // An engine named as a user knows it, long as real ones are ("GPU 0 compute 0.1 immediate").
+  (*writer)->Append(DeviceInfo{.device = 0, .name = s.Intern("GPU A"), .timer_hz = 1000,
+                               .kernel_timestamp_bits = 32, .queue_group_flags = {0x1}});
+  (*writer)->Append(DeviceQueue{.pid = 48213, .device = 0, .handle = 0x77, .immediate = true,
+                                .ordinal = 0, .index = 1, .track = 1});
   const std::string shared(90, 'x');
   const StringId names[] = {s.Intern("void gemm<" + shared + ", tile<256>, float>(float*)"),
                             s.Intern("void gemm<" + shared + ", tile<128>, float>(float*)")};
@@ -177,6 +182,7 @@ std::string WriteWideLog(const test_util::ScratchDir& dir) {
     (*writer)->Append(launch);
     DeviceOp op;
     op.pid = 48213;
+    op.device = 0;
     op.queue = 0x77;
     op.name = names[k % 2];
     op.append_tid = op.submit_tid = 48213;
@@ -205,6 +211,8 @@ TEST(ReportCommand, TextFitsTheWidthAskedAndKeepsEveryColumn) {
   auto report = [&](std::vector<std::string> args) { return Report(dir, log, std::move(args)); };
   const char* columns_before = std::getenv("COLUMNS");
   const std::string saved = columns_before ? columns_before : "";
+  ASSERT_EQ(setenv("COLUMNS", "70", 1), 0);
+  const std::string narrow = report({});
   ASSERT_EQ(setenv("COLUMNS", "80", 1), 0);
   const std::string text = report({});
   const std::string wide = report({"--wide"});
@@ -218,13 +226,17 @@ TEST(ReportCommand, TextFitsTheWidthAskedAndKeepsEveryColumn) {
     EXPECT_LE(report::DisplayWidth(line), 80u) << line;
   }
   EXPECT_GT(lines, 20u) << text;
+  // A terminal narrower than 80 columns still gets every line within it: no table's columns
+  // that tell rows apart, with one more, are wider than 70.
+  for (size_t start = 0, end; (end = narrow.find('\n', start)) != std::string::npos; start = end + 1)
+    EXPECT_LE(report::DisplayWidth(narrow.substr(start, end - start)), 70u) << narrow;
   // The names, cut visibly, still tell the two kernels apart.
   EXPECT_NE(text.find(report::kCutMark), std::string::npos) << text;
   EXPECT_NE(text.find("tile<256>"), std::string::npos) << text;
   EXPECT_NE(text.find("tile<128>"), std::string::npos) << text;
   // Every column of the widest tables is still there, in parts.
   for (const char* header : {"Est. bound", "GB/s", "Idle: unknown", "Verdict", "Est. %", "p99",
-                             "Append->End", "Submitting thread meanwhile"})
+                             "Append->End", "Submitter meanwhile"})
     EXPECT_NE(text.find(header), std::string::npos) << header << " lost:\n" << text;
   EXPECT_NE(text.find("Device operations (per kernel; copies and fills by append function) (continued)"),
             std::string::npos)

@@ -143,20 +143,25 @@ std::string CutList(const std::string& list, size_t width) {
     text += "+" + std::to_string(items.size() - kept) + " more";
     if (DisplayWidth(text) <= width) return text;
   }
-  // Not even the first item fits with the count: the first item's name cut, so that its start,
-  // its figure (what follows the name's first space) and the count stay
-  // ("zeEventHost…262.51 us, +2 more").
+  // Not even the first item fits (with the count of the others, if any): its name cut, so that
+  // its start, its figure (what follows the name's first space) and the count stay
+  // ("zeEventHost…262.51 us, +2 more", or "zeEventHost…262.51 us" alone).
   const std::string& first = items[0];
   const size_t space = first.find(' ');
-  if (items.size() > 1 && space != std::string::npos) {
-    const std::string tail =
-        first.substr(space) + std::string(kSeparator) + "+" + std::to_string(items.size() - 1) + " more";
+  if (space != std::string::npos) {
+    std::string tail = first.substr(space);
+    if (items.size() > 1)
+      tail += std::string(kSeparator) + "+" + std::to_string(items.size() - 1) + " more";
     const size_t budget = width - std::min(width, DisplayWidth(tail) + DisplayWidth(kCutMark));
     const std::string name = first.substr(0, space);
     // Cut by bytes: API function names are ASCII; a name that is not is cut as a whole below.
     if (budget >= 4 && DisplayWidth(name) == name.size())
       return name.substr(0, std::min(budget, name.size())) + std::string(kCutMark) + tail;
   }
+  // Too narrow for any call's name: how many calls there were.
+  const std::string count =
+      std::to_string(items.size()) + (items.size() == 1 ? " call" : " calls");
+  if (DisplayWidth(count) <= width) return count;
   return CutNames({list}, width)[0];
 }
 

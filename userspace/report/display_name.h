@@ -31,11 +31,12 @@ size_t DisplayWidth(std::string_view text);
 // part too: "void xt::gemm<…tile_shape<256, 128…(float, float)".
 std::vector<std::string> CutNames(const std::vector<std::string>& names, size_t width);
 
-// `list` (items joined by ", ") cut to at most `width` columns by whole items: the first items
-// that fit, then "+N more" for the rest ("zeEventHostSynchronize 5.91 ms, +2 more"), so that no
-// item is shown cut through its figure. When even the first item and the count do not fit,
-// that first item is cut in its middle, keeping its figure and the count (CutNames). Left
-// whole when it fits.
+// `list` (calls and their times, joined by ", ") cut to at most `width` columns by whole
+// items: the first items that fit, then "+N more" for the rest ("zeEventHostSynchronize 5.91
+// ms, +2 more"), so that no item is shown cut through its figure. When even the first item and
+// the count do not fit, that first item's name is cut, keeping its figure and the count
+// ("zeEventHost…5.91 ms, +2 more"); narrower still, the list is counted ("3 calls"). Left whole
+// when it fits.
 std::string CutList(const std::string& list, size_t width);
 
 // Narrower, a cut name says too little to be worth the columns it saves.

@@ -113,7 +113,11 @@ TEST(DisplayNameTest, ListsAreCutByWholeItems) {
   EXPECT_TRUE(first_cut.starts_with("zeEvent")) << first_cut;
   EXPECT_TRUE(first_cut.ends_with("262.51 us, +2 more")) << first_cut;
   EXPECT_NE(first_cut.find(kCutMark), std::string::npos) << first_cut;
-  EXPECT_EQ(CutList("one item that is long", 10), CutNames({"one item that is long"}, 10)[0]);
+  // A single call too wide: its name cut the same way, its figure kept.
+  EXPECT_EQ(CutList("zeCommandListAppendLaunchKernel 1.50 us", 24), "zeCommandListAp\u2026 1.50 us");
+  // Narrower than any name with its figure: the calls counted.
+  EXPECT_EQ(CutList(longer, 19), "3 calls");
+  EXPECT_EQ(CutList("zeCommandListAppendLaunchKernel 1.50 us", 12), "1 call");
 }
 
 }  // namespace

@@ -209,7 +209,7 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
   gaps.columns = {{"pid", "Pid", Column::kCount},           {"engine", "Engine", Column::kText},
                   {"start_ns", "At", Column::kNs},          {"duration_ns", "Gap", Column::kNs},
                   {"cause", "Cause", Column::kText},        {"submit_tid", "Submitter", Column::kCount},
-                  {"host_activity", "Submitting thread meanwhile", Column::kText, true, true},
+                  {"host_activity", "Submitter meanwhile", Column::kText, true, true},
                   {"queue", "", Column::kJsonOnly},         {"activity", "", Column::kJsonOnly}};
   // A capture with Python frames: each gap names the line that got work to the engine again.
   bool python = false;
