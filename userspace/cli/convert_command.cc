@@ -126,11 +126,21 @@ std::string HumanBytes(uint64_t bytes) {
   char text[32];
   if (bytes < 1024 * 1024) {
     std::snprintf(text, sizeof(text), "%.1f KiB", static_cast<double>(bytes) / 1024);
+  } else if (bytes >= uint64_t{1} << 30) {
+    std::snprintf(text, sizeof(text), "%.2f GiB", static_cast<double>(bytes) / (1 << 30));
   } else {
     std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1024 * 1024));
   }
   return text;
 }
+
+// Sizes from which a trace may not open in ui.perfetto.dev in a browser. The page's memory is
+// limited (about 2 GB is typical, Perfetto's documentation on large traces says), and what
+// the trace becomes there is larger than the file: 2-4 times a protobuf trace's size. A JSON
+// trace is parsed from text about six times the size of the same protobuf trace, so it gets
+// twice the bytes before the same risk (and JSON traces of 1-2 GB are known to fail).
+constexpr uint64_t kLargePerfettoTrace = uint64_t{512} << 20;
+constexpr uint64_t kLargeJsonTrace = uint64_t{1} << 30;
 
 // A selection that left nothing of the traced processes, said on one line with what the logs
 // hold instead: their processes (with their ranks when they have one) and, for a window, how
@@ -208,6 +218,22 @@ class ProgressLine {
 
 }  // namespace
 
+std::string LargeTraceNote(TraceFormat format, uint64_t trace_bytes, const std::string& output) {
+  const bool perfetto = format == TraceFormat::kPerfetto;
+  if (trace_bytes < (perfetto ? kLargePerfettoTrace : kLargeJsonTrace)) return "";
+  const std::string file = output == "-" ? "the trace" : output;
+  std::string note = file + " holds " + HumanBytes(trace_bytes) +
+                     (output.ends_with(".gz") ? " (uncompressed)" : "") +
+                     " of trace: ui.perfetto.dev may fail to open it in a browser, whose memory "
+                     "is limited (about 2 GB) and holds a trace at several times its size. ";
+  if (!perfetto)
+    note += "The Perfetto format (-o FILE.pftrace) holds the same in about a sixth of the bytes; ";
+  else
+    note += "Perfetto's trace_processor opens it outside the browser (trace_processor --httpd " +
+            (output == "-" ? std::string("FILE") : output) + ", then the UI offers to use it); ";
+  return note + "or convert a part: --from/--to, --pid, --rank or --name.";
+}
+
 int RunConvertCommand(int argc, char** argv) {
   Arguments args;
   if (std::optional<int> exit_status = ParseArguments(argc, argv, &args)) return *exit_status;
@@ -268,6 +294,10 @@ int RunConvertCommand(int argc, char** argv) {
                  static_cast<unsigned long long>(stats.events_out),
                  HumanBytes(stats.bytes_written).c_str(), seconds);
   }
+  // Said with -q too: a trace that will not open is as much a problem as a damaged log.
+  if (const std::string note = LargeTraceNote(options.format, stats.trace_bytes, args.output);
+      !note.empty())
+    std::fprintf(stderr, "xtrace convert: warning: %s\n", note.c_str());
   return kExitOk;
 }
 

@@ -1,9 +1,19 @@
 // `xtrace convert`: turns an event log into Chrome trace JSON for ui.perfetto.dev.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
+#include "export/converter.h"
+
 namespace xtrace {
 
 // argv[0] is "convert". Returns the process exit status (see --help).
 int RunConvertCommand(int argc, char** argv);
+
+// What to do with a trace of `trace_bytes` (before compression) written to `output` in
+// `format`, when it is likely too large to open in ui.perfetto.dev in a browser; empty when it
+// is not.
+std::string LargeTraceNote(TraceFormat format, uint64_t trace_bytes, const std::string& output);
 
 }  // namespace xtrace

@@ -79,5 +79,39 @@ TEST(ConvertCommand, ASelectionThatLeavesNothingSaysSoAndWhatTheLogHolds) {
   }
 }
 
+// A trace large enough that a browser may not open it says so, and what to do instead: the
+// smaller format for JSON, trace_processor for Perfetto, a part of the capture for both.
+TEST(ConvertCommand, ATraceTooLargeForABrowserSaysWhatToDoInstead) {
+  const uint64_t mib = uint64_t{1} << 20;
+  EXPECT_EQ(LargeTraceNote(TraceFormat::kChromeJson, 900 * mib, "run.json"), "");
+  EXPECT_EQ(LargeTraceNote(TraceFormat::kPerfetto, 400 * mib, "run.pftrace"), "");
+  EXPECT_EQ(LargeTraceNote(TraceFormat::kChromeJson, 1536 * mib, "run.json.gz"),
+            "run.json.gz holds 1.50 GiB (uncompressed) of trace: ui.perfetto.dev may fail to open "
+            "it in a browser, whose memory is limited (about 2 GB) and holds a trace at several "
+            "times its size. The Perfetto format (-o FILE.pftrace) holds the same in about a "
+            "sixth of the bytes; or convert a part: --from/--to, --pid, --rank or --name.");
+  EXPECT_EQ(LargeTraceNote(TraceFormat::kPerfetto, 600 * mib, "run.pftrace"),
+            "run.pftrace holds 600.0 MiB of trace: ui.perfetto.dev may fail to open it in a "
+            "browser, whose memory is limited (about 2 GB) and holds a trace at several times its "
+            "size. Perfetto's trace_processor opens it outside the browser (trace_processor "
+            "--httpd run.pftrace, then the UI offers to use it); or convert a part: --from/--to, "
+            "--pid, --rank or --name.");
+  EXPECT_NE(LargeTraceNote(TraceFormat::kPerfetto, 600 * mib, "-").find("--httpd FILE"),
+            std::string::npos);
+}
+
+// The trace's size before compression is what is measured: a gzip-compressed trace counts as
+// the viewer will load it.
+TEST(ConvertCommand, TraceBytesAreCountedBeforeCompression) {
+  test_util::ScratchDir dir;
+  const std::string log = WriteLog(dir);
+  ConvertStats plain, gz;
+  ASSERT_TRUE(ConvertLog(log, dir.File("run.json"), {}, &plain).ok());
+  ASSERT_TRUE(ConvertLog(log, dir.File("run.json.gz"), {}, &gz).ok());
+  EXPECT_EQ(plain.trace_bytes, plain.bytes_written);
+  EXPECT_EQ(gz.trace_bytes, plain.trace_bytes);
+  EXPECT_LT(gz.bytes_written, gz.trace_bytes);
+}
+
 }  // namespace
 }  // namespace xtrace

@@ -71,6 +71,7 @@ class ChromeJsonWriter final : public TraceWriter {
   bool writes_regular_file() const override { return out_.regular_file(); }
   uint64_t events_written() const override { return events_; }
   uint64_t bytes_written() const override { return out_.bytes_written() + buffer_.size(); }
+  uint64_t trace_bytes() const override { return out_.bytes_given() + buffer_.size(); }
 
   // Appends `text` as a JSON string literal: quotes, backslash and control characters
   // escaped, invalid UTF-8 replaced by U+FFFD. Public for tests and other writers.

@@ -599,6 +599,7 @@ Status ConvertLogs(const std::vector<std::string>& in_paths, const std::string& 
   if (whole) stats->hosts = 1;
   stats->events_out = (*out)->events_written();
   stats->bytes_written = (*out)->bytes_written();
+  stats->trace_bytes = (*out)->trace_bytes();
   // A half-written trace would only mislead; but never delete what is not a regular file
   // (-o /dev/null, a FIFO, a device).
   if (!st.ok() && (*out)->writes_regular_file()) {

@@ -41,7 +41,8 @@ struct ConvertStats {
   uint64_t batches_skipped = 0;  // read without decoding their spans: outside the window
   uint64_t logs = 0;
   uint64_t hosts = 0;
-  uint64_t bytes_written = 0;  // trace bytes
+  uint64_t bytes_written = 0;  // trace bytes, to the file (compressed with .gz)
+  uint64_t trace_bytes = 0;    // trace bytes before compression: what a viewer loads
   bool complete = false;       // the log has its summary (the capture finished cleanly)
   bool salvaged = false;       // damage was found and everything before it converted
   std::string damage;          // what was wrong, when the log is damaged (salvaged or not)

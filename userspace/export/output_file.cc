@@ -76,6 +76,7 @@ Result<OutputFile> OutputFile::Create(const std::string& path, bool gzip) {
 }
 
 void OutputFile::Write(std::string_view bytes) {
+  bytes_given_ += bytes.size();
   if (!gzip_) return WriteRaw(bytes);
   if (!error_.ok() || bytes.empty()) return;
   if (!gzip_->Deflate(bytes, false, [this](std::string_view out) { WriteRaw(out); }))

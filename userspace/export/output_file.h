@@ -34,6 +34,7 @@ class OutputFile {
 
   bool regular_file() const { return regular_file_; }
   uint64_t bytes_written() const { return bytes_written_; }  // to the file (compressed)
+  uint64_t bytes_given() const { return bytes_given_; }      // to Write (before compression)
   const std::string& name() const { return name_; }
 
  private:
@@ -45,6 +46,7 @@ class OutputFile {
   int fd_ = -1;
   std::string name_;
   uint64_t bytes_written_ = 0;
+  uint64_t bytes_given_ = 0;
   Status error_;
   bool regular_file_ = false;
 };

@@ -69,6 +69,7 @@ class PerfettoWriter final : public TraceWriter {
   bool writes_regular_file() const override { return out_.regular_file(); }
   uint64_t events_written() const override { return events_; }
   uint64_t bytes_written() const override { return out_.bytes_written() + buffer_.size(); }
+  uint64_t trace_bytes() const override { return out_.bytes_given() + buffer_.size(); }
   // How many times the interning tables were cleared (for tests).
   uint64_t incremental_state_clears() const { return clears_; }
 

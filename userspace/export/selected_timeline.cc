@@ -156,6 +156,7 @@ class SelectedTimeline::Input final : public TraceWriter {
   bool writes_regular_file() const override { return t_.out_.writes_regular_file(); }
   uint64_t events_written() const override { return t_.out_.events_written(); }
   uint64_t bytes_written() const override { return t_.out_.bytes_written(); }
+  uint64_t trace_bytes() const override { return t_.out_.trace_bytes(); }
 
  private:
   // A kept span's args: a host call's correlation is noted; device work whose call was not

@@ -134,6 +134,8 @@ class TraceWriter {
   virtual bool writes_regular_file() const = 0;
   virtual uint64_t events_written() const = 0;
   virtual uint64_t bytes_written() const = 0;
+  // The trace's own bytes, before any compression: what a viewer loads.
+  virtual uint64_t trace_bytes() const { return bytes_written(); }
 };
 
 }  // namespace xtrace
