@@ -15,6 +15,7 @@ packages=(
   libgtest-dev libgmock-dev       # unit and integration tests
   nlohmann-json3-dev              # tests parse the Chrome JSON back; the benchmark's DOM baseline
   python3                         # JSON checks in tests
+  libpython3-dev                  # an interpreter linked against libpython (Python frames tests)
   nodejs npm                      # runs the Chrome trace consumer in tests (below)
   python3-yaml                    # tests/deploy parses the Kubernetes manifests
   util-linux                      # unshare, nsenter, setpriv in the system-capture tests

@@ -462,6 +462,9 @@ TEST_F(PythonTorchProfilerTest, InnermostModelFramesOfOneDnnTasksAreTheProfilers
 INSTANTIATE_TEST_SUITE_P(
     Interpreters, PythonVersionsTest,
     ::testing::Values(Version{"host_python311", false, "/usr/bin/python3.11", "3.11", "table"},
+                      // The same CPython linked as Fedora's or pyenv's: the executable needs
+                      // libpython, which holds the interpreter.
+                      Version{"host_python311_shared", false, SHARED_PYTHON_BIN, "3.11", "table"},
                       Version{"trixie_python313", true, "/usr/bin/python3.13", "3.13",
                               "debug offsets"}),
     [](const ::testing::TestParamInfo<Version>& info) { return info.param.name; });

@@ -52,4 +52,29 @@ Result<std::vector<std::optional<uint64_t>>> ElfExportValues(
   return found;
 }
 
+Result<std::vector<std::string>> ElfNeeded(const std::string& path) {
+  if (elf_version(EV_CURRENT) == EV_NONE) return Status::Error("libelf: version mismatch");
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return Status::Error("opening " + path + ": " + std::strerror(errno));
+  Elf* elf = elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr);
+  if (!elf) return Status::Error(path + ": not an ELF file (" + elf_errmsg(-1) + ")");
+  std::vector<std::string> needed;
+  const bool is_elf = elf_kind(elf) == ELF_K_ELF;
+  for (Elf_Scn* scn = nullptr; is_elf && (scn = elf_nextscn(elf, scn)) != nullptr;) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC || shdr.sh_entsize == 0) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data) continue;
+    const size_t count = shdr.sh_size / shdr.sh_entsize;
+    for (size_t i = 0; i < count; ++i) {
+      GElf_Dyn dyn;
+      if (!gelf_getdyn(data, static_cast<int>(i), &dyn) || dyn.d_tag != DT_NEEDED) continue;
+      if (const char* name = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val)) needed.emplace_back(name);
+    }
+  }
+  elf_end(elf);
+  if (!is_elf) return Status::Error(path + ": not an ELF file");
+  return needed;
+}
+
 }  // namespace xtrace

@@ -22,4 +22,7 @@ Result<std::vector<bool>> ElfExports(const std::string& path,
 Result<std::vector<std::optional<uint64_t>>> ElfExportValues(
     const std::string& path, std::span<const std::string_view> symbols);
 
+// The shared objects the file at `path` needs (its DT_NEEDED entries, in order).
+Result<std::vector<std::string>> ElfNeeded(const std::string& path);
+
 }  // namespace xtrace

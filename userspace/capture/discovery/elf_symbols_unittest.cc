@@ -31,6 +31,22 @@ TEST(ElfSymbols, FindsWhatALibraryExportsAndNotWhatItLacks) {
   EXPECT_EQ(*ElfExports(XTRACE_ITT_COLLECTOR, kInternal), std::vector<bool>{false});
 }
 
+// An interpreter linked against libpython names it among what it needs.
+TEST(ElfSymbols, NeededListsTheSharedObjectsAFileIsLinkedAgainst) {
+  auto needed = ElfNeeded(SHARED_PYTHON_BIN);
+  ASSERT_TRUE(needed.ok()) << needed.status().message();
+  bool libpython = false, libc = false;
+  for (const std::string& n : *needed) {
+    libpython = libpython || n.starts_with("libpython3.");
+    libc = libc || n == "libc.so.6";
+  }
+  EXPECT_TRUE(libpython && libc) << testing::PrintToString(*needed);
+  auto collector = ElfNeeded(XTRACE_ITT_COLLECTOR);
+  ASSERT_TRUE(collector.ok());
+  for (const std::string& n : *collector) EXPECT_FALSE(n.starts_with("libpython")) << n;
+  EXPECT_FALSE(ElfNeeded("/nonexistent/python3.11").ok());
+}
+
 TEST(ElfSymbols, NamesTheFileWhenItIsMissingOrNotElf) {
   auto missing = ElfExports("/nonexistent/libfoo.so", kTorch);
   ASSERT_FALSE(missing.ok());

@@ -51,6 +51,16 @@ bool IsCPythonBinary(std::string_view path) {
   return std::regex_match(base, kBinary);
 }
 
+std::string CPythonLibraryOf(const MappedLibrary& lib) {
+  const std::string_view path = lib.path;
+  if (path.substr(path.rfind('/') + 1).starts_with("lib")) return "";
+  auto needed = ElfNeeded(lib.host_path);
+  if (!needed.ok()) return "";
+  for (const std::string& name : *needed)
+    if (name.starts_with("libpython3.") && IsCPythonBinary(name)) return name;
+  return "";
+}
+
 Result<CPythonProcess> InspectCPython(uint32_t pid, const MappedLibrary& lib) {
   static constexpr std::array<std::string_view, 5> kSymbols = {
       "_PyRuntime", "Py_Version", "PyCode_Type", "PyType_Type", "_Py_RefTotal"};

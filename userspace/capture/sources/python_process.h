@@ -24,6 +24,12 @@ struct CPythonProcess {
   bool initialized = false;  // the runtime had its main interpreter when checked
 };
 
+// The libpython3.N*.so* an interpreter executable `lib` (python3.N) is linked against, where
+// its CPython lives (Fedora's, pyenv's and Spack's builds, --enable-shared): that library is
+// the one to read frames through, not the executable, which exports none of CPython. Empty
+// for a libpython itself and for an executable that holds CPython (Debian's, conda's).
+std::string CPythonLibraryOf(const MappedLibrary& lib);
+
 // Finds and checks the interpreter `lib` in process `pid`: its layout from xtrace's table for
 // its version (3.11, 3.12) or from its own _Py_DebugOffsets (3.13), then the runtime's
 // invariants through that layout. An error says, in a few words, why its frames cannot be

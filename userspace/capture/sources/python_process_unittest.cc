@@ -30,6 +30,20 @@ TEST(CPythonBinary, RecognisesInterpretersOnly) {
   EXPECT_FALSE(IsCPythonBinary("/usr/bin/python"));
 }
 
+// An interpreter linked against libpython is read through that library: the executable is
+// named for it, the library and an interpreter that holds CPython itself are not.
+TEST(CPythonBinary, AnInterpreterLinkedAgainstLibpythonNamesIt) {
+  MappedLibrary shared;
+  shared.path = shared.host_path = SHARED_PYTHON_BIN;
+  EXPECT_TRUE(CPythonLibraryOf(shared).starts_with("libpython3.")) << CPythonLibraryOf(shared);
+  MappedLibrary library;
+  library.path = library.host_path = "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0";
+  EXPECT_EQ(CPythonLibraryOf(library), "");
+  MappedLibrary whole;
+  whole.path = whole.host_path = "/usr/bin/python3.11";  // Debian's: CPython in the executable
+  EXPECT_EQ(CPythonLibraryOf(whole), "");
+}
+
 // Where a CPython runs: the host's python3.11, or Debian trixie's python3.13 under chroot in
 // the tree scripts/trixie-rootfs.sh builds (skipped where it is not built).
 struct Interpreter {

@@ -38,6 +38,13 @@ Result<std::vector<ProbeLink>> PythonSource::AttachToLibrary(const MappedLibrary
                    "later have it), which xtrace walks a Python stack with");
     return std::vector<ProbeLink>{};
   }
+  // An interpreter linked against libpython is read there (that library is probed too);
+  // the executable itself holds nothing of CPython, and saying so would read as a failure.
+  if (const std::string libpython = CPythonLibraryOf(lib); !libpython.empty()) {
+    if (ctx_.options.verbose)
+      ctx_.say(who + lib.path + " runs CPython from " + libpython + ": its frames are read there");
+    return std::vector<ProbeLink>{};
+  }
   const uint64_t inspected_ns = TscClock::MonotonicNs();
   auto found = InspectCPython(p, lib);
   if (!found.ok()) {
