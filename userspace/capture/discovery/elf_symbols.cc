@@ -23,20 +23,34 @@ Result<std::vector<bool>> ElfExports(const std::string& path,
   return found;
 }
 
-Result<std::vector<std::optional<uint64_t>>> ElfExportValues(
-    const std::string& path, std::span<const std::string_view> symbols) {
+namespace {
+
+// Calls `visit(elf, section header, data)` for each section of `type` in the file at `path`,
+// the file mapped, not read. A file that is not ELF (or not readable) is an error naming it.
+template <typename Visit>
+Status VisitSections(const std::string& path, uint32_t type, Visit visit) {
   if (elf_version(EV_CURRENT) == EV_NONE) return Status::Error("libelf: version mismatch");
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return Status::Error("opening " + path + ": " + std::strerror(errno));
   Elf* elf = elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr);
   if (!elf) return Status::Error(path + ": not an ELF file (" + elf_errmsg(-1) + ")");
-  std::vector<std::optional<uint64_t>> found(symbols.size());
-  bool is_elf = elf_kind(elf) == ELF_K_ELF;
+  const bool is_elf = elf_kind(elf) == ELF_K_ELF;
   for (Elf_Scn* scn = nullptr; is_elf && (scn = elf_nextscn(elf, scn)) != nullptr;) {
     GElf_Shdr shdr;
-    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || shdr.sh_entsize == 0) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data) continue;
+    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != type || shdr.sh_entsize == 0) continue;
+    if (Elf_Data* data = elf_getdata(scn, nullptr)) visit(elf, shdr, data);
+  }
+  elf_end(elf);
+  if (!is_elf) return Status::Error(path + ": not an ELF file");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::optional<uint64_t>>> ElfExportValues(
+    const std::string& path, std::span<const std::string_view> symbols) {
+  std::vector<std::optional<uint64_t>> found(symbols.size());
+  Status st = VisitSections(path, SHT_DYNSYM, [&](Elf* elf, const GElf_Shdr& shdr, Elf_Data* data) {
     const size_t count = shdr.sh_size / shdr.sh_entsize;
     for (size_t i = 0; i < count; ++i) {
       GElf_Sym sym;
@@ -46,34 +60,22 @@ Result<std::vector<std::optional<uint64_t>>> ElfExportValues(
       for (size_t k = 0; k < symbols.size(); ++k)
         if (!found[k] && symbols[k] == name) found[k] = sym.st_value;
     }
-  }
-  elf_end(elf);
-  if (!is_elf) return Status::Error(path + ": not an ELF file");
+  });
+  if (!st.ok()) return st;
   return found;
 }
 
 Result<std::vector<std::string>> ElfNeeded(const std::string& path) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return Status::Error("libelf: version mismatch");
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return Status::Error("opening " + path + ": " + std::strerror(errno));
-  Elf* elf = elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr);
-  if (!elf) return Status::Error(path + ": not an ELF file (" + elf_errmsg(-1) + ")");
   std::vector<std::string> needed;
-  const bool is_elf = elf_kind(elf) == ELF_K_ELF;
-  for (Elf_Scn* scn = nullptr; is_elf && (scn = elf_nextscn(elf, scn)) != nullptr;) {
-    GElf_Shdr shdr;
-    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC || shdr.sh_entsize == 0) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data) continue;
+  Status st = VisitSections(path, SHT_DYNAMIC, [&](Elf* elf, const GElf_Shdr& shdr, Elf_Data* data) {
     const size_t count = shdr.sh_size / shdr.sh_entsize;
     for (size_t i = 0; i < count; ++i) {
       GElf_Dyn dyn;
       if (!gelf_getdyn(data, static_cast<int>(i), &dyn) || dyn.d_tag != DT_NEEDED) continue;
       if (const char* name = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val)) needed.emplace_back(name);
     }
-  }
-  elf_end(elf);
-  if (!is_elf) return Status::Error(path + ": not an ELF file");
+  });
+  if (!st.ok()) return st;
   return needed;
 }
 
