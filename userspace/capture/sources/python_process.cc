@@ -110,7 +110,12 @@ Result<CPythonProcess> InspectCPython(uint32_t pid, const MappedLibrary& lib) {
                             "PyCode_Type");
       !st.ok())
     return st;
-  if (code_type_type != type_type)
+  // 0: a libpython seen as it was mapped, before the dynamic linker relocated it (its file
+  // holds 0 there; the relocation writes &PyType_Type). Nothing of the interpreter has run
+  // then, so its runtime must be uninitialised too (checked below); the type of every code
+  // object BPF reads is still checked as it is read.
+  const bool relocated = code_type_type != 0;
+  if (relocated && code_type_type != type_type)
     return Status::Error("PyCode_Type does not look like a type object (layout mismatch)");
 
   // The runtime, once initialised: its main interpreter points back at it (3.11, 3.12), lies
@@ -123,6 +128,8 @@ Result<CPythonProcess> InspectCPython(uint32_t pid, const MappedLibrary& lib) {
                             "_PyRuntime");
       !st.ok())
     return st;
+  if (!relocated && main != 0)
+    return Status::Error("PyCode_Type does not look like a type object (layout mismatch)");
   if (main == 0) {
     // Not initialised. Where the offset of interpreters.main is inferred (debug offsets give
     // the head), the runtime's initial image proves it: head and main are null and next_id,

@@ -5,7 +5,10 @@
 // out as the script's own functions and lines.
 #include "capture/sources/python_process.h"
 
+#include <elf.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -128,8 +131,9 @@ class PythonChild {
 std::optional<MappedLibrary> InterpreterOf(pid_t pid) {
   auto libs = FindMappedLibraries(static_cast<uint32_t>(pid), "");
   if (!libs.ok()) return std::nullopt;
+  // As the capture does: an executable linked against libpython is read through the library.
   for (const MappedLibrary& lib : *libs)
-    if (IsCPythonBinary(lib.path)) return lib;
+    if (IsCPythonBinary(lib.path) && CPythonLibraryOf(lib).empty()) return lib;
   return std::nullopt;
 }
 
@@ -218,11 +222,84 @@ TEST_P(CPythonProcessTest, FramesOfARealInterpreter) {
 INSTANTIATE_TEST_SUITE_P(
     Interpreters, CPythonProcessTest,
     testing::Values(Interpreter{"host_python311", {"/usr/bin/python3.11"}, "", 11},
+                    // The same CPython in libpython3.11.so, the executable linked against it.
+                    Interpreter{"host_python311_shared", {SHARED_PYTHON_BIN}, "", 11},
                     Interpreter{"trixie_python313",
                                 {"/usr/sbin/chroot", TrixieRoot(), "/usr/bin/python3.13"},
                                 TrixieRoot(),
                                 13}),
     [](const testing::TestParamInfo<Interpreter>& info) { return info.param.name; });
+
+// A process holding `path` (a libpython) as the dynamic linker holds it after mapping it and
+// before relocating it: each PT_LOAD segment at its address from one base, read-only, nothing
+// written. Sends a byte on `ready` once mapped, then waits to be killed. Only system calls in
+// the child (it is forked from a threaded test).
+pid_t MapUnrelocated(const char* path, int ready) {
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  Elf64_Ehdr eh{};
+  Elf64_Phdr ph[32]{};
+  if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || eh.e_phnum > 32 ||
+      pread(fd, ph, sizeof(Elf64_Phdr) * eh.e_phnum, static_cast<off_t>(eh.e_phoff)) <= 0)
+    _exit(1);
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  uint64_t span = 0;
+  for (int i = 0; i < eh.e_phnum; ++i)
+    if (ph[i].p_type == PT_LOAD) span = std::max(span, ph[i].p_vaddr + ph[i].p_memsz);
+  void* reserved = mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (reserved == MAP_FAILED) _exit(1);
+  const auto base = reinterpret_cast<uint64_t>(reserved);
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    if (ph[i].p_type != PT_LOAD) continue;
+    const uint64_t start = ph[i].p_vaddr & ~(page - 1), file_end = ph[i].p_vaddr + ph[i].p_filesz;
+    if (mmap(reinterpret_cast<void*>(base + start), file_end - start, PROT_READ,
+             MAP_PRIVATE | MAP_FIXED, fd, static_cast<off_t>(ph[i].p_offset & ~(page - 1))) ==
+        MAP_FAILED)
+      _exit(1);
+    // Past the file's part: zeros (.bss), as the dynamic linker maps it.
+    const uint64_t zero_from = (file_end + page - 1) & ~(page - 1);
+    const uint64_t end = (ph[i].p_vaddr + ph[i].p_memsz + page - 1) & ~(page - 1);
+    if (end > zero_from && mmap(reinterpret_cast<void*>(base + zero_from), end - zero_from,
+                                PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+                                0) == MAP_FAILED)
+      _exit(1);
+  }
+  if (write(ready, "r", 1) != 1) _exit(1);
+  for (;;) pause();
+}
+
+// A libpython seen as it is mapped (a process that starts under `record`), before the dynamic
+// linker relocated it: PyCode_Type's type pointer is still the file's 0, the interpreter not
+// initialised. That is an interpreter to wait for, not a layout mismatch.
+TEST(CPythonProcess, ALibpythonNotYetRelocatedIsWaitedFor) {
+  const char* kLibpython = "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0";
+  ASSERT_EQ(access(kLibpython, R_OK), 0) << kLibpython << " (libpython3-dev, install-deps.sh)";
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t pid = MapUnrelocated(kLibpython, pipe_fds[1]);
+  ASSERT_GT(pid, 0);
+  close(pipe_fds[1]);
+  char byte = 0;
+  const bool mapped = read(pipe_fds[0], &byte, 1) == 1;
+  close(pipe_fds[0]);
+  std::optional<MappedLibrary> lib;
+  if (mapped) lib = InterpreterOf(pid);
+  Result<CPythonProcess> found = Status::Error("not inspected");
+  if (lib) {
+    lib->host_path = lib->path;
+    found = InspectCPython(static_cast<uint32_t>(pid), *lib);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(mapped) << "the child could not map " << kLibpython;
+  ASSERT_TRUE(lib) << "no libpython in the child's maps";
+  if (!found.ok() && found.status().message().find("Operation not permitted") != std::string::npos)
+    GTEST_SKIP() << "cannot read another process's memory here: " << found.status().message();
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(found->minor, 11u);
+  EXPECT_FALSE(found->initialized);
+}
 
 }  // namespace
 }  // namespace xtrace
