@@ -7,7 +7,7 @@
 namespace xtrace::report {
 
 std::string IdleVerdict(uint64_t busy_ns, const IdleSplit& idle) {
-  const uint64_t span = busy_ns + idle.total();
+  const uint64_t span = busy_ns + idle.total() - idle.held_ns;
   if (span == 0) return "";
   const uint64_t sync_side = idle.sync_ns + idle.waiting_ns;
   const uint64_t measured_idle = idle.launch_ns + sync_side;
@@ -31,10 +31,12 @@ std::vector<GapActivity> RecentHostActivity::Within(uint32_t pid, uint32_t tid, 
   for (const Entry& e : it->second.entries) {
     const uint64_t lo = std::max(e.start_ns, start_ns);
     const uint64_t hi = std::min(e.end_ns, end_ns);
-    if (hi > lo) overlap[e.name] += hi - lo;
+    if (hi > lo) overlap[e.name] += hi - lo - holds_.Within(pid, tid, lo, hi);
   }
   std::vector<GapActivity> out;
-  for (const auto& [name, ns] : overlap) out.push_back({*name, ns});
+  for (const auto& [name, ns] : overlap)
+    if (ns) out.push_back({*name, ns});
+  if (const uint64_t held = holds_.Within(pid, tid, start_ns, end_ns)) out.push_back({kHeldCause, held});
   std::sort(out.begin(), out.end(), [](const GapActivity& a, const GapActivity& b) {
     return a.overlap_ns != b.overlap_ns ? a.overlap_ns > b.overlap_ns : a.name < b.name;
   });
@@ -139,17 +141,27 @@ void EngineIdle::Process(const Op& b, const RecentHostActivity* activity) {
   }
   if (gap > 0) {
     IdleSplit split;
+    // Time xtrace held the submitting thread in [from, to): none of the program's doing.
+    const auto held = [&](uint64_t from, uint64_t to) {
+      return activity && b.submit_tid ? activity->holds().Within(b.pid, b.submit_tid, from, to) : 0;
+    };
     if (!b.measured || !prev_.measured || b.submit_ns == 0) {
-      split.unknown_ns = gap;
+      split.held_ns = held(last_end_, start);
+      split.unknown_ns = gap - split.held_ns;
     } else {
       const uint64_t submitted = std::clamp(b.submit_ns, last_end_, start);
-      const uint64_t unsubmitted = submitted - last_end_;
+      // Held before the submission (the launch or sync part), and after it: B's submitting
+      // call was held at its entry, before it reached the device, so a gap it ends would
+      // have been "waiting".
+      const uint64_t held_before = held(last_end_, submitted), held_after = held(submitted, start);
+      const uint64_t unsubmitted = submitted - last_end_ - held_before;
       if (prev_.has_sync && prev_.sync_ns <= b.submit_ns) {
         split.sync_ns = unsubmitted;
       } else {
         split.launch_ns = unsubmitted;
       }
-      split.waiting_ns = start - submitted;
+      split.waiting_ns = start - submitted - held_after;
+      split.held_ns = held_before + held_after;
     }
     idle_.Merge(split);
     if (top_gaps_ > 0 && (gaps_.size() < top_gaps_ || gap > gaps_.back().duration_ns())) {
@@ -157,7 +169,8 @@ void EngineIdle::Process(const Op& b, const RecentHostActivity* activity) {
       const std::pair<uint64_t, const char*> parts[] = {{split.launch_ns, "launch"},
                                                         {split.sync_ns, "sync"},
                                                         {split.waiting_ns, "waiting"},
-                                                        {split.unknown_ns, "unknown"}};
+                                                        {split.unknown_ns, "unknown"},
+                                                        {split.held_ns, kHeldCause}};
       g.cause = std::max_element(std::begin(parts), std::end(parts), [](auto& x, auto& y) {
                   return x.first < y.first;
                 })->second;

@@ -10,8 +10,11 @@
 //            seen complete before B was submitted): a synchronization drained the engine
 //            (sync-bound);
 //   waiting  B had been submitted and had not started: submission latency or a dependency;
-//   unknown  A or B has estimated times, or B's submission time is not known.
-// busy + launch + sync + waiting + unknown = the engine's span (first start to last end).
+//   unknown  A or B has estimated times, or B's submission time is not known;
+//   held     xtrace held B's submitting thread (report/held_time.h): the part of the gap
+//            under such a hold is taken out of whichever cause it would have been (the
+//            thread was stopped inside the call that submits B, so "waiting" mostly).
+// busy + launch + sync + waiting + unknown + held = the engine's span (first start to last end).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +27,7 @@
 
 #include "model/event.h"
 #include "report/duration_stats.h"
+#include "report/held_time.h"
 
 namespace xtrace::report {
 
@@ -37,7 +41,7 @@ struct GapActivity {
 struct EngineGap {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
-  std::string cause;  // the largest part: launch, sync, waiting, unknown
+  std::string cause;  // the largest part: launch, sync, waiting, unknown, kHeldCause
   uint32_t submit_tid = 0;
   std::vector<GapActivity> host_activity;  // largest first
   // The Python line (user code) of the call that submitted the operation ending the gap:
@@ -46,17 +50,23 @@ struct EngineGap {
   uint64_t duration_ns() const { return end_ns - start_ns; }
 };
 
+// The cause of a gap (and the name of the submitting thread's activity) while xtrace held
+// the submitting thread.
+inline constexpr const char* kHeldCause = "held by xtrace (attach queries)";
+
 struct IdleSplit {
   uint64_t launch_ns = 0;
   uint64_t sync_ns = 0;
   uint64_t waiting_ns = 0;
   uint64_t unknown_ns = 0;
-  uint64_t total() const { return launch_ns + sync_ns + waiting_ns + unknown_ns; }
+  uint64_t held_ns = 0;  // xtrace held the submitting thread: none of the program's doing
+  uint64_t total() const { return launch_ns + sync_ns + waiting_ns + unknown_ns + held_ns; }
   void Merge(const IdleSplit& o) {
     launch_ns += o.launch_ns;
     sync_ns += o.sync_ns;
     waiting_ns += o.waiting_ns;
     unknown_ns += o.unknown_ns;
+    held_ns += o.held_ns;
   }
 };
 
@@ -67,7 +77,8 @@ inline constexpr const char* kVerdictMostlyEstimated = "mostly estimated";
 
 // The verdict for an engine from the measured part of its span (busy, launch, sync and
 // waiting; unknown time, around estimated operations, is left out so that a few estimated
-// operations do not hide what the measured ones show): "launch-bound", "sync-bound" or
+// operations do not hide what the measured ones show, and held time, xtrace's, is no part of
+// the program's span at all): "launch-bound", "sync-bound" or
 // "busy" (idle under 10% of the measured part) when at least half of the span was measured;
 // kVerdictMostlyEstimated when less was (a verdict would speak for time nobody measured:
 // 2% busy measured around 98% estimated is not "busy"); kVerdictEstimated when none was;
@@ -75,13 +86,16 @@ inline constexpr const char* kVerdictMostlyEstimated = "mostly estimated";
 std::string IdleVerdict(uint64_t busy_ns, const IdleSplit& idle);
 
 // Host calls of recent threads, so a gap can say what its submitting thread was doing. A
-// bounded ring per thread.
+// bounded ring per thread. It keeps the times xtrace held threads too (holds()).
 class RecentHostActivity {
  public:
   void Add(uint32_t pid, uint32_t tid, const std::string* name, uint64_t start_ns, uint64_t end_ns);
-  // The names covering most of [start, end) on the thread, largest first, at most `top`.
+  // The names covering most of [start, end) on the thread, largest first, at most `top`. The
+  // time xtrace held the thread is kHeldCause's, not that of the call it was held in.
   std::vector<GapActivity> Within(uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns,
                                   size_t top) const;
+  HeldTime& holds() { return holds_; }
+  const HeldTime& holds() const { return holds_; }
   // The end of the thread's call that started at `start_ns`, if it is still remembered.
   std::optional<uint64_t> EndOfCall(uint32_t pid, uint32_t tid, uint64_t start_ns) const;
   // The Python line a traced call of the thread was made from (`line` lives as long as this),
@@ -111,6 +125,7 @@ class RecentHostActivity {
   // By (pid << 32 | tid). Hashed: looked up for every call and every measured operation.
   std::unordered_map<uint64_t, Ring> threads_;
   std::unordered_map<uint64_t, Ring> python_lines_;  // per thread, entries without an end
+  HeldTime holds_;
 };
 
 class EngineIdle {

@@ -8,6 +8,7 @@
 
 #include "log/log_reader.h"
 #include "model/event.h"
+#include "report/held_time.h"
 
 namespace xtrace::report {
 namespace {
@@ -40,12 +41,14 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
       return InSelection(selection, pid, start_ns, report.processes);
     };
     std::map<CallKey, std::string> line_of_call;
+    HeldTime holds;  // xtrace's, left out of the calls' time as the other tables leave it
     Event e;
     while (true) {
       auto more = reader->Next(&e);
       if (!more.ok()) return options.read.salvage ? more.status() : DamageError(more.status());
       if (!*more) break;
       const StringTable& strings = reader->strings();
+      if (holds.Note(e)) continue;  // a learned creation: xtrace's question, no call of a line
       if (const auto* process = std::get_if<ProcessInfo>(&e)) {
         report.processes[process->pid] = LoggedProcess::Of(*process, strings);
       } else if (const auto* st = std::get_if<PythonStack>(&e)) {
@@ -57,7 +60,8 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
         if (selected(st->pid, st->start_ns)) {
           LineTotals& t = lines[name];
           ++t.calls;
-          t.host_ns += st->end_ns - st->start_ns;
+          const uint64_t span = st->end_ns > st->start_ns ? st->end_ns - st->start_ns : 0;
+          t.host_ns += span - std::min(span, holds.Within(st->pid, st->tid, st->start_ns, st->end_ns));
         }
         line_of_call[{st->pid, st->tid, st->start_ns}] = std::move(name);
       } else if (const auto* l = std::get_if<KernelLaunch>(&e)) {

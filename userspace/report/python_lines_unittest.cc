@@ -199,6 +199,43 @@ TEST(PythonLines, WithoutTimestampsTheBoundsOrderTheLinesAndRankSelects) {
   EXPECT_TRUE(report->sections[0].tables[0].rows.empty());
 }
 
+// A launch of a process attached mid-run, held by xtrace at its entry to ask the kernel's name
+// (the learned creation, over the hold, is written first). Its line's time in calls is the
+// launch's own, not the hold's.
+TEST(PythonLines, TimeXtraceHeldTheThreadIsNotTheLinesTime) {
+  ScratchDir dir;
+  const std::string path = dir.File("py.capnp");
+  {
+    auto writer = LogWriter::Create(path, SampleHeader());
+    ASSERT_TRUE(writer.ok());
+    StringTable& s = (*writer)->strings();
+    const uint64_t t = SampleHeader().start_clock.monotonic_ns + 1'000'000;
+    KernelCreate learned;
+    learned.pid = kPid;
+    learned.tid = kTid;
+    learned.start_ns = t + 100;
+    learned.end_ns = t + 80'000'100;  // an 80 ms hold
+    learned.kernel = 0x5;
+    learned.name = s.Intern("k");
+    learned.learned = true;
+    (*writer)->Append(learned);
+    PythonStack st;
+    st.pid = kPid;
+    st.tid = kTid;
+    st.start_ns = t;
+    st.end_ns = t + 80'000'300;
+    st.frames = {PythonFrame{s.Intern("/w/model.py"), s.Intern("train"), 30}};
+    (*writer)->Append(st);
+    ASSERT_TRUE((*writer)->Finish(SampleSummary()).ok());
+  }
+  auto report = PythonLinesReport({path}, PythonLinesOptions{});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const ReportTable& t = report->sections[0].tables[0];
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0][static_cast<size_t>(t.ColumnIndex("events"))], 1u) << "the learned creation is no call";
+  EXPECT_EQ(t.rows[0][static_cast<size_t>(t.ColumnIndex("host_ns"))], 300u);
+}
+
 // A damaged log fails naming the damage and --salvage; with salvage, the part before it is
 // reported and a warning says so.
 TEST(PythonLines, DamagedLogFailsOrIsSalvaged) {

@@ -25,6 +25,16 @@ ApiCall Call(uint16_t fn, uint32_t tid, uint64_t start, uint64_t end, int32_t re
   return c;
 }
 
+KernelLaunch Launch(uint32_t tid, uint64_t start, uint64_t end, uint8_t kind = 0) {
+  KernelLaunch l;
+  l.pid = 10;
+  l.tid = tid;
+  l.start_ns = kT0 + start;
+  l.end_ns = kT0 + end;
+  l.launch_kind = kind;
+  return l;
+}
+
 DeviceOp Op(StringId name, uint64_t start, uint64_t end, bool measured, uint32_t append_tid = 1,
             uint64_t append = 0, uint64_t submit = 0) {
   DeviceOp op;
@@ -64,13 +74,7 @@ TEST(ReportAggregatorTest, HostCallsCountTimeFailuresAndTheThreadsSpan) {
   a.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 0, 100), strings);
   a.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 1, 200, 500), strings);
   a.Add(Call(XT_ZE_COMMAND_QUEUE_SYNCHRONIZE, 2, 1000, 1050, 0x78000004), strings);  // invalid arg
-  KernelLaunch launch;
-  launch.pid = 10;
-  launch.tid = 1;
-  launch.start_ns = kT0 + 600;
-  launch.end_ns = kT0 + 1000;
-  launch.launch_kind = XT_LAUNCH_COOPERATIVE;
-  a.Add(launch, strings);
+  a.Add(Launch(1, 600, 1000, XT_LAUNCH_COOPERATIVE), strings);
   a.Finish();
   const SectionStats& s = Only(a);
   ASSERT_EQ(s.host_calls.size(), 2u);
@@ -268,6 +272,69 @@ TEST(ReportAggregatorTest, SectionsByProcessThreadAndDevice) {
   for (const auto& [key, s] : by_rank.sections())
     calls[by_rank.Label(key)] = s.host_calls.at("zeCommandQueueSynchronize").time.count;
   EXPECT_EQ(calls, (std::map<std::string, uint64_t>{{"rank 3", 2}, {"rank 4", 2}}));
+}
+
+// A thread of a process attached mid-run held by xtrace inside its launch (asking about the
+// kernel and list made before the attach: a learned creation each, both over the hold). The
+// launch's time is its own, without the hold; a thread not held keeps its whole span; the
+// engine's gap the hold caused says so, not "waiting"; the hold is counted once.
+TEST(ReportAggregatorTest, TimeXtraceHeldAThreadIsNotTheProgramsTime) {
+  StringTable strings;
+  const StringId k = strings.Intern("gemm"), domain = strings.Intern("PyTorch"), step = strings.Intern("step");
+  ReportAggregator a({}, "");
+  // Thread 1's launch runs 900..101100, held 1000..101000 (as the capture writes them: the
+  // hold's records as it ends, the launch as it returns).
+  KernelCreate learned;
+  learned.pid = 10;
+  learned.tid = 1;
+  learned.start_ns = kT0 + 1000;
+  learned.end_ns = kT0 + 101000;
+  learned.kernel = 0x5;
+  learned.learned = true;
+  a.Add(learned, strings);
+  ApiCall list = Call(XT_ZE_COMMAND_LIST_CREATE_IMMEDIATE, 1, 1000, 101000);
+  list.learned = true;
+  a.Add(list, strings);
+  a.Add(Launch(1, 900, 101100), strings);
+  a.Add(Launch(2, 1000, 101100), strings);  // thread 2 was not held
+  a.Add(Task(domain, step, 1, 800, 101200), strings);  // a range around the held launch
+  // The engine: one operation before, then the launch's, which started once the hold ended.
+  a.Add(Op(k, 0, 500, true, 1, 100, 100), strings);
+  DeviceOp after = Op(k, 101200, 101300, true, 1, 900, 900);
+  after.submit_tid = 1;
+  a.Add(after, strings);
+  a.Finish();
+  const SectionStats& s = Only(a);
+  const HostCallRow& launches = s.host_calls.at("zeCommandListAppendLaunchKernel");
+  EXPECT_EQ(launches.time.count, 2u);
+  EXPECT_EQ(launches.time.min_ns, 200u) << "thread 1's launch without the 100 us hold";
+  EXPECT_EQ(launches.time.max_ns, 100100u) << "thread 2's whole launch";
+  EXPECT_EQ(s.host_calls.count("zeCommandListCreateImmediate"), 0u) << "the learned list is no call";
+  EXPECT_EQ(s.ranges.at({"PyTorch", "step"}).total.total_ns, 400u) << "the range without the hold";
+  // Thread 1 from its launch's start to its end less the hold, thread 2 from 1000 to 101100.
+  EXPECT_EQ(s.thread_time_ns, 200u + 100100u);
+  EXPECT_EQ(a.holds().holds(), 1u) << "two records of one hold";
+  EXPECT_EQ(a.holds().total_ns(), 100000u);
+
+  ASSERT_EQ(s.engines.size(), 1u);
+  const EngineIdle& idle = s.engines.begin()->second.idle;
+  // The gap 500..101200: submitted at 900 (launch 400 ns), held 100 us, then 300 ns waiting.
+  EXPECT_EQ(idle.idle().launch_ns, 400u);
+  EXPECT_EQ(idle.idle().held_ns, 100000u);
+  EXPECT_EQ(idle.idle().waiting_ns, 300u);
+  EXPECT_EQ(idle.idle().sync_ns + idle.idle().unknown_ns, 0u);
+  EXPECT_EQ(IdleVerdict(idle.busy_ns(), idle.idle()), "launch-bound") << "held time is no part of it";
+  ASSERT_EQ(idle.largest_gaps().size(), 1u);
+  const EngineGap& gap = idle.largest_gaps()[0];
+  EXPECT_EQ(gap.cause, kHeldCause);
+  ASSERT_EQ(gap.host_activity.size(), 3u);
+  EXPECT_EQ(gap.host_activity[0].name, kHeldCause);
+  EXPECT_EQ(gap.host_activity[0].overlap_ns, 100000u);
+  // The range 800..101200 and the launch 900..101100, each without the hold.
+  EXPECT_EQ(gap.host_activity[1].name, "PyTorch/step");
+  EXPECT_EQ(gap.host_activity[1].overlap_ns, 400u);
+  EXPECT_EQ(gap.host_activity[2].name, "zeCommandListAppendLaunchKernel");
+  EXPECT_EQ(gap.host_activity[2].overlap_ns, 200u);
 }
 
 TEST(ReportAggregatorTest, TheWindowAndPidSelectByStart) {

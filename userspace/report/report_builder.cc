@@ -63,6 +63,12 @@ Result<ReadLogs> ReadAll(const std::vector<std::string>& paths, const ReportOpti
                              (n == 1 ? " execution" : " executions") +
                              " of command lists recorded before the attach: their contents are unknown, "
                              "so they show no device operations");
+    if (const HeldTime& held = log->aggregator->holds(); held.holds())
+      out.warnings.push_back(log->path + ": xtrace held the traced threads " + FormatDuration(double(held.total_ns())) +
+                             " in all (" + std::to_string(held.holds()) + (held.holds() == 1 ? " hold" : " holds") +
+                             ") to ask about objects made before the attach; that time is left out of the "
+                             "calls' and ranges' times, and an engine's idle time under it is \"" +
+                             kHeldCause + "\"");
     LogDescription d{log->path, log->rank, log->host, log->damage, log->rank_recorded,
                      std::vector<int32_t>(log->ranks.begin(), log->ranks.end()), log->complete,
                      log->events};

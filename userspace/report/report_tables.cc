@@ -204,6 +204,13 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
                {"engine_type", "", Column::kJsonOnly},
                {"estimated_operations", "", Column::kJsonOnly}};
   t.key_columns = 2;  // pid, engine
+  // The engines' idle time while xtrace held the submitting thread (attach queries): a column
+  // of the text and CSV only where a capture held one, always in JSON.
+  const bool held = std::any_of(s.engines.begin(), s.engines.end(),
+                                [](const auto& e) { return e.second.idle.idle().held_ns > 0; });
+  const int held_column = t.ColumnIndex("idle_unknown_ns") + 1;
+  t.columns.insert(t.columns.begin() + held_column,
+                   {"idle_held_ns", held ? "Idle: xtrace" : "", held ? Column::kNs : Column::kJsonOnly});
   ReportTable gaps{"gaps", "Largest idle gaps (per engine)", {}, {}, ""};
   gaps.key_columns = 3;  // pid, engine, at
   gaps.columns = {{"pid", "Pid", Column::kCount},           {"engine", "Engine", Column::kText},
@@ -236,6 +243,7 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
                       e.busy_ns(), device_cell, Hex(queue), id.described ? json(id.immediate) : json(),
                       id.described ? json(id.ordinal) : json(), id.described ? json(id.index) : json(),
                       type.empty() ? json() : json(type), e.estimated_operations()});
+    t.rows.back().insert(t.rows.back().begin() + held_column, e.idle().held_ns);
     for (const EngineGap& g : e.largest_gaps()) {
       std::string text;
       json activity = json::array();
@@ -259,6 +267,9 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
            "submitted, not started; unknown = around operations without timestamps. Verdict: "
            "from the measured part, when it is at least half of the span; Est. %: the share of "
            "the span left out of it (unknown). Latency: submitting call end -> device start.";
+  if (held)
+    t.note += " Idle: xtrace = xtrace held the submitting thread to ask about objects made before "
+              "the attach (left out of the verdict).";
   // An engine whose time was mostly not measured: why, and what would measure it.
   const int verdict = t.ColumnIndex("verdict");
   if (std::any_of(t.rows.begin(), t.rows.end(), [&](const auto& row) {
