@@ -25,8 +25,11 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/read_file.h"
 #include "capture_reader.h"
+#include "log/log_reader.h"
 #include "log_contents.h"
 #include "root_fixture.h"
 #include "subprocess.h"
@@ -230,6 +233,89 @@ TEST_F(AttachQueryIntegrationTest, LaunchesOfKernelsMadeBeforeTheAttachAreNamed)
   // The host's loader (1.8) cannot say more: said once, naming what it lacks.
   EXPECT_NE(run.xtrace_err.find("has no zeCommandListGetDeviceHandle (Level Zero 1.9"), std::string::npos)
       << run.xtrace_err;
+}
+
+// xtrace's holds are not the program's time. The workload's first launch of each kernel made
+// before the attach is held while xtrace asks its name: milliseconds, in a launch that takes
+// microseconds, and `xtrace report` used to show it as the launches' Max (19 ms on the host's
+// loader) and the engine's gap under it as "waiting" or "unknown". The report leaves the hold
+// out: the launches' Max is each launch's span less the holds in it, as the log says them,
+// every gap mostly under a hold says so, and the holds are said once with the log's facts.
+TEST_F(AttachQueryIntegrationTest, TheReportLeavesXtracesHoldsOutOfTheProgramsTime) {
+  const Run run = AttachAndRunARound(1);
+  ExpectEveryLaunchNamed(run, 1);
+  const testing::Capture c = testing::ReadWholeCapture(Path("run.capnp"));
+  // The holds, per thread: each learned creation spans the hold that learned it.
+  std::map<uint32_t, std::set<std::pair<uint64_t, uint64_t>>> holds;
+  for (const KernelCreate& k : c.creates)
+    if (k.learned) holds[k.tid].insert({k.start_ns, k.end_ns});
+  for (const ApiCall& call : c.All<ApiCall>())
+    if (call.learned) holds[call.tid].insert({call.start_ns, call.end_ns});
+  auto held = [&](uint32_t tid, uint64_t start, uint64_t end) {
+    uint64_t ns = 0;
+    for (const auto& [from, to] : holds[tid])
+      if (std::min(to, end) > std::max(from, start)) ns += std::min(to, end) - std::max(from, start);
+    return ns;
+  };
+  size_t hold_count = 0;
+  for (const auto& [tid, spans] : holds) hold_count += spans.size();
+  ASSERT_GT(hold_count, 0u);
+  // Every launch is plain: one row. Its Max is the longest launch without its holds.
+  uint64_t longest_own = 0, held_launches = 0;
+  for (const KernelLaunch& l : c.launches) {
+    if (l.pid != run.pid) continue;
+    const uint64_t in_it = held(l.tid, l.start_ns, l.end_ns);
+    held_launches += in_it ? 1 : 0;
+    longest_own = std::max(longest_own, l.end_ns - l.start_ns - in_it);
+  }
+  ASSERT_GT(held_launches, 0u) << "a launch of a kernel made before the attach is held in it";
+
+  const auto report = testing::RunCommand({kXtrace, "report", "--format", "json", Path("run.capnp")}, {}, 60s);
+  ASSERT_EQ(report.exit_code(), 0) << report.err;
+  const nlohmann::json j = nlohmann::json::parse(report.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << report.out;
+  const nlohmann::json& tables = j["sections"][0]["tables"];
+  bool found = false;
+  for (const auto& row : tables["host_calls"]) {
+    if (row["name"] != "zeCommandListAppendLaunchKernel") continue;
+    found = true;
+    EXPECT_EQ(row["max_ns"].get<uint64_t>(), longest_own) << row.dump();
+  }
+  EXPECT_TRUE(found) << tables["host_calls"].dump();
+  // A gap more than half under a hold of its submitting thread is the hold's; busy and the
+  // idle causes still make up each engine's span.
+  auto origin = LogReader::Open(Path("run.capnp"));
+  ASSERT_TRUE(origin.ok());
+  const uint64_t start_ns = origin->header().start_clock.monotonic_ns;
+  for (const auto& gap : tables["gaps"]) {
+    const uint64_t from = start_ns + gap["start_ns"].get<uint64_t>();
+    const uint64_t length = gap["duration_ns"].get<uint64_t>();
+    if (held(gap["submit_tid"].get<uint32_t>(), from, from + length) * 2 > length) {
+      EXPECT_EQ(gap["cause"], "held by xtrace (attach queries)") << gap.dump();
+    }
+  }
+  uint64_t held_in_all = 0;
+  for (const auto& [tid, spans] : holds)
+    for (const auto& [from, to] : spans) held_in_all += to - from;
+  for (const auto& e : tables["engines"]) {
+    uint64_t parts = e["busy_ns"].get<uint64_t>();
+    for (const char* cause : {"idle_launch_ns", "idle_sync_ns", "idle_waiting_ns", "idle_unknown_ns", "idle_held_ns"})
+      parts += e[cause].get<uint64_t>();
+    EXPECT_EQ(parts, e["span_ns"].get<uint64_t>()) << e.dump();
+    EXPECT_LE(e["idle_held_ns"].get<uint64_t>(), held_in_all) << e.dump();
+  }
+  // Said once, with how many holds the log has.
+  const std::string said = "xtrace held the traced threads ";
+  ASSERT_EQ(j["warnings"].dump().find(said), j["warnings"].dump().rfind(said)) << j["warnings"].dump();
+  bool told = false;
+  for (const auto& w : j["warnings"]) {
+    const std::string text = w.get<std::string>();
+    if (text.find(said) == std::string::npos) continue;
+    told = true;
+    EXPECT_NE(text.find("(" + std::to_string(hold_count) + (hold_count == 1 ? " hold)" : " holds)")), std::string::npos)
+        << text;
+  }
+  EXPECT_TRUE(told) << j["warnings"].dump();
 }
 
 // The host's loader (1.8) cannot say on which engine a queue or list made before the attach
