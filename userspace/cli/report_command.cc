@@ -51,6 +51,11 @@ TABLES
                   launch-bound / sync-bound from the measured part, with the share of the
                   span that was estimated; launch latency p50/p95/p99; the largest gaps and
                   what the submitting thread was doing in them
+  xtrace's holds  a capture that attached mid-run held threads to ask about objects made
+                  before the attach: that time is left out of the calls', ranges' and
+                  threads' times, an engine's idle time under it is a cause of its own
+                  (Idle: xtrace; a gap's cause: held by xtrace), and a warning says how long
+                  xtrace held them in all
 )",
       .groups = {{"OUTPUT", ""}, {"SELECTION", ""}, {"DIFF", ""}, {"DAMAGED LOGS", ""}},
       .notes = R"(Kernel names are shown demangled (a SYCL kernel as its type, as unitrace and the PyTorch
