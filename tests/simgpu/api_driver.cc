@@ -1,5 +1,7 @@
 // zeInit, driver and device discovery, device properties and the device clock query.
 // Property values model a Data Center GPU Max (Xe-HPC) closely enough for real programs.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -7,6 +9,9 @@
 #include "config.h"
 #include "memory.h"
 #include "objects.h"
+
+// glibc's own answer to a smashed stack: it says so on stderr and aborts.
+extern "C" [[noreturn]] void __stack_chk_fail();
 
 namespace simze {
 namespace {
@@ -63,6 +68,8 @@ namespace api {
 ze_result_t Init(ze_init_flags_t flags) {
   // A GPU driver has nothing to offer a VPU-only request.
   if (flags != 0 && (flags & ZE_INIT_FLAG_GPU_ONLY) == 0) return ZE_RESULT_ERROR_UNINITIALIZED;
+  if (config().crash_in_init) __stack_chk_fail();
+  while (config().hang_in_init) pause();
   driver();  // the loader calls this more than once; creation happens once
   return ZE_RESULT_SUCCESS;
 }

@@ -104,6 +104,8 @@ Config load() {
   read_int("XTRACE_SIMZE_KERNEL_NAME_LOCKED", c.kernel_name_locked, 0, 1);
   read_int("XTRACE_SIMZE_HAND_OUT_CORE", c.hand_out_core, 0, 1);
   read_int("XTRACE_SIMZE_SILENT_QUERIES", c.silent_queries, 0, 1);
+  read_int("XTRACE_SIMZE_CRASH_IN_INIT", c.crash_in_init, 0, 1);
+  read_int("XTRACE_SIMZE_HANG_IN_INIT", c.hang_in_init, 0, 1);
   if (const char* v = std::getenv("XTRACE_SIMZE_DRM"); v != nullptr && *v != '\0') {
     if (std::strcmp(v, "i915") == 0) {
       c.drm = DrmFlavor::kI915;

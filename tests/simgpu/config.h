@@ -46,6 +46,12 @@ struct Config {
   // ...GetDeviceHandle, zeEventGetEventPool, zeEventPoolGetFlags) return success and write
   // nothing, as Level Zero's own null driver does.
   uint64_t silent_queries = 0;
+  // 1: zeInit (and zeInitDrivers) fails glibc's stack check, as a driver built for a newer
+  // loader does in an older one's zeInit: "*** stack smashing detected ***", SIGABRT. Only the
+  // process that loads the driver with this set dies.
+  uint64_t crash_in_init = 0;
+  // 1: zeInit (and zeInitDrivers) never returns, as a driver stuck in its start-up.
+  uint64_t hang_in_init = 0;
 };
 
 // Parsed from the environment on first call; invalid values are reported on stderr and ignored.
