@@ -34,6 +34,7 @@
 #include "capture/output/log_sink.h"
 #include "capture/process_follower.h"
 #include "capture/record_router.h"
+#include "capture/sources/own_level_zero_trial.h"
 #include "capture/sources/pending_calls.h"
 #include "capture/sources/probe_source.h"
 #include "correlate/correlator.h"
@@ -173,6 +174,9 @@ Status Session::Prepare() {
   if (!scope.ok()) return scope.status();
   scope_ = std::move(*scope);
 
+  // xtrace's own Level Zero is tried in a child (own_level_zero_trial.h) while the programs
+  // load; the Level Zero source takes its verdict at Begin.
+  if (opt_.drm != DrmCapture::kOnly) StartOwnLevelZeroTrial();
   SetLibbpfVerbosity(opt_.verbose);
   auto maps = CaptureMaps::Create(opt_.ring_bytes);
   if (!maps.ok()) return maps.status();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/version.h"
+#include "capture/sources/own_level_zero_trial.h"
 #include "cli/capture_command.h"
 #include "cli/convert_command.h"
 #include "cli/daemon_command.h"
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string name = argv[1] == std::string("--version") ? "version" : argv[1];
+  // Not a user's command: the child a capture tries its own Level Zero in.
+  if (name == xtrace::kOwnLevelZeroTrialCommand) return xtrace::RunOwnLevelZeroTrial();
   for (const Command& c : kCommands)
     if (name == c.name) return c.run(argc - 1, argv + 1);
   std::fprintf(stderr, "xtrace: unknown command '%s'\nTry 'xtrace --help'.\n", argv[1]);

@@ -58,7 +58,11 @@ DeviceClockSampler::~DeviceClockSampler() {
   // Not dlclosed: the loader and its drivers keep threads and atexit handlers of their own.
 }
 
-Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
+Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open(
+    const std::function<void(const char*)>& before) {
+  auto step = [&before](const char* call) {
+    if (before) before(call);
+  };
   std::unique_ptr<DeviceClockSampler> self(new DeviceClockSampler());
   self->library_ = dlopen(kLoader, RTLD_NOW | RTLD_LOCAL);
   if (!self->library_) return Status::Error(std::string("cannot load ") + kLoader + ": " + dlerror());
@@ -74,11 +78,13 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
     return Status::Error(std::string(kLoader) + " lacks a Level Zero entry point xtrace needs");
   resolve(api->queue_group_properties, "zeDeviceGetCommandQueueGroupProperties");
   resolve(api->extension_function, "zeDriverGetExtensionFunctionAddress");
+  step("zeInit");
   if (ze_result_t r = api->init(ZE_INIT_FLAG_GPU_ONLY); r != ZE_RESULT_SUCCESS)
     return Status::Error("zeInit: " + ResultText(r) +
                          (r == ZE_RESULT_ERROR_UNINITIALIZED ? std::string(": ") + kNoDriverHint
                                                              : std::string()));
   uint32_t drivers = 0;
+  step("zeDriverGet");
   if (ze_result_t r = api->driver_get(&drivers, nullptr); r != ZE_RESULT_SUCCESS || drivers == 0)
     return Status::Error("no Level Zero driver (zeDriverGet: " + ResultText(r) + "): " +
                          kNoDriverHint);
@@ -89,6 +95,7 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
   // numbers are positions in xtrace's list; a process's devices are matched to them by UUID.
   for (ze_driver_handle_t driver : driver_handles) {
     uint32_t count = 0;
+    step("zeDeviceGet");
     if (api->device_get(driver, &count, nullptr) != ZE_RESULT_SUCCESS || count == 0) continue;
     std::vector<ze_device_handle_t> devices(count);
     if (api->device_get(driver, &count, devices.data()) != ZE_RESULT_SUCCESS) continue;
@@ -97,6 +104,7 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
       // nanoseconds per tick, truncated (52 at 19.2 MHz, 0.16% off).
       ze_device_properties_t props{};
       props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2;
+      step("zeDeviceGetProperties");
       if (api->device_properties(dev, &props) != ZE_RESULT_SUCCESS) continue;
       SampledDevice d;
       d.name = props.name;
@@ -104,6 +112,7 @@ Result<std::unique_ptr<DeviceClockSampler>> DeviceClockSampler::Open() {
       d.kernel_timestamp_bits = props.kernelTimestampValidBits;
       static_assert(sizeof(d.uuid) == sizeof(props.uuid.id));
       std::memcpy(d.uuid, props.uuid.id, sizeof(d.uuid));
+      step("zeDeviceGetCommandQueueGroupProperties");
       d.queue_group_flags = QueueGroupFlags(*api, dev);
       self->devices_.push_back(d);
       self->handles_.push_back(dev);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,7 +38,9 @@ class DeviceClockSampler {
  public:
   // Loads libze_loader.so.1, initialises it and lists the GPUs of the first driver that has
   // any. An error says why there is nothing to sample (no loader, no driver, no GPU).
-  static Result<std::unique_ptr<DeviceClockSampler>> Open();
+  // `before`, if given, is told the name of each Level Zero call before it is made.
+  static Result<std::unique_ptr<DeviceClockSampler>> Open(
+      const std::function<void(const char*)>& before = {});
   ~DeviceClockSampler();
 
   const std::vector<SampledDevice>& devices() const { return devices_; }

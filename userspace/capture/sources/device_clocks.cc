@@ -7,6 +7,7 @@
 
 #include "base/monotonic_clock.h"
 #include "base/read_file.h"
+#include "capture/sources/own_level_zero_trial.h"
 #include "correlate/ze_correlator.h"
 #include "model/string_table.h"
 
@@ -15,6 +16,11 @@ namespace xtrace {
 std::unique_ptr<DeviceClocks> DeviceClocks::Open(
     ZeCorrelator& ze, StringTable& strings, std::span<const std::string_view> driver_function_names,
     DriverFunctions& driver_functions, const std::function<void(const std::string&)>& say) {
+  // A driver that crashes or hangs in its start-up would take xtrace with it: tried first.
+  if (const std::optional<std::string> failure = OwnLevelZeroTrialFailure()) {
+    say(*failure);
+    return nullptr;
+  }
   auto sampler = DeviceClockSampler::Open();
   if (!sampler.ok()) {
     say("no device clock readings (" + sampler.status().message() +
