@@ -573,6 +573,13 @@ std::vector<std::string> LinesWith(const std::string& text, const std::string& n
   return found;
 }
 
+std::vector<std::string> LinesStartingWith(const std::string& text, const std::string& start) {
+  std::vector<std::string> found;
+  for (std::string& line : LinesWith(text, start))
+    if (line.starts_with(start)) found.push_back(std::move(line));
+  return found;
+}
+
 // No trial child of xtrace's is left on the machine.
 bool TrialChildLeft() {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
@@ -605,21 +612,32 @@ TEST_F(CaptureIntegrationTest, ADriverThatCrashesInZeInitCostsOnlyWhatXtracesOwn
                        "XTRACE_SIMZE_CRASH_IN_INIT", kWorkload, "--iterations", "3"},
                       {kSimDriver, "XTRACE_SIMZE_CRASH_IN_INIT=1"}, 120s);
   ASSERT_EQ(r.exit_code(), 0) << r.err;
-  const std::vector<std::string> said = LinesWith(r.err, "xtrace's own Level Zero is off");
+  // Said once as it is found, and repeated in the closing summary with the capture's other
+  // facts (the log keeps it for `xtrace report`).
+  const std::vector<std::string> said = LinesStartingWith(r.err, "xtrace: xtrace's own Level Zero is off");
   ASSERT_EQ(said.size(), 1u) << r.err;
+  EXPECT_EQ(LinesWith(r.err, "No events dropped. xtrace's own Level Zero is off: a trial").size(), 1u)
+      << r.err;
   EXPECT_EQ(said[0],
             "xtrace: xtrace's own Level Zero is off: a trial of it in a child process died of "
             "SIGABRT in zeInit (*** stack smashing detected ***: terminated) with the driver " SIMZE_LIB +
                 kLost)
       << r.err;
-  // The child's own words are in that line alone.
-  EXPECT_EQ(LinesWith(r.err, "stack smashing").size(), 1u) << r.err;
+  // The child's own words are in that line (and its repetition) alone.
+  EXPECT_EQ(LinesWith(r.err, "stack smashing").size(), 2u) << r.err;
   EXPECT_EQ(r.err.find("no device clock readings"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("The command exited with status 0"), std::string::npos) << r.err;
   const testing::Capture c = testing::ReadWholeCapture(out);
   ASSERT_FALSE(c.calls.empty());
   ExpectEverythingButOwnLevelZero(out, c.calls.front().pid);
   EXPECT_FALSE(TrialChildLeft());
+  // The log says it too: its reader learns why its devices are unknown.
+  auto report = RunCommand({kXtrace, "report", out}, {}, 60s);
+  ASSERT_EQ(report.exit_code(), 0) << report.err;
+  EXPECT_EQ(LinesWith(report.err, "xtrace's own Level Zero is off: a trial of it in a child "
+                                  "process died of SIGABRT in zeInit").size(),
+            1u)
+      << report.err;
 }
 
 // `attach`: the trial hangs in zeInit; it is killed at the bound, the capture goes on without
@@ -642,7 +660,8 @@ TEST_F(CaptureIntegrationTest, ADriverThatHangsInZeInitIsLeftAtTheBound) {
   auto status = xtrace.Wait(30s);
   ASSERT_TRUE(status.has_value()) << "xtrace did not stop when its target exited";
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
-  const std::vector<std::string> said = LinesWith(xtrace.stderr_text(), "xtrace's own Level Zero is off");
+  const std::vector<std::string> said =
+      LinesStartingWith(xtrace.stderr_text(), "xtrace: xtrace's own Level Zero is off");
   ASSERT_EQ(said.size(), 1u) << xtrace.stderr_text();
   EXPECT_EQ(said[0],
             "xtrace: xtrace's own Level Zero is off: a trial of it in a child process did not "
