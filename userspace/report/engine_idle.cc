@@ -31,7 +31,7 @@ std::vector<GapActivity> RecentHostActivity::Within(uint32_t pid, uint32_t tid, 
   for (const Entry& e : it->second.entries) {
     const uint64_t lo = std::max(e.start_ns, start_ns);
     const uint64_t hi = std::min(e.end_ns, end_ns);
-    if (hi > lo) overlap[e.name] += hi - lo - holds_.Within(pid, tid, lo, hi);
+    if (hi > lo) overlap[e.name] += holds_.Unheld(pid, tid, lo, hi);
   }
   std::vector<GapActivity> out;
   for (const auto& [name, ns] : overlap)

@@ -5,6 +5,7 @@
 // whose start and end are that hold's, so one hold is as many records with one span.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
@@ -22,6 +23,11 @@ class HeldTime {
   // hold's records as the hold ends, before the call it sat in returns, so a call's holds are
   // noted by the time the call is read.
   uint64_t Within(uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns) const;
+  // The rest of [start_ns, end_ns) (0 when it is empty or reversed): the thread's own time.
+  uint64_t Unheld(uint32_t pid, uint32_t tid, uint64_t start_ns, uint64_t end_ns) const {
+    const uint64_t span = end_ns > start_ns ? end_ns - start_ns : 0;
+    return span - std::min(span, Within(pid, tid, start_ns, end_ns));
+  }
 
   // Distinct holds (their records merged) and their time together, whatever the selection.
   uint64_t holds() const { return holds_; }

@@ -60,8 +60,7 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
         if (selected(st->pid, st->start_ns)) {
           LineTotals& t = lines[name];
           ++t.calls;
-          const uint64_t span = st->end_ns > st->start_ns ? st->end_ns - st->start_ns : 0;
-          t.host_ns += span - std::min(span, holds.Within(st->pid, st->tid, st->start_ns, st->end_ns));
+          t.host_ns += holds.Unheld(st->pid, st->tid, st->start_ns, st->end_ns);
         }
         line_of_call[{st->pid, st->tid, st->start_ns}] = std::move(name);
       } else if (const auto* l = std::get_if<KernelLaunch>(&e)) {

@@ -173,8 +173,7 @@ void ReportAggregator::AddHostCall(uint32_t pid, uint32_t tid, std::string_view 
   // it spent on its own: its span less the holds in it. Dropping the call would lose a call
   // the program made; a row of its own would split one function in two. (The trace keeps
   // the whole span, the hold drawn inside it.)
-  const uint64_t span = end_ns > start_ns ? end_ns - start_ns : 0;
-  row.time.Add(span - std::min(span, activity_.holds().Within(pid, tid, start_ns, end_ns)));
+  row.time.Add(activity_.holds().Unheld(pid, tid, start_ns, end_ns));
   if (result != 0) {
     ++row.failed;
     std::string_view result_name = ZeResultName(result);
@@ -196,11 +195,7 @@ void ReportAggregator::AddRange(const IttTask& task, const StringTable& strings)
   if (added) row.label = key.first + "/" + key.second;
   // Less the time xtrace held the thread in it, as for host calls.
   const HeldTime& holds = activity_.holds();
-  const auto own_time = [&](uint64_t start_ns, uint64_t end_ns) -> uint64_t {
-    const uint64_t span = end_ns > start_ns ? end_ns - start_ns : 0;
-    return span - std::min(span, holds.Within(task.pid, task.tid, start_ns, end_ns));
-  };
-  const uint64_t duration = own_time(task.start_ns, task.end_ns);
+  const uint64_t duration = holds.Unheld(task.pid, task.tid, task.start_ns, task.end_ns);
   row.total.Add(duration);
   RankTotalsOf(task.pid).range_ns[row.label] += duration;
   ThreadState& thread = Thread(task.pid, task.tid);
@@ -210,7 +205,7 @@ void ReportAggregator::AddRange(const IttTask& task, const StringTable& strings)
     // inside this one and are not yet claimed are its direct children.
     auto& open = thread.open_children;
     while (!open.empty() && open.back().first >= task.start_ns && open.back().second <= task.end_ns) {
-      children_ns += own_time(open.back().first, open.back().second);
+      children_ns += holds.Unheld(task.pid, task.tid, open.back().first, open.back().second);
       open.pop_back();
     }
     if (open.size() >= kOpenRangesPerThread) open.erase(open.begin());
@@ -357,10 +352,9 @@ void ReportAggregator::Finish() {
   for (auto& [id, thread] : threads_) {
     if (thread->last_ns > thread->first_ns) {
       // Without xtrace's holds, as the calls' times are: their shares stay of the program's time.
-      const uint64_t span = thread->last_ns - thread->first_ns;
-      const uint64_t held = activity_.holds().Within(static_cast<uint32_t>(id >> 32), static_cast<uint32_t>(id),
-                                                     thread->first_ns, thread->last_ns);
-      sections_[thread->section].thread_time_ns += span - std::min(span, held);
+      sections_[thread->section].thread_time_ns +=
+          activity_.holds().Unheld(static_cast<uint32_t>(id >> 32), static_cast<uint32_t>(id),
+                                   thread->first_ns, thread->last_ns);
     }
   }
   for (auto& [key, section] : sections_) {
