@@ -15,10 +15,14 @@ namespace xtrace {
 
 std::unique_ptr<DeviceClocks> DeviceClocks::Open(
     ZeCorrelator& ze, StringTable& strings, std::span<const std::string_view> driver_function_names,
-    DriverFunctions& driver_functions, const std::function<void(const std::string&)>& say) {
+    DriverFunctions& driver_functions, const std::function<void(const std::string&)>& say,
+    const std::function<void(const std::string&)>& note) {
   // A driver that crashes or hangs in its start-up would take xtrace with it: tried first.
+  // Its failure is why the log has no devices: a note, so the log (and `xtrace report`) says
+  // it too.
   if (const std::optional<std::string> failure = OwnLevelZeroTrialFailure()) {
     say(*failure);
+    if (note) note(*failure);
     return nullptr;
   }
   auto sampler = DeviceClockSampler::Open();

@@ -24,11 +24,13 @@ class DeviceClocks {
   // Opens xtrace's own Level Zero, notes in `driver_functions` where its drivers keep
   // `driver_function_names`, gives `ze` the devices (their names interned in `strings`) and
   // a first reading. Null, said with `say`, when there is nothing to read (no loader, no
-  // GPU): device times are estimated then.
+  // GPU): device times are estimated then. A driver that failed the trial of xtrace's own
+  // Level Zero (own_level_zero_trial.h) is also a `note` (may be empty) for the log.
   static std::unique_ptr<DeviceClocks> Open(ZeCorrelator& ze, StringTable& strings,
                                             std::span<const std::string_view> driver_function_names,
                                             DriverFunctions& driver_functions,
-                                            const std::function<void(const std::string&)>& say);
+                                            const std::function<void(const std::string&)>& say,
+                                            const std::function<void(const std::string&)>& note);
 
   // A reading now, at `now_ns` (CLOCK_MONOTONIC).
   void Read(uint64_t now_ns);

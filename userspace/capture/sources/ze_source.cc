@@ -26,7 +26,6 @@
 #include "capture/discovery/elf_symbols.h"
 #include "capture/holds/hold_guardian.h"
 #include "capture/holds/process_holds.h"
-#include "capture/sources/own_level_zero_trial.h"
 #include "capture/sources/probe_site.h"
 #include "capture/sources/ze_probe_specs.h"
 #include "capture/sources/ze_query.h"
@@ -602,12 +601,8 @@ void ZeSource::Begin(const SourceStart& start) {
   // whether a driver hands them out decides if that lack matters (SayMissing).
   std::vector<std::string_view> names;
   for (const ProbeSpec& spec : ZeProbeSpecs()) names.push_back(spec.symbol);
-  // A driver that failed xtrace's own Level Zero is why the log has no devices: the log says
-  // so too, for whoever reads it with `xtrace report` (DeviceClocks::Open says it here).
-  if (const std::optional<std::string> failure = OwnLevelZeroTrialFailure(); failure && ctx_.note)
-    ctx_.note(*failure);
   clocks_ = DeviceClocks::Open(start.correlator.ze(), start.strings, names, driver_functions_,
-                               ctx_.say);
+                               ctx_.say, ctx_.note);
   if (clocks_) LearnDriverTables();
 }
 
