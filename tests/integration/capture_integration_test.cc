@@ -40,6 +40,16 @@ const std::string kNoLoad = ZE_NOLOAD_BIN;
 const std::string kLateLoad = ZE_LATELOAD_BIN;
 const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
 
+// Ends an attached target with SIGTERM: its exit ends the capture by itself, and xtrace
+// exits 0.
+void EndTargetAndExpectXtraceDone(Subprocess& target, Subprocess& xtrace) {
+  target.Signal(SIGTERM);
+  target.Wait(30s);
+  auto status = xtrace.Wait(30s);
+  ASSERT_TRUE(status.has_value()) << "xtrace did not stop when its target exited";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
+}
+
 // What a captured launch is compared on: the same fields the workload's launch log has.
 struct Captured {
   std::vector<std::string> launches;  // "<tid>\t<name>\t<x>,<y>,<z>"
@@ -205,11 +215,7 @@ TEST_F(CaptureIntegrationTest, AttachWaitsForAProcessThatLoadsLevelZeroLate) {
   ASSERT_TRUE(late.WaitStdout("round 1 launches=6", 30s)) << late.stderr_text();
 
   // The target's exit ends the capture by itself.
-  late.Signal(SIGTERM);
-  late.Wait(30s);
-  auto status = xtrace.Wait(30s);
-  ASSERT_TRUE(status.has_value()) << "xtrace did not stop when its target exited";
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
+  ASSERT_NO_FATAL_FAILURE(EndTargetAndExpectXtraceDone(late, xtrace));
 
   Captured c = ReadCapture(out);
   EXPECT_EQ(c.raw.size(), 6u);
@@ -655,11 +661,7 @@ TEST_F(CaptureIntegrationTest, ADriverThatHangsInZeInitIsLeftAtTheBound) {
   EXPECT_FALSE(TrialChildLeft());
   workload.Signal(SIGUSR1);
   ASSERT_TRUE(workload.WaitStdout("round 1", 60s)) << workload.stderr_text();
-  workload.Signal(SIGTERM);
-  workload.Wait(30s);
-  auto status = xtrace.Wait(30s);
-  ASSERT_TRUE(status.has_value()) << "xtrace did not stop when its target exited";
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << xtrace.stderr_text();
+  ASSERT_NO_FATAL_FAILURE(EndTargetAndExpectXtraceDone(workload, xtrace));
   const std::vector<std::string> said =
       LinesStartingWith(xtrace.stderr_text(), "xtrace: xtrace's own Level Zero is off");
   ASSERT_EQ(said.size(), 1u) << xtrace.stderr_text();
