@@ -29,6 +29,7 @@ namespace xtrace {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::LinesWith;
 using testing::PidFromReadyLine;
 using testing::RootTest;
 using testing::RunCommand;
@@ -563,21 +564,8 @@ TEST_F(CaptureIntegrationTest, NoDriverForXtracesOwnClockReadingsIsNamedWithWhat
 const std::string kLost =
     "; the capture goes on without device clock readings (device times are estimated unless the "
     "traced processes read their clocks), the devices' names and engines, and where the drivers "
-    "keep the functions they hand out by pointer\n";
+    "keep the functions they hand out by pointer";
 
-// Whole lines of `text` that hold `needle`.
-std::vector<std::string> LinesWith(const std::string& text, const std::string& needle) {
-  std::vector<std::string> found;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(at, end + 1 - at);
-    if (line.find(needle) != std::string::npos) found.push_back(line);
-    at = end + 1;
-  }
-  return found;
-}
 
 std::vector<std::string> LinesStartingWith(const std::string& text, const std::string& start) {
   std::vector<std::string> found;

@@ -32,6 +32,7 @@ namespace xtrace {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::LinesWith;
 using testing::PidFromReadyLine;
 using testing::RootTest;
 using testing::RunCommand;
@@ -165,14 +166,6 @@ std::vector<std::vector<std::string>> ReadTsv(const std::string& path) {
     rows.push_back(fields);
   }
   return rows;
-}
-
-size_t CountLinesWith(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);)
-    if (line.find(needle) != std::string::npos) ++n;
-  return n;
 }
 
 // Whether the kernel has the driver `module` (loaded or built in).
@@ -387,7 +380,7 @@ TEST_P(DrmHookTest, DrmOnlyCapturesAProgramThatNeverUsesLevelZero) {
   // A hook asked for is used without a word, and so is the default's fallback from fentry to
   // the ioctl trace events; only the raw syscall tracepoints, which every syscall pays for,
   // would be said.
-  EXPECT_EQ(CountLinesWith(r.err, "DRM ioctls:"), 0u) << r.err;
+  EXPECT_EQ(LinesWith(r.err, "DRM ioctls:").size(), 0u) << r.err;
   Capture c = ReadCapture(out);
   EXPECT_TRUE(c.complete);
   ExpectMatchesProgramLog(c, log);
@@ -410,11 +403,11 @@ TEST_P(DrmHookTest, DrmOnlyCapturesAProgramThatNeverUsesLevelZero) {
   // at all where it is not, as nothing of it can be missed (this kind of VM has neither); the
   // capture went on; libbpf's own complaints stay quiet.
   EXPECT_EQ(r.err.find("attached to pid"), std::string::npos) << r.err;
-  EXPECT_EQ(CountLinesWith(r.err, "i915 request tracepoints"), HasModule("i915") ? 1u : 0u)
+  EXPECT_EQ(LinesWith(r.err, "i915 request tracepoints").size(), HasModule("i915") ? 1u : 0u)
       << r.err;
-  EXPECT_EQ(CountLinesWith(r.err, "xe hardware fence tracepoints"), HasModule("xe") ? 1u : 0u)
+  EXPECT_EQ(LinesWith(r.err, "xe hardware fence tracepoints").size(), HasModule("xe") ? 1u : 0u)
       << r.err;
-  EXPECT_EQ(CountLinesWith(r.err, "libbpf:"), 0u) << r.err;
+  EXPECT_EQ(LinesWith(r.err, "libbpf:").size(), 0u) << r.err;
   EXPECT_NE(r.err.find("xtrace: DRM /dev/null (not a DRM device): 50 submissions, 0 bytes "
                        "created, 20 waits; 160 ioctls in all."),
             std::string::npos)
@@ -432,7 +425,7 @@ TEST_F(DrmIntegrationTest, VerboseSaysTheCompletionTracepointsOfDriversTheMachin
   for (const char* module : {"i915", "xe"}) {
     const std::string why = std::string("no ") + module + " driver on this machine (/sys/module/" +
                             module + ")";
-    EXPECT_EQ(CountLinesWith(r.err, why), HasModule(module) ? 0u : 1u) << r.err;
+    EXPECT_EQ(LinesWith(r.err, why).size(), HasModule(module) ? 0u : 1u) << r.err;
   }
 }
 
@@ -452,12 +445,12 @@ TEST_F(DrmIntegrationTest, DefaultHookIsTheCheapestTheKernelTakes) {
                        "/bin/true"},
                       {}, 60s);
   ASSERT_EQ(r.exit_code(), 0) << r.err;
-  ASSERT_EQ(CountLinesWith(r.err, "DRM ioctls: attached to "), 1u) << r.err;
-  const bool fentry = CountLinesWith(r.err, "attached to fentry/fexit on __x64_sys_ioctl") == 1;
+  ASSERT_EQ(LinesWith(r.err, "DRM ioctls: attached to ").size(), 1u) << r.err;
+  const bool fentry = LinesWith(r.err, "attached to fentry/fexit on __x64_sys_ioctl").size() == 1;
   if (!fentry) {
-    EXPECT_EQ(CountLinesWith(r.err, "DRM ioctls: attached to the ioctl trace events"), 1u) << r.err;
-    EXPECT_EQ(CountLinesWith(r.err, "DRM ioctls: loading the DRM ioctl programs for fentry/fexit "
-                                    "on __x64_sys_ioctl: "),
+    EXPECT_EQ(LinesWith(r.err, "DRM ioctls: attached to the ioctl trace events").size(), 1u) << r.err;
+    EXPECT_EQ(LinesWith(r.err, "DRM ioctls: loading the DRM ioctl programs for fentry/fexit "
+                               "on __x64_sys_ioctl: ").size(),
               1u)
         << r.err;
     auto asked = RunCommand({kXtrace, "record", "--drm-only", "--drm-hook", "fentry", "-o",
@@ -465,13 +458,13 @@ TEST_F(DrmIntegrationTest, DefaultHookIsTheCheapestTheKernelTakes) {
                             {}, 60s);
     // With --drm-only nothing is left to capture: an error, said once.
     EXPECT_EQ(asked.exit_code(), 1) << asked.err;
-    EXPECT_EQ(CountLinesWith(asked.err, "xtrace record: loading the DRM ioctl programs for "
-                                        "fentry/fexit on __x64_sys_ioctl: "),
+    EXPECT_EQ(LinesWith(asked.err, "xtrace record: loading the DRM ioctl programs for "
+                                   "fentry/fexit on __x64_sys_ioctl: ").size(),
               1u)
         << asked.err;
-    EXPECT_EQ(CountLinesWith(asked.err, "fentry"), 1u) << asked.err;
+    EXPECT_EQ(LinesWith(asked.err, "fentry").size(), 1u) << asked.err;
   }
-  EXPECT_EQ(CountLinesWith(r.err, "raw syscall tracepoints"), 0u) << r.err;
+  EXPECT_EQ(LinesWith(r.err, "raw syscall tracepoints").size(), 0u) << r.err;
 }
 
 // Runs `argv` in a mount namespace of its own with every tracefs and debugfs mount (debugfs
@@ -494,12 +487,12 @@ TEST_F(DrmIntegrationTest, DefaultHookMountsTracefsWhereTheMachineHasNot) {
                               "--repeat", "2", "--log", log});
   ASSERT_NE(r.exit_code(), 97) << "could not unmount tracefs in a private mount namespace: " << r.err;
   ASSERT_EQ(r.exit_code(), 0) << r.err;
-  EXPECT_EQ(CountLinesWith(r.err, "DRM ioctls: mounted tracefs at /sys/kernel/tracing (it was not "
-                                  "mounted)"),
+  EXPECT_EQ(LinesWith(r.err, "DRM ioctls: mounted tracefs at /sys/kernel/tracing (it was not "
+                                  "mounted)").size(),
             1u)
       << r.err;
-  EXPECT_EQ(CountLinesWith(r.err, "DRM ioctls: attached to the ioctl trace events"), 1u) << r.err;
-  EXPECT_EQ(CountLinesWith(r.err, "raw syscall tracepoints (sys_enter, sys_exit) instead"), 0u) << r.err;
+  EXPECT_EQ(LinesWith(r.err, "DRM ioctls: attached to the ioctl trace events").size(), 1u) << r.err;
+  EXPECT_EQ(LinesWith(r.err, "raw syscall tracepoints (sys_enter, sys_exit) instead").size(), 0u) << r.err;
   Capture c = ReadCapture(out);
   EXPECT_TRUE(c.complete);
   ExpectMatchesProgramLog(c, log);
@@ -517,10 +510,11 @@ TEST_F(DrmIntegrationTest, DefaultHookWithoutTracefsFallsBackToTheRawSyscallTrac
                               "--log", log});
   ASSERT_NE(r.exit_code(), 97) << "could not unmount tracefs in a private mount namespace: " << r.err;
   ASSERT_EQ(r.exit_code(), 0) << r.err;
-  EXPECT_EQ(CountLinesWith(r.err, "(tracefs is not mounted at /sys/kernel/tracing and mounting it "
-                                  "failed (Operation not permitted)); using the raw syscall "
-                                  "tracepoints (sys_enter, sys_exit) instead, which every syscall "
-                                  "on the machine pays for while the capture runs"),
+  EXPECT_EQ(LinesWith(r.err, "(tracefs is not mounted at /sys/kernel/tracing and mounting it "
+                             "failed (Operation not permitted)); using the raw syscall "
+                             "tracepoints (sys_enter, sys_exit) instead, which every syscall "
+                             "on the machine pays for while the capture runs")
+                .size(),
             1u)
       << r.err;
   Capture c = ReadCapture(out);

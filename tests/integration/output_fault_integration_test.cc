@@ -31,6 +31,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::LogContents;
+using testing::LinesWith;
 using testing::PidFromReadyLine;
 using testing::ReadLaunchLog;
 using testing::ReadLogContents;
@@ -42,19 +43,6 @@ const std::string kXtrace = XTRACE_BIN;
 const std::string kWorkload = ZE_WORKLOAD_BIN;
 const std::string kSimDriver = "ZE_ENABLE_ALT_DRIVERS=" SIMZE_LIB;
 
-// The lines of `text` that mention `needle`.
-std::vector<std::string> LinesWith(const std::string& text, const std::string& needle) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(start, end - start);
-    if (line.find(needle) != std::string::npos) lines.push_back(line);
-    start = end + 1;
-  }
-  return lines;
-}
 
 // Every launch the log holds happened (it is in the workload's own launch log), and the log
 // converts and reports as an incomplete capture.

@@ -77,4 +77,7 @@ struct RunResult {
 RunResult RunCommand(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {},
               std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
+// The lines of `text` (a command's output) that hold `needle`, without their newlines.
+std::vector<std::string> LinesWith(const std::string& text, const std::string& needle);
+
 }  // namespace xtrace::testing
