@@ -4,7 +4,7 @@
 // queue with a fence, cooperative launches (zeCommandListAppendLaunchCooperativeKernel), a
 // multiple-indirect launch (zeCommandListAppendLaunchMultipleKernelsIndirect), an
 // in-order immediate command list, and a batch of regular lists appended to it with
-// zeCommandListImmediateAppendCommandListsExp where the loader has it (as the adapter runs
+// zeCommandListImmediateAppendCommandListsExp where the tables have it (as the adapter runs
 // command buffers), else executed on the queue. With --through-tables every call after
 // zeInit goes through the function tables taken from the loader (zeGet*ProcAddrTable: with
 // one driver, the driver's own functions), never through the loader's exports; it keeps the
@@ -48,7 +48,7 @@ constexpr const char* kUsage =
     "filled every iteration (reset, appended, closed) and executed on a command queue with a\n"
     "fence, cooperative launches (zeCommandListAppendLaunchCooperativeKernel), an in-order\n"
     "immediate command list, and a regular list batched onto it with\n"
-    "zeCommandListImmediateAppendCommandListsExp where the loader has it (else executed on the\n"
+    "zeCommandListImmediateAppendCommandListsExp where the tables have it (else executed on the\n"
     "queue). Each iteration launches 4 kernels: a cooperative and a plain one in the queue's\n"
     "list, a cooperative one on the immediate list and a plain one in the batched list; each\n"
     "signals a timestamp event, read after the waits. The queue's list also holds one\n"
@@ -220,7 +220,7 @@ struct Tables {
   TableStorage<ze_event_pool_dditable_t> pool;
   TableStorage<ze_event_dditable_t> event;
   TableStorage<ze_fence_dditable_t> fence;
-  TableStorage<void*> list_exp;  // Level Zero 1.9's, where the loader has it
+  TableStorage<void*> list_exp;  // Level Zero 1.9's, where the loader or driver has it
 };
 
 // The getter `name` of `library` (RTLD_DEFAULT: the loader's).
@@ -234,9 +234,10 @@ GetTableFn Getter(void* library, const char* name) {
 }
 
 // The tables `library` hands out (the loader's after zeInit: RTLD_DEFAULT; or the driver's
-// own), taken into `t`, and the functions the workload calls copied out of them; with
-// `newer`, the Level Zero 1.9 command list table too where it has one.
-Api TablesOf(void* library, Tables& t, bool newer) {
+// own), taken into `t`, and the functions the workload calls copied out of them, the Level
+// Zero 1.9 command list table's too where it has one (a driver newer than the loader xtrace
+// runs has it, and the runtime calls it, though that loader knows no such table).
+Api TablesOf(void* library, Tables& t) {
   const ze_api_version_t v = TableVersion(Getter(library, "zeGetDriverProcAddrTable"));
   ZE_CHECK(Getter(library, "zeGetDriverProcAddrTable")(v, t.driver.bytes));
   ZE_CHECK(Getter(library, "zeGetDeviceProcAddrTable")(v, t.device.bytes));
@@ -283,7 +284,7 @@ Api TablesOf(void* library, Tables& t, bool newer) {
   a.FenceHostSynchronize = t.fence.get().pfnHostSynchronize;
   a.FenceReset = t.fence.get().pfnReset;
   auto get = reinterpret_cast<GetTableFn>(dlsym(library, "zeGetCommandListExpProcAddrTable"));
-  if (newer && get && v >= ZE_MAKE_VERSION(1, 9) && get(v, t.list_exp.bytes) == ZE_RESULT_SUCCESS) {
+  if (get && v >= ZE_MAKE_VERSION(1, 9) && get(v, t.list_exp.bytes) == ZE_RESULT_SUCCESS) {
     void* fn = nullptr;
     std::memcpy(&fn, t.list_exp.bytes + sizeof(void*), sizeof(fn));
     a.ImmediateAppendCommandListsExp = reinterpret_cast<ImmediateAppendFn>(fn);
@@ -352,8 +353,7 @@ int main(int argc, char** argv) {
   Api tables = exports;
   if (through_tables) {
     taken = std::make_unique<Tables>();
-    tables = from_the_driver ? TablesOf(driver_itself, *taken, false)
-                             : TablesOf(RTLD_DEFAULT, *taken, true);
+    tables = TablesOf(from_the_driver ? driver_itself : RTLD_DEFAULT, *taken);
     if (scattered) {
       explicit_bzero(taken.get(), sizeof(Tables));
       taken.reset();

@@ -25,6 +25,16 @@ constexpr std::string_view kTableGetters[] = {
     "zeGetRTASBuilderExpProcAddrTable", "zeGetRTASParallelOperationExpProcAddrTable",
 };
 
+constexpr DriverTableSlot kDriverTableSlots[] = {
+    {"zeInitDrivers", "zeGetGlobalProcAddrTable", 1},                           // 1.10
+    {"zeCommandListHostSynchronize", "zeGetCommandListProcAddrTable", 28},      // 1.6
+    {"zeCommandListAppendLaunchKernelWithParameters", "zeGetCommandListProcAddrTable", 36},  // 1.14
+    {"zeCommandListAppendLaunchKernelWithArguments", "zeGetCommandListProcAddrTable", 37},   // 1.14
+    {"zeCommandListAppendHostFunction", "zeGetCommandListProcAddrTable", 51},   // 1.17
+    {"zeEventCounterBasedCreate", "zeGetEventProcAddrTable", 11},               // 1.15
+    {"zeCommandListImmediateAppendCommandListsExp", "zeGetCommandListExpProcAddrTable", 1},  // 1.9
+};
+
 // The dedicated programs read these arguments (ze_probes.bpf.c).
 constexpr ArgRegisterMask kKernelCreateArgs = 0b111;
 constexpr ArgRegisterMask kLaunchArgs = 0b11111;
@@ -57,6 +67,8 @@ bpf_program* ExecuteReturn(const ze_probes* s) { return s->progs.ze_execute_retu
 }  // namespace
 
 std::span<const std::string_view> ZeTableGetters() { return kTableGetters; }
+
+std::span<const DriverTableSlot> ZeDriverTableSlots() { return kDriverTableSlots; }
 
 const std::vector<ProbeSpec>& ZeProbeSpecs() {
   static const std::vector<ProbeSpec> probes = [] {

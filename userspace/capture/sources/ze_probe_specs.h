@@ -44,6 +44,19 @@ const std::vector<ProbeSpec>& ZeProbeSpecs();
 // loader takes the driver's own functions, which pass no export (ze_table_getter_entry).
 std::span<const std::string_view> ZeTableGetters();
 
+// Where a driver's table holds a probed function that an older loader (bookworm's 1.8 exports
+// none of these) has no export and no dispatch slot for: the getter that fills the table and
+// the slot's index in it (Level Zero's ze_ddi.h; its tables only ever grow at their end, so
+// an index holds for every version that has the slot). xtrace learns where the functions its
+// own loader dispatches are by following that loader's stubs; these it asks the driver's
+// getters for (ze_taken_tables.cc), for a process that takes its tables from the driver.
+struct DriverTableSlot {
+  std::string_view function;
+  std::string_view getter;
+  size_t index = 0;
+};
+std::span<const DriverTableSlot> ZeDriverTableSlots();
+
 }  // namespace xtrace
 
 #endif  // XTRACE_CAPTURE_SOURCES_ZE_PROBE_SPECS_H_

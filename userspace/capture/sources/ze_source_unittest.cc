@@ -5,7 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <string>
 #include <string_view>
+
+#include "base/read_file.h"
 
 namespace xtrace {
 namespace {
@@ -54,6 +59,52 @@ TEST(ZeSource, NewerEntryPointsAreProbedAtTheLoadersThatHaveThem) {
     ASSERT_NE(spec(n), nullptr) << n;
     EXPECT_FALSE(spec(n)->in_loader) << n;
   }
+}
+
+// The slots xtrace asks a driver's getters for are where Level Zero's own headers put them:
+// trixie's (1.20.6, from Debian's level-zero-dev in the tree scripts/trixie-rootfs.sh builds)
+// are read for each table's fields, in order. A slot newer than those headers is not checked.
+TEST(ZeSource, DriverTableSlotsAreWhereLevelZerosHeadersPutThem) {
+  const char* env = std::getenv("XTRACE_TRIXIE_ROOT");
+  const std::string header = std::string(env && *env ? env : "/var/cache/xtrace/trixie") +
+                             "/usr/include/level_zero/ze_ddi.h";
+  const auto text = ReadWholeFile(header);
+  if (!text) GTEST_SKIP() << header << " is not there (scripts/trixie-rootfs.sh builds it)";
+  size_t checked = 0;
+  for (const DriverTableSlot& slot : ZeDriverTableSlots()) {
+    // zeGetCommandListExpProcAddrTable: the struct _ze_command_list_exp_dditable_t, whose
+    // fields drop the object's name (zeCommandListImmediateAppendCommandListsExp:
+    // pfnImmediateAppendCommandListsExp; the Global table's objects have none).
+    std::string_view table = slot.getter.substr(5, slot.getter.size() - 5 - 13);
+    std::string snake;
+    for (char c : table) {
+      if (std::isupper(static_cast<unsigned char>(c)) && !snake.empty()) snake += '_';
+      snake += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    std::string_view object = table == "Global" ? "" : table;
+    if (object.ends_with("Exp")) object.remove_suffix(3);
+    ASSERT_TRUE(slot.function.starts_with("ze" + std::string(object))) << slot.function;
+    const std::string field =
+        "pfn" + std::string(slot.function.substr(2 + object.size())) + ";";
+    const size_t start = text->find("typedef struct _ze_" + snake + "_dditable_t\n{");
+    ASSERT_NE(start, std::string::npos) << snake;
+    const size_t end = text->find('}', start);
+    size_t index = 0;
+    bool found = false;
+    for (size_t at = text->find("pfn", start); at < end; at = text->find("pfn", at + 1)) {
+      if (text->compare(at, field.size(), field) == 0) {
+        found = true;
+        break;
+      }
+      index += text->compare(at - 1, 1, " ") == 0;  // a field, not a type named ...pfn...
+    }
+    if (!found) continue;  // newer than these headers
+    EXPECT_EQ(index, slot.index) << slot.function << " in " << slot.getter;
+    ++checked;
+  }
+  // 1.20.6's headers have at least zeInitDrivers, zeCommandListHostSynchronize and
+  // zeCommandListImmediateAppendCommandListsExp.
+  EXPECT_GE(checked, 3u);
 }
 
 // Drivers by file name: Intel's GPU driver (and its build for older GPUs), its NPU driver, the

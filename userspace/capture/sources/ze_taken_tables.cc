@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <unistd.h>
 #include <sys/uio.h>
 
@@ -131,6 +132,46 @@ uint64_t AddressOf(std::span<const MappedSegment> segments, const MappedSegment&
   return 0;
 }
 
+// The probe spec (an index into ZeProbeSpecs) of `function`, or npos.
+size_t SpecOf(std::string_view function) {
+  const std::vector<ProbeSpec>& specs = ZeProbeSpecs();
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].symbol == function) return i;
+  return std::string::npos;
+}
+
+// Adds to `functions` (file offset -> spec) the functions of ZeDriverTableSlots it lacks, as
+// the driver file `file` (loaded in this process by xtrace's own loader, which called the same
+// getters at its zeInit) fills its tables: asked with the highest 1.x version, which a driver
+// answers with every slot of its own version (a driver refuses only a caller older than it).
+void AddSlotsPastTheLoader(const MappedSegment& file, std::span<const MappedSegment> segments,
+                           std::map<uint64_t, size_t>* functions) {
+  std::set<size_t> have;
+  for (const auto& [offset, spec] : *functions) have.insert(spec);
+  void* library = dlopen(file.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (!library) return;
+  // ze_result_t (*)(ze_api_version_t, table*): both 32-bit values in this ABI.
+  using Getter = int32_t (*)(uint32_t, void*);
+  constexpr uint32_t kAnyOneDotVersion = (1u << 16) | 0xffffu;
+  constexpr size_t kTableWords = 512;  // past the largest table of any version (about 60)
+  std::map<std::string_view, std::vector<uint64_t>> tables;  // getter -> what it filled
+  for (const DriverTableSlot& slot : ZeDriverTableSlots()) {
+    const size_t spec = SpecOf(slot.function);
+    if (spec == std::string::npos || have.count(spec)) continue;
+    auto [table, fresh] = tables.try_emplace(slot.getter);
+    if (fresh) {
+      table->second.assign(kTableWords, 0);
+      const auto get = reinterpret_cast<Getter>(dlsym(library, std::string(slot.getter).c_str()));
+      if (!get || get(kAnyOneDotVersion, table->second.data()) != 0) table->second.clear();
+    }
+    const uint64_t at = slot.index < table->second.size() ? table->second[slot.index] : 0;
+    const MappedSegment* in = at ? SegmentAt(segments, at) : nullptr;
+    if (in && in->executable && SameFile(*in, file))
+      functions->emplace(at - in->start + in->file_offset, spec);
+  }
+  dlclose(library);
+}
+
 }  // namespace
 
 void ZeSource::LearnDriverTables() {
@@ -164,6 +205,9 @@ void ZeSource::LearnDriverTables() {
       if (!id.ok() || id->empty()) continue;
       DriverTables& t = driver_tables_[*id];
       t.functions = file.second;
+      // A runtime built against newer Level Zero than xtrace's own loader takes these from
+      // the driver's tables too.
+      AddSlotsPastTheLoader(*file.first, segments, &t.functions);
       t.table_starts = own.table_starts;
       t.words.clear();
       for (uint64_t w : own.words) {
