@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/human_bytes.h"
 #include "cli/option_table.h"
 #include "cli/selection_options.h"
 #include "export/converter.h"
@@ -120,18 +121,6 @@ std::string DefaultOutputPath(const std::string& input, TraceFormat format) {
     return input.substr(0, input.size() - kLogSuffix.size()) + suffix;
   }
   return input + suffix;
-}
-
-std::string HumanBytes(uint64_t bytes) {
-  char text[32];
-  if (bytes < 1024 * 1024) {
-    std::snprintf(text, sizeof(text), "%.1f KiB", static_cast<double>(bytes) / 1024);
-  } else if (bytes >= uint64_t{1} << 30) {
-    std::snprintf(text, sizeof(text), "%.2f GiB", static_cast<double>(bytes) / (1 << 30));
-  } else {
-    std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1024 * 1024));
-  }
-  return text;
 }
 
 // Sizes from which a trace may not open in ui.perfetto.dev in a browser. The page's memory is

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "base/human_bytes.h"
 #include "base/unique_fd.h"
 
 #include "daemon/control_codec.h"
@@ -28,13 +29,6 @@ namespace {
 using control_schema::CaptureStatus;
 using control_schema::Control;
 
-std::string Bytes(uint64_t n) {
-  char buf[32];
-  if (n < 1024) std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(n));
-  else if (n < (1u << 20)) std::snprintf(buf, sizeof(buf), "%.1f KiB", n / 1024.0);
-  else std::snprintf(buf, sizeof(buf), "%.1f MiB", n / 1048576.0);
-  return buf;
-}
 
 std::string LocalTime(uint64_t realtime_ns) {
   const time_t t = static_cast<time_t>(realtime_ns / 1000000000ull);
@@ -181,7 +175,7 @@ Result<std::string> CallDaemon(const std::string& socket_path, ControlVerb verb,
         auto reply = control.listRequest().send().wait(io.waitScope);
         std::ostringstream out;
         for (auto f : reply.getFiles())
-          out << f.getName().cStr() << "\t" << Bytes(f.getBytes()) << "\t"
+          out << f.getName().cStr() << "\t" << HumanBytes(f.getBytes()) << "\t"
               << (f.getComplete() ? "complete" : "being written") << "\t"
               << LocalTime(f.getModifiedRealtimeNs()) << "\n";
         return out.str();

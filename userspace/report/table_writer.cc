@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "base/human_bytes.h"
 #include "report/display_name.h"
 
 namespace xtrace::report {
@@ -24,11 +25,7 @@ std::string ValueText(const Column& column, const nlohmann::json& v) {
     case Column::kPercent:
       return Printf("%.1f%%", v.get<double>());
     case Column::kBytes: {
-      const double b = v.get<double>();
-      if (b < 1024) return Printf("%.0f B", b);
-      if (b < 1024 * 1024) return Printf("%.1f KiB", b / 1024);
-      if (b < 1024.0 * 1024 * 1024) return Printf("%.1f MiB", b / (1024 * 1024));
-      return Printf("%.2f GiB", b / (1024.0 * 1024 * 1024));
+      return HumanBytes(static_cast<uint64_t>(std::max(0.0, v.get<double>())));
     }
     case Column::kRate:
       return Printf("%.2f", v.get<double>());

@@ -6,17 +6,10 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/human_bytes.h"
 #include "model/drop_remedy.h"
 
 namespace xtrace {
-
-std::string HumanBytes(uint64_t bytes) {
-  char buf[32];
-  if (bytes < 1024) std::snprintf(buf, sizeof(buf), "%llu B", (unsigned long long)bytes);
-  else if (bytes < (1u << 20)) std::snprintf(buf, sizeof(buf), "%.1f KiB", bytes / 1024.0);
-  else std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / 1048576.0);
-  return buf;
-}
 
 std::vector<ProcessCaptureStats> PerProcessStats(
     const RecordTally& tally, const std::map<uint32_t, uint64_t>& drops,

@@ -34,9 +34,6 @@ struct CaptureReport {
   std::string summary_text;                // the paragraph printed at the end
 };
 
-// "880 B", "12.5 KiB", "3.0 MiB".
-std::string HumanBytes(uint64_t bytes);
-
 // Records by source and ring drops per process, in pid order; `comm_of` names each pid.
 std::vector<ProcessCaptureStats> PerProcessStats(const RecordTally& tally,
                                                  const std::map<uint32_t, uint64_t>& drops,

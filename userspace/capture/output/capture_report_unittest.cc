@@ -12,12 +12,6 @@ namespace {
 
 using test_util::Contains;
 
-TEST(CaptureReport, HumanBytes) {
-  EXPECT_EQ(HumanBytes(880), "880 B");
-  EXPECT_EQ(HumanBytes(12800), "12.5 KiB");
-  EXPECT_EQ(HumanBytes(3u << 20), "3.0 MiB");
-}
-
 TEST(CaptureReport, PerProcessCountsInPidOrderWithDropsAndNames) {
   RecordTally tally;
   tally.Add(20, "ITT");

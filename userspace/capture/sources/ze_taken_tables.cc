@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/human_bytes.h"
 #include "base/read_file.h"
 
 #include "capture/capture_options.h"
@@ -36,12 +37,6 @@ constexpr uint64_t kMaxDispatchBytes = 64 << 10;
 constexpr uint64_t kNotInTheDriver = ~uint64_t{0};
 // Below the stack pointer, the bytes a function may use without moving it (x86-64 SysV).
 constexpr uint64_t kRedZone = 128;
-
-std::string Mib(uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return text;
-}
 
 std::string Ms(uint64_t ns) {
   char text[32];
@@ -317,7 +312,7 @@ bool ZeSource::FoundTakenCopies(uint32_t pid, const std::string& maps,
     all.regions_total = std::max(all.regions_total, scan.regions_total);
     all.bounded |= scan.bounded;
   }
-  const std::string read = Mib(all.bytes) + " of its writable memory read in " + Ms(all.ns) +
+  const std::string read = HumanBytes(all.bytes) + " of its writable memory read in " + Ms(all.ns) +
                            (all.bounded ? ", stopped at the scan's bound" : "");
   if (taken) {
     const uint8_t one = 1;
