@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/human_bytes.h"
+#include "cli/args.h"
 #include "cli/option_table.h"
 #include "cli/selection_options.h"
 #include "export/converter.h"
@@ -31,6 +32,7 @@ struct Arguments {
   bool salvage = false;
   bool quiet = false;
   EventSelection selection;
+  uint64_t split_ns = 0;  // --split: one trace per this much of the capture (0: one trace)
 };
 
 CommandDoc ConvertDoc() {
@@ -56,7 +58,8 @@ pids of further machines are renumbered apart, the real pid kept in the name.
 arrow (flow) only when both its ends are in it (and none with --name: their other ends are
 calls the pattern does not name); each counter starts the window at its last value before it;
 processes and threads are named when they have something in the window. The batches of a log
-outside the window are skipped without decoding their events.
+outside the window are skipped without decoding their events. --split makes each part such a
+window: a span that crosses from one part into the next is in both.
 )",
       .examples = {
           "xtrace convert run.capnp                    # writes run.json",
@@ -66,6 +69,7 @@ outside the window are skipped without decoding their events.
           "xtrace convert run.capnp --from 12.5 --to 17.5 -o five-seconds.pftrace",
           "xtrace convert run.capnp --from 2026-11-23T11:35:00Z --to +600s",
           "xtrace convert run.capnp --pid 4242 --name 'gemm|conv'",
+          "xtrace convert day.capnp --split 10m -o day.pftrace  # day.part01.pftrace, ...",
           "xtrace convert rank0.capnp rank1.capnp -o job.pftrace   # one timeline",
           "xtrace convert /var/lib/xtrace --rank 0,1 -o job.pftrace # a daemon's files",
           "xtrace convert killed.capnp --salvage       # keep what a killed capture left",
@@ -95,6 +99,18 @@ OptionTable ConvertOptionTable(Arguments& args) {
          if (value == "json") args.format = TraceFormat::kChromeJson;
          else if (value == "perfetto") args.format = TraceFormat::kPerfetto;
          else return Status::Error(flag + ": '" + value + "' is not json or perfetto");
+         return Status::Ok();
+       }},
+      {0, "--split", "DURATION", "OUTPUT",
+       "one trace per DURATION of the capture (300, 90s, 10m, 1h; with --from/--to, of that "
+       "window), each of which opens on its own: OUT with .partN before its extension "
+       "(day.part01.pftrace, day.part02.pftrace, ...). For a capture too long for one trace to "
+       "open in a browser",
+       [&args](const std::string& flag, const std::string& value) {
+         Result<uint64_t> ns = ParseDuration(flag, value);
+         if (!ns.ok()) return ns.status();
+         if (*ns == 0) return Status::Error(flag + ": a part must last longer than 0");
+         args.split_ns = *ns;
          return Status::Ok();
        }},
       {'q', "--quiet", "", "OUTPUT",
@@ -168,6 +184,8 @@ std::optional<int> ParseArguments(int argc, char** argv, Arguments* args) {
   }
   if (!args->format) args->format = FormatForPath(args->output);
   if (args->output.empty()) return UsageError("the output file name is empty");
+  if (args->split_ns && args->output == "-")
+    return UsageError("--split writes one file per part: name them with -o FILE, not -");
   for (const std::string& input : args->inputs)
     if (args->output == input) return UsageError("the output would overwrite the input " + input);
   return std::nullopt;
@@ -177,6 +195,8 @@ std::optional<int> ParseArguments(int argc, char** argv, Arguments* args) {
 class ProgressLine {
  public:
   explicit ProgressLine(bool enabled) : enabled_(enabled) {}
+  // What the line says before its figures ("part 2 of 12: ").
+  void SetLabel(std::string label) { label_ = std::move(label); }
   ~ProgressLine() { Clear(); }
 
   void Update(uint64_t bytes_read, std::optional<uint64_t> total) {
@@ -185,11 +205,12 @@ class ProgressLine {
     if (now - last_ < std::chrono::milliseconds(250)) return;
     last_ = now;
     if (total && *total > 0) {
-      std::fprintf(stderr, "\rxtrace convert: %3u%% (%s of %s)\033[K",
+      std::fprintf(stderr, "\rxtrace convert: %s%3u%% (%s of %s)\033[K", label_.c_str(),
                    static_cast<unsigned>(bytes_read * 100 / *total), HumanBytes(bytes_read).c_str(),
                    HumanBytes(*total).c_str());
     } else {
-      std::fprintf(stderr, "\rxtrace convert: %s read\033[K", HumanBytes(bytes_read).c_str());
+      std::fprintf(stderr, "\rxtrace convert: %s%s read\033[K", label_.c_str(),
+                   HumanBytes(bytes_read).c_str());
     }
     drawn_ = true;
   }
@@ -201,6 +222,7 @@ class ProgressLine {
 
  private:
   bool enabled_;
+  std::string label_;
   bool drawn_ = false;
   std::chrono::steady_clock::time_point last_{};
 };
@@ -220,8 +242,134 @@ std::string LargeTraceNote(TraceFormat format, uint64_t trace_bytes, const std::
   else
     note += "Perfetto's trace_processor opens it outside the browser (trace_processor --httpd " +
             (output == "-" ? std::string("FILE") : output) + ", then the UI offers to use it); ";
-  return note + "or convert a part: --from/--to, --pid, --rank or --name.";
+  return note + "or convert it in parts: --split DURATION (one trace per DURATION), --from/--to, "
+                "--pid, --rank or --name.";
 }
+
+std::string PartPath(const std::string& output, size_t part, size_t parts) {
+  const size_t width = std::to_string(std::max<size_t>(parts, 1)).size();
+  std::string number = std::to_string(part);
+  if (number.size() < width) number.insert(0, width - number.size(), '0');
+  std::string stem = output, gz;
+  if (stem.size() > 3 && stem.ends_with(".gz")) {
+    gz = ".gz";
+    stem.resize(stem.size() - 3);
+  }
+  const size_t slash = stem.rfind('/');
+  const size_t dot = stem.rfind('.');
+  const bool has_extension = dot != std::string::npos && dot > 0 &&
+                             (slash == std::string::npos || dot > slash + 1);
+  if (!has_extension) return stem + ".part" + number + gz;
+  return stem.substr(0, dot) + ".part" + number + stem.substr(dot) + gz;
+}
+
+namespace {
+
+// A time from the trace's start, as a part's bounds are said: as --split and --from take it
+// ("90s", "10m00s", "1h05m00s"), or in seconds to the millisecond when not whole.
+std::string SinceStart(uint64_t ns) {
+  char text[48];
+  const uint64_t s = ns / 1'000'000'000;
+  if (ns % 1'000'000'000 != 0)
+    std::snprintf(text, sizeof(text), "%.3fs", static_cast<double>(ns) / 1e9);
+  else if (s >= 3600)
+    std::snprintf(text, sizeof(text), "%lluh%02llum%02llus", static_cast<unsigned long long>(s / 3600),
+                  static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60));
+  else if (s >= 60)
+    std::snprintf(text, sizeof(text), "%llum%02llus", static_cast<unsigned long long>(s / 60),
+                  static_cast<unsigned long long>(s % 60));
+  else
+    std::snprintf(text, sizeof(text), "%llus", static_cast<unsigned long long>(s));
+  return text;
+}
+
+// --split: the logs measured once, then converted part by part, each a window of its own
+// (ConvertLogs reads only the batches that reach into it). A span that crosses from one part
+// into the next is in both, whole, as a window keeps it.
+int ConvertInParts(const Arguments& args, const std::string& input_name, ConvertOptions options,
+                   ProgressLine& progress) {
+  for (const std::string& log : args.logs) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(log, ec)) {
+      std::fprintf(stderr, "xtrace convert: %s: --split reads the logs once per part: give "
+                   "files, not a pipe\n", log.c_str());
+      return kExitError;
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  Result<LogsExtent> extent = MeasureLogs(args.logs, args.salvage);
+  if (!extent.ok()) {
+    std::fprintf(stderr, "xtrace convert: %s%s\n", extent.status().message().c_str(),
+                 args.salvage ? "" : "; --salvage converts the part before it");
+    return kExitError;
+  }
+  // The span to cut, as ns from the trace's start: the logs' length, within --from/--to.
+  const uint64_t origin = extent->start.monotonic_ns;
+  const auto since = [&](const TimeBound& b) {
+    const uint64_t at = b.Resolve(extent->start);
+    return at > origin ? at - origin : 0;
+  };
+  const uint64_t from = args.selection.from ? since(*args.selection.from) : 0;
+  uint64_t to = extent->length_ns + 1;  // the last span starts before its end
+  if (args.selection.to) to = std::min(to, since(*args.selection.to));
+  const uint64_t parts = to > from ? (to - from + args.split_ns - 1) / args.split_ns : 1;
+
+  uint64_t events_out = 0, bytes = 0;
+  size_t empty = 0;
+  ConvertStats stats;
+  for (uint64_t k = 0; k < parts; ++k) {
+    const std::string path = PartPath(args.output, k + 1, parts);
+    const uint64_t part_from = from + k * args.split_ns;
+    const uint64_t part_to = std::min(part_from + args.split_ns, std::max(to, part_from + 1));
+    options.selection.from = TimeBound{TimeBound::Kind::kSinceStart, part_from};
+    options.selection.to = TimeBound{TimeBound::Kind::kSinceStart, part_to};
+    const std::string label = "part " + std::to_string(k + 1) + " of " + std::to_string(parts);
+    progress.SetLabel(label + ": ");
+    const Status status = ConvertLogs(args.logs, path, options, &stats);
+    progress.Clear();
+    if (!status.ok()) {
+      std::fprintf(stderr, "xtrace convert: %s: %s%s\n", label.c_str(), status.message().c_str(),
+                   stats.damage.empty() ? "" : "; --salvage converts the part before it");
+      return kExitError;
+    }
+    if (k == 0 && stats.salvaged)
+      std::fprintf(stderr, "xtrace convert: warning: %s; every part ends before it\n",
+                   stats.damage.c_str());
+    else if (k == 0 && !stats.complete)
+      std::fprintf(stderr,
+                   "xtrace convert: warning: %s has no summary: the capture did not finish "
+                   "cleanly; its parts hold what it holds\n",
+                   input_name.c_str());
+    events_out += stats.events_out;
+    bytes += stats.bytes_written;
+    const bool nothing = stats.selected_kept == 0;
+    empty += nothing;
+    if (!args.quiet)
+      std::fprintf(stderr, "xtrace convert: %s (%s to %s from the start) -> %s: %llu trace events, %s%s\n",
+                   label.c_str(), SinceStart(part_from).c_str(), SinceStart(part_to).c_str(),
+                   path.c_str(), static_cast<unsigned long long>(stats.events_out),
+                   HumanBytes(stats.bytes_written).c_str(),
+                   nothing ? "; nothing of the traced processes in it" : "");
+    if (std::string note = LargeTraceNote(options.format, stats.trace_bytes, path); !note.empty())
+      std::fprintf(stderr, "xtrace convert: warning: %s\n", note.c_str());
+  }
+  if (empty == parts && !args.selection.empty())
+    std::fprintf(stderr, "xtrace convert: warning: %s\n", NothingSelected(args, stats, input_name).c_str());
+  if (!args.quiet) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr,
+                 "xtrace convert: %s -> %llu parts of %s (%s to %s): %llu trace events, %s in "
+                 "all, in %.2f s\n",
+                 input_name.c_str(), static_cast<unsigned long long>(parts),
+                 SinceStart(args.split_ns).c_str(), PartPath(args.output, 1, parts).c_str(),
+                 PartPath(args.output, parts, parts).c_str(),
+                 static_cast<unsigned long long>(events_out), HumanBytes(bytes).c_str(), seconds);
+  }
+  return kExitOk;
+}
+
+}  // namespace
 
 int RunConvertCommand(int argc, char** argv) {
   Arguments args;
@@ -244,6 +392,8 @@ int RunConvertCommand(int argc, char** argv) {
   options.progress = [&](uint64_t bytes_read, std::optional<uint64_t> total) {
     progress.Update(bytes_read, total);
   };
+
+  if (args.split_ns) return ConvertInParts(args, input_name, options, progress);
 
   const auto start = std::chrono::steady_clock::now();
   ConvertStats stats;

@@ -16,4 +16,10 @@ int RunConvertCommand(int argc, char** argv);
 // is not.
 std::string LargeTraceNote(TraceFormat format, uint64_t trace_bytes, const std::string& output);
 
+// Where part `part` (from 1) of `parts` of a --split conversion goes: `output` with
+// ".partNN" before its extension (and before .gz), numbered to the same width so that the
+// parts sort in order: day.pftrace -> day.part01.pftrace; a name without an extension ends
+// with it.
+std::string PartPath(const std::string& output, size_t part, size_t parts);
+
 }  // namespace xtrace

@@ -4,11 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "base/read_file.h"
+
 #include "log/log_writer.h"
 #include "log_test_util.h"
+#include "trace_checks.h"
 
 namespace xtrace {
 namespace {
@@ -89,13 +93,14 @@ TEST(ConvertCommand, ATraceTooLargeForABrowserSaysWhatToDoInstead) {
             "run.json.gz holds 1.50 GiB (uncompressed) of trace: ui.perfetto.dev may fail to open "
             "it in a browser, whose memory is limited (about 2 GB) and holds a trace at several "
             "times its size. The Perfetto format (-o FILE.pftrace) holds the same in about a "
-            "sixth of the bytes; or convert a part: --from/--to, --pid, --rank or --name.");
+            "sixth of the bytes; or convert it in parts: --split DURATION (one trace per "
+            "DURATION), --from/--to, --pid, --rank or --name.");
   EXPECT_EQ(LargeTraceNote(TraceFormat::kPerfetto, 600 * mib, "run.pftrace"),
             "run.pftrace holds 600.0 MiB of trace: ui.perfetto.dev may fail to open it in a "
             "browser, whose memory is limited (about 2 GB) and holds a trace at several times its "
             "size. Perfetto's trace_processor opens it outside the browser (trace_processor "
-            "--httpd run.pftrace, then the UI offers to use it); or convert a part: --from/--to, "
-            "--pid, --rank or --name.");
+            "--httpd run.pftrace, then the UI offers to use it); or convert it in parts: --split "
+            "DURATION (one trace per DURATION), --from/--to, --pid, --rank or --name.");
   EXPECT_NE(LargeTraceNote(TraceFormat::kPerfetto, 600 * mib, "-").find("--httpd FILE"),
             std::string::npos);
 }
@@ -111,6 +116,100 @@ TEST(ConvertCommand, TraceBytesAreCountedBeforeCompression) {
   EXPECT_EQ(plain.trace_bytes, plain.bytes_written);
   EXPECT_EQ(gz.trace_bytes, plain.trace_bytes);
   EXPECT_LT(gz.bytes_written, gz.trace_bytes);
+}
+
+TEST(ConvertCommand, PartsAreNamedBeforeTheExtensionAndSortInOrder) {
+  EXPECT_EQ(PartPath("day.pftrace", 1, 12), "day.part01.pftrace");
+  EXPECT_EQ(PartPath("day.pftrace", 12, 12), "day.part12.pftrace");
+  EXPECT_EQ(PartPath("/tmp/run.json.gz", 3, 3), "/tmp/run.part3.json.gz");
+  EXPECT_EQ(PartPath("/tmp/v1.2/trace", 7, 100), "/tmp/v1.2/trace.part007");
+  EXPECT_EQ(PartPath("out/.trace", 1, 1), "out/.trace.part1");
+  EXPECT_EQ(PartPath("trace.gz", 2, 2), "trace.part2.gz");
+}
+
+// A log whose kernels k0, k1, k2 run 0.5, 1.5 and 2.5 s after its start; finished with its
+// summary (which says it ended at 0.9 s: the spans reach further) or cut short without one.
+std::string WriteThreeSeconds(const test_util::ScratchDir& dir, const std::string& name,
+                              bool finished) {
+  const std::string path = dir.File(name);
+  auto writer = LogWriter::Create(path, test_util::SampleHeader());
+  EXPECT_TRUE(writer.ok());
+  StringTable& s = (*writer)->strings();
+  (*writer)->Append(ProcessInfo{.pid = 4242, .comm = s.Intern("trainer")});
+  for (uint32_t k = 0; k < 3; ++k) {
+    KernelLaunch launch;
+    launch.pid = launch.tid = 4242;
+    launch.start_ns = test_util::SampleHeader().start_clock.monotonic_ns + 500'000'000 +
+                      uint64_t{k} * 1'000'000'000;
+    launch.end_ns = launch.start_ns + 500;
+    launch.kernel_name = s.Intern("k" + std::to_string(k));
+    (*writer)->Append(launch);
+    EXPECT_TRUE((*writer)->Flush().ok());  // a batch each
+  }
+  if (finished) {
+    EXPECT_TRUE((*writer)->Finish(test_util::SampleSummary()).ok());
+  }
+  return path;
+}
+
+// Which of k0, k1, k2 a trace holds.
+std::string KernelsIn(const std::string& trace) {
+  const auto text = ReadWholeFile(trace);
+  EXPECT_TRUE(text.has_value()) << trace;
+  std::string kernels;
+  for (const char* k : {"\"k0\"", "\"k1\"", "\"k2\""})
+    if (text && text->find(k) != std::string::npos) kernels += std::string(k).substr(1, 2);
+  return kernels;
+}
+
+TEST(ConvertCommand, SplitWritesOneTracePerPartOfTheCapture) {
+  for (bool finished : {true, false}) {
+    SCOPED_TRACE(finished ? "finished log" : "log cut short");
+    test_util::ScratchDir dir;
+    const std::string log = WriteThreeSeconds(dir, "run.capnp", finished);
+    const std::string out = dir.File("run.json");
+    const Outcome three = Convert({log, "-o", out, "--split", "1s"});
+    EXPECT_EQ(three.status, 0) << three.err;
+    EXPECT_EQ(KernelsIn(dir.File("run.part1.json")), "k0");
+    EXPECT_EQ(KernelsIn(dir.File("run.part2.json")), "k1");
+    EXPECT_EQ(KernelsIn(dir.File("run.part3.json")), "k2");
+    EXPECT_FALSE(std::filesystem::exists(dir.File("run.part4.json")));
+    EXPECT_FALSE(std::filesystem::exists(out));
+    EXPECT_NE(three.err.find("part 2 of 3 (1s to 2s from the start) -> " +
+                             dir.File("run.part2.json") + ": "),
+              std::string::npos)
+        << three.err;
+    EXPECT_NE(three.err.find(" -> 3 parts of 1s (" + dir.File("run.part1.json") + " to " +
+                             dir.File("run.part3.json") + "): "),
+              std::string::npos)
+        << three.err;
+    EXPECT_EQ(three.err.find("has no summary") == std::string::npos, finished) << three.err;
+    // Each part is a trace of its own that a viewer draws: checked in both formats.
+    ASSERT_EQ(Convert({log, "-q", "-o", dir.File("run.pftrace"), "--split", "1s"}).status, 0);
+    for (const char* part : {"part1", "part2", "part3"})
+      for (const std::string& problem : test_util::CheckEveryFormat(
+               dir.File(std::string("run.") + part + ".json"), dir.File(std::string("run.") + part + ".pftrace")))
+        ADD_FAILURE() << part << ": " << problem;
+
+    // Within a window: its own length cut, from its start.
+    const std::string windowed = dir.File("w.pftrace");
+    const Outcome two = Convert({log, "-q", "-o", windowed, "--split", "0.75s", "--from", "1.2"});
+    EXPECT_EQ(two.status, 0) << two.err;
+    EXPECT_TRUE(std::filesystem::exists(dir.File("w.part1.pftrace")));
+    EXPECT_TRUE(std::filesystem::exists(dir.File("w.part2.pftrace")));
+    EXPECT_FALSE(std::filesystem::exists(dir.File("w.part3.pftrace")));
+  }
+}
+
+TEST(ConvertCommand, SplitNeedsFilesToWrite) {
+  test_util::ScratchDir dir;
+  const std::string log = WriteThreeSeconds(dir, "run.capnp", true);
+  const Outcome to_stdout = Convert({log, "-o", "-", "--split", "1s"});
+  EXPECT_EQ(to_stdout.status, 2);
+  EXPECT_NE(to_stdout.err.find("--split writes one file per part"), std::string::npos) << to_stdout.err;
+  const Outcome zero = Convert({log, "-o", dir.File("x.json"), "--split", "0"});
+  EXPECT_EQ(zero.status, 2);
+  EXPECT_NE(zero.err.find("--split: '0' is not a duration"), std::string::npos) << zero.err;
 }
 
 }  // namespace

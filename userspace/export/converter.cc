@@ -559,6 +559,40 @@ TraceFormat FormatForPath(const std::string& path) {
   return TraceFormat::kChromeJson;
 }
 
+Result<LogsExtent> MeasureLogs(const std::vector<std::string>& in_paths, bool salvage) {
+  if (in_paths.empty()) return Status::Error("no logs to measure");
+  std::vector<MergedLogReader::Source> sources;
+  for (const std::string& path : in_paths) {
+    Result<LogReader> reader = LogReader::Open(path, LogReaderOptions{.salvage = salvage});
+    if (!reader.ok()) return reader.status();
+    sources.push_back({std::move(*reader), 0});
+  }
+  MergedLogReader logs(std::move(sources));
+  Result<Placement> placement = PlaceLogs(logs);
+  if (!placement.ok()) return placement.status();
+  for (size_t i = 0; i < logs.size(); ++i) {
+    logs.SetOffset(i, placement->inputs[i].offset_ns);
+    // A window no span reaches into: every span batch is stepped over.
+    logs.reader(i).SetWindow(LogReaderOptions::Window{.from_ns = UINT64_MAX - 1, .to_ns = UINT64_MAX});
+  }
+  LogsExtent extent{.start = TraceStart(logs, *placement)};
+  size_t source = 0;
+  while (true) {
+    Result<const Event*> next = logs.NextEvent(&source);
+    if (!next.ok()) return next.status();
+    if (!*next) break;
+  }
+  uint64_t end_ns = extent.start.monotonic_ns;
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const LogReader& r = logs.reader(i);
+    uint64_t ends = r.spans_end_ns();
+    if (r.summary()) ends = std::max(ends, r.summary()->end_clock.monotonic_ns);
+    if (ends != 0) end_ns = std::max(end_ns, ends + static_cast<uint64_t>(placement->inputs[i].offset_ns));
+  }
+  extent.length_ns = end_ns - extent.start.monotonic_ns;
+  return extent;
+}
+
 Status ConvertLog(const std::string& in_path, const std::string& out_path,
                   const ConvertOptions& options, ConvertStats* stats) {
   return ConvertLogs({in_path}, out_path, options, stats);

@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "model/event_selection.h"
+#include "model/log_header.h"
 
 namespace xtrace {
 
@@ -71,6 +72,17 @@ Status ConvertLog(const std::string& in_path, const std::string& out_path,
 // there are several. The inputs are merged in time order, one batch of each in memory.
 Status ConvertLogs(const std::vector<std::string>& in_paths, const std::string& out_path,
                    const ConvertOptions& options, ConvertStats* stats);
+
+// Where logs lie on the time axis ConvertLogs puts them on: the trace's start (the earliest
+// log's) and how long after it the last span or log ends. What `--split` cuts into parts.
+struct LogsExtent {
+  ClockAnchor start;
+  uint64_t length_ns = 0;
+};
+// Reads the logs without decoding a span: a finished log's index steps over its batches, one
+// cut short is read by its batches' heads (Batch.endNs). Errors are the readers' (with
+// `salvage`, damage ends a log where it is).
+Result<LogsExtent> MeasureLogs(const std::vector<std::string>& in_paths, bool salvage);
 
 // ConvertLog to Chrome JSON whatever options.format says.
 inline Status ConvertLogToChromeJson(const std::string& in_path, const std::string& out_path,

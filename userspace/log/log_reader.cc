@@ -5,6 +5,7 @@
 #include <capnp/message.h>
 #include <kj/exception.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "log/event_codec.h"
@@ -88,6 +89,7 @@ struct LogReader::Impl {
   size_t next_run = 0;
   uint64_t runs_skipped = 0;
   uint64_t unknown_events = 0;
+  uint64_t spans_end_ns = 0;  // the latest Batch.endNs met, read or stepped over
 };
 
 Status LogReader::Impl::ReadHeader() {
@@ -184,6 +186,7 @@ Status LogReader::Impl::LoadNext() {
       if (next_run < runs.size() && runs[next_run].offset == at) {
         const Run& run = runs[next_run++];
         if (Outside(run.base_ns, run.end_ns)) {
+          spans_end_ns = std::max(spans_end_ns, run.end_ns);
           batch_offset = at;
           if (Status st = input.Skip(run.bytes); !st.ok()) return st.WithContext(Where());
           batches_read += run.batches;
@@ -221,6 +224,7 @@ Status LogReader::Impl::LoadNext() {
             continue;
           }
           if (Status st = input.Skip(head.getPackedBytes()); !st.ok()) return st.WithContext(Where());
+          spans_end_ns = std::max(spans_end_ns, head.getEndNs());
           ++batches_read;
           ++batches_skipped;
           continue;
@@ -256,6 +260,7 @@ Status LogReader::Impl::LoadBatch(log_schema::Batch::Reader batch_reader,
   const uint64_t end_ns = batch_reader.getEndNs();
   const bool outside = Outside(base_ns, end_ns);
   if (outside) ++batches_skipped;
+  spans_end_ns = std::max(spans_end_ns, end_ns);
   const auto handle_list = batch_reader.getHandles();
   handles.clear();
   for (uint64_t h : handle_list) handles.push_back(h);
@@ -346,6 +351,7 @@ const std::string& LogReader::path() const { return impl_->path; }
 uint64_t LogReader::batches_read() const { return impl_->batches_read; }
 uint64_t LogReader::batches_skipped() const { return impl_->batches_skipped; }
 uint64_t LogReader::runs_skipped() const { return impl_->runs_skipped; }
+uint64_t LogReader::spans_end_ns() const { return impl_->spans_end_ns; }
 uint64_t LogReader::events_read() const { return impl_->events_read; }
 uint64_t LogReader::unknown_events() const { return impl_->unknown_events; }
 uint64_t LogReader::bytes_read() const { return impl_->input.offset(); }

@@ -76,6 +76,10 @@ class LogReader {
   uint64_t batches_read() const;
   uint64_t batches_skipped() const;           // of those, read without their spans (window)
   uint64_t runs_skipped() const;              // runs of span batches stepped over by the index
+  // The latest end of a span in the batches met so far, read or stepped over (Batch.endNs,
+  // CLOCK_MONOTONIC): where a log without its summary reaches. 0: none, or a log written
+  // before batches had their end.
+  uint64_t spans_end_ns() const;
   uint64_t events_read() const;               // events returned by Next
   uint64_t unknown_events() const;            // events of kinds newer than this build, skipped
   uint64_t bytes_read() const;                // file bytes consumed so far (for progress)
