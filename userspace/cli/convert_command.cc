@@ -266,20 +266,17 @@ std::string PartPath(const std::string& output, size_t part, size_t parts) {
 namespace {
 
 // A time from the trace's start, as a part's bounds are said: as --split and --from take it
-// ("90s", "10m00s", "1h05m00s"), or in seconds to the millisecond when not whole.
+// ("90s", "10m00s", "1h05m00s"), to the millisecond when not whole ("16m42.099s").
 std::string SinceStart(uint64_t ns) {
-  char text[48];
-  const uint64_t s = ns / 1'000'000'000;
-  if (ns % 1'000'000'000 != 0)
-    std::snprintf(text, sizeof(text), "%.3fs", static_cast<double>(ns) / 1e9);
-  else if (s >= 3600)
-    std::snprintf(text, sizeof(text), "%lluh%02llum%02llus", static_cast<unsigned long long>(s / 3600),
-                  static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60));
-  else if (s >= 60)
-    std::snprintf(text, sizeof(text), "%llum%02llus", static_cast<unsigned long long>(s / 60),
-                  static_cast<unsigned long long>(s % 60));
-  else
-    std::snprintf(text, sizeof(text), "%llus", static_cast<unsigned long long>(s));
+  const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  const uint64_t s = ns / 1'000'000'000, ms = ns % 1'000'000'000 / 1'000'000;
+  const bool whole = ns % 1'000'000'000 == 0;
+  char secs[24], text[48];
+  if (whole) std::snprintf(secs, sizeof(secs), s >= 60 ? "%02llu" : "%llu", u(s % 60));
+  else std::snprintf(secs, sizeof(secs), s >= 60 ? "%02llu.%03llu" : "%llu.%03llu", u(s % 60), u(ms));
+  if (s >= 3600) std::snprintf(text, sizeof(text), "%lluh%02llum%ss", u(s / 3600), u(s / 60 % 60), secs);
+  else if (s >= 60) std::snprintf(text, sizeof(text), "%llum%ss", u(s / 60), secs);
+  else std::snprintf(text, sizeof(text), "%ss", secs);
   return text;
 }
 
@@ -314,8 +311,24 @@ int ConvertInParts(const Arguments& args, const std::string& input_name, Convert
   if (args.selection.to) to = std::min(to, since(*args.selection.to));
   const uint64_t parts = to > from ? (to - from + args.split_ns - 1) / args.split_ns : 1;
 
-  uint64_t events_out = 0, bytes = 0;
-  size_t empty = 0;
+  uint64_t events_out = 0, bytes = 0, written = 0, empty = 0;
+  std::string first_written, last_written;
+  // A run of parts that hold nothing of the traced processes (a pause in the job, or the time
+  // before it began): not written, and said in one line.
+  uint64_t empty_run = 0, empty_run_from = 0;
+  const auto say_empty_run = [&](uint64_t next) {
+    if (empty_run == 0 || args.quiet) return;
+    const uint64_t first = next - empty_run;
+    const std::string which = empty_run == 1
+                                  ? "part " + std::to_string(first + 1)
+                                  : "parts " + std::to_string(first + 1) + "-" + std::to_string(next);
+    std::fprintf(stderr,
+                 "xtrace convert: %s of %llu (%s to %s from the start): nothing of the traced "
+                 "processes, not written\n",
+                 which.c_str(), static_cast<unsigned long long>(parts),
+                 SinceStart(empty_run_from).c_str(),
+                 SinceStart(std::min(from + next * args.split_ns, std::max(to, from + 1))).c_str());
+  };
   ConvertStats stats;
   for (uint64_t k = 0; k < parts; ++k) {
     const std::string path = PartPath(args.output, k + 1, parts);
@@ -340,31 +353,48 @@ int ConvertInParts(const Arguments& args, const std::string& input_name, Convert
                    "xtrace convert: warning: %s has no summary: the capture did not finish "
                    "cleanly; its parts hold what it holds\n",
                    input_name.c_str());
+    if (stats.selected_kept == 0) {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+      if (empty_run++ == 0) empty_run_from = part_from;
+      ++empty;
+      continue;
+    }
+    say_empty_run(k);
+    empty_run = 0;
+    ++written;
+    if (first_written.empty()) first_written = path;
+    last_written = path;
     events_out += stats.events_out;
     bytes += stats.bytes_written;
-    const bool nothing = stats.selected_kept == 0;
-    empty += nothing;
     if (!args.quiet)
-      std::fprintf(stderr, "xtrace convert: %s (%s to %s from the start) -> %s: %llu trace events, %s%s\n",
+      std::fprintf(stderr, "xtrace convert: %s (%s to %s from the start) -> %s: %llu trace events, %s\n",
                    label.c_str(), SinceStart(part_from).c_str(), SinceStart(part_to).c_str(),
                    path.c_str(), static_cast<unsigned long long>(stats.events_out),
-                   HumanBytes(stats.bytes_written).c_str(),
-                   nothing ? "; nothing of the traced processes in it" : "");
+                   HumanBytes(stats.bytes_written).c_str());
     if (std::string note = LargeTraceNote(options.format, stats.trace_bytes, path); !note.empty())
       std::fprintf(stderr, "xtrace convert: warning: %s\n", note.c_str());
   }
-  if (empty == parts && !args.selection.empty())
-    std::fprintf(stderr, "xtrace convert: warning: %s\n", NothingSelected(args, stats, input_name).c_str());
-  if (!args.quiet) {
+  say_empty_run(parts);
+  if (written == 0) {
+    std::fprintf(stderr, "xtrace convert: warning: %s\n",
+                 args.selection.empty()
+                     ? (input_name + " holds nothing of the traced processes: no part written").c_str()
+                     : NothingSelected(args, stats, input_name).c_str());
+  } else if (!args.quiet) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string files =
+        written == 1 ? first_written : first_written + " ... " + last_written;
+    const std::string skipped =
+        empty == 0 ? "" : "; " + std::to_string(empty) + " with nothing of the traced processes not written";
     std::fprintf(stderr,
-                 "xtrace convert: %s -> %llu parts of %s (%s to %s): %llu trace events, %s in "
+                 "xtrace convert: %s -> %llu of %llu parts of %s (%s%s): %llu trace events, %s in "
                  "all, in %.2f s\n",
-                 input_name.c_str(), static_cast<unsigned long long>(parts),
-                 SinceStart(args.split_ns).c_str(), PartPath(args.output, 1, parts).c_str(),
-                 PartPath(args.output, parts, parts).c_str(),
-                 static_cast<unsigned long long>(events_out), HumanBytes(bytes).c_str(), seconds);
+                 input_name.c_str(), static_cast<unsigned long long>(written),
+                 static_cast<unsigned long long>(parts), SinceStart(args.split_ns).c_str(),
+                 files.c_str(), skipped.c_str(), static_cast<unsigned long long>(events_out),
+                 HumanBytes(bytes).c_str(), seconds);
   }
   return kExitOk;
 }

@@ -179,7 +179,7 @@ TEST(ConvertCommand, SplitWritesOneTracePerPartOfTheCapture) {
                              dir.File("run.part2.json") + ": "),
               std::string::npos)
         << three.err;
-    EXPECT_NE(three.err.find(" -> 3 parts of 1s (" + dir.File("run.part1.json") + " to " +
+    EXPECT_NE(three.err.find(" -> 3 of 3 parts of 1s (" + dir.File("run.part1.json") + " ... " +
                              dir.File("run.part3.json") + "): "),
               std::string::npos)
         << three.err;
@@ -190,6 +190,23 @@ TEST(ConvertCommand, SplitWritesOneTracePerPartOfTheCapture) {
       for (const std::string& problem : test_util::CheckEveryFormat(
                dir.File(std::string("run.") + part + ".json"), dir.File(std::string("run.") + part + ".pftrace")))
         ADD_FAILURE() << part << ": " << problem;
+
+    // Parts with nothing of the traced processes are said, in runs, and not written.
+    const Outcome six = Convert({log, "-o", dir.File("half.json"), "--split", "500ms"});
+    EXPECT_EQ(six.status, 0) << six.err;
+    for (int part = 1; part <= 6; ++part)
+      EXPECT_EQ(std::filesystem::exists(dir.File("half.part" + std::to_string(part) + ".json")),
+                part % 2 == 0)
+          << part;
+    EXPECT_NE(six.err.find("part 3 of 6 (1s to 1.500s from the start): nothing of the traced "
+                           "processes, not written\n"),
+              std::string::npos)
+        << six.err;
+    EXPECT_NE(six.err.find(" -> 3 of 6 parts of 0.500s (" + dir.File("half.part2.json") + " ... " +
+                           dir.File("half.part6.json") +
+                           "; 3 with nothing of the traced processes not written): "),
+              std::string::npos)
+        << six.err;
 
     // Within a window: its own length cut, from its start.
     const std::string windowed = dir.File("w.pftrace");
