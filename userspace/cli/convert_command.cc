@@ -186,6 +186,10 @@ std::optional<int> ParseArguments(int argc, char** argv, Arguments* args) {
   if (args->output.empty()) return UsageError("the output file name is empty");
   if (args->split_ns && args->output == "-")
     return UsageError("--split writes one file per part: name them with -o FILE, not -");
+  if (std::error_code ec; args->split_ns && std::filesystem::exists(args->output, ec) &&
+                          !std::filesystem::is_regular_file(args->output, ec))
+    return UsageError("--split writes one file per part, named after -o FILE: " + args->output +
+                      " is not a regular file");
   for (const std::string& input : args->inputs)
     if (args->output == input) return UsageError("the output would overwrite the input " + input);
   return std::nullopt;

@@ -224,6 +224,10 @@ TEST(ConvertCommand, SplitNeedsFilesToWrite) {
   const Outcome to_stdout = Convert({log, "-o", "-", "--split", "1s"});
   EXPECT_EQ(to_stdout.status, 2);
   EXPECT_NE(to_stdout.err.find("--split writes one file per part"), std::string::npos) << to_stdout.err;
+  const Outcome device = Convert({log, "-o", "/dev/null", "--split", "1s"});
+  EXPECT_EQ(device.status, 2);
+  EXPECT_NE(device.err.find("/dev/null is not a regular file"), std::string::npos) << device.err;
+  EXPECT_FALSE(std::filesystem::exists("/dev/null.part1"));
   const Outcome zero = Convert({log, "-o", dir.File("x.json"), "--split", "0"});
   EXPECT_EQ(zero.status, 2);
   EXPECT_NE(zero.err.find("--split: '0' is not a duration"), std::string::npos) << zero.err;

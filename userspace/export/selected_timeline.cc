@@ -119,7 +119,7 @@ class SelectedTimeline::Input final : public TraceWriter {
       ++t_.flows_dropped_;
       return;
     }
-    if (s.category == kLaunchFlow && t_.kept_calls_.count(id) && KeptDeviceSpanAround(pid, tid, ts)) {
+    if (s.category == kLaunchFlow && t_.kept_calls_.Contains(id) && KeptDeviceSpanAround(pid, tid, ts)) {
       // A launch arrow whose call and device work both reach into the window: kept, or the
       // work would keep a correlation with no arrow (Kineto's readers expect one). An end
       // before the window moves to its start, still inside its slice, which reaches past it.
@@ -167,10 +167,10 @@ class SelectedTimeline::Input final : public TraceWriter {
       const TraceArg& a = args[i];
       if (a.key != "correlation" || a.kind != TraceArg::Kind::kUint || a.uint_value == 0) continue;
       if (pid < kDevicePidBase) {
-        t_.kept_calls_.insert(a.uint_value);
+        t_.kept_calls_.Insert(a.uint_value);
         return args;
       }
-      if (t_.kept_calls_.count(a.uint_value)) return args;
+      if (t_.kept_calls_.Contains(a.uint_value)) return args;
       orphan_args_.assign(args.begin(), args.end());
       orphan_args_[i] = TraceArg::Uint(a.key, 0);
       return orphan_args_;

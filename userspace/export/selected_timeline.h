@@ -14,8 +14,9 @@
 //     start, so the window starts with the right level;
 //   - process and thread names of the processes with something in the window, each written
 //     once (the rotated files of a capture each name every live process again).
-// Memory: names per process and thread, the last counter values and the flows whose end has
-// not come yet (the exporters write the two ends together) — nothing per event.
+// Memory: names per process and thread, the last counter values, the flows whose end has not
+// come yet (the exporters write the two ends together) and the kept calls' correlation ids as
+// ranges (a window keeps runs of consecutive calls) — nothing per event.
 #pragma once
 
 #include <cstdint>
@@ -26,9 +27,9 @@
 #include <set>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
+#include "export/id_ranges.h"
 #include "export/trace_writer.h"
 
 namespace xtrace {
@@ -121,7 +122,7 @@ class SelectedTimeline {
   }
   // With a selection: the correlation ids of the host calls kept (each log numbers its own
   // apart). A call is written before the device work it submitted, which completes later.
-  std::unordered_set<uint64_t> kept_calls_;
+  IdRanges kept_calls_;
   uint64_t spans_kept_ = 0, spans_dropped_ = 0, flows_dropped_ = 0;
 };
 
