@@ -11,6 +11,8 @@
 // tables, or with --scattered-pointers only the pointers it calls, in no table's order. With
 // --from-the-driver it never initialises the loader: it loads the driver itself and takes the
 // tables from the driver's own getters, initialising through its Global table's pfnInit.
+// With --own-tracer it registers a tracer of its own through the loader's tracing layer, as
+// a profiler in the process does (own_tracer.h), and says how often each of its callbacks ran.
 #include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
@@ -20,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +31,7 @@
 
 #include "kernel_catalog.h"
 #include "launch_log.h"
+#include "own_tracer.h"
 #include "sycl_shape.h"
 #include "workload_cli.h"
 #include "ze_result.h"
@@ -86,6 +90,11 @@ constexpr const char* kUsage =
     "                     zeGetCommandListExpProcAddrTable, so the batch is executed on the\n"
     "                     queue). Says first what the loader's\n"
     "                     zeGetGlobalProcAddrTable answers before zeInit (loader_global=0x...)\n"
+    "  --own-tracer       after zeInit, register a tracer of its own through the loader's\n"
+    "                     tracing layer (zelTracerCreate, an epilogue per call it counts), as\n"
+    "                     a profiler in the process does; the layer is ZE_ENABLE_TRACING_LAYER=1\n"
+    "                     or, where the loader has it (1.9+), zelEnableTracingLayer. Before\n"
+    "                     \"done\" it prints \"own_tracer <call>=<epilogues run> ...\"\n"
     "\n"
     "Examples:\n"
     "  ZE_ENABLE_ALT_DRIVERS=$PWD/build/lib/libxtrace_simze.so build/bin/ze_sycl_legacy\n"
@@ -319,7 +328,7 @@ void* InitialiseTheDriverItself() {
 int main(int argc, char** argv) {
   set_program_name("ze_sycl_legacy");
   bool wait_after_lookups = false, through_tables = false, wait_before_init = false,
-       mixed = false, scattered = false, from_the_driver = false;
+       mixed = false, scattered = false, from_the_driver = false, own_tracer = false;
   const SyclShapeOptions options =
       ParseSyclShapeOptions(argc, argv, kUsage,
                             {{"--wait-after-lookups", &wait_after_lookups},
@@ -327,9 +336,15 @@ int main(int argc, char** argv) {
                              {"--wait-before-init", &wait_before_init},
                              {"--mixed", &mixed},
                              {"--scattered-pointers", &scattered},
-                             {"--from-the-driver", &from_the_driver}});
+                             {"--from-the-driver", &from_the_driver},
+                             {"--own-tracer", &own_tracer}});
   if ((mixed || scattered) && !through_tables) {
     std::fprintf(stderr, "ze_sycl_legacy: --mixed and --scattered-pointers need --through-tables\n%s",
+                 kUsage);
+    return 2;
+  }
+  if (own_tracer && from_the_driver) {
+    std::fprintf(stderr, "ze_sycl_legacy: --from-the-driver has no loader's tracing layer\n%s",
                  kUsage);
     return 2;
   }
@@ -346,6 +361,8 @@ int main(int argc, char** argv) {
   if (wait_before_init) ready.SayReadyAndWait();
   void* const driver_itself = from_the_driver ? InitialiseTheDriverItself() : nullptr;
   if (!from_the_driver) ZE_CHECK(zeInit(0));
+  std::optional<OwnTracer> tracer;
+  if (own_tracer) tracer.emplace();
   const Api exports = LoaderExports();
   // The tables are kept for the process's life, as a runtime that calls through them keeps
   // them; with --scattered-pointers erased once the functions it calls are copied out.
@@ -480,6 +497,7 @@ int main(int argc, char** argv) {
   for (ze_kernel_handle_t k : kernels) ZE_CHECK(ze.KernelDestroy(k));
   ZE_CHECK(ze.ModuleDestroy(module));
   ZE_CHECK(ze.ContextDestroy(context));
+  if (tracer) std::printf("%s\n", tracer->Said().c_str());
   std::printf("done launches=%u immediate_append=%s tables=%s\n", launches,
               ze.ImmediateAppendCommandListsExp ? "yes" : "no", through_tables ? "yes" : "no");
   return 0;
