@@ -439,7 +439,7 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
   const std::vector<MappedSegment> segments = ParseMappedSegments(*text);
   const ReadWord read = ProcessMemoryReader(pid);
   // Per file the targets are in: a segment of it (to open it by) and offset -> spec.
-  std::map<FileKey, std::pair<const MappedSegment*, std::map<uint64_t, size_t>>> targets;
+  DispatchTargets targets;
   std::set<FileKey> loaders;
   // Where each loader's stubs load their pointers from: its own dispatch table's slots.
   std::vector<std::vector<std::pair<uint64_t, std::string_view>>> slots;
@@ -474,6 +474,12 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
     ScanDriversWithoutLoader(pid, segments, *text, marked, first_look);
     return;
   }
+  // Where the dispatch points into a layer (the tracing layer, the validation layer), the
+  // driver's functions behind it are probed in its place, where xtrace's own Level Zero found
+  // them: tables taken may hold the driver's functions rather than the layer's (trixie's
+  // 1.20.6 hands out the driver's once zelEnableTracingLayer turned the layer on at run time),
+  // and a call through either reaches them. Without them, the layer's functions are.
+  BehindTheLayers(pid, segments, &targets);
   if (!always && !took) {
     // The loaders', their layers' and the targets' own: trixie's tracing layer keeps a whole
     // copy of the dispatch in its data, which with the loader's own on its heap passed for a
@@ -493,6 +499,48 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
     lib.dev_major = file.first->dev_major;
     lib.dev_minor = file.first->dev_minor;
     ProbeDispatchTargets(pid, per_process || took, lib, file.second);
+  }
+}
+
+void ZeSource::BehindTheLayers(uint32_t pid, const std::vector<MappedSegment>& segments,
+                               DispatchTargets* targets) {
+  bool layered = false;
+  for (const auto& [key, file] : *targets)
+    layered |= !IsLoaderPath(file.first->path) && IsLevelZerosOwnPath(file.first->path);
+  if (!layered) return;
+  DispatchTargets drivers;
+  std::set<FileKey> seen;
+  for (const MappedSegment& s : segments) {
+    if (!s.executable || !IsDriverPath(s.path)) continue;
+    const FileKey key{s.dev_major, s.dev_minor, s.inode};
+    if (!seen.insert(key).second) continue;
+    auto id = build_ids_.find(key);
+    if (id == build_ids_.end()) {
+      UniqueFd held = OpenMappedFile(pid, LibraryOf(s));
+      if (!held.valid()) continue;
+      auto read = ElfBuildId("/proc/self/fd/" + std::to_string(held.get()));
+      id = build_ids_.emplace(key, read.ok() ? *read : "").first;
+    }
+    auto tables = driver_tables_.find(id->second);
+    if (tables == driver_tables_.end() || tables->second.functions.empty()) continue;
+    drivers[key] = {&s, tables->second.functions};
+  }
+  if (drivers.empty()) return;
+  // A function xtrace's own loader does not dispatch (one newer than it) stays probed in the
+  // layer.
+  std::set<size_t> covered;
+  for (const auto& [key, file] : drivers)
+    for (const auto& [offset, spec] : file.second) covered.insert(spec);
+  for (auto it = targets->begin(); it != targets->end();) {
+    const std::string& path = it->second.first->path;
+    if (!IsLoaderPath(path) && IsLevelZerosOwnPath(path))
+      std::erase_if(it->second.second, [&](const auto& f) { return covered.count(f.second) > 0; });
+    it = it->second.second.empty() ? targets->erase(it) : std::next(it);
+  }
+  for (auto& [key, file] : drivers) {
+    auto& into = (*targets)[key];
+    into.first = file.first;
+    into.second.insert(file.second.begin(), file.second.end());
   }
 }
 

@@ -119,6 +119,14 @@ class ZeSource final : public ProbeSource {
   // (device major, minor, inode) of a file as the process's maps name it.
   using FileKey = std::tuple<uint32_t, uint32_t, uint64_t>;
   const std::vector<LoaderStub>& StubsOf(uint32_t pid, const FileKey& key, const MappedLibrary& lib);
+  // Per file a process's dispatch points into: a segment of it (to open it by) and the
+  // functions there, offset -> spec.
+  using DispatchTargets =
+      std::map<FileKey, std::pair<const MappedSegment*, std::map<uint64_t, size_t>>>;
+  // Replaces the functions of the loader's layers among `targets` by those of the drivers
+  // behind them, where xtrace's own Level Zero found the drivers' (same build).
+  void BehindTheLayers(uint32_t pid, const std::vector<MappedSegment>& segments,
+                       DispatchTargets* targets);
   // Probes at `targets` (file offset -> spec) of the file `lib` maps in `pid` those not probed
   // yet, for `pid` alone or (scope -1) every process.
   void ProbeDispatchTargets(uint32_t pid, bool per_process, const MappedLibrary& lib,
