@@ -13,6 +13,13 @@ namespace xtrace::log_codec {
 
 static_assert(kLogFormatVersion == log_schema::FORMAT_VERSION,
               "log_format.h and xtrace_log.capnp disagree on the format version");
+// HoldCause is stored as its number: the model's and the schema's must agree.
+static_assert(static_cast<uint16_t>(log_schema::HoldCause::ATTACH_QUERIES) == static_cast<uint16_t>(HoldCause::kAttachQueries) &&
+              static_cast<uint16_t>(log_schema::HoldCause::EXEC) == static_cast<uint16_t>(HoldCause::kExec) &&
+              static_cast<uint16_t>(log_schema::HoldCause::LIBRARY_LOAD) == static_cast<uint16_t>(HoldCause::kLibraryLoad) &&
+              static_cast<uint16_t>(log_schema::HoldCause::TABLE_GETTER) == static_cast<uint16_t>(HoldCause::kTableGetter) &&
+              static_cast<uint16_t>(log_schema::HoldCause::LEVEL_ZERO_INIT) == static_cast<uint16_t>(HoldCause::kLevelZeroInit),
+              "model/event.h and xtrace_log.capnp disagree on HoldCause");
 
 namespace {
 
@@ -29,6 +36,7 @@ void WithStart(const Event& event, F&& f) {
   if (const auto* e = std::get_if<ProcessInfo>(&event); e && e->exec_ns) f(e->exec_ns);
   if (const auto* e = std::get_if<RecordsDropped>(&event)) f(e->start_ns);
   if (const auto* e = std::get_if<PythonStack>(&event)) f(e->start_ns);
+  if (const auto* e = std::get_if<XtraceHold>(&event)) f(e->start_ns);
   if (uint64_t t; ZeEventStart(event, &t)) f(t);
 }
 
@@ -89,6 +97,7 @@ uint64_t BatchEndNs(std::span<const Event> events, uint64_t others_latest) {
     if (const auto* e = std::get_if<ApiCall>(&event)) span(e->start_ns, e->end_ns);
     if (const auto* e = std::get_if<DeviceOp>(&event)) span(e->start_ns, e->end_ns);
     if (const auto* e = std::get_if<PythonStack>(&event)) span(e->start_ns, e->end_ns);
+    if (const auto* e = std::get_if<XtraceHold>(&event)) span(e->start_ns, e->end_ns);
   }
   return end;
 }
@@ -98,7 +107,8 @@ bool IsWindowedEvent(const Event& event) {
          std::holds_alternative<KernelCreate>(event) || std::holds_alternative<IttTask>(event) ||
          std::holds_alternative<IttMarker>(event) || std::holds_alternative<DrmIoctl>(event) ||
          std::holds_alternative<DrmFenceSignal>(event) || std::holds_alternative<ApiCall>(event) ||
-         std::holds_alternative<DeviceOp>(event) || std::holds_alternative<PythonStack>(event);
+         std::holds_alternative<DeviceOp>(event) || std::holds_alternative<PythonStack>(event) ||
+         std::holds_alternative<XtraceHold>(event);
 }
 
 bool IsWindowedKind(log_schema::Event::Which kind) {
@@ -113,6 +123,7 @@ bool IsWindowedKind(log_schema::Event::Which kind) {
     case E::API_CALL:
     case E::DEVICE_OP:
     case E::PYTHON_STACK:
+    case E::XTRACE_HOLD:
       return true;
     default:
       return false;
@@ -203,6 +214,16 @@ void EncodeEvent(const Event& event, uint64_t base_ns, HandleTable& handles,
     g.setIttRings(e->itt_rings);
   } else if (const auto* e = std::get_if<PythonStack>(&event)) {
     EncodePythonStack(*e, base_ns, out.initPythonStack());
+  } else if (const auto* e = std::get_if<XtraceHold>(&event)) {
+    auto g = out.initXtraceHold();
+    g.setPid(e->pid);
+    g.setTid(e->tid);
+    g.setStartOffsetNs(e->start_ns - base_ns);
+    g.setDurationNs(e->end_ns - e->start_ns);
+    g.setProcessDurationNs(e->process_end_ns - e->start_ns);
+    g.setCause(static_cast<log_schema::HoldCause>(e->cause));
+    g.setLearned(e->learned);
+    g.setFailed(e->failed);
   } else {
     EncodeZeEvent(event, base_ns, out);
   }
@@ -297,6 +318,23 @@ DecodeResult DecodeEvent(log_schema::Event::Reader in, uint64_t base_ns,
     case log_schema::Event::PYTHON_STACK:
       *out = DecodePythonStack(in.getPythonStack(), base_ns);
       return DecodeResult::kEvent;
+    case log_schema::Event::XTRACE_HOLD: {
+      auto g = in.getXtraceHold();
+      XtraceHold e;
+      e.pid = g.getPid();
+      e.tid = g.getTid();
+      e.start_ns = base_ns + g.getStartOffsetNs();
+      e.end_ns = e.start_ns + g.getDurationNs();
+      // Never past the hold's end, whatever the log says.
+      e.process_end_ns = e.start_ns + std::min(g.getProcessDurationNs(), g.getDurationNs());
+      const auto cause = static_cast<uint16_t>(g.getCause());
+      e.cause = cause <= static_cast<uint16_t>(HoldCause::kLevelZeroInit) ? static_cast<HoldCause>(cause)
+                                                                          : HoldCause::kUnknown;
+      e.learned = g.getLearned();
+      e.failed = g.getFailed();
+      *out = e;
+      return DecodeResult::kEvent;
+    }
     default:
       return DecodeZeEvent(in, base_ns, out) ? DecodeResult::kEvent : DecodeResult::kUnknownKind;
   }

@@ -157,6 +157,59 @@ TEST(EventCodec, DropWindowsRoundTripWithTheIttRingsShareAndOldLogsReadItAsZero)
   ExpectSameDrops(before_rings, decoded);
 }
 
+void ExpectSameHold(const XtraceHold& expected, const Event& decoded) {
+  const auto* d = std::get_if<XtraceHold>(&decoded);
+  ASSERT_NE(d, nullptr) << "kind " << decoded.index();
+  EXPECT_EQ(d->pid, expected.pid);
+  EXPECT_EQ(d->tid, expected.tid);
+  EXPECT_EQ(d->start_ns, expected.start_ns);
+  EXPECT_EQ(d->end_ns, expected.end_ns);
+  EXPECT_EQ(d->process_end_ns, expected.process_end_ns);
+  EXPECT_EQ(d->cause, expected.cause);
+  EXPECT_EQ(d->learned, expected.learned);
+  EXPECT_EQ(d->failed, expected.failed);
+}
+
+// A hold is a record of its own, whatever it learned: its span, how much of it held the whole
+// process, why, and what its queries came to. It is a span a windowed reader may leave out,
+// and the batch's times cover it.
+TEST(EventCodec, HoldsRoundTripWithTheirCauseAndTheWholeProcessPart) {
+  HandleTable table;
+  const XtraceHold query{.pid = 41, .tid = 43, .start_ns = 7'000, .end_ns = 19'000,
+                         .process_end_ns = 7'400, .cause = HoldCause::kAttachQueries,
+                         .learned = 0, .failed = 3};
+  ExpectSameHold(query, RoundTrip(query, 6'000, table));
+  EXPECT_FALSE(query.whole_process());
+  const XtraceHold library{.pid = 41, .tid = 41, .start_ns = 30'000, .end_ns = 31'500,
+                           .process_end_ns = 31'500, .cause = HoldCause::kLibraryLoad};
+  ExpectSameHold(library, RoundTrip(library, 6'000, table));
+  EXPECT_TRUE(library.whole_process());
+  for (HoldCause cause : {HoldCause::kExec, HoldCause::kTableGetter, HoldCause::kLevelZeroInit}) {
+    XtraceHold h = library;
+    h.cause = cause;
+    ExpectSameHold(h, RoundTrip(h, 6'000, table));
+  }
+  const std::vector<Event> batch = {ProcessInfo{.pid = 41}, query, library};
+  EXPECT_EQ(BatchBaseNs(batch), 7'000u);
+  EXPECT_EQ(BatchEndNs(batch), 31'500u);
+  EXPECT_TRUE(IsWindowedEvent(Event(query)));
+
+  // A cause a newer xtrace added reads as unknown; a process part past the hold is cut to it.
+  capnp::MallocMessageBuilder message;
+  auto newer = message.initRoot<log_schema::Event>().initXtraceHold();
+  newer.setPid(41);
+  newer.setStartOffsetNs(1'000);
+  newer.setDurationNs(500);
+  newer.setProcessDurationNs(900);
+  newer.setCause(static_cast<log_schema::HoldCause>(77));
+  Event decoded;
+  ASSERT_EQ(DecodeEvent(message.getRoot<log_schema::Event>().asReader(), 6'000, {}, &decoded),
+            DecodeResult::kEvent);
+  ExpectSameHold(XtraceHold{.pid = 41, .start_ns = 7'000, .end_ns = 7'500, .process_end_ns = 7'500,
+                            .cause = HoldCause::kUnknown},
+                 decoded);
+}
+
 TEST(EventCodec, AHandleRefBeyondTheBatchTableIsCorrupt) {
   HandleTable writer_table;
   const KernelLaunch launch = RealisticLaunch(4, 3, 5);

@@ -421,6 +421,23 @@ struct Event {
       frames @186 :List(PythonFrame);  # innermost first
       truncated @187 :Bool;         # deeper than the frames read: the outermost are missing
     }
+    xtraceHold :group {
+      # A hold xtrace took and released (model/event.h XtraceHold), whatever it learned: the
+      # time it stopped thread `tid`, not the program's. The records of what a query hold
+      # learned (kernelCreate, apiCall with `learned`) come before it, with its span.
+      pid @192 :UInt32;
+      tid @193 :UInt32;             # the thread held; for a whole-process hold, the thread
+                                    # whose call (exec, dlopen, a table getter) made xtrace hold
+      startOffsetNs @194 :UInt64;
+      durationNs @195 :UInt64;
+      processDurationNs @196 :UInt64;  # every thread of the process was stopped this long from
+                                    # the start: durationNs for a whole-process hold; for a
+                                    # query hold, until the held thread was seized and the
+                                    # rest of the process continued
+      cause @197 :HoldCause;
+      learned @198 :UInt32;         # objects made before the attach it learned
+      failed @199 :UInt32;          # objects it asked about without an answer
+    }
   }
 }
 
@@ -429,6 +446,16 @@ struct PythonFrame {
   file @0 :UInt32;       # string id: co_filename
   function @1 :UInt32;   # string id: co_qualname ("Model.forward")
   line @2 :UInt32;       # the line executing; 0: unknown
+}
+
+# Why xtrace held a process or thread (Event.xtraceHold).
+enum HoldCause {
+  unknown @0;
+  attachQueries @1;   # a thread asked about objects made before the attach
+  exec @2;            # the process exec'd: held until its new files were probed
+  libraryLoad @3;     # its dynamic linker mapped new objects: likewise
+  tableGetter @4;     # it took a Level Zero function table (zeGet*ProcAddrTable)
+  levelZeroInit @5;   # its zeInit filled the loader's dispatch with the driver's functions
 }
 
 enum IttTaskKind {

@@ -99,9 +99,36 @@ struct RecordsDropped {
   }
 };
 
+// Why xtrace held a traced process or thread (XtraceHold).
+enum class HoldCause : uint8_t {
+  kUnknown = 0,        // written by a newer xtrace
+  kAttachQueries = 1,  // a thread asked about objects made before the attach (ze_query.h)
+  kExec = 2,           // the process exec'd: held until its new files were probed
+  kLibraryLoad = 3,    // its dynamic linker mapped new objects: likewise
+  kTableGetter = 4,    // it took a Level Zero function table (zeGet*ProcAddrTable)
+  kLevelZeroInit = 5,  // its zeInit filled the loader's dispatch with the driver's functions
+};
+
+// A hold xtrace took and released: the time it stopped thread `tid` of `pid`, whatever the
+// hold learned. Every thread of the process was stopped from start_ns to process_end_ns too:
+// the whole hold at an exec, a library load or a table getter (`tid` is then the thread whose
+// call made xtrace hold it), and at a query hold until the held thread was seized and the rest
+// of the process continued (capture/holds/remote_call.h).
+struct XtraceHold {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t process_end_ns = 0;  // in [start_ns, end_ns]
+  HoldCause cause = HoldCause::kUnknown;
+  uint32_t learned = 0;  // objects made before the attach it learned (query holds)
+  uint32_t failed = 0;   // objects it asked about without an answer
+  bool whole_process() const { return process_end_ns >= end_ns; }
+};
+
 using Event = std::variant<ProcessInfo, ThreadInfo, KernelCreate, KernelLaunch, IttTask, IttMarker,
                            CollectionChange, DrmFile, DrmIoctl, DrmFenceSignal, ApiCall,
                            DeviceInfo, ClockSample, ClockFit, DeviceQueue, DeviceOp, MemoryUsage,
-                           RecordsDropped, UnfinishedCall, PythonStack>;
+                           RecordsDropped, UnfinishedCall, PythonStack, XtraceHold>;
 
 }  // namespace xtrace
