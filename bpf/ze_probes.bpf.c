@@ -239,8 +239,9 @@ static __always_inline void ze_read(__u32 spec, const struct xt_call_slot *st, _
 /* Asks the capture to look at the current process again (a process-maps record) and probe
  * where the loader's dispatch tables point (capture/sources/ze_source.cc). Where the capture
  * holds processes at library loads, the process is held until it has, so that no call through
- * a table can come first. */
-static __always_inline void ze_rescan(__u64 now)
+ * a table can come first. `why` (XT_FLAG_TABLE_GETTER or XT_FLAG_ZE_INIT) tells the capture
+ * what such a hold was for. */
+static __always_inline void ze_rescan(__u64 now, __u32 why)
 {
 	const struct xt_capture_config *cfg = xt_config();
 	struct xt_record_header rec = {};
@@ -248,7 +249,7 @@ static __always_inline void ze_rescan(__u64 now)
 
 	if (!cfg || !xt_current_ids(cfg, &pid, &tgid))
 		return;
-	xt_fill_header_of(&rec, XT_REC_PROCESS_MAPS, sizeof(rec), 0, now, now, tgid, pid);
+	xt_fill_header_of(&rec, XT_REC_PROCESS_MAPS, sizeof(rec), why, now, now, tgid, pid);
 	rec.flags |= xt_hold(cfg, tgid, pid, XT_HOLD_LIBRARY, now);
 	if (xt_output_waking(&rec, sizeof(rec), BPF_RB_FORCE_WAKEUP) && (rec.flags & XT_FLAG_HELD))
 		xt_unhold(tgid);
@@ -301,7 +302,7 @@ int BPF_KPROBE(ze_table_getter_entry)
 	if (bpf_map_lookup_elem(&table_takers, &tgid))
 		return 0; /* said already: its scans probe the tables' functions */
 	bpf_map_update_elem(&table_takers, &tgid, &one, BPF_ANY);
-	ze_rescan(bpf_ktime_get_ns());
+	ze_rescan(bpf_ktime_get_ns(), XT_FLAG_TABLE_GETTER);
 	return 0;
 }
 
@@ -357,7 +358,7 @@ int BPF_KRETPROBE(ze_call_return, long ret)
 	/* After zeInit or zeInitDrivers the loader's dispatch tables hold the driver's functions,
 	 * which a process that takes the tables calls without passing the exports. */
 	if ((fn == XT_ZE_INIT || fn == XT_ZE_INIT_DRIVERS) && rec.result == 0)
-		ze_rescan(now);
+		ze_rescan(now, XT_FLAG_ZE_INIT);
 	return 0;
 }
 

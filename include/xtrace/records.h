@@ -66,6 +66,9 @@ enum xt_record_flags {
 	XT_FLAG_LEFT_SCOPE = 1u << 4,  /* exec record: a followed process exec'd a program that
 					* made it another user's (XT_SCOPE_OWNER) and left the
 					* capture; neither its arguments nor its new name are in it */
+	XT_FLAG_TABLE_GETTER = 1u << 5, /* maps record, held: the process took a Level Zero function
+					 * table itself (zeGet*ProcAddrTable), not a library load */
+	XT_FLAG_ZE_INIT = 1u << 6,     /* maps record, held: its zeInit filled the loader's dispatch */
 };
 
 /* Process and thread ids, in every record (the header's and any other field naming a process)

@@ -287,6 +287,8 @@ Status Session::Prepare() {
   correlator_ = std::make_unique<Correlator>(output_->writer().strings(), *sink_, processes_);
   // With nothing recording host API calls there is no call to attribute an ioctl to.
   correlator_->drm().set_link_host_calls(router_->records_api_calls());
+  // Every hold released is logged: the report leaves it out of the program's time.
+  if (holds_) holds_->set_released([this](const XtraceHold& hold) { correlator_->NoteHold(hold); });
   follower_ = std::make_unique<ProcessFollower>(ProcessFollower::Parts{
       opt_, scope_, self_pid_, *maps_, *planner_, processes_, *correlator_, holds_.get(),
       on_record_, [this](const std::string& line) { Say(line); }});

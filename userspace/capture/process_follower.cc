@@ -180,7 +180,7 @@ void ProcessFollower::OnProcessRecord(const DecodedProcessRecord& record) {
         const uint32_t pid = r.hdr.pid;
         // Released after the next scan, whatever it finds, and whether or not it is followed.
         if ((r.hdr.flags & XT_FLAG_HELD) && p_.holds)
-          p_.holds->Held(pid, r.hdr.type == XT_REC_PROCESS_EXEC, r.hdr.start_ns);
+          p_.holds->Held(pid, r.hdr.tid, HoldCauseOf(r.hdr), r.hdr.start_ns);
         if (pid == p_.self_pid || pid == 0) return;
         // A followed process that became another user's at this exec: it left the capture
         // in BPF; it is neither probed nor named in the log from here on, and said.

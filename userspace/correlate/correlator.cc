@@ -199,6 +199,12 @@ void Correlator::LearnCall(const ApiCall& call) {
   ze_.OnCall(call, nullptr);
 }
 
+void Correlator::NoteHold(const XtraceHold& hold) {
+  if (hold.whole_process() && !identities_.Known(hold.pid)) return;
+  SeeThread(hold.pid, hold.tid);
+  sink_.OnEvent(hold);
+}
+
 void Correlator::OnApiCall(const ApiCall& call, const DecodedZeExecute* execute) {
   ++stats_.api_calls;
   // NOT_READY answers a query or a sync with a timeout: a state, not a failure.

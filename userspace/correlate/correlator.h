@@ -70,6 +70,10 @@ class Correlator {
   // learned the same way and written as the creation it stands for (`call.learned`): logged,
   // and the device timeline takes it as it takes creations.
   void LearnCall(const ApiCall& call);
+  // A hold xtrace took and released (model/event.h XtraceHold): logged after what it learned.
+  // A whole-process hold of a process the log does not know (a program that never used a
+  // traced library, held as it exec'd) is none of the log's business and is not written.
+  void NoteHold(const XtraceHold& hold);
 
   // The capture ended at `end_ns`: spans still open are emitted as unfinished, and events
   // still waiting for what may follow them are written.

@@ -36,18 +36,22 @@ Result<std::unique_ptr<ProcessHolds>> ProcessHolds::Start(int held_map_fd, uint6
   return holds;
 }
 
-void ProcessHolds::Held(uint32_t pid, bool at_exec, uint64_t since_ns) {
-  ++(at_exec ? stats_.at_exec : stats_.at_library);
+void ProcessHolds::Held(uint32_t pid, uint32_t tid, HoldCause cause, uint64_t since_ns) {
+  ++(cause == HoldCause::kExec ? stats_.at_exec : stats_.at_library);
   // BPF holds a process once at a time (its entry in `held` must be gone for another), so a
   // pid pending already was released by the guardian and held again: the newer hold counts.
-  pending_[pid] = Pending{since_ns, at_exec};
+  pending_[pid] = Pending{since_ns, tid, cause};
 }
 
 void ProcessHolds::ReleaseAll(uint64_t now_ns) {
   for (const auto& [pid, hold] : pending_) {
     // Only that hold: the bound may have released it and the process be held again since.
-    if (!resume_(pid, hold.since_ns, hold.at_exec)) continue;
+    if (!resume_(pid, hold.since_ns, hold.cause == HoldCause::kExec)) continue;
     const uint64_t held_ns = now_ns > hold.since_ns ? now_ns - hold.since_ns : 0;
+    if (released_)
+      released_(XtraceHold{.pid = pid, .tid = hold.tid, .start_ns = hold.since_ns,
+                           .end_ns = hold.since_ns + held_ns, .process_end_ns = hold.since_ns + held_ns,
+                           .cause = hold.cause});
     ++stats_.released;
     stats_.total_ns += held_ns;
     stats_.max_ns = std::max(stats_.max_ns, held_ns);
@@ -68,6 +72,13 @@ HoldStats ProcessHolds::Stats(uint64_t missed, uint64_t parents_continued,
 std::string ProcessHolds::Summary(const std::array<uint64_t, XT_CNT_MAX>& counters) const {
   return HoldSummary(Stats(counters[XT_CNT_HOLD_MISSED], counters[XT_CNT_PARENT_CONTINUED],
                            counters[XT_CNT_HOLD_TERMINAL_JOB]));
+}
+
+HoldCause HoldCauseOf(const xt_record_header& hdr) {
+  if (hdr.type == XT_REC_PROCESS_EXEC) return HoldCause::kExec;
+  if (hdr.flags & XT_FLAG_TABLE_GETTER) return HoldCause::kTableGetter;
+  if (hdr.flags & XT_FLAG_ZE_INIT) return HoldCause::kLevelZeroInit;
+  return HoldCause::kLibraryLoad;
 }
 
 std::string HoldSummary(const HoldStats& s) {

@@ -3,6 +3,7 @@
 // capture scans and probes the process as usual, then continues it here. Every hold the
 // capture heard of is released at its next turn of the loop, whatever its scan found (nothing
 // new, an error, a process out of scope); the guardian continues the rest (the bound, the end).
+// Each hold released here is told (Released), for the log: the process stood still meanwhile.
 #pragma once
 
 #include <array>
@@ -14,6 +15,7 @@
 
 #include "base/status.h"
 #include "capture/holds/hold_guardian.h"
+#include "model/event.h"
 #include "xtrace/records.h"
 
 namespace xtrace {
@@ -43,6 +45,8 @@ class ProcessHolds {
   // died, or it was released and the process held again since, for another reason: a thread
   // held to be asked about an object, whose hold only the queries end).
   using Continue = std::function<bool(uint32_t pid, uint64_t since_ns, bool at_exec)>;
+  // A hold this released: its process, from its start to its release (whole_process()).
+  using Released = std::function<void(const XtraceHold& hold)>;
 
   // Starts the guardian for the `held` map at `held_map_fd`, which continues holds older than
   // `bound_ns` (a query hold the capture has not taken up yet: `query_wait_ns`, when longer;
@@ -52,9 +56,12 @@ class ProcessHolds {
   // Without a guardian (tests): `resume` continues a process.
   explicit ProcessHolds(Continue resume) : resume_(std::move(resume)) {}
 
-  // A record said `pid` was held at `since_ns` (CLOCK_MONOTONIC), as it exec'd or loaded
-  // libraries (`at_exec` false).
-  void Held(uint32_t pid, bool at_exec, uint64_t since_ns);
+  // A record said `pid` was held at `since_ns` (CLOCK_MONOTONIC) for `cause` (an exec; else a
+  // library load, a table getter or zeInit, which BPF holds as a library load), as thread
+  // `tid` exec'd or called.
+  void Held(uint32_t pid, uint32_t tid, HoldCause cause, uint64_t since_ns);
+  // Where the holds released from now on are told; none: not told.
+  void set_released(Released released) { released_ = std::move(released); }
   // Continues every process held so far; `now_ns` on the same clock.
   void ReleaseAll(uint64_t now_ns);
   bool any_pending() const { return !pending_.empty(); }
@@ -69,13 +76,18 @@ class ProcessHolds {
  private:
   std::unique_ptr<HoldGuardian> guardian_;
   Continue resume_;
+  Released released_;
   struct Pending {
     uint64_t since_ns = 0;
-    bool at_exec = false;
+    uint32_t tid = 0;
+    HoldCause cause = HoldCause::kExec;
   };
   std::map<uint32_t, Pending> pending_;  // pid -> its newest hold heard of
   HoldStats stats_;
 };
+
+// Why the process of a lifecycle record flagged XT_FLAG_HELD (exec or maps) was held.
+HoldCause HoldCauseOf(const xt_record_header& hdr);
 
 // The summary's sentence about holds (starting with a space), or "" when none was taken or
 // missed: "12 process starts and 2 library loads held 3.1 ms on average (max 9.0 ms) until

@@ -18,9 +18,9 @@ TEST(ProcessHolds, ReleasesEveryHoldOnceAndTimesThem) {
     return still_held.erase(pid) == 1;
   });
   EXPECT_FALSE(holds.any_pending());
-  holds.Held(10, true, 1'000'000);
-  holds.Held(11, false, 2'000'000);
-  holds.Held(12, true, 3'000'000);
+  holds.Held(10, 10, HoldCause::kExec, 1'000'000);
+  holds.Held(11, 15, HoldCause::kLibraryLoad, 2'000'000);
+  holds.Held(12, 12, HoldCause::kExec, 3'000'000);
   still_held.erase(12);  // the guardian's bound continued it first
   EXPECT_TRUE(holds.any_pending());
   holds.ReleaseAll(5'000'000);
@@ -45,8 +45,8 @@ TEST(ProcessHolds, AHoldAgainBeforeTheReleaseCountsTheNewerOne) {
     released.emplace_back(since_ns, at_exec);
     return true;
   });
-  holds.Held(7, true, 1'000'000);
-  holds.Held(7, false, 4'000'000);
+  holds.Held(7, 7, HoldCause::kExec, 1'000'000);
+  holds.Held(7, 8, HoldCause::kTableGetter, 4'000'000);
   holds.ReleaseAll(6'000'000);
   // The newer hold is the one released, named by when and why it was taken.
   EXPECT_EQ(released, (std::vector<std::pair<uint64_t, bool>>{{4'000'000, false}}));
@@ -54,6 +54,43 @@ TEST(ProcessHolds, AHoldAgainBeforeTheReleaseCountsTheNewerOne) {
   EXPECT_EQ(s.taken(), 2u);
   EXPECT_EQ(s.released, 1u);
   EXPECT_EQ(s.max_ns, 2'000'000u);
+}
+
+// Each hold released here is told, whole-process, with its cause and the thread whose call
+// took it; one the guardian's bound released first is not (when it ended is not known here).
+TEST(ProcessHolds, TellsEachHoldItReleasesWithItsCauseAndThread) {
+  std::set<uint32_t> still_held = {20, 21, 22};
+  ProcessHolds holds([&](uint32_t pid, uint64_t, bool) { return still_held.erase(pid) == 1; });
+  std::vector<XtraceHold> told;
+  holds.set_released([&](const XtraceHold& h) { told.push_back(h); });
+  holds.Held(20, 20, HoldCause::kExec, 1'000);
+  holds.Held(21, 23, HoldCause::kTableGetter, 2'000);
+  holds.Held(22, 22, HoldCause::kLibraryLoad, 3'000);
+  still_held.erase(22);
+  holds.ReleaseAll(5'000);
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_EQ(told[0].pid, 20u);
+  EXPECT_EQ(told[0].cause, HoldCause::kExec);
+  EXPECT_EQ(told[0].start_ns, 1'000u);
+  EXPECT_EQ(told[0].end_ns, 5'000u);
+  EXPECT_TRUE(told[0].whole_process());
+  EXPECT_EQ(told[1].pid, 21u);
+  EXPECT_EQ(told[1].tid, 23u);
+  EXPECT_EQ(told[1].cause, HoldCause::kTableGetter);
+  EXPECT_TRUE(told[1].whole_process());
+}
+
+TEST(ProcessHolds, SaysWhyFromTheRecord) {
+  xt_record_header hdr{};
+  hdr.type = XT_REC_PROCESS_EXEC;
+  hdr.flags = XT_FLAG_HELD;
+  EXPECT_EQ(HoldCauseOf(hdr), HoldCause::kExec);
+  hdr.type = XT_REC_PROCESS_MAPS;
+  EXPECT_EQ(HoldCauseOf(hdr), HoldCause::kLibraryLoad);
+  hdr.flags = XT_FLAG_HELD | XT_FLAG_TABLE_GETTER;
+  EXPECT_EQ(HoldCauseOf(hdr), HoldCause::kTableGetter);
+  hdr.flags = XT_FLAG_HELD | XT_FLAG_ZE_INIT;
+  EXPECT_EQ(HoldCauseOf(hdr), HoldCause::kLevelZeroInit);
 }
 
 TEST(HoldSummary, SaysHowManyHowLongAndWhatTheBoundDid) {

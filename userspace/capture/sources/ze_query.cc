@@ -75,12 +75,13 @@ uint64_t NowNs() {
 }  // namespace
 
 ZeQueries::ZeQueries(CaptureMaps& maps, int held_map_fd, RemoteCallSlot* slot, uint64_t hold_cap_ns,
-                     Learned learned, LearnedCall learned_call, Say say)
+                     Learned learned, LearnedCall learned_call, Held held, Say say)
     : maps_(maps),
       held_fd_(held_map_fd),
       slot_(slot),
       learned_(std::move(learned)),
       learned_call_(std::move(learned_call)),
+      held_(std::move(held)),
       say_(std::move(say)),
       self_pid_(static_cast<uint32_t>(getpid())),
       bound_(kHoldIdleNs, hold_cap_ns) {
@@ -254,10 +255,16 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
          "'s loader had not returned yet when another hold came");
     // Unless the guardian's bound continued it already (and another hold may be there now).
     hold_ = {pid, tid, since_ns, ip};
-    if (EndOwnHold()) kill(static_cast<pid_t>(pid), SIGCONT);
-    const uint64_t held = NowNs() - std::min(NowNs(), since_ns);
+    const bool ended_here = EndOwnHold();
+    const uint64_t end_ns = NowNs();
+    if (ended_here) kill(static_cast<pid_t>(pid), SIGCONT);
+    const uint64_t held = end_ns - std::min(end_ns, since_ns);
     stats_.held_ns += held;
     stats_.max_held_ns = std::max(stats_.max_held_ns, held);
+    // The whole process stood still meanwhile, and nothing was asked.
+    if (ended_here)
+      held_(XtraceHold{.pid = pid, .tid = tid, .start_ns = since_ns, .end_ns = end_ns,
+                       .process_end_ns = end_ns, .cause = HoldCause::kAttachQueries});
     return false;
   }
   bound_.Begin(NowNs());
@@ -279,6 +286,8 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
     return false;
   }
   const size_t waiting = maps_.AskedHandles(pid).size();
+  const uint64_t failed_before = stats_.failed;
+  uint64_t process_end_ns = 0;  // when the rest of the process was continued (0: at the end)
   std::set<uint64_t> asked;  // asked about in this hold, answered or not
   std::set<uint64_t> deferred;  // left asked for, for a later hold: this one's bound passed
   std::vector<LearnedKernel> learned;
@@ -323,6 +332,7 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
         }
       } else {
         continued = true;
+        process_end_ns = NowNs();  // Begin continued the rest of the process
         if (Status st = (*session)->SaveErrno(target.errno_location, CallBound()); !st.ok()) {
           if ((*session)->unfinished()) {
             retry = true;  // slow, not refused: its handles wait for the next hold
@@ -429,6 +439,16 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
     call.end_ns = end_ns;
     learned_call_(call);
   }
+  // The hold itself, whatever it learned (nothing when every query failed): the span the
+  // report leaves out of the program's time. The held thread stayed in its ptrace stop until
+  // the session ended, whoever deleted the hold's entry; without a session, the guardian's
+  // bound continued the process at a time not known here, and no span is written.
+  if (continued || ended_here)
+    held_(XtraceHold{.pid = pid, .tid = tid, .start_ns = since_ns, .end_ns = end_ns,
+                     .process_end_ns = process_end_ns ? std::min(process_end_ns, end_ns) : end_ns,
+                     .cause = HoldCause::kAttachQueries,
+                     .learned = static_cast<uint32_t>(objects),
+                     .failed = static_cast<uint32_t>(stats_.failed - failed_before)});
   return left;
 }
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "capture/holds/remote_call.h"
-#include "model/ze_events.h"
+#include "model/event.h"
 
 namespace xtrace {
 
@@ -133,12 +133,14 @@ class ZeQueries {
   // A list, queue, event (or its pool, or a list's device) written as the creation call it
   // stands for, marked learned (model/ze_events.h), its span the hold.
   using LearnedCall = std::function<void(const ApiCall& call)>;
+  // Every hold served and released here, whatever it learned, after what it learned.
+  using Held = std::function<void(const XtraceHold& hold)>;
   using Say = std::function<void(const std::string&)>;
 
   // `slot`: the call slot shared with the hold guardian; `held_map_fd`: the `held` map;
   // `hold_cap_ns`: the longest a hold asks (HoldBound).
   ZeQueries(CaptureMaps& maps, int held_map_fd, RemoteCallSlot* slot, uint64_t hold_cap_ns,
-            Learned learned, LearnedCall learned_call, Say say);
+            Learned learned, LearnedCall learned_call, Held held, Say say);
   // A call still let finish is waited for a last time, then handed to the guardian.
   ~ZeQueries();
   ZeQueries(const ZeQueries&) = delete;
@@ -192,6 +194,7 @@ class ZeQueries {
   RemoteCallSlot* slot_;
   Learned learned_;
   LearnedCall learned_call_;
+  Held held_;
   Say say_;
   uint32_t self_pid_;
   std::set<uint32_t> watched_;

@@ -643,7 +643,8 @@ void ZeSource::Begin(const SourceStart& start) {
                       const LearnedKernel& k) {
           correlator.LearnKernel(pid, tid, start_ns, end_ns, k.kernel, k.name, false);
         },
-        [&correlator](const ApiCall& call) { correlator.LearnCall(call); }, ctx_.say);
+        [&correlator](const ApiCall& call) { correlator.LearnCall(call); },
+        [&correlator](const XtraceHold& hold) { correlator.NoteHold(hold); }, ctx_.say);
   }
   // Every name probed: those probed in drivers, and those a loader may lack, for which
   // whether a driver hands them out decides if that lack matters (SayMissing).
