@@ -52,10 +52,12 @@ TABLES
                   span that was estimated; launch latency p50/p95/p99; the largest gaps and
                   what the submitting thread was doing in them
   xtrace's holds  a capture that attached mid-run held threads to ask about objects made
-                  before the attach: that time is left out of the calls', ranges' and
-                  threads' times, an engine's idle time under it is a cause of its own
-                  (Idle: xtrace; a gap's cause: held by xtrace), and a warning says how long
-                  xtrace held them in all
+                  before the attach, and a capture holds whole processes as they exec, load
+                  libraries or take Level Zero tables, until they are probed; the log has
+                  each hold: that time is left out of the calls', ranges' and threads'
+                  times, an engine's idle time under it is a cause of its own (Idle:
+                  xtrace; a gap's cause: held by xtrace), and a warning says how long
+                  xtrace held them in all, and why
 )",
       .groups = {{"OUTPUT", ""}, {"SELECTION", ""}, {"DIFF", ""}, {"DAMAGED LOGS", ""}},
       .notes = R"(Kernel names are shown demangled (a SYCL kernel as its type, as unitrace and the PyTorch

@@ -52,7 +52,7 @@ struct EngineGap {
 
 // The cause of a gap (and the name of the submitting thread's activity) while xtrace held
 // the submitting thread.
-inline constexpr const char* kHeldCause = "held by xtrace (attach queries)";
+inline constexpr const char* kHeldCause = "held by xtrace";
 
 struct IdleSplit {
   uint64_t launch_ns = 0;

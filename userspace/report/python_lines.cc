@@ -48,7 +48,7 @@ Result<Report> PythonLinesReport(const std::vector<std::string>& logs,
       if (!more.ok()) return options.read.salvage ? more.status() : DamageError(more.status());
       if (!*more) break;
       const StringTable& strings = reader->strings();
-      if (holds.Note(e)) continue;  // a learned creation: xtrace's question, no call of a line
+      if (holds.Note(e)) continue;  // a hold or a learned creation: xtrace's, no call of a line
       if (const auto* process = std::get_if<ProcessInfo>(&e)) {
         report.processes[process->pid] = LoggedProcess::Of(*process, strings);
       } else if (const auto* st = std::get_if<PythonStack>(&e)) {

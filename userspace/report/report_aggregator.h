@@ -72,8 +72,9 @@ class ReportAggregator {
   // log keeps the first list of each execution: that one decides.
   uint64_t executions_recorded_before() const { return executions_recorded_before_; }
 
-  // The times xtrace held traced threads (attach queries), whatever the selection: left out
-  // of the calls', ranges' and threads' times and of the engines' idle causes.
+  // The times xtrace held traced threads (hold records, or learned creations in older logs),
+  // whatever the selection: left out of the calls', ranges' and threads' times and of the
+  // engines' idle causes.
   const HeldTime& holds() const { return activity_.holds(); }
 
   // Every traced process the log named (ProcessInfo), whatever the selection: what a

@@ -66,7 +66,7 @@ Result<ReadLogs> ReadAll(const std::vector<std::string>& paths, const ReportOpti
     if (const HeldTime& held = log->aggregator->holds(); held.holds())
       out.warnings.push_back(log->path + ": xtrace held the traced threads " + FormatDuration(double(held.total_ns())) +
                              " in all (" + std::to_string(held.holds()) + (held.holds() == 1 ? " hold" : " holds") +
-                             ") to ask about objects made before the attach; that time is left out of the "
+                             ")" + held.Causes() + "; that time is left out of the "
                              "calls' and ranges' times, and an engine's idle time under it is \"" +
                              kHeldCause + "\"");
     LogDescription d{log->path, log->rank, log->host, log->damage, log->rank_recorded,

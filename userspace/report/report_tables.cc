@@ -204,7 +204,7 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
                {"engine_type", "", Column::kJsonOnly},
                {"estimated_operations", "", Column::kJsonOnly}};
   t.key_columns = 2;  // pid, engine
-  // The engines' idle time while xtrace held the submitting thread (attach queries): a column
+  // The engines' idle time while xtrace held the submitting thread (or its process): a column
   // of the text and CSV only where a capture held one, always in JSON.
   const bool held = std::any_of(s.engines.begin(), s.engines.end(),
                                 [](const auto& e) { return e.second.idle.idle().held_ns > 0; });
