@@ -18,6 +18,7 @@
 #include "export/chrome_json_writer.h"
 #include "export/device_lanes.h"
 #include "export/driver_track_writer.h"
+#include "export/hold_slices.h"
 #include "export/itt_converter.h"
 #include "export/merged_log_reader.h"
 #include "export/perfetto_writer.h"
@@ -44,12 +45,16 @@ class EventConverter {
         itt_(strings, out),
         driver_(strings, out),
         ze_(strings, out),
+        holds_(strings, out),
         python_(strings, out) {
     ze_.set_python(&python_);
   }
 
   // The trace ends: slices still open are written.
-  void Finish() { python_.Finish(); }
+  void Finish() {
+    python_.Finish();
+    holds_.Finish(ze_);
+  }
 
   void StartCorrelationIdsAt(uint64_t first) { ze_.StartCorrelationIdsAt(first); }
   void operator()(const IttTask& e) { itt_.Write(e); }
@@ -98,13 +103,21 @@ class EventConverter {
     if (!name.empty()) out_.ThreadName(e.pid, e.tid, name);
   }
 
-  void operator()(const KernelCreate& e) { ze_.Write(e); }
+  // What a hold learned is named on the hold's slice (hold_slices.h).
+  void operator()(const KernelCreate& e) {
+    if (e.learned) holds_.Learned(e);
+    else ze_.Write(e);
+  }
   void operator()(const KernelLaunch& e) { ze_.Write(e); }
 
   void operator()(const DrmFile& e) { driver_.Write(e); }
   void operator()(const DrmIoctl& e) { driver_.Write(e); }
   void operator()(const DrmFenceSignal& e) { driver_.Write(e); }
-  void operator()(const ApiCall& e) { ze_.Write(e); }
+  void operator()(const ApiCall& e) {
+    if (e.learned) holds_.Learned(e);
+    else ze_.Write(e);
+  }
+  void operator()(const XtraceHold& e) { holds_.Write(e); }
   void operator()(const UnfinishedCall& e) { ze_.Write(e); }
   void operator()(const DeviceInfo& e) { ze_.Write(e); }
   void operator()(const DeviceQueue& e) { ze_.Write(e); }
@@ -141,6 +154,7 @@ class EventConverter {
   IttEventWriter itt_;
   DriverTrackWriter driver_;
   ZeTraceExporter ze_;
+  HoldSliceWriter holds_;
   PythonSliceWriter python_;
 };
 
