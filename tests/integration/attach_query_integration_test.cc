@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -33,6 +34,7 @@
 #include "log_contents.h"
 #include "root_fixture.h"
 #include "subprocess.h"
+#include "trace_checks.h"
 #include "trixie_tree.h"
 #include "xtrace/records.h"
 
@@ -235,42 +237,49 @@ TEST_F(AttachQueryIntegrationTest, LaunchesOfKernelsMadeBeforeTheAttachAreNamed)
       << run.xtrace_err;
 }
 
-// xtrace's holds are not the program's time. The workload's first launch of each kernel made
-// before the attach is held while xtrace asks its name: milliseconds, in a launch that takes
-// microseconds, and `xtrace report` used to show it as the launches' Max (19 ms on the host's
-// loader) and the engine's gap under it as "waiting" or "unknown". The report leaves the hold
-// out: the launches' Max is each launch's span less the holds in it, as the log says them,
-// every gap mostly under a hold says so, and the holds are said once with the log's facts.
-TEST_F(AttachQueryIntegrationTest, TheReportLeavesXtracesHoldsOutOfTheProgramsTime) {
-  const Run run = AttachAndRunARound(1);
-  ExpectEveryLaunchNamed(run, 1);
-  const testing::Capture c = testing::ReadWholeCapture(Path("run.capnp"));
-  // The holds, per thread: each learned creation spans the hold that learned it.
-  std::map<uint32_t, std::set<std::pair<uint64_t, uint64_t>>> holds;
-  for (const KernelCreate& k : c.creates)
-    if (k.learned) holds[k.tid].insert({k.start_ns, k.end_ns});
-  for (const ApiCall& call : c.All<ApiCall>())
-    if (call.learned) holds[call.tid].insert({call.start_ns, call.end_ns});
-  auto held = [&](uint32_t tid, uint64_t start, uint64_t end) {
-    uint64_t ns = 0;
-    for (const auto& [from, to] : holds[tid])
-      if (std::min(to, end) > std::max(from, start)) ns += std::min(to, end) - std::max(from, start);
-    return ns;
-  };
-  size_t hold_count = 0;
-  for (const auto& [tid, spans] : holds) hold_count += spans.size();
-  ASSERT_GT(hold_count, 0u);
-  // Every launch is plain: one row. Its Max is the longest launch without its holds.
+// xtrace's holds as the log says them, one record each whatever it learned: how much of
+// [start, end) thread `tid` of `pid` stood still for them, held itself or with its whole
+// process (a query hold stops the process until the held thread is seized).
+struct LoggedHolds {
+  std::vector<XtraceHold> holds;
+
+  explicit LoggedHolds(const testing::Capture& c) : holds(c.All<XtraceHold>()) {}
+  uint64_t Within(uint32_t pid, uint32_t tid, uint64_t start, uint64_t end) const {
+    std::vector<std::pair<uint64_t, uint64_t>> parts;
+    for (const XtraceHold& h : holds) {
+      if (h.pid != pid) continue;
+      const uint64_t lo = std::max(h.start_ns, start);
+      const uint64_t hi = std::min(h.tid == tid ? h.end_ns : h.process_end_ns, end);
+      if (hi > lo) parts.emplace_back(lo, hi);
+    }
+    std::sort(parts.begin(), parts.end());
+    uint64_t held = 0, reached = 0;
+    for (const auto& [lo, hi] : parts) {
+      if (hi > std::max(lo, reached)) held += hi - std::max(lo, reached);
+      reached = std::max(reached, hi);
+    }
+    return held;
+  }
+};
+
+// The report leaves every hold the log records out of the program's time: the launches' Max is
+// the longest launch less the holds in it, as the log says them, every gap mostly under a hold
+// says so, and the holds are said once with the log's facts, counted as the log has them.
+// Computed from the log itself, whatever the machine's load made the holds last.
+void ExpectTheReportLeavesTheHoldsOut(const std::string& log, uint32_t pid) {
+  const testing::Capture c = testing::ReadWholeCapture(log);
+  const LoggedHolds holds(c);
+  ASSERT_GT(holds.holds.size(), 0u) << "every hold has a record";
   uint64_t longest_own = 0, held_launches = 0;
   for (const KernelLaunch& l : c.launches) {
-    if (l.pid != run.pid) continue;
-    const uint64_t in_it = held(l.tid, l.start_ns, l.end_ns);
+    if (l.pid != pid) continue;
+    const uint64_t in_it = holds.Within(pid, l.tid, l.start_ns, l.end_ns);
     held_launches += in_it ? 1 : 0;
     longest_own = std::max(longest_own, l.end_ns - l.start_ns - in_it);
   }
   ASSERT_GT(held_launches, 0u) << "a launch of a kernel made before the attach is held in it";
 
-  const auto report = testing::RunCommand({kXtrace, "report", "--format", "json", Path("run.capnp")}, {}, 60s);
+  const auto report = testing::RunCommand({kXtrace, "report", "--format", "json", log}, {}, 60s);
   ASSERT_EQ(report.exit_code(), 0) << report.err;
   const nlohmann::json j = nlohmann::json::parse(report.out, nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(j.is_discarded()) << report.out;
@@ -284,19 +293,18 @@ TEST_F(AttachQueryIntegrationTest, TheReportLeavesXtracesHoldsOutOfTheProgramsTi
   EXPECT_TRUE(found) << tables["host_calls"].dump();
   // A gap more than half under a hold of its submitting thread is the hold's; busy and the
   // idle causes still make up each engine's span.
-  auto origin = LogReader::Open(Path("run.capnp"));
+  auto origin = LogReader::Open(log);
   ASSERT_TRUE(origin.ok());
   const uint64_t start_ns = origin->header().start_clock.monotonic_ns;
   for (const auto& gap : tables["gaps"]) {
     const uint64_t from = start_ns + gap["start_ns"].get<uint64_t>();
     const uint64_t length = gap["duration_ns"].get<uint64_t>();
-    if (held(gap["submit_tid"].get<uint32_t>(), from, from + length) * 2 > length) {
-      EXPECT_EQ(gap["cause"], "held by xtrace (attach queries)") << gap.dump();
+    if (holds.Within(pid, gap["submit_tid"].get<uint32_t>(), from, from + length) * 2 > length) {
+      EXPECT_EQ(gap["cause"], "held by xtrace") << gap.dump();
     }
   }
   uint64_t held_in_all = 0;
-  for (const auto& [tid, spans] : holds)
-    for (const auto& [from, to] : spans) held_in_all += to - from;
+  for (const XtraceHold& h : holds.holds) held_in_all += h.end_ns - h.start_ns;
   for (const auto& e : tables["engines"]) {
     uint64_t parts = e["busy_ns"].get<uint64_t>();
     for (const char* cause : {"idle_launch_ns", "idle_sync_ns", "idle_waiting_ns", "idle_unknown_ns", "idle_held_ns"})
@@ -308,14 +316,76 @@ TEST_F(AttachQueryIntegrationTest, TheReportLeavesXtracesHoldsOutOfTheProgramsTi
   const std::string said = "xtrace held the traced threads ";
   ASSERT_EQ(j["warnings"].dump().find(said), j["warnings"].dump().rfind(said)) << j["warnings"].dump();
   bool told = false;
+  const size_t count = holds.holds.size();
   for (const auto& w : j["warnings"]) {
     const std::string text = w.get<std::string>();
     if (text.find(said) == std::string::npos) continue;
     told = true;
-    EXPECT_NE(text.find("(" + std::to_string(hold_count) + (hold_count == 1 ? " hold)" : " holds)")), std::string::npos)
+    EXPECT_NE(text.find("(" + std::to_string(count) + (count == 1 ? " hold)" : " holds)")), std::string::npos)
         << text;
   }
   EXPECT_TRUE(told) << j["warnings"].dump();
+}
+
+// xtrace's holds are not the program's time. The workload's first launch of each kernel made
+// before the attach is held while xtrace asks its name: milliseconds, in a launch that takes
+// microseconds, and `xtrace report` used to show it as the launches' Max (19 ms on the host's
+// loader) and the engine's gap under it as "waiting" or "unknown".
+TEST_F(AttachQueryIntegrationTest, TheReportLeavesXtracesHoldsOutOfTheProgramsTime) {
+  const Run run = AttachAndRunARound(1);
+  ExpectEveryLaunchNamed(run, 1);
+  const testing::Capture c = testing::ReadWholeCapture(Path("run.capnp"));
+  // What each hold learned is written before its record, with its span.
+  for (const KernelCreate& k : c.creates) {
+    if (!k.learned) continue;
+    bool spanned = false;
+    for (const XtraceHold& h : c.All<XtraceHold>())
+      spanned = spanned || (h.tid == k.tid && h.start_ns == k.start_ns && h.end_ns == k.end_ns && h.learned > 0);
+    EXPECT_TRUE(spanned) << "kernel " << std::hex << k.kernel << " learned outside a hold's record";
+  }
+  ExpectTheReportLeavesTheHoldsOut(Path("run.capnp"), run.pid);
+}
+
+// A hold that learns nothing is a hold all the same. The simulated driver answers no
+// zeKernelGetName: every hold asks and fails, and used to leave no trace in the log, so the
+// report counted those milliseconds as the launches' own (and the trace showed nothing under
+// them). Two threads: the other one stands still too while the held one is being seized.
+TEST_F(AttachQueryIntegrationTest, AHoldThatLearnsNothingIsStillLeftOutOfTheProgramsTime) {
+  const Run run = AttachAndRunARound(2, {}, {}, {"XTRACE_SIMZE_KERNEL_NAME_UNSUPPORTED=1"});
+  const testing::Capture c = testing::ReadWholeCapture(Path("run.capnp"));
+  for (const KernelCreate& k : c.creates) EXPECT_FALSE(k.learned) << "nothing was learned";
+  const std::vector<XtraceHold> holds = c.All<XtraceHold>();
+  ASSERT_FALSE(holds.empty()) << run.xtrace_err;
+  uint64_t failed = 0;
+  for (const XtraceHold& h : holds) {
+    EXPECT_EQ(h.pid, run.pid);
+    EXPECT_EQ(h.cause, HoldCause::kAttachQueries);
+    EXPECT_EQ(h.learned, 0u);
+    EXPECT_LE(h.start_ns, h.process_end_ns);
+    EXPECT_LE(h.process_end_ns, h.end_ns);
+    failed += h.failed;
+  }
+  EXPECT_EQ(failed, uint64_t{2} * kKernelsPerThread) << "each kernel asked once, in some hold";
+  EXPECT_NE(run.xtrace_err.find("could not be queried in the process"), std::string::npos) << run.xtrace_err;
+  ExpectTheReportLeavesTheHoldsOut(Path("run.capnp"), run.pid);
+  // The trace draws each hold once, on its thread, with what it came to.
+  const auto convert = testing::RunCommand({kXtrace, "convert", Path("run.capnp"), "-o", Path("run.json")}, {}, 60s);
+  ASSERT_EQ(convert.exit_code(), 0) << convert.err;
+  const auto convert_pf =
+      testing::RunCommand({kXtrace, "convert", Path("run.capnp"), "-o", Path("run.pftrace")}, {}, 60s);
+  ASSERT_EQ(convert_pf.exit_code(), 0) << convert_pf.err;
+  for (const std::string& problem : test_util::CheckEveryFormat(Path("run.json"), Path("run.pftrace")))
+    ADD_FAILURE() << problem;
+  const nlohmann::json trace = nlohmann::json::parse(ReadWholeFile(Path("run.json")).value_or(""), nullptr, false);
+  ASSERT_FALSE(trace.is_discarded());
+  size_t slices = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("name", "") != "xtrace: held (attach queries)") continue;
+    ++slices;
+    EXPECT_EQ(e["args"]["learned"], 0) << e.dump();
+    EXPECT_GE(e["args"]["failed"].get<uint64_t>(), 1u) << e.dump();
+  }
+  EXPECT_EQ(slices, holds.size());
 }
 
 // The host's loader (1.8) cannot say on which engine a queue or list made before the attach

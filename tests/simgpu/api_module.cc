@@ -302,6 +302,7 @@ ze_result_t KernelGetProperties(ze_kernel_handle_t hKernel, ze_kernel_properties
 ze_result_t KernelGetName(ze_kernel_handle_t hKernel, size_t* pSize, char* pName) {
   Kernel* k = from_handle<Kernel>(hKernel);
   if (k == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (config().kernel_name_unsupported) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
   if (const uint64_t ms = config().kernel_name_delay_ms) {
     std::unique_lock<std::mutex> lock;
     if (config().kernel_name_locked) lock = std::unique_lock(sync::mutex());

@@ -102,6 +102,7 @@ Config load() {
   read_double("XTRACE_SIMZE_COPY_GBPS", c.copy_gbps, 0.0, 1e6);
   read_int("XTRACE_SIMZE_KERNEL_NAME_DELAY_MS", c.kernel_name_delay_ms, 0, 60'000);
   read_int("XTRACE_SIMZE_KERNEL_NAME_LOCKED", c.kernel_name_locked, 0, 1);
+  read_int("XTRACE_SIMZE_KERNEL_NAME_UNSUPPORTED", c.kernel_name_unsupported, 0, 1);
   read_int("XTRACE_SIMZE_HAND_OUT_CORE", c.hand_out_core, 0, 1);
   read_int("XTRACE_SIMZE_SILENT_QUERIES", c.silent_queries, 0, 1);
   read_int("XTRACE_SIMZE_CRASH_IN_INIT", c.crash_in_init, 0, 1);

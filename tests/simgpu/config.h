@@ -38,6 +38,9 @@ struct Config {
   // take it) through that delay, as a real driver's query may hold its own: a call undone in
   // the middle leaves it taken, and the process hangs at its next wait.
   uint64_t kernel_name_locked = 0;
+  // 1: zeKernelGetName answers ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, as a driver without that
+  // query may: a tracer that asks a process for its kernels' names learns nothing.
+  uint64_t kernel_name_unsupported = 0;
   // 1: zeDriverGetExtensionFunctionAddress hands out zeCommandListHostSynchronize and
   // zeCommandListImmediateAppendCommandListsExp too (core functions Intel's driver leaves to
   // the loader), as a driver may for programs whose loader lacks them; 0: as Intel's.
