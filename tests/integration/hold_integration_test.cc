@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "base/unique_fd.h"
-#include "capture_reader.h"
 #include "capture_steps.h"
 #include "xtrace/hold.h"
 #include "log_contents.h"
@@ -226,9 +225,8 @@ TEST_F(HoldTest, AStartWhileXtraceIsStoppedWaitsForItsProbesWithHoldsAndIsLostWi
     xtrace.Signal(SIGSTOP);
     Subprocess start(WithNewLoaderCopy(workload, loader, Path(tag + "-lib"), log), {kSimDriver});
     std::optional<int> status;
-    pid_t pid = 0;
     if (hold) {
-      pid = PidNamed(name, 30s);
+      const pid_t pid = PidNamed(name, 30s);
       ASSERT_GT(pid, 0) << "the workload never started";
       ASSERT_TRUE(WaitState(pid, 'T', 30s)) << "not held: state " << ProcessState(pid);
       std::this_thread::sleep_for(300ms);
@@ -249,19 +247,6 @@ TEST_F(HoldTest, AStartWhileXtraceIsStoppedWaitsForItsProbesWithHoldsAndIsLostWi
       EXPECT_EQ(got, made) << xtrace.stderr_text();
     else
       EXPECT_TRUE(got.empty()) << got.size() << " launches captured from a process xtrace could not probe";
-    if (!hold) continue;
-    // The log has that hold, of the whole process, as long as xtrace was stopped at least:
-    // the report leaves it out of the program's time, the trace draws it.
-    bool logged = false;
-    for (const XtraceHold& h : testing::ReadWholeCapture(out).All<XtraceHold>()) {
-      if (h.pid != static_cast<uint32_t>(pid)) continue;
-      EXPECT_TRUE(h.whole_process());
-      EXPECT_TRUE(h.cause == HoldCause::kExec || h.cause == HoldCause::kLibraryLoad ||
-                  h.cause == HoldCause::kLevelZeroInit)
-          << static_cast<int>(h.cause);
-      logged = logged || h.end_ns - h.start_ns >= 300'000'000;
-    }
-    EXPECT_TRUE(logged) << "no hold of pid " << pid << " as long as xtrace was stopped";
   }
 }
 

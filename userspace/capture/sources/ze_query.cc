@@ -296,6 +296,9 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
   std::string why;        // the process cannot be asked at all
   bool retry = false;     // this hold could not be used: its handles wait for the next one
   bool continued = false;  // the session continued the rest of the process
+  // When the session let the held thread go: it runs on from there (its call may return
+  // before this thread reads the clock again), so the hold ends then (0: no session ended).
+  uint64_t released_ns = 0;
   bool released = false;   // the hold's entry is gone
   bool left = false;       // handles asked for were left to a hold taken since
   bool echo_awaited = false;  // a parent's SIGCONT owed to the process was waited for
@@ -402,6 +405,7 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
           }
         }
         if (!echo_awaited && !(*session)->unfinished()) AwaitParentEcho(pid);
+        released_ns = NowNs();
         if ((*session)->unfinished()) {
           // A call passed the hold's bound: it runs on, and its thread is put back once it
           // has returned (Tick). The slot stays its until then.
@@ -424,7 +428,7 @@ bool ZeQueries::ServeHold(uint32_t pid, uint32_t tid, uint64_t ip, uint64_t sinc
   // Ours only: gone, the guardian's bound continued the process (and another thread may hold
   // it now, for its own record to serve).
   const bool ended_here = !released && EndOwnHold();
-  const uint64_t end_ns = NowNs();
+  const uint64_t end_ns = released_ns ? released_ns : NowNs();
   // A session continued the process as it began; otherwise it is continued here. Never
   // after a session: a hold another thread took since would be undone before it was used.
   if (!continued && ended_here) kill(static_cast<pid_t>(pid), SIGCONT);
