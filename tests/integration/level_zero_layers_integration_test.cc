@@ -134,8 +134,8 @@ TEST_P(LevelZeroLayersTest, SyclLegacyShapeIsCapturedOnceWithTheLayersOn) {
 // zeInit) by a program that then takes the function tables and calls both ways: the loader's
 // dispatch points into the layer, while the tables it hands out hold the driver's functions.
 // Every launch through either is captured once, named: the driver's functions are probed
-// behind the layer. (zeCommandListImmediateAppendCommandListsExp through its table is not:
-// xtrace's own loader, bookworm's, has no such function to say where the driver keeps it.)
+// behind the layer, zeCommandListImmediateAppendCommandListsExp too, which xtrace's own loader
+// (bookworm's) has no slot for: the driver's own getters say where it is.
 TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesWithTheTracingLayerTurnedOnOnTrixiesLoader) {
   const std::string root = TrixieRootOrSkip();
   if (root.empty()) return;
@@ -161,6 +161,7 @@ TEST_F(LevelZeroPathsTest, SyclLegacyShapeThroughTheTablesWithTheTracingLayerTur
   EXPECT_EQ(Sorted(got), Sorted(run.expected)) << "each launch once, named: " << run.result.err;
   for (auto [fn, per_iteration] : kLegacyCallsPerIteration)
     EXPECT_EQ(CallCount(run, fn), kIterations * per_iteration) << "calls of " << fn;
+  EXPECT_EQ(CallCount(run, XT_ZE_COMMAND_LIST_IMMEDIATE_APPEND_COMMAND_LISTS_EXP), kIterations);
   // Probed in the driver, behind the layer the dispatch points into.
   size_t in_the_driver = 0;
   for (const std::string& line :

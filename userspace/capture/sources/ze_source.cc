@@ -514,14 +514,9 @@ void ZeSource::BehindTheLayers(uint32_t pid, const std::vector<MappedSegment>& s
     if (!s.executable || !IsDriverPath(s.path)) continue;
     const FileKey key{s.dev_major, s.dev_minor, s.inode};
     if (!seen.insert(key).second) continue;
-    auto id = build_ids_.find(key);
-    if (id == build_ids_.end()) {
-      UniqueFd held = OpenMappedFile(pid, LibraryOf(s));
-      if (!held.valid()) continue;
-      auto read = ElfBuildId("/proc/self/fd/" + std::to_string(held.get()));
-      id = build_ids_.emplace(key, read.ok() ? *read : "").first;
-    }
-    auto tables = driver_tables_.find(id->second);
+    const std::string* id = DriverBuildId(pid, s);
+    if (!id) continue;
+    auto tables = driver_tables_.find(*id);
     if (tables == driver_tables_.end() || tables->second.functions.empty()) continue;
     drivers[key] = {&s, tables->second.functions};
   }

@@ -178,6 +178,9 @@ class ZeSource final : public ProbeSource {
   };
   std::map<std::string, DriverTables> driver_tables_;  // by build id
   std::map<FileKey, std::string> build_ids_;           // of driver files processes map
+  // The GNU build id of the driver file `s` maps in `pid` ("" when it has none), read once
+  // per file; null when the file cannot be opened now (tried again next time).
+  const std::string* DriverBuildId(uint32_t pid, const MappedSegment& s);
   std::set<FileKey> said_unknown_tables_;  // driver files whose tables nothing says where
   std::set<uint32_t> driver_takers_said_;  // processes said to take a driver's tables
 

@@ -214,6 +214,18 @@ void ZeSource::LearnDriverTables() {
   }
 }
 
+const std::string* ZeSource::DriverBuildId(uint32_t pid, const MappedSegment& s) {
+  const FileKey key{s.dev_major, s.dev_minor, s.inode};
+  auto id = build_ids_.find(key);
+  if (id == build_ids_.end()) {
+    UniqueFd held = OpenMappedFile(pid, LibraryOf(s));
+    if (!held.valid()) return nullptr;
+    auto read = ElfBuildId("/proc/self/fd/" + std::to_string(held.get()));
+    id = build_ids_.emplace(key, read.ok() ? *read : "").first;
+  }
+  return &id->second;
+}
+
 void ZeSource::ScanDriversWithoutLoader(uint32_t pid, const std::vector<MappedSegment>& segments,
                                         const std::string& maps, bool took, bool first_look) {
   if (!took && !first_look) return;
@@ -225,14 +237,9 @@ void ZeSource::ScanDriversWithoutLoader(uint32_t pid, const std::vector<MappedSe
     if (!s.executable || !IsDriverPath(s.path)) continue;
     const FileKey key{s.dev_major, s.dev_minor, s.inode};
     if (!seen.insert(key).second) continue;
-    auto id = build_ids_.find(key);
-    if (id == build_ids_.end()) {
-      UniqueFd held = OpenMappedFile(pid, LibraryOf(s));
-      if (!held.valid()) continue;
-      auto read = ElfBuildId("/proc/self/fd/" + std::to_string(held.get()));
-      id = build_ids_.emplace(key, read.ok() ? *read : "").first;
-    }
-    auto tables = driver_tables_.find(id->second);
+    const std::string* id = DriverBuildId(pid, s);
+    if (!id) continue;
+    auto tables = driver_tables_.find(*id);
     if (tables != driver_tables_.end()) {
       known.emplace_back(&s, &tables->second);
       continue;
