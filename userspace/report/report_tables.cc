@@ -268,8 +268,9 @@ void Engines(const SectionStats& s, const TableOptions& o, std::vector<ReportTab
            "from the measured part, when it is at least half of the span; Est. %: the share of "
            "the span left out of it (unknown). Latency: submitting call end -> device start.";
   if (held)
-    t.note += " Idle: xtrace = xtrace held the submitting thread to ask about objects made before "
-              "the attach (left out of the verdict).";
+    t.note += " Idle: xtrace = xtrace held the submitting thread or its process (to ask about "
+              "objects made before the attach, or to probe it as it started or loaded a "
+              "library; left out of the verdict).";
   // An engine whose time was mostly not measured: why, and what would measure it.
   const int verdict = t.ColumnIndex("verdict");
   if (std::any_of(t.rows.begin(), t.rows.end(), [&](const auto& row) {
