@@ -312,7 +312,20 @@ int64_t RealtimeOffset(const ClockAnchor& a) {
   return static_cast<int64_t>(a.realtime_ns - a.monotonic_ns);
 }
 
-Result<Placement> PlaceLogs(const MergedLogReader& logs) {
+// Each log opened (its header read), for a MergedLogReader.
+Result<std::vector<MergedLogReader::Source>> OpenLogs(const std::vector<std::string>& paths,
+                                                    bool salvage) {
+  std::vector<MergedLogReader::Source> sources;
+  for (const std::string& path : paths) {
+    Result<LogReader> reader = LogReader::Open(path, LogReaderOptions{.salvage = salvage});
+    if (!reader.ok()) return reader.status();
+    sources.push_back({std::move(*reader), 0});
+  }
+  return sources;
+}
+
+// Places the logs (Placement) and moves each onto the trace's clock by its offset.
+Result<Placement> PlaceLogs(MergedLogReader& logs) {
   Placement placement;
   std::map<std::string, size_t> host_of_boot;  // boot key -> host index
   // A capture is known by its boot and xtrace's command line (the daemon's rotated files
@@ -351,6 +364,7 @@ Result<Placement> PlaceLogs(const MergedLogReader& logs) {
   }
   placement.hosts = static_cast<uint32_t>(host_anchor.size());
   for (TimelineInput& input : placement.inputs) input.label_host = placement.hosts > 1;
+  for (size_t i = 0; i < logs.size(); ++i) logs.SetOffset(i, placement.inputs[i].offset_ns);
   return placement;
 }
 
@@ -431,7 +445,6 @@ Status ConvertMerged(MergedLogReader& logs, TraceWriter& out, const ConvertOptio
                      ConvertStats* stats) {
   Result<Placement> placement = PlaceLogs(logs);
   if (!placement.ok()) return placement.status();
-  for (size_t i = 0; i < logs.size(); ++i) logs.SetOffset(i, placement->inputs[i].offset_ns);
   const ClockAnchor start = TraceStart(logs, *placement);
   const MonotonicWindow window = ResolveWindow(options.selection, start);
   // Only a selection is told what it kept and what the logs held (ConvertStats): without one,
@@ -575,17 +588,12 @@ TraceFormat FormatForPath(const std::string& path) {
 
 Result<LogsExtent> MeasureLogs(const std::vector<std::string>& in_paths, bool salvage) {
   if (in_paths.empty()) return Status::Error("no logs to measure");
-  std::vector<MergedLogReader::Source> sources;
-  for (const std::string& path : in_paths) {
-    Result<LogReader> reader = LogReader::Open(path, LogReaderOptions{.salvage = salvage});
-    if (!reader.ok()) return reader.status();
-    sources.push_back({std::move(*reader), 0});
-  }
-  MergedLogReader logs(std::move(sources));
+  Result<std::vector<MergedLogReader::Source>> sources = OpenLogs(in_paths, salvage);
+  if (!sources.ok()) return sources.status();
+  MergedLogReader logs(std::move(*sources));
   Result<Placement> placement = PlaceLogs(logs);
   if (!placement.ok()) return placement.status();
   for (size_t i = 0; i < logs.size(); ++i) {
-    logs.SetOffset(i, placement->inputs[i].offset_ns);
     // A window no span reaches into: every span batch is stepped over.
     logs.reader(i).SetWindow(LogReaderOptions::Window{.from_ns = UINT64_MAX - 1, .to_ns = UINT64_MAX});
   }
@@ -619,13 +627,9 @@ Status ConvertLogs(const std::vector<std::string>& in_paths, const std::string& 
   *stats = ConvertStats();
   if (in_paths.empty()) return Status::Error("no logs to convert");
 
-  std::vector<MergedLogReader::Source> sources;
-  for (const std::string& path : in_paths) {
-    Result<LogReader> reader = LogReader::Open(path, LogReaderOptions{.salvage = options.salvage});
-    if (!reader.ok()) return reader.status();
-    sources.push_back({std::move(*reader), 0});
-  }
-  MergedLogReader logs(std::move(sources));
+  Result<std::vector<MergedLogReader::Source>> sources = OpenLogs(in_paths, options.salvage);
+  if (!sources.ok()) return sources.status();
+  MergedLogReader logs(std::move(*sources));
   auto out = CreateWriter(options.format, out_path);
   if (!out.ok()) return out.status();
 
