@@ -502,43 +502,6 @@ void ZeSource::ProcessScanned(uint32_t pid, bool per_process) {
   }
 }
 
-void ZeSource::BehindTheLayers(uint32_t pid, const std::vector<MappedSegment>& segments,
-                               DispatchTargets* targets) {
-  bool layered = false;
-  for (const auto& [key, file] : *targets)
-    layered |= !IsLoaderPath(file.first->path) && IsLevelZerosOwnPath(file.first->path);
-  if (!layered) return;
-  DispatchTargets drivers;
-  std::set<FileKey> seen;
-  for (const MappedSegment& s : segments) {
-    if (!s.executable || !IsDriverPath(s.path)) continue;
-    const FileKey key{s.dev_major, s.dev_minor, s.inode};
-    if (!seen.insert(key).second) continue;
-    const std::string* id = DriverBuildId(pid, s);
-    if (!id) continue;
-    auto tables = driver_tables_.find(*id);
-    if (tables == driver_tables_.end() || tables->second.functions.empty()) continue;
-    drivers[key] = {&s, tables->second.functions};
-  }
-  if (drivers.empty()) return;
-  // A function xtrace's own loader does not dispatch (one newer than it) stays probed in the
-  // layer.
-  std::set<size_t> covered;
-  for (const auto& [key, file] : drivers)
-    for (const auto& [offset, spec] : file.second) covered.insert(spec);
-  for (auto it = targets->begin(); it != targets->end();) {
-    const std::string& path = it->second.first->path;
-    if (!IsLoaderPath(path) && IsLevelZerosOwnPath(path))
-      std::erase_if(it->second.second, [&](const auto& f) { return covered.count(f.second) > 0; });
-    it = it->second.second.empty() ? targets->erase(it) : std::next(it);
-  }
-  for (auto& [key, file] : drivers) {
-    auto& into = (*targets)[key];
-    into.first = file.first;
-    into.second.insert(file.second.begin(), file.second.end());
-  }
-}
-
 void ZeSource::ProbeDispatchTargets(uint32_t pid, bool per_process, const MappedLibrary& mapped,
                                     const std::map<uint64_t, size_t>& targets) {
   UniqueFd held = OpenMappedFile(pid, mapped);
